@@ -1,0 +1,65 @@
+/*
+ * What the subcommands share: the command table entry, device opening,
+ * model selection with its parameter options, and output helpers.
+ */
+#ifndef BALLCL_CLI_H
+#define BALLCL_CLI_H
+
+#include "ballcl/ballcl.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+
+typedef struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+
+/* Prints "ballcl: <message>" (and any detail) on stderr; returns e->code. */
+int cli_report(const bcl_error *e);
+/* Usage error for a subcommand: one line, and a pointer to --help. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Enumerates devices and picks one by selector text (NULL: BALLCL_DEVICE,
+ * then the default). list stays owned by the caller. */
+int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e);
+
+/* Model choice plus its parameters, gathered while options are parsed and
+ * checked once the model is known. */
+#define CLI_MAX_PARAM_OPTS 16
+typedef struct cli_model_args {
+    const char *model_name;
+    struct {
+        const char *opt;
+        const char *text;
+    } given[CLI_MAX_PARAM_OPTS];
+    unsigned ngiven;
+    const bcl_model *model;
+    float params[BCL_MAX_PARAMS];
+} cli_model_args;
+
+/* Option ids from CLI_PARAM_OPT_BASE on are model parameters. */
+#define CLI_PARAM_OPT_BASE 1000
+/* Appends every model parameter option (deduplicated) to opts, which has
+ * room for `cap` entries, ending with the zero entry. */
+void cli_add_param_options(struct option *opts, size_t used, size_t cap);
+/* Records a parameter option seen by getopt_long. */
+int cli_model_param_seen(cli_model_args *a, const struct option *opts, int id, const char *text,
+                         bcl_error *e);
+/* Resolves the model and parses and checks its parameters. */
+int cli_model_resolve(cli_model_args *a, bcl_error *e);
+/* Help lines for the model options. */
+void cli_print_model_help(FILE *f);
+
+/* Writes JSON to stdout with a newline. */
+void cli_print_json(json_t *j);
+/* Parses an init name. */
+int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
+
+/* Commands */
+int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,412 @@
+/*
+ * ballcl run: the main job. N balls, S steps on one device, the state kept
+ * on the device between steps, then validated against the C reference.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct run_args {
+    const char *device;
+    uint64_t balls;
+    bool balls_given;
+    uint64_t steps;
+    cli_model_args model;
+    bcl_init init;
+    bool init_given;
+    uint64_t seed;
+    const char *input, *output;
+    bcl_launch launch;
+    uint64_t steps_per_launch;
+    bcl_sync sync;
+    bool validate, use_cache, json, verbose;
+    uint64_t tol_ulp;
+} run_args;
+
+static void help(void)
+{
+    printf("usage: ballcl run [options]\n\n"
+           "Runs N balls for S steps on one device, keeping the state on the device, and\n"
+           "compares the final state bit for bit with the scalar C reference.\n\n"
+           "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
+           "                         platform name (default: $BALLCL_DEVICE, else the first\n"
+           "                         GPU, accelerator, CPU)\n"
+           "  -n, --balls N          number of balls (default 100000)\n"
+           "  -s, --steps S          number of steps (default 1000)\n");
+    cli_print_model_help(stdout);
+    printf("  --init seed|random     initial state (default seed: the seed's data)\n"
+           "  --seed S               PRNG seed for --init (default 1)\n"
+           "  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
+           "  --output FILE.npy      save the final state (written atomically)\n"
+           "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
+           "  --steps-per-launch K   steps applied per kernel launch (default 1)\n"
+           "  --sync every|end       wait for the device after every launch, or only at the\n"
+           "                         end (default end)\n"
+           "  --no-validate          skip the comparison with the C reference\n"
+           "  --tolerance-ulp U      accept differences up to U ULP (default 0: bitwise)\n"
+           "  --no-cache             build from source, bypassing the binary cache\n"
+           "  --json                 one JSON object on stdout instead of the report\n"
+           "  -v, --verbose          more detail\n"
+           "  -h, --help             this help\n\n"
+           "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n");
+}
+
+enum {
+    OPT_MODEL = 256,
+    OPT_INIT,
+    OPT_SEED,
+    OPT_INPUT,
+    OPT_OUTPUT,
+    OPT_LOCAL,
+    OPT_SPL,
+    OPT_SYNC,
+    OPT_NO_VALIDATE,
+    OPT_NO_CACHE,
+    OPT_JSON,
+    OPT_TOL,
+};
+
+static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
+{
+    struct option opts[48] = {
+        {"device", required_argument, NULL, 'd'},
+        {"balls", required_argument, NULL, 'n'},
+        {"steps", required_argument, NULL, 's'},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"init", required_argument, NULL, OPT_INIT},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"input", required_argument, NULL, OPT_INPUT},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"local", required_argument, NULL, OPT_LOCAL},
+        {"steps-per-launch", required_argument, NULL, OPT_SPL},
+        {"sync", required_argument, NULL, OPT_SYNC},
+        {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
+        {"tolerance-ulp", required_argument, NULL, OPT_TOL},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+    };
+    cli_add_param_options(opts, 17, sizeof opts / sizeof opts[0]);
+    memset(a, 0, sizeof *a);
+    a->balls = 100000;
+    a->steps = 1000;
+    a->seed = 1;
+    a->steps_per_launch = 1;
+    a->validate = true;
+    a->use_cache = true;
+    a->init = BCL_INIT_SEED;
+    bcl_local_parse("auto", &a->launch, e);
+    opterr = 0;
+    optind = 1;
+    int c, rc = BCL_OK;
+    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:s:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            a->device = optarg;
+            break;
+        case 'n':
+            /* The kernels index balls with a uint per buffer; more than 2^32
+             * balls would need 64 GiB of state anyway. */
+            rc = bcl_parse_u64(optarg, "--balls", 1, (uint64_t)1 << 40, &a->balls, e);
+            a->balls_given = true;
+            break;
+        case 's':
+            rc = bcl_parse_u64(optarg, "--steps", 0, (uint64_t)1 << 40, &a->steps, e);
+            break;
+        case OPT_MODEL:
+            a->model.model_name = optarg;
+            break;
+        case OPT_INIT:
+            rc = cli_parse_init(optarg, &a->init, e);
+            a->init_given = true;
+            break;
+        case OPT_SEED:
+            rc = bcl_parse_u64(optarg, "--seed", 0, UINT64_MAX, &a->seed, e);
+            break;
+        case OPT_INPUT:
+            a->input = optarg;
+            break;
+        case OPT_OUTPUT:
+            a->output = optarg;
+            break;
+        case OPT_LOCAL:
+            rc = bcl_local_parse(optarg, &a->launch, e);
+            break;
+        case OPT_SPL:
+            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch,
+                               e);
+            break;
+        case OPT_SYNC:
+            if (strcmp(optarg, "every") == 0)
+                a->sync = BCL_SYNC_EVERY;
+            else if (strcmp(optarg, "end") == 0)
+                a->sync = BCL_SYNC_END;
+            else
+                rc = bcl_fail(e, BCL_EXIT_INPUT, "--sync: '%s': expected every or end", optarg);
+            break;
+        case OPT_NO_VALIDATE:
+            a->validate = false;
+            break;
+        case OPT_TOL:
+            rc = bcl_parse_u64(optarg, "--tolerance-ulp", 0, 1u << 30, &a->tol_ulp, e);
+            break;
+        case OPT_NO_CACHE:
+            a->use_cache = false;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case 'v':
+            a->verbose = true;
+            break;
+        case 'h':
+            help();
+            return -1;
+        case ':':
+            rc = bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl run --help')",
+                          argv[optind - 1]);
+            break;
+        case '?':
+            rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl run --help')",
+                          argv[optind - 1]);
+            break;
+        default:
+            if (c >= CLI_PARAM_OPT_BASE)
+                rc = cli_model_param_seen(&a->model, opts, c, optarg, e);
+            break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl run --help')",
+                        argv[optind]);
+    if (a->input && (a->balls_given || a->init_given))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--input gives the balls: it cannot be combined with --balls or --init");
+    return cli_model_resolve(&a->model, e);
+}
+
+/* Fails early, before any work, if the output could not be written. */
+static int check_output_path(const char *path, bcl_error *e)
+{
+    char copy[PATH_MAX];
+    if (strlen(path) >= sizeof copy)
+        return bcl_fail(e, BCL_EXIT_INPUT, "--output: path too long");
+    strcpy(copy, path);
+    const char *dir = dirname(copy);
+    if (access(dir, W_OK | X_OK) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(errno));
+    return BCL_OK;
+}
+
+static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
+                         const bcl_build_report *br, const bcl_launch *l, size_t global,
+                         size_t chunks, const bcl_sim_timing *t, const bcl_validation *v)
+{
+    const bcl_model *m = a->model.model;
+    double steps = (double)a->steps;
+    double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
+    double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
+    double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
+    double bytes_per_ball_step = 32.0 / (double)a->steps_per_launch;
+    printf("device      %s (%s, selector %u:%u)\n", d->name, d->platform_name, d->platform_index,
+           d->device_index);
+    printf("model       %s, %s\n", m->name,
+           a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
+    printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
+    printf("steps       %llu (%llu per launch, %llu launches, sync %s)\n",
+           (unsigned long long)a->steps, (unsigned long long)a->steps_per_launch,
+           (unsigned long long)t->launches, a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
+    if (l->local)
+        printf("launch      local %zu, global %zu (%s: %s)\n", l->local, global, l->how, l->why);
+    else
+        printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
+    printf("program     %.1f ms (%s)\n", br->program_ms, br->note);
+    printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
+    printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
+           rate * bytes_per_ball_step / 1e9);
+    if (!a->validate) {
+        printf("validation  skipped (--no-validate)\n");
+        return;
+    }
+    if (v->mismatches == 0) {
+        printf("validation  passed: %llu floats %s the C reference (max %llu ULP)\n",
+               (unsigned long long)v->compared,
+               a->tol_ulp ? "within tolerance of" : "bit-identical to",
+               (unsigned long long)v->max_ulp);
+        return;
+    }
+    printf("validation  FAILED: %llu of %llu floats differ, max %s%llu ULP\n",
+           (unsigned long long)v->mismatches, (unsigned long long)v->compared,
+           v->max_ulp == UINT64_MAX ? "NaN " : "",
+           (unsigned long long)(v->max_ulp == UINT64_MAX ? 0 : v->max_ulp));
+    for (size_t i = 0; i < v->nreported; i++) {
+        const bcl_mismatch *mm = &v->first[i];
+        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n",
+               mm->ball, mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0],
+               mm->got[1], mm->got[2], mm->got[3]);
+    }
+}
+
+static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n,
+                           const bcl_build_report *br, const bcl_launch *l, size_t global,
+                           size_t chunks, const bcl_sim_timing *t, const bcl_validation *v)
+{
+    double steps = (double)a->steps;
+    double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
+    double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
+    double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
+    char sel[32];
+    snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
+    json_t *mism = json_array();
+    for (size_t i = 0; i < v->nreported; i++) {
+        const bcl_mismatch *mm = &v->first[i];
+        json_array_append_new(
+            mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball", (json_int_t)mm->ball,
+                            "want", mm->want[0], mm->want[1], mm->want[2], mm->want[3], "got",
+                            mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
+    }
+    json_t *params = json_array();
+    for (unsigned i = 0; i < bcl_model_param_floats(a->model.model); i++)
+        json_array_append_new(params, json_real(a->model.params[i]));
+    json_t *validation =
+        a->validate
+            ? json_pack("{s:b, s:b, s:I, s:I, s:O, s:I, s:o}", "performed", 1, "passed",
+                        v->mismatches == 0, "compared", (json_int_t)v->compared, "mismatches",
+                        (json_int_t)v->mismatches, "max_ulp",
+                        v->max_ulp == UINT64_MAX ? json_null()
+                                                 : json_integer((json_int_t)v->max_ulp),
+                        "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
+            : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
+                        "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
+                        "first_mismatches", mism);
+    json_t *root = json_pack(
+        "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
+        " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s},"
+        " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+        "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
+        bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name,
+        "params", params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"),
+        "seed", (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps,
+        "buffers", (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global",
+        (json_int_t)global, "how", l->how, "why", l->why, "steps_per_launch",
+        (json_int_t)a->steps_per_launch, "sync", a->sync == BCL_SYNC_EVERY ? "every" : "end",
+        "cache", "hit", br->cache_hit, "program_ms", br->program_ms, "note", br->note, "timing",
+        "device_ms", t->device_ms, "wall_ms", t->wall_ms, "us_per_step", us_dev,
+        "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
+        rate * 32.0 / (double)a->steps_per_launch / 1e9, "validation", validation);
+    return root;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    bcl_error e = {0};
+    run_args a;
+    int rc = parse_args(argc, argv, &a, &e);
+    if (rc < 0)
+        return 0; /* --help */
+    if (rc)
+        return cli_report(&e);
+
+    float *state = NULL, *init = NULL;
+    size_t n = 0;
+    bcl_device_list list = {0};
+    bcl_context *ctx = NULL;
+    bcl_sim *sim = NULL;
+    size_t di;
+    if (a.output && (rc = check_output_path(a.output, &e)))
+        goto out;
+    if (a.input) {
+        if ((rc = bcl_npy_read(a.input, &state, &n, &e)))
+            goto out;
+    } else {
+        n = (size_t)a.balls;
+        state = malloc(n * 4 * sizeof(float));
+        if (!state) {
+            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
+            goto out;
+        }
+        a.model.model->init(state, n, a.init, a.seed, a.model.params);
+    }
+    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+        goto out;
+    const bcl_device_info *dev = &list.dev[di];
+    if (a.verbose)
+        fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
+                dev->device_index, dev->name, bcl_build_options());
+    bcl_context_opts copts = {.use_cache = a.use_cache, .verbose = a.verbose};
+    bcl_build_report br;
+    if ((rc = bcl_context_create(dev, a.model.model, &copts, &ctx, &br, &e)))
+        goto out;
+    if (a.verbose)
+        fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
+    if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
+        goto out;
+    cl_kernel k;
+    if ((rc = bcl_context_kernel(ctx, a.steps_per_launch == 1 ? "step" : "steps", &k, &e)))
+        goto out;
+    bcl_launch launch = a.launch;
+    if ((rc = bcl_launch_resolve(ctx, k, n, &launch, &e)))
+        goto out;
+    /* Validation needs the initial state; keep a copy only when it will run. */
+    if (a.validate) {
+        init = malloc(n * 4 * sizeof(float));
+        if (!init) {
+            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for validation");
+            goto out;
+        }
+        memcpy(init, state, n * 4 * sizeof(float));
+    }
+    bcl_sim_opts so = {
+        .params = a.model.params,
+        .steps = a.steps,
+        .steps_per_launch = (unsigned)a.steps_per_launch,
+        .sync = a.sync,
+        .launch = launch,
+    };
+    bcl_sim_timing t;
+    if ((rc = bcl_sim_run(sim, &so, &t, &e)))
+        goto out;
+    if ((rc = bcl_sim_read(sim, state, &e)))
+        goto out;
+    bcl_validation v = {0};
+    if (a.validate &&
+        (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps, a.tol_ulp, &v,
+                           &e)))
+        goto out;
+    size_t global = launch.local ? bcl_round_up(n, launch.local) : n;
+    if (a.json) {
+        json_t *j = report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), &t, &v);
+        cli_print_json(j);
+        json_decref(j);
+    } else {
+        print_report(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), &t, &v);
+    }
+    if (v.mismatches) {
+        /* A wrong state is never saved as if it were a result. */
+        rc = bcl_fail(&e, BCL_EXIT_MISMATCH,
+                      "validation failed: %llu of %llu floats differ from the C reference%s",
+                      (unsigned long long)v.mismatches, (unsigned long long)v.compared,
+                      a.output ? "; output not written" : "");
+        goto out;
+    }
+    if (a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
+        goto out;
+out:
+    bcl_sim_destroy(sim);
+    bcl_context_destroy(ctx);
+    bcl_devices_free(&list);
+    free(state);
+    free(init);
+    if (rc)
+        cli_report(&e);
+    bcl_error_clear(&e);
+    return rc;
+}
