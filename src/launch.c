@@ -137,8 +137,8 @@ int bcl_launch_resolve(bcl_context *c, cl_kernel k, size_t n, bcl_launch *l, bcl
                                   d->compute_units, d->type, n, l->why, sizeof l->why);
         l->how = "auto";
         char tmp[sizeof l->why];
-        snprintf(tmp, sizeof tmp, "no tuned size stored; %s", l->why);
-        memcpy(l->why, tmp, sizeof tmp);
+        memcpy(tmp, l->why, sizeof tmp);
+        snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
         return BCL_OK;
     }
     case BCL_LOCAL_AUTO:

@@ -160,6 +160,43 @@ static double event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
     return (double)t;
 }
 
+/* Launches the kernel for o over every chunk with n = 0: no work-item
+ * touches the state, but the driver finishes whatever it defers to the
+ * first launch (PoCL compiles once per local size). */
+int bcl_sim_warmup(bcl_sim *s, const bcl_sim_opts *o, double *ms, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(s->c);
+    cl_command_queue q = bcl_context_queue(s->c);
+    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
+    cl_kernel k;
+    double t0 = bcl_now_ms();
+    int rc = bcl_context_kernel(s->c, kper == 1 ? "step" : "steps", &k, e);
+    if (rc)
+        return rc;
+    bcl_launch l = o->launch;
+    if (l.how == NULL && (rc = bcl_launch_resolve(s->c, k, s->chunks[0].n, &l, e)))
+        return rc;
+    for (size_t c = 0; c < s->nchunks && rc == BCL_OK; c++) {
+        chunk empty = s->chunks[c];
+        size_t global = l.local ? bcl_round_up(empty.n, l.local) : empty.n;
+        empty.n = 0;
+        if ((rc = set_args(s, k, &empty, kper, o->params, e)))
+            break;
+        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global,
+                           l.local ? &l.local : NULL, 0, NULL, NULL);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+    }
+    if (rc == BCL_OK) {
+        cl_int st = BCL_CL(clFinish, q);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clFinish", d->name);
+    }
+    if (ms)
+        *ms = bcl_now_ms() - t0;
+    return rc;
+}
+
 int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error *e)
 {
     memset(t, 0, sizeof *t);

@@ -68,6 +68,9 @@ static void write_npy(const char *path, unsigned major, unsigned minor, const ch
     free(buf);
 }
 
+/* Writes a string literal's bytes, without its final NUL. */
+#define WRITE_LIT(path, lit) write_raw(path, lit, sizeof lit - 1)
+
 #define GOOD_DICT(n) "{'descr': '<f4', 'fortran_order': False, 'shape': (" #n ", 4), }"
 
 /* Expects bcl_npy_read to fail with BCL_EXIT_INPUT and `want` in the
@@ -265,13 +268,13 @@ static void test_bad_magic(void **unused)
     (void)unused;
     char path[512];
     path_in_tmp(path, sizeof path, "magic.npy");
-    write_raw(path, "\x93NUMPX\x01\x00\x10\x00{}              \n", 26);
+    WRITE_LIT(path, "\x93NUMPX\x01\x00\x10\x00{}              \n");
     expect_read_error(path, "bad magic string");
-    write_raw(path, "PK\x03\x04", 4); /* an .npz, say */
+    WRITE_LIT(path, "PK\x03\x04"); /* an .npz, say */
     expect_read_error(path, "not a .npy file");
-    write_raw(path, "", 0);
+    WRITE_LIT(path, "");
     expect_read_error(path, "file is empty");
-    write_raw(path, "\x93NUMPY\x01", 7);
+    WRITE_LIT(path, "\x93NUMPY\x01");
     expect_read_error(path, "ends inside the .npy preamble");
 }
 
@@ -293,7 +296,7 @@ static void test_header_longer_than_file(void **unused)
     char path[512];
     path_in_tmp(path, sizeof path, "hlen.npy");
     /* Claims 0x1000 bytes of header; 30 follow. */
-    write_raw(path, "\x93NUMPY\x01\x00\x00\x10{'descr': '<f4', 'fortr", 40);
+    WRITE_LIT(path, "\x93NUMPY\x01\x00\x00\x10{'descr': '<f4', 'fortr");
     expect_read_error(path, "header length 4096 runs past the end of the file");
 }
 

@@ -208,7 +208,8 @@ static int check_output_path(const char *path, bcl_error *e)
 
 static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
                          const bcl_build_report *br, const bcl_launch *l, size_t global,
-                         size_t chunks, const bcl_sim_timing *t, const bcl_validation *v)
+                         size_t chunks, double first_ms, const bcl_sim_timing *t,
+                         const bcl_validation *v)
 {
     const bcl_model *m = a->model.model;
     double steps = (double)a->steps;
@@ -228,7 +229,8 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
         printf("launch      local %zu, global %zu (%s: %s)\n", l->local, global, l->how, l->why);
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
-    printf("program     %.1f ms (%s)\n", br->program_ms, br->note);
+    printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note,
+           first_ms);
     printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
@@ -257,7 +259,8 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
 
 static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n,
                            const bcl_build_report *br, const bcl_launch *l, size_t global,
-                           size_t chunks, const bcl_sim_timing *t, const bcl_validation *v)
+                           size_t chunks, double first_ms, const bcl_sim_timing *t,
+                           const bcl_validation *v)
 {
     double steps = (double)a->steps;
     double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
@@ -289,7 +292,7 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
                         "first_mismatches", mism);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
-        " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s},"
+        " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s, s:f},"
         " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name,
@@ -298,7 +301,8 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
         "buffers", (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global",
         (json_int_t)global, "how", l->how, "why", l->why, "steps_per_launch",
         (json_int_t)a->steps_per_launch, "sync", a->sync == BCL_SYNC_EVERY ? "every" : "end",
-        "cache", "hit", br->cache_hit, "program_ms", br->program_ms, "note", br->note, "timing",
+        "cache", "hit", br->cache_hit, "program_ms", br->program_ms, "note", br->note,
+        "first_launch_ms", first_ms, "timing",
         "device_ms", t->device_ms, "wall_ms", t->wall_ms, "us_per_step", us_dev,
         "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
         rate * 32.0 / (double)a->steps_per_launch / 1e9, "validation", validation);
@@ -372,6 +376,9 @@ int cmd_run(int argc, char **argv)
         .launch = launch,
     };
     bcl_sim_timing t;
+    double first_ms = 0;
+    if ((rc = bcl_sim_warmup(sim, &so, &first_ms, &e)))
+        goto out;
     if ((rc = bcl_sim_run(sim, &so, &t, &e)))
         goto out;
     if ((rc = bcl_sim_read(sim, state, &e)))
@@ -383,11 +390,11 @@ int cmd_run(int argc, char **argv)
         goto out;
     size_t global = launch.local ? bcl_round_up(n, launch.local) : n;
     if (a.json) {
-        json_t *j = report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), &t, &v);
+        json_t *j = report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), &t, &v);
+        print_report(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

@@ -284,6 +284,10 @@ typedef struct bcl_sim bcl_sim;
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
 /* Runs opts->steps steps; state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *opts, bcl_sim_timing *t, bcl_error *e);
+/* One launch of o's kernel with no balls, so that work a driver defers to
+ * the first launch (PoCL compiles per local size) is not timed as a step.
+ * *ms is its wall time. */
+int bcl_sim_warmup(bcl_sim *s, const bcl_sim_opts *o, double *ms, bcl_error *e);
 /* Reads the state back into state (n balls). */
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a measurement from the same start). */

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Sets up ballcl on a Debian machine and runs it or its tests:
+#   tools/setup.sh run    install what is missing, build, run the main job
+#   tools/setup.sh test   install what is missing, build, run the test suite
+# Packages are installed with apt-get, as root or through sudo. Both are
+# idempotent: with everything present they only (re)build incrementally.
+set -eu
+cd "$(dirname "$0")/.."
+
+mode=${1:-run}
+case "$mode" in
+run | test) ;;
+*)
+    echo "usage: tools/setup.sh run|test" >&2
+    exit 2
+    ;;
+esac
+
+# Build tools, the OpenCL ICD loader and headers, PoCL (OpenCL on the CPU),
+# the libraries ballcl links, and what the tests use.
+packages="build-essential meson ninja-build pkg-config
+ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd
+libjansson-dev libssl-dev libpng-dev libomp-dev
+libcmocka-dev python3 python3-numpy gnuplot-nox oclgrind clang"
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing$missing"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# meson itself runs under /usr/bin/python3, which has numpy from Debian.
+if [ ! -f build/build.ninja ]; then
+    meson setup build --buildtype=release
+fi
+ninja -C build
+
+if [ "$mode" = run ]; then
+    exec build/tools/ballcl run -n 100000
+fi
+
+status=0
+meson test -C build --print-errorlogs --num-processes 2 || status=$?
+# One closing line with the counts from meson's own test log.
+/usr/bin/python3 - build/meson-logs/testlog.json <<'PY'
+import json, sys
+counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line:
+        continue
+    r = json.loads(line).get("result", "")
+    if r in ("OK", "EXPECTEDFAIL"):
+        counts["OK"] += 1
+    elif r == "SKIP":
+        counts["SKIP"] += 1
+    else:
+        counts["FAIL"] += 1
+print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+PY
+exit $status
