@@ -214,7 +214,14 @@ static bool matches(const bcl_selector *sel, const bcl_device_info *d)
     case BCL_SEL_TYPE:
         return (d->type & sel->type) != 0;
     case BCL_SEL_NAME:
-        return contains_nocase(d->name, sel->name) || contains_nocase(d->platform_name, sel->name);
+        /* The version strings carry the implementation's short name ("PoCL",
+         * "CUDA") that the platform's long name may not ("Portable Computing
+         * Language"). */
+        return contains_nocase(d->name, sel->name) ||
+               contains_nocase(d->platform_name, sel->name) ||
+               contains_nocase(d->vendor, sel->name) ||
+               contains_nocase(d->platform_version, sel->name) ||
+               contains_nocase(d->version, sel->name);
     default:
         return true;
     }
