@@ -1,0 +1,196 @@
+/*
+ * ballcl-clprobe: a minimal OpenCL program, independent of the ballcl
+ * library, that measures the limits ballcl's figures are held against:
+ *   - back-to-back launch rate of the one-step kernel (N = 100000), with a
+ *     profiling queue and without one, host clock over many launches;
+ *   - the fused seed kernel at N = 16M with several unroll factors (device
+ *     time from profiling events);
+ *   - clEnqueueCopyBuffer bandwidth against the one-step kernel at N = 64M.
+ * It exists so that a target a driver cannot reach can be shown to be a
+ * driver or hardware limit rather than a flaw of ballcl.
+ *
+ * usage: ballcl-clprobe DEVICE-NAME-SUBSTRING [big-N]
+ */
+#define _GNU_SOURCE
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cl_int st_ = (x);                                                                          \
+        if (st_ != CL_SUCCESS) {                                                                   \
+            fprintf(stderr, "clprobe: %s failed: %d (line %d)\n", #x, st_, __LINE__);              \
+            exit(3);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static const char *src =
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "__kernel void one_step(__global float4 *s, uint n) {\n"
+    "  size_t i = get_global_id(0); if (i >= n) return;\n"
+    "  float4 b = s[i]; b.x = b.x + b.z; b.y = b.y + b.w; b.z = b.z + b.w; s[i] = b; }\n"
+    "#define FUSED(NAME, UNROLL) __kernel void NAME(__global float4 *s, uint n, uint k) {\\\n"
+    "  size_t i = get_global_id(0); if (i >= n) return;\\\n"
+    "  float x = s[i].x, y = s[i].y, z = s[i].z, w = s[i].w;\\\n"
+    "  UNROLL for (uint j = 0; j < k; j++) { x = x + z; y = y + w; z = z + w; }\\\n"
+    "  s[i] = (float4)(x, y, z, w); }\n"
+    "FUSED(fused_plain, )\n"
+    "FUSED(fused_u8, __attribute__((opencl_unroll_hint(8))))\n"
+    "FUSED(fused_u32, __attribute__((opencl_unroll_hint(32))))\n";
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static double event_ms(cl_event a, cl_event b)
+{
+    cl_ulong t0, t1;
+    CHECK(clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL));
+    CHECK(clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
+    return (double)(t1 - t0) / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    const char *want = argc > 1 ? argv[1] : "";
+    size_t big = argc > 2 ? strtoul(argv[2], NULL, 10) : 64000000;
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    CHECK(clGetPlatformIDs(16, plats, &np));
+    cl_device_id dev = NULL;
+    char name[256] = "";
+    for (cl_uint p = 0; p < np && !dev; p++) {
+        cl_device_id ids[16];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, ids, &nd) != CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < nd && !dev; d++) {
+            char pn[256];
+            clGetDeviceInfo(ids[d], CL_DEVICE_NAME, sizeof name, name, NULL);
+            clGetPlatformInfo(plats[p], CL_PLATFORM_VERSION, sizeof pn, pn, NULL);
+            if (strcasestr(name, want) || strcasestr(pn, want))
+                dev = ids[d];
+        }
+    }
+    if (!dev) {
+        fprintf(stderr, "clprobe: no device matches '%s'\n", want);
+        return 2;
+    }
+    printf("device %s\n", name);
+    cl_int st;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &st);
+    CHECK(st);
+    cl_queue_properties prof[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue qp = clCreateCommandQueueWithProperties(ctx, dev, prof, &st);
+    CHECK(st);
+    cl_command_queue qn = clCreateCommandQueueWithProperties(ctx, dev, NULL, &st);
+    CHECK(st);
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &st);
+    CHECK(st);
+    CHECK(clBuildProgram(prog, 1, &dev, "-cl-std=CL1.2", NULL, NULL));
+    cl_kernel kstep = clCreateKernel(prog, "one_step", &st);
+    CHECK(st);
+
+    /* Launch rate at the seed's N. */
+    size_t n = 100000, local = 256, global = (n + local - 1) / local * local;
+    cl_uint n32 = (cl_uint)n;
+    cl_mem small = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n * 16, NULL, &st);
+    CHECK(st);
+    float zero[4] = {0};
+    CHECK(clEnqueueFillBuffer(qp, small, zero, 16, 0, n * 16, 0, NULL, NULL));
+    CHECK(clSetKernelArg(kstep, 0, sizeof small, &small));
+    CHECK(clSetKernelArg(kstep, 1, sizeof n32, &n32));
+    for (int q = 0; q < 2; q++) {
+        cl_command_queue qq = q ? qn : qp;
+        double v[7];
+        for (int rep = 0; rep < 7; rep++) {
+            CHECK(clFinish(qq));
+            double t0 = now_ms();
+            for (int i = 0; i < 2000; i++)
+                CHECK(clEnqueueNDRangeKernel(qq, kstep, 1, NULL, &global, &local, 0, NULL, NULL));
+            CHECK(clFinish(qq));
+            v[rep] = (now_ms() - t0) * 1e3 / 2000;
+        }
+        printf("launch_us_per_step_n100000_%s %.3f\n", q ? "noprofiling" : "profiling",
+               median(v, 7));
+    }
+
+    /* Fused kernels at 16M balls. */
+    size_t nf = 16000000, gf = (nf + local - 1) / local * local;
+    cl_uint nf32 = (cl_uint)nf;
+    cl_mem fb = clCreateBuffer(ctx, CL_MEM_READ_WRITE, nf * 16, NULL, &st);
+    CHECK(st);
+    float init[4] = {1.0f, 2.0f, 1e-3f, 1e-7f};
+    CHECK(clEnqueueFillBuffer(qp, fb, init, 16, 0, nf * 16, 0, NULL, NULL));
+    const char *variants[] = {"fused_plain", "fused_u8", "fused_u32"};
+    for (int vi = 0; vi < 3; vi++) {
+        cl_kernel kf = clCreateKernel(prog, variants[vi], &st);
+        CHECK(st);
+        cl_uint k = 1000;
+        CHECK(clSetKernelArg(kf, 0, sizeof fb, &fb));
+        CHECK(clSetKernelArg(kf, 1, sizeof nf32, &nf32));
+        CHECK(clSetKernelArg(kf, 2, sizeof k, &k));
+        double v[5];
+        for (int rep = 0; rep < 6; rep++) {
+            cl_event ev;
+            CHECK(clEnqueueNDRangeKernel(qp, kf, 1, NULL, &gf, &local, 0, NULL, &ev));
+            CHECK(clWaitForEvents(1, &ev));
+            if (rep > 0)
+                v[rep - 1] = event_ms(ev, ev);
+            clReleaseEvent(ev);
+        }
+        printf("%s_k1000_ball_steps_per_s %.4e\n", variants[vi],
+               (double)nf * k / (median(v, 5) * 1e-3));
+        clReleaseKernel(kf);
+    }
+    clReleaseMemObject(fb);
+
+    /* Copy bandwidth against the one-step kernel on the same bytes. */
+    cl_uint big32 = (cl_uint)big;
+    size_t gb = (big + local - 1) / local * local;
+    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, big * 16, NULL, &st);
+    CHECK(st);
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, big * 16, NULL, &st);
+    CHECK(st);
+    CHECK(clEnqueueFillBuffer(qp, a, init, 16, 0, big * 16, 0, NULL, NULL));
+    CHECK(clSetKernelArg(kstep, 0, sizeof a, &a));
+    CHECK(clSetKernelArg(kstep, 1, sizeof big32, &big32));
+    double vc[9], vs[9];
+    for (int rep = 0; rep < 10; rep++) {
+        cl_event e1, e2;
+        CHECK(clEnqueueCopyBuffer(qp, a, b, 0, 0, big * 16, 0, NULL, &e1));
+        CHECK(clEnqueueNDRangeKernel(qp, kstep, 1, NULL, &gb, &local, 0, NULL, &e2));
+        CHECK(clFinish(qp));
+        if (rep > 0) {
+            vc[rep - 1] = event_ms(e1, e1);
+            vs[rep - 1] = event_ms(e2, e2);
+        }
+        clReleaseEvent(e1);
+        clReleaseEvent(e2);
+    }
+    double bytes = 2.0 * (double)big * 16;
+    double copy = bytes / (median(vc, 9) * 1e-3) / 1e9, step = bytes / (median(vs, 9) * 1e-3) / 1e9;
+    printf("copy_gb_per_s_n%zu %.1f\nstep_gb_per_s_n%zu %.1f\nstep_over_copy %.3f\n", big, copy,
+           big, step, step / copy);
+    return 0;
+}
