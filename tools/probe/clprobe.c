@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,75 @@ int main(int argc, char **argv)
         }
         printf("launch_us_per_step_n100000_%s %.3f\n", q ? "noprofiling" : "profiling",
                median(v, 7));
+    }
+
+    /* Launch rate against the local size (profiling queue). */
+    size_t locals[] = {64, 128, 512, 1024};
+    for (int li = 0; li < 4; li++) {
+        size_t l = locals[li], g = (n + l - 1) / l * l;
+        double v[5];
+        for (int rep = 0; rep < 5; rep++) {
+            CHECK(clFinish(qp));
+            double t0 = now_ms();
+            for (int i = 0; i < 2000; i++)
+                if (clEnqueueNDRangeKernel(qp, kstep, 1, NULL, &g, &l, 0, NULL, NULL))
+                    break;
+            CHECK(clFinish(qp));
+            v[rep] = (now_ms() - t0) * 1e3 / 2000;
+        }
+        printf("launch_us_per_step_n100000_local%zu %.3f\n", l, median(v, 5));
+    }
+    /* Host cost of an enqueue alone (the queue may still be busy). */
+    {
+        CHECK(clFinish(qn));
+        double t0 = now_ms();
+        for (int i = 0; i < 2000; i++)
+            CHECK(clEnqueueNDRangeKernel(qn, kstep, 1, NULL, &global, &local, 0, NULL, NULL));
+        double t1 = now_ms();
+        CHECK(clFinish(qn));
+        printf("enqueue_only_us %.3f\n", (t1 - t0) * 1e3 / 2000);
+    }
+    /* The same steps recorded once into a command buffer and replayed. */
+    char ext[16384] = "";
+    clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+    printf("has_cl_khr_command_buffer %d\n", strstr(ext, "cl_khr_command_buffer") != NULL);
+    if (strstr(ext, "cl_khr_command_buffer")) {
+        cl_platform_id plat;
+        CHECK(clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL));
+        clCreateCommandBufferKHR_fn create =
+            (clCreateCommandBufferKHR_fn)clGetExtensionFunctionAddressForPlatform(
+                plat, "clCreateCommandBufferKHR");
+        clCommandNDRangeKernelKHR_fn record =
+            (clCommandNDRangeKernelKHR_fn)clGetExtensionFunctionAddressForPlatform(
+                plat, "clCommandNDRangeKernelKHR");
+        clFinalizeCommandBufferKHR_fn finalize =
+            (clFinalizeCommandBufferKHR_fn)clGetExtensionFunctionAddressForPlatform(
+                plat, "clFinalizeCommandBufferKHR");
+        clEnqueueCommandBufferKHR_fn enqueue =
+            (clEnqueueCommandBufferKHR_fn)clGetExtensionFunctionAddressForPlatform(
+                plat, "clEnqueueCommandBufferKHR");
+        if (create && record && finalize && enqueue) {
+            cl_command_buffer_khr cb = create(1, &qp, NULL, &st);
+            CHECK(st);
+            cl_sync_point_khr prev = 0, sp;
+            for (int i = 0; i < 100; i++) {
+                CHECK(record(cb, NULL, NULL, kstep, 1, NULL, &global, &local, i ? 1 : 0,
+                             i ? &prev : NULL, &sp, NULL));
+                prev = sp;
+            }
+            CHECK(finalize(cb));
+            double v[5];
+            for (int rep = 0; rep < 6; rep++) {
+                CHECK(clFinish(qp));
+                double t0 = now_ms();
+                for (int i = 0; i < 20; i++)
+                    CHECK(enqueue(0, NULL, cb, 0, NULL, NULL));
+                CHECK(clFinish(qp));
+                if (rep)
+                    v[rep - 1] = (now_ms() - t0) * 1e3 / 2000;
+            }
+            printf("command_buffer_us_per_step_n100000 %.3f\n", median(v, 5));
+        }
     }
 
     /* Fused kernels at 16M balls. */
