@@ -91,6 +91,12 @@ def run(args, env=None, timeout=120):
     r = Result([str(a) for a in args], p)
     if r.rc < 0:
         check(False, f"ballcl {' '.join(r.args)} is not killed by a signal", r.describe())
+    # In a sanitizer build a report may exit 1, the code of a mismatch, so
+    # look for the report itself.
+    for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        if mark in r.err:
+            check(False, f"ballcl {' '.join(r.args)}: no sanitizer report", r.describe())
+            break
     return r
 
 

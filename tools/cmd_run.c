@@ -281,7 +281,7 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
         json_array_append_new(params, json_real(a->model.params[i]));
     json_t *validation =
         a->validate
-            ? json_pack("{s:b, s:b, s:I, s:I, s:O, s:I, s:o}", "performed", 1, "passed",
+            ? json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", 1, "passed",
                         v->mismatches == 0, "compared", (json_int_t)v->compared, "mismatches",
                         (json_int_t)v->mismatches, "max_ulp",
                         v->max_ulp == UINT64_MAX ? json_null()
