@@ -61,6 +61,10 @@ expect_error(["run"] + SMALL, 2, "no device matches 'nowhere'", env={"BALLCL_DEV
 r = run(["run"] + SMALL, env={"BALLCL_DEVICE": dev})
 check(r.rc == 0, f"BALLCL_DEVICE={dev} selects the device", r.describe())
 
+# ---- exit 2: more balls than the device holds (2^40 balls are 16 TiB) --------------------
+expect_error(["run", "-d", dev, "-n", str(1 << 40), "-s", "1"], 2,
+             f"{1 << 40} balls need 16777216.0 MiB, more than the", "MiB of memory of '")
+
 # ---- exit 2: local size beyond the kernel's limit --------------------------------------
 expect_error(["run", "-d", dev, "--local", "1048576"] + SMALL, 2,
              "--local 1048576: exceeds the limit of", "work-items for this kernel")
