@@ -65,6 +65,10 @@ check(r.rc == 0, f"BALLCL_DEVICE={dev} selects the device", r.describe())
 expect_error(["run", "-d", dev, "-n", str(1 << 40), "-s", "1"], 2,
              f"{1 << 40} balls need 16777216.0 MiB, more than the", "MiB of memory of '")
 
+# ---- exit 2: an output path that is a folder (found when writing, after the run) ------
+expect_error(["run", "-d", dev] + SMALL + ["--output", tmp], 2, f"cannot write '{tmp}'",
+             "Is a directory")
+
 # ---- exit 2: local size beyond the kernel's limit --------------------------------------
 expect_error(["run", "-d", dev, "--local", "1048576"] + SMALL, 2,
              "--local 1048576: exceeds the limit of", "work-items for this kernel")
