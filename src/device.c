@@ -64,8 +64,10 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     memset(list, 0, sizeof *list);
     cl_uint np = 0;
     cl_int st = BCL_CL(clGetPlatformIDs, 0, NULL, &np);
-    if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ || np == 0 ||
-        (st != CL_SUCCESS && np == 0))
+    /* Only "none found" means no platform; another failure status is
+     * reported as what it is. */
+    if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ ||
+        (st == CL_SUCCESS && np == 0))
         return bcl_fail(e, BCL_EXIT_RUNTIME,
                         "no OpenCL platform found: install a driver, e.g. Debian's "
                         "pocl-opencl-icd for CPUs, or your GPU vendor's OpenCL driver");
@@ -80,14 +82,18 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         return bcl_cl_fail(e, st, "clGetPlatformIDs", NULL);
     }
     int rc = BCL_OK;
+    cl_int query_failed = CL_SUCCESS;
     for (cl_uint p = 0; p < np && rc == BCL_OK; p++) {
         cl_uint nd = 0;
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
-        if (st == CL_DEVICE_NOT_FOUND || nd == 0)
+        if (st == CL_DEVICE_NOT_FOUND || (st == CL_SUCCESS && nd == 0))
             continue; /* a platform without devices is listed by nobody */
         if (st != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st, "clGetDeviceIDs", NULL);
-            break;
+            /* One broken platform must not hide the devices of the others;
+             * its status is reported if no device is found at all. */
+            if (query_failed == CL_SUCCESS)
+                query_failed = st;
+            continue;
         }
         cl_device_id *ids = calloc(nd, sizeof *ids);
         bcl_device_info *grown = realloc(list->dev, (list->count + nd) * sizeof *grown);
@@ -102,8 +108,9 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
         if (st != CL_SUCCESS) {
             free(ids);
-            rc = bcl_cl_fail(e, st, "clGetDeviceIDs", NULL);
-            break;
+            if (query_failed == CL_SUCCESS)
+                query_failed = st;
+            continue;
         }
         for (cl_uint d = 0; d < nd; d++) {
             bcl_device_info *di = &list->dev[list->count++];
@@ -117,6 +124,8 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         free(ids);
     }
     free(plats);
+    if (rc == BCL_OK && list->count == 0 && query_failed != CL_SUCCESS)
+        rc = bcl_cl_fail(e, query_failed, "clGetDeviceIDs", NULL);
     if (rc == BCL_OK && list->count == 0)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME,
                       "no OpenCL device found: the installed platforms have no devices");

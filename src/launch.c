@@ -3,9 +3,11 @@
  * kernel queries, so it can be reasoned about and unit-tested:
  *
  *   limit  = min(kernel work-group size, device max, max item size in dim 0)
- *   local  = the largest multiple of the preferred multiple <= min(256, limit)
- *   then, when N is small, shrink local (in steps of the preferred multiple)
- *   until there is at least one work-group per compute unit.
+ *   local  = the largest multiple of the preferred multiple
+ *            <= min(max(256, preferred multiple), limit)
+ *   then, when N is small, shrink local (in steps of the preferred multiple,
+ *   never below one multiple, or 32 when the multiple is 1) until there is
+ *   at least one work-group per compute unit.
  *
  * 256 is a size every GPU vendor runs at full occupancy for a kernel this
  * light; the preferred multiple (warp or wavefront width, or the CPU
@@ -41,16 +43,24 @@ size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, si
     size_t pm = pref_multiple ? pref_multiple : 1;
     if (pm > limit)
         pm = 1;
-    size_t target = 256;
+    /* 256, or one preferred multiple where that is wider. */
+    size_t target = pm > 256 ? pm : 256;
     size_t local = min_size(target, limit) / pm * pm;
     if (local == 0)
         local = min_size(target, limit);
     /* Small N: one group per compute unit beats full groups on few units. */
     size_t cus = compute_units ? compute_units : 1;
     size_t per_cu = bcl_round_up((n + cus - 1) / cus, pm);
+    /* Never below one preferred multiple; a driver that reports a multiple
+     * of 1 gives no width, so shrink no further than 32 (the narrowest SIMD
+     * group of the GPU vendors: a smaller group wastes lanes, and 1 is the
+     * seed's mistake). */
+    size_t least = pm > 1 ? pm : min_size(local, 32);
+    if (per_cu < least)
+        per_cu = least;
     bool shrunk = false;
     if (per_cu < local) {
-        local = per_cu ? per_cu : pm;
+        local = per_cu;
         shrunk = true;
     }
     if (why)

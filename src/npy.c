@@ -382,8 +382,8 @@ static const char *nonfinite_name(float v)
  */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
-    unsigned char *buf;
-    size_t len;
+    unsigned char *buf = NULL; /* set by read_all; initialised for gcc's -O2 flow analysis */
+    size_t len = 0;
     int rc = read_all(path, &buf, &len, e);
     if (rc)
         return rc;

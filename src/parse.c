@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -46,9 +47,17 @@ int bcl_parse_float(const char *text, const char *what, float *out, bcl_error *e
     float v = strtof(text, &end);
     if (end == text || *end)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s' is not a number", what, text);
-    if (!isfinite(v) || (errno == ERANGE && v != 0.0f))
+    if (!isfinite(v) || (errno == ERANGE && fabsf(v) > 1.0f))
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s' is out of range: expected a finite float32",
                         what, text);
+    /* Underflow: a non-zero value that would silently become 0 (a time step
+     * of 0) or a denormal (which some devices flush, breaking bitwise
+     * validation) is refused, as an overflow is. */
+    if (errno == ERANGE)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: '%s' is out of range: expected a finite float32 of magnitude 0 or "
+                        "at least %.9g",
+                        what, text, (double)FLT_MIN);
     *out = v;
     return BCL_OK;
 }

@@ -281,7 +281,7 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
         json_array_append_new(params, json_real(a->model.params[i]));
     json_t *validation =
         a->validate
-            ? json_pack("{s:b, s:b, s:I, s:I, s:O, s:I, s:o}", "performed", 1, "passed",
+            ? json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", 1, "passed",
                         v->mismatches == 0, "compared", (json_int_t)v->compared, "mismatches",
                         (json_int_t)v->mismatches, "max_ulp",
                         v->max_ulp == UINT64_MAX ? json_null()
@@ -327,11 +327,18 @@ int cmd_run(int argc, char **argv)
     size_t di;
     if (a.output && (rc = check_output_path(a.output, &e)))
         goto out;
-    if (a.input) {
-        if ((rc = bcl_npy_read(a.input, &state, &n, &e)))
-            goto out;
-    } else {
+    if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
+        goto out;
+    if (!a.input)
         n = (size_t)a.balls;
+    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+        goto out;
+    const bcl_device_info *dev = &list.dev[di];
+    /* A count too large for the device is an input error, found before
+     * gigabytes of host memory are allocated and filled for it. */
+    if ((rc = bcl_sim_check_size(dev, n, &e)))
+        goto out;
+    if (!a.input) {
         state = malloc(n * 4 * sizeof(float));
         if (!state) {
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
@@ -339,9 +346,6 @@ int cmd_run(int argc, char **argv)
         }
         a.model.model->init(state, n, a.init, a.seed, a.model.params);
     }
-    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
-        goto out;
-    const bcl_device_info *dev = &list.dev[di];
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
                 dev->device_index, dev->name, bcl_build_options());

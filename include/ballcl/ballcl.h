@@ -282,6 +282,10 @@ typedef struct bcl_sim bcl_sim;
 /* Allocates device buffers for n balls (split when one allocation is too
  * small) and uploads state. Fails before any work if n does not fit. */
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
+/* Checks that n balls fit the memory of dev: BCL_OK, or BCL_EXIT_INPUT
+ * naming both sizes. bcl_sim_create checks it too; callers check it first
+ * to refuse a count before allocating or filling host memory for it. */
+int bcl_sim_check_size(const bcl_device_info *dev, size_t n, bcl_error *e);
 /* Runs opts->steps steps; state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *opts, bcl_sim_timing *t, bcl_error *e);
 /* One launch of o's kernel with no balls, so that work a driver defers to
