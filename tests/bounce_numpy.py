@@ -31,6 +31,7 @@ CASES = [
     {"dt": "0.5", "gravity": "0", "box": "1,1", "restitution": "0.5"},
     {"dt": "1e-30", "gravity": "3.3333333", "box": "3.3333333,7.7", "restitution": "1"},
     {"dt": "0.016666668", "gravity": "5.9e31", "box": "800,600", "restitution": "0.25"},
+    {"dt": "0.25", "gravity": "-0", "box": "2,3", "restitution": "0"},
 ]
 
 

@@ -77,5 +77,12 @@ def random_state(rng, n, w, h):
     for c in range(4):
         idx = rng.integers(k, n, 40)
         s[idx, c] = rng.choice(special, 40)
+    # Signed zeros and balls on the walls, whole rows at once: a clamp or a
+    # reflection done with fmin/fmax or min/max instructions gets their sign
+    # wrong.
+    edges = np.array([[-0.0, -0.0, -0.0, -0.0], [0.0, -0.0, -0.0, 0.0], [-0.0, 0.0, 0.0, -0.0],
+                      [w, h, 0.0, 0.0], [w, h, -0.0, -0.0], [-0.0, h, -0.0, 0.0],
+                      [w, -0.0, 0.0, -0.0], [0.0, 0.0, -1e-45, -1e-45]], dtype=np.float32)
+    s[k:k + len(edges)] = edges
     assert np.isfinite(s).all()
     return s

@@ -20,7 +20,7 @@ enum { P_DT, P_G, P_W, P_H, P_E };
 #define BOUNCE_MAX_BOX 1e38f
 
 static const bcl_param bounce_params[] = {
-    {"dt", "time step, > 0", 1, "0.016666668"},
+    {"dt", "time step, > 0; the default is float32(1/60)", 1, "0.016666668"},
     {"gravity", "acceleration along +y (down)", 1, "980"},
     {"box", "box width and height, > 0", 2, "800,600"},
     {"restitution", "fraction of speed kept at a wall, 0 to 1", 1, "0.9"},
