@@ -8,9 +8,11 @@
 #include <string.h>
 
 extern const bcl_model bcl_model_seed;
+extern const bcl_model bcl_model_bounce;
 
 const bcl_model *const bcl_models[] = {
     &bcl_model_seed,
+    &bcl_model_bounce,
 };
 const size_t bcl_model_count = sizeof bcl_models / sizeof bcl_models[0];
 

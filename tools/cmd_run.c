@@ -21,6 +21,8 @@ typedef struct run_args {
     bool init_given;
     uint64_t seed;
     const char *input, *output;
+    const char *snapshot;
+    unsigned snap_w, snap_h; /* 0: from the box's aspect */
     bcl_launch launch;
     uint64_t steps_per_launch;
     bcl_sync sync;
@@ -43,6 +45,9 @@ static void help(void)
            "  --seed S               PRNG seed for --init (default 1)\n"
            "  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
            "  --output FILE.npy      save the final state (written atomically)\n"
+           "  --snapshot FILE.png    save a picture of the final state: the box, each ball\n"
+           "                         a dot, darker where many overlap (written atomically)\n"
+           "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
            "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
            "  --steps-per-launch K   steps applied per kernel launch (default 1)\n"
            "  --sync every|end       wait for the device after every launch, or only at the\n"
@@ -69,6 +74,8 @@ enum {
     OPT_NO_CACHE,
     OPT_JSON,
     OPT_TOL,
+    OPT_SNAPSHOT,
+    OPT_SNAPSHOT_SIZE,
 };
 
 static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
@@ -91,8 +98,10 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
         {"json", no_argument, NULL, OPT_JSON},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+        {"snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE},
     };
-    cli_add_param_options(opts, 17, sizeof opts / sizeof opts[0]);
+    cli_add_param_options(opts, 19, sizeof opts / sizeof opts[0]);
     memset(a, 0, sizeof *a);
     a->balls = 100000;
     a->steps = 1000;
@@ -150,6 +159,12 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             else
                 rc = bcl_fail(e, BCL_EXIT_INPUT, "--sync: '%s': expected every or end", optarg);
             break;
+        case OPT_SNAPSHOT:
+            a->snapshot = optarg;
+            break;
+        case OPT_SNAPSHOT_SIZE:
+            rc = bcl_snapshot_size_parse(optarg, "--snapshot-size", &a->snap_w, &a->snap_h, e);
+            break;
         case OPT_NO_VALIDATE:
             a->validate = false;
             break;
@@ -190,19 +205,22 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     if (a->input && (a->balls_given || a->init_given))
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--input gives the balls: it cannot be combined with --balls or --init");
+    if (a->snap_w && !a->snapshot)
+        return bcl_fail(e, BCL_EXIT_INPUT, "--snapshot-size needs --snapshot FILE.png");
     return cli_model_resolve(&a->model, e);
 }
 
 /* Fails early, before any work, if the output could not be written. */
-static int check_output_path(const char *path, bcl_error *e)
+static int check_output_path(const char *path, const char *what, bcl_error *e)
 {
     char copy[PATH_MAX];
     if (strlen(path) >= sizeof copy)
-        return bcl_fail(e, BCL_EXIT_INPUT, "--output: path too long");
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
     strcpy(copy, path);
     const char *dir = dirname(copy);
     if (access(dir, W_OK | X_OK) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(errno));
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(errno));
     return BCL_OK;
 }
 
@@ -309,6 +327,16 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
     return root;
 }
 
+/* The picture frames the model's box when it has one, else the balls. */
+static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
+{
+    const bcl_model *m = a->model.model;
+    bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
+    if (m->box)
+        m->box(a->model.params, so.box);
+    return bcl_snapshot_write(a->snapshot, state, n, &so, e);
+}
+
 int cmd_run(int argc, char **argv)
 {
     bcl_error e = {0};
@@ -325,7 +353,9 @@ int cmd_run(int argc, char **argv)
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
     size_t di;
-    if (a.output && (rc = check_output_path(a.output, &e)))
+    if (a.output && (rc = check_output_path(a.output, "--output", &e)))
+        goto out;
+    if (a.snapshot && (rc = check_output_path(a.snapshot, "--snapshot", &e)))
         goto out;
     if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
         goto out;
@@ -405,10 +435,12 @@ int cmd_run(int argc, char **argv)
         rc = bcl_fail(&e, BCL_EXIT_MISMATCH,
                       "validation failed: %llu of %llu floats differ from the C reference%s",
                       (unsigned long long)v.mismatches, (unsigned long long)v.compared,
-                      a.output ? "; output not written" : "");
+                      a.output || a.snapshot ? "; output not written" : "");
         goto out;
     }
     if (a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
+        goto out;
+    if (a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
         goto out;
 out:
     bcl_sim_destroy(sim);

@@ -135,6 +135,9 @@ typedef struct bcl_model {
     void (*init)(float *state, size_t n, bcl_init how, uint64_t seed, const float *p);
     /* The scalar C reference: applies `steps` steps to each of n balls. */
     void (*reference)(float *state, size_t n, uint64_t steps, const float *p);
+    /* The rectangle (x0, y0, x1, y1) the model keeps every ball in, for
+     * pictures; NULL when balls are free (the picture then frames them). */
+    void (*box)(const float *p, float box[4]);
 } bcl_model;
 
 extern const bcl_model *const bcl_models[];
@@ -174,6 +177,29 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
 
 /* Writes `len` bytes to path atomically (temporary file + fsync + rename). */
 int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e);
+
+/* ---- pictures of a state -------------------------------------------------- */
+
+#define BCL_SNAPSHOT_MAX_SIDE 4096
+
+typedef struct bcl_snapshot_opts {
+    unsigned width, height; /* pixels; 0 and 0: the longer side 800, the other by aspect */
+    bool has_box;           /* box is the model's box; else the balls' bounding box */
+    float box[4];           /* x0, y0, x1, y1 */
+} bcl_snapshot_opts;
+
+/* Parses "WxH" (each 16 to BCL_SNAPSHOT_MAX_SIDE) for the option `what`. */
+int bcl_snapshot_size_parse(const char *text, const char *what, unsigned *w, unsigned *h,
+                            bcl_error *e);
+/* Renders the (x, y) of n balls as an RGB PNG in memory: the box outlined,
+ * each ball a dot, colour darker where more balls share a pixel (log scale);
+ * non-finite balls are left out. y grows downwards, as on a screen. *png is
+ * malloc'ed; the caller frees it. */
+int bcl_snapshot_encode(const float *state, size_t n, const bcl_snapshot_opts *o, void **png,
+                        size_t *len, bcl_error *e);
+/* bcl_snapshot_encode, then bcl_write_file_atomic to path. */
+int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
+                       bcl_error *e);
 
 /* ---- validation (SPEC §7) ----------------------------------------------- */
 
