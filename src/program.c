@@ -122,6 +122,21 @@ static bool has_include(const char *src, size_t len)
     return false;
 }
 
+/* BALLCL_CACHE_STORE=build stores the entry right after the build instead
+ * of after the first launch: a measurement aid (tools/measure_cache.sh),
+ * showing what PoCL's per-local-size compile costs an entry made too early. */
+static bool store_right_away(bcl_build_report *rep)
+{
+    const char *when = getenv("BALLCL_CACHE_STORE");
+    if (!when || !*when || strcmp(when, "launch") == 0)
+        return false;
+    if (strcmp(when, "build") == 0)
+        return true;
+    text(rep->warning, sizeof rep->warning,
+         "BALLCL_CACHE_STORE='%s' is neither 'build' nor 'launch': ignored", when);
+    return false;
+}
+
 int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
                     const char *src, size_t len, bool use_cache, cl_program *out,
                     bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e)
@@ -178,6 +193,8 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
     rep->program_ms = bcl_now_ms() - t0;
     if (rc)
         slot->pending = false;
+    else if (slot->pending && store_right_away(rep))
+        bcl_program_cache_store(*out, dev, slot, rep);
     return rc;
 }
 
