@@ -18,7 +18,11 @@ import tempfile
 
 BALLCL = os.environ["BALLCL"]
 KERNELS = os.environ["BALLCL_KERNEL_DIR"]
-RUN = ["run", "-n", "300", "-s", "3", "--init", "random", "--json"]
+# BALLCL_TEST_DEVICE picks the device as in the other device tests; without
+# it, ballcl's own default (BALLCL_DEVICE, else the first GPU, ..., CPU).
+DEVICE = os.environ.get("BALLCL_TEST_DEVICE", "")
+RUN = ["run", "-n", "300", "-s", "3", "--init", "random", "--json"] + (
+    ["-d", DEVICE] if DEVICE else [])
 failures = []
 
 
