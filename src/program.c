@@ -112,13 +112,21 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
 }
 
 /* Kernels of ours are one file each. A source that includes others would
- * make a key blind to the included files, so it is never cached. */
+ * make a key blind to the included files, so it is never cached. Looks for
+ * '#', optional blanks, "include" anywhere (a comment too: better a missed
+ * cache than a stale program). */
 static bool has_include(const char *src, size_t len)
 {
-    static const char word[] = "#include";
-    for (size_t i = 0; i + sizeof word - 1 <= len; i++)
-        if (memcmp(src + i, word, sizeof word - 1) == 0)
+    static const char word[] = "include";
+    for (size_t i = 0; i < len; i++) {
+        if (src[i] != '#')
+            continue;
+        size_t j = i + 1;
+        while (j < len && (src[j] == ' ' || src[j] == '\t'))
+            j++;
+        if (len - j >= sizeof word - 1 && memcmp(src + j, word, sizeof word - 1) == 0)
             return true;
+    }
     return false;
 }
 

@@ -179,6 +179,21 @@ def cases(top):
     c, _ = run(cache)
     check(c["hit"], "original source misses after a changed one")
 
+    # A source with #include is never cached: the key cannot see the
+    # included file.
+    idir = os.path.join(top, "cl-include")
+    shutil.copytree(KERNELS, idir)
+    with open(os.path.join(idir, "extra.h"), "w") as f:
+        f.write("#define BALLCL_TEST_EXTRA 1\n")
+    with open(os.path.join(idir, "seed.cl")) as f:
+        text = f.read()
+    with open(os.path.join(idir, "seed.cl"), "w") as f:
+        f.write(f'#  include "{os.path.join(idir, "extra.h")}"\n' + text)
+    inc_cache = os.path.join(top, "include-cache")
+    c, _ = run(inc_cache, env={"BALLCL_KERNEL_DIR": idir})
+    check(not c["hit"] and not c["stored"] and "#include" in c["note"], f"#include: {c}")
+    check(not os.path.exists(inc_cache) or entries(inc_cache) == [], "#include source cached")
+
     # Another program's entry under this key's name is a wrong key.
     a, b = entries(cache)
     shutil.copyfile(b, a + ".other")
