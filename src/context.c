@@ -18,6 +18,7 @@ struct bcl_context {
     cl_context ctx;
     cl_command_queue queue;
     cl_program program;
+    bcl_cache_slot cache; /* the entry to write once the program has run */
     struct {
         char name[64];
         cl_kernel k;
@@ -75,8 +76,8 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         goto fail;
     }
     bcl_build_report scratch;
-    rc = bcl_program_get(c->ctx, dev, src, len, opts ? opts->use_cache : false, &c->program,
-                         rep ? rep : &scratch, e);
+    rc = bcl_program_get(c->ctx, dev, m->kernel_file, src, len, opts ? opts->use_cache : false,
+                         &c->program, rep ? rep : &scratch, &c->cache, e);
     if (rc)
         goto fail;
     free(src);
@@ -88,10 +89,18 @@ fail:
     return rc;
 }
 
+void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep)
+{
+    if (c && c->program)
+        bcl_program_cache_store(c->program, &c->dev, &c->cache, rep);
+}
+
 void bcl_context_destroy(bcl_context *c)
 {
     if (!c)
         return;
+    /* For callers that never stored: a program that ran is worth keeping. */
+    bcl_context_cache_store(c, NULL);
     for (unsigned i = 0; i < c->nkernels; i++)
         clReleaseKernel(c->kernels[i].k);
     if (c->program)

@@ -61,5 +61,6 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 /* Commands */
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -310,19 +310,18 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
                         "first_mismatches", mism);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
-        " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s, s:f},"
+        " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
         " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
-        bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name,
-        "params", params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"),
-        "seed", (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps,
-        "buffers", (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global",
-        (json_int_t)global, "how", l->how, "why", l->why, "steps_per_launch",
-        (json_int_t)a->steps_per_launch, "sync", a->sync == BCL_SYNC_EVERY ? "every" : "end",
-        "cache", "hit", br->cache_hit, "program_ms", br->program_ms, "note", br->note,
-        "first_launch_ms", first_ms, "timing",
-        "device_ms", t->device_ms, "wall_ms", t->wall_ms, "us_per_step", us_dev,
-        "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
+        bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
+        params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
+        (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps, "buffers",
+        (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global", (json_int_t)global,
+        "how", l->how, "why", l->why, "steps_per_launch", (json_int_t)a->steps_per_launch, "sync",
+        a->sync == BCL_SYNC_EVERY ? "every" : "end", "cache", "hit", br->cache_hit, "program_ms",
+        br->program_ms, "note", br->note, "stored", br->cache_stored, "store_ms", br->store_ms,
+        "first_launch_ms", first_ms, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
+        "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
         rate * 32.0 / (double)a->steps_per_launch / 1e9, "validation", validation);
     return root;
 }
@@ -385,6 +384,9 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (a.verbose)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
+    if (br.warning[0])
+        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+    br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
     cl_kernel k;
@@ -413,6 +415,13 @@ int cmd_run(int argc, char **argv)
     double first_ms = 0;
     if ((rc = bcl_sim_warmup(sim, &so, &first_ms, &e)))
         goto out;
+    /* After the first launch, so the entry holds what the driver compiled
+     * for it (PoCL: the work-group function for this local size). */
+    bcl_context_cache_store(ctx, &br);
+    if (br.warning[0])
+        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+    else if (a.verbose && br.cache_stored)
+        fprintf(stderr, "ballcl: program stored in the binary cache in %.1f ms\n", br.store_ms);
     if ((rc = bcl_sim_run(sim, &so, &t, &e)))
         goto out;
     if ((rc = bcl_sim_read(sim, state, &e)))

@@ -10,6 +10,7 @@
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
     {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
+    {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
 };
 
 static void usage(FILE *f)

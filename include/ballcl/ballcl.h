@@ -237,6 +237,10 @@ typedef struct bcl_build_report {
     bool cache_hit;    /* the program came from the cache */
     double program_ms; /* from creating the program to a built one */
     char note[256];    /* why the cache missed, or was skipped */
+    bool cache_stored; /* bcl_context_cache_store wrote an entry */
+    double store_ms;   /* time bcl_context_cache_store took (0 when nothing was stored) */
+    char warning[512]; /* something the user should see even without -v (an unwritable
+                          cache folder); empty when all went well */
 } bcl_build_report;
 
 typedef struct bcl_context_opts {
@@ -255,6 +259,14 @@ cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
+/* Stores the program in the binary cache when this context built it from
+ * source with the cache in use (at most once; a no-op otherwise). Call it
+ * after the first launch: PoCL serialises its binary once, at the first
+ * query, and only then does it carry the work-group code PoCL compiles at the
+ * first launch of each local size. A failure to write is no error: it goes
+ * into rep->warning (rep may be NULL). bcl_context_destroy stores too if this
+ * was never called. */
+void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
 
 /* Where kernel sources are found: BALLCL_KERNEL_DIR, ../cl next to the
  * executable, or the installed data folder. */
@@ -324,6 +336,40 @@ int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
 size_t bcl_sim_chunks(const bcl_sim *s);
 void bcl_sim_destroy(bcl_sim *s);
+
+/* ---- binary cache folder (SPEC §5) ------------------------------------- */
+
+/* The cache folder: $BALLCL_CACHE_DIR, else $XDG_CACHE_HOME/ballcl (an
+ * absolute XDG_CACHE_HOME only, as the XDG spec says), else
+ * $HOME/.cache/ballcl. Nothing is created. Other parts keep their own files
+ * there too (tune-*.json); program entries are "program-<key>.bin". */
+int bcl_cache_dir(char *out, size_t size, bcl_error *e);
+/* Like bcl_cache_dir, and creates the folder (and missing parents) with mode
+ * 0700. BCL_EXIT_INPUT with the path and the reason when it cannot. */
+int bcl_cache_dir_create(char *out, size_t size, bcl_error *e);
+
+/* One program entry of the cache folder, as `ballcl cache list` shows it. */
+typedef struct bcl_cache_entry_info {
+    char file[128];     /* file name in the folder */
+    char key[65];       /* hex key from the file name */
+    char device[160];   /* from the header, printable characters only */
+    char platform[128]; /* idem */
+    char source[64];    /* kernel file the entry was built from */
+    uint64_t bytes;     /* file size */
+    int64_t mtime;      /* seconds since the epoch */
+    bool valid;         /* header, key and checksum check out */
+    char problem[128];  /* why not, when !valid */
+} bcl_cache_entry_info;
+
+/* Lists the program entries of dir (not tune-*.json or other files), sorted
+ * by file name; *entries is malloc'ed (NULL when empty). A missing folder is
+ * an empty list. */
+int bcl_cache_list(const char *dir, bcl_cache_entry_info **entries, size_t *count, bcl_error *e);
+/* Removes the program entries of dir, and temporaries that writers killed
+ * mid-write left behind (older than ten minutes: a younger one may belong to
+ * a running process). Every other file stays. Counts are optional. */
+int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *temporaries,
+                    bcl_error *e);
 
 /* ---- test hooks ----------------------------------------------------------- */
 
