@@ -1,0 +1,275 @@
+/*
+ * Measurement (SPEC §8), shared by bench, tune and survey: timing one
+ * configuration, the copy bandwidth that bounds a one-step kernel, and the
+ * host loops.
+ *
+ * One rule for every figure: warm-up and calibration runs are never counted;
+ * a figure is the median (with min and max) of several repeats of the same
+ * number of steps; device time comes from profiling events, host time from
+ * the monotonic clock.
+ */
+#include "ballcl/ballcl.h"
+#include "clcall.h"
+#include "program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_STEPS 1000000
+#define MAX_REPEATS       1000
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void bcl_stats_compute(double *x, unsigned n, bcl_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return;
+    qsort(x, n, sizeof *x, cmp_double);
+    out->count = n;
+    out->min = x[0];
+    out->max = x[n - 1];
+    out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* One way to advance the state by some steps and say how long it took. */
+typedef struct runner {
+    int (*run)(void *arg, uint64_t steps, double *device_ms, double *wall_ms, uint64_t *launches,
+               bcl_error *e);
+    void *arg;
+    unsigned granule; /* steps are chosen as multiples of this (K) */
+} runner;
+
+static uint64_t clamp_steps(double want, uint64_t granule, uint64_t max)
+{
+    if (!(want >= 1))
+        want = 1;
+    if (want > (double)max)
+        want = (double)max;
+    uint64_t s = (uint64_t)want;
+    s = (s + granule - 1) / granule * granule;
+    return s ? s : granule;
+}
+
+/* Chooses the steps per repeat (two untimed calibration runs, which also
+ * warm caches and clocks up), then times mo->repeats runs. */
+static int measure(const runner *r, const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e)
+{
+    memset(out, 0, sizeof *out);
+    unsigned repeats = mo->repeats ? mo->repeats : 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    uint64_t g = r->granule ? r->granule : 1;
+    uint64_t max = mo->max_steps ? mo->max_steps : DEFAULT_MAX_STEPS;
+    if (max < g)
+        max = g;
+    double dev, wall;
+    uint64_t launches;
+    uint64_t steps = mo->steps;
+    if (steps == 0) {
+        double target = mo->repeat_ms > 0 ? mo->repeat_ms : 100;
+        int rc = r->run(r->arg, g, &dev, &wall, &launches, e);
+        if (rc)
+            return rc;
+        /* One launch includes its fixed cost; a tenth of the target from
+         * that estimate gives a second, truer one. */
+        uint64_t s2 = clamp_steps(target / 10 / (wall > 1e-6 ? wall / (double)g : 1e-6), g, max);
+        if (s2 > g) {
+            if ((rc = r->run(r->arg, s2, &dev, &wall, &launches, e)))
+                return rc;
+        } else {
+            s2 = g;
+        }
+        steps = clamp_steps(target / (wall > 1e-6 ? wall / (double)s2 : 1e-6), g, max);
+    } else {
+        /* Fixed steps: still one untimed run first. */
+        int rc = r->run(r->arg, steps, &dev, &wall, &launches, e);
+        if (rc)
+            return rc;
+    }
+    double *d = malloc(2 * repeats * sizeof *d);
+    if (!d)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    double *w = d + repeats;
+    int rc = BCL_OK;
+    for (unsigned i = 0; i < repeats && rc == BCL_OK; i++) {
+        rc = r->run(r->arg, steps, &dev, &wall, &launches, e);
+        d[i] = dev * 1e3 / (double)steps;
+        w[i] = wall * 1e3 / (double)steps;
+    }
+    if (rc == BCL_OK) {
+        bcl_stats_compute(d, repeats, &out->device_us);
+        bcl_stats_compute(w, repeats, &out->wall_us);
+        out->steps = steps;
+        out->launches = launches;
+    }
+    free(d);
+    return rc;
+}
+
+/* ---- a configuration on the device ---------------------------------------- */
+
+typedef struct sim_arg {
+    bcl_sim *s;
+    bcl_sim_opts o;
+} sim_arg;
+
+static int run_sim(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
+                   uint64_t *launches, bcl_error *e)
+{
+    sim_arg *a = arg;
+    a->o.steps = steps;
+    bcl_sim_timing t;
+    int rc = bcl_sim_run(a->s, &a->o, &t, e);
+    *device_ms = t.device_ms;
+    *wall_ms = t.wall_ms;
+    *launches = t.launches;
+    return rc;
+}
+
+int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
+                    bcl_measurement *out, bcl_error *e)
+{
+    sim_arg a = {.s = s, .o = *o};
+    /* Resolve the launch once, so every run uses the same local size. */
+    int rc = bcl_sim_resolve(bcl_sim_context(s), &a.o, bcl_sim_balls(s), NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(s, &a.o, NULL, e);
+    if (rc)
+        return rc;
+    runner r = {
+        .run = run_sim, .arg = &a, .granule = o->steps_per_launch ? o->steps_per_launch : 1};
+    return measure(&r, mo, out, e);
+}
+
+int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t steps,
+                  uint64_t tol_ulp, float *scratch, bcl_validation *v, bcl_error *e)
+{
+    bcl_context *c = bcl_sim_context(s);
+    size_t n = bcl_sim_balls(s);
+    memset(v, 0, sizeof *v);
+    bcl_sim_opts run = *o;
+    run.steps = steps;
+    bcl_sim_timing t;
+    int rc = bcl_sim_write(s, init, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_run(s, &run, &t, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_read(s, scratch, e);
+    if (rc == BCL_OK)
+        rc = bcl_validate(bcl_context_model(c), o->params, init, scratch, n, steps, tol_ulp, v, e);
+    return rc;
+}
+
+/* ---- copy bandwidth --------------------------------------------------------- */
+
+static double event_span_ns(cl_event ev, cl_int *st)
+{
+    cl_ulong a = 0, b = 0;
+    *st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    if (*st == CL_SUCCESS)
+        *st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+    return (double)(b - a);
+}
+
+int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
+                     bcl_error *e)
+{
+    memset(gb_per_s, 0, sizeof *gb_per_s);
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_command_queue q = bcl_context_queue(c);
+    if (d->max_alloc && bytes > d->max_alloc)
+        bytes = (size_t)d->max_alloc;
+    bytes = bytes / 16 * 16;
+    if (bytes == 0)
+        bytes = 16;
+    if (repeats == 0)
+        repeats = 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    cl_int st;
+    int rc = BCL_OK;
+    cl_mem src = NULL, dst = NULL;
+    double *x = malloc(repeats * sizeof *x);
+    if (!x)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    src = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st == CL_SUCCESS)
+        dst = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
+        goto out;
+    }
+    /* Touch both buffers first, so page faults and lazy allocation are
+     * not timed. */
+    float zero = 0;
+    st = BCL_CL(clEnqueueFillBuffer, q, src, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clEnqueueFillBuffer, q, dst, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clEnqueueCopyBuffer, q, src, dst, 0, 0, bytes, 0, NULL, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clFinish, q);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+        goto out;
+    }
+    for (unsigned i = 0; i < repeats; i++) {
+        cl_event ev = NULL;
+        st = BCL_CL(clEnqueueCopyBuffer, q, src, dst, 0, 0, bytes, 0, NULL, &ev);
+        if (st != CL_SUCCESS) {
+            rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+            goto out;
+        }
+        st = BCL_CL(clWaitForEvents, 1, &ev);
+        double ns = st == CL_SUCCESS ? event_span_ns(ev, &st) : 0;
+        clReleaseEvent(ev);
+        if (st != CL_SUCCESS) {
+            rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", d->name);
+            goto out;
+        }
+        x[i] = ns > 0 ? 2.0 * (double)bytes / ns : 0; /* bytes per ns = GB/s */
+    }
+    bcl_stats_compute(x, repeats, gb_per_s);
+out:
+    if (src)
+        clReleaseMemObject(src);
+    if (dst)
+        clReleaseMemObject(dst);
+    free(x);
+    return rc;
+}
+
+/* ---- host rows --------------------------------------------------------------- */
+
+typedef struct host_arg {
+    const bcl_model *m;
+    const float *p;
+    float *state;
+    size_t n;
+    bool openmp;
+} host_arg;
+
+static int run_host(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
+                    uint64_t *launches, bcl_error *e)
+{
+    (void)e;
+    host_arg *a = arg;
+    double t0 = bcl_now_ms();
+    bcl_host_steps(a->m, a->p, a->state, a->n, steps, a->openmp);
+    *wall_ms = *device_ms = bcl_now_ms() - t0;
+    *launches = 0;
+    return BCL_OK;
+}
+
+int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                     const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e)
+{
+    host_arg a = {.m = m, .p = p, .state = state, .n = n, .openmp = openmp};
+    runner r = {.run = run_host, .arg = &a, .granule = 1};
+    return measure(&r, mo, out, e);
+}
