@@ -1,9 +1,12 @@
 /* Helpers shared by the subcommands. */
 #include "cli.h"
 
+#include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_report(const bcl_error *e)
 {
@@ -174,5 +177,18 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
     if (*count == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected one or more comma-separated numbers",
                         what, text);
+    return BCL_OK;
+}
+
+int cli_check_writable(const char *path, const char *what, bcl_error *e)
+{
+    char copy[4096];
+    if (strlen(path) >= sizeof copy)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
+    strcpy(copy, path);
+    const char *dir = dirname(copy);
+    if (access(dir, W_OK | X_OK) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(errno));
     return BCL_OK;
 }

@@ -62,6 +62,10 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, size_t cap, size_t *count, bcl_error *e);
 
+/* Fails early (input error naming what) if path's folder is not writable,
+ * so long work is not lost on a bad output path. */
+int cli_check_writable(const char *path, const char *what, bcl_error *e);
+
 /* Progress on stderr when it is a terminal, nothing otherwise; matches
  * bcl_progress_fn (arg: the prefix, e.g. "tune"). */
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what);

@@ -345,6 +345,8 @@ int cmd_bench(int argc, char **argv)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
         goto out;
     }
+    if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
+        goto out;
     if ((rc = cli_pick_device(a.device, &list, &di, &e)))
         goto out;
     const bcl_device_info *d = &list.dev[di];
