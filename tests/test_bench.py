@@ -346,6 +346,9 @@ def bad_input():
         (["tune", "-n", "-5"], "--balls"),
         (["tune", "--repeat-ms", "x"], "--repeat-ms"),
         (["run", "--variant", "x999", "-n", "10"], "no variant 'x999'"),
+        # More than any device or this host holds: refused before any work.
+        (["bench", "-n", "100,4000000000"], "balls need"),
+        (["tune", "-n", "4000000000"], "balls need"),
     ]
     for args, want in cases:
         p = ballcl(*args)

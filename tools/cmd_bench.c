@@ -43,8 +43,8 @@ static void help(void)
     cli_print_model_help(stdout);
     printf("  --init seed|random     initial state (default seed)\n"
            "  --seed S               PRNG seed (default 1)\n"
-           "  -r, --repeats R        timed repeats per row (default 7)\n"
-           "  --repeat-ms MS         target length of one repeat (default 150)\n"
+           "  -r, --repeats R        timed repeats per row (default 9)\n"
+           "  --repeat-ms MS         target length of one repeat (default 200)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --steps-per-launch K   K of the fused row (default: tuned, else %u)\n"
            "  --json                 JSON on stdout instead of the table\n"
@@ -93,8 +93,9 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     a->seed = 1;
     a->init = BCL_INIT_SEED;
     a->use_cache = true;
-    a->measure.repeats = 7;
-    a->measure.repeat_ms = 150;
+    /* About half a minute for the nine rows on two CPU cores. */
+    a->measure.repeats = 9;
+    a->measure.repeat_ms = 200;
     opterr = 0;
     optind = 1;
     int c, rc = BCL_OK;
@@ -353,6 +354,10 @@ int cmd_bench(int argc, char **argv)
     bcl_context_opts copts = {.use_cache = a.use_cache};
     if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
         goto out;
+    /* Every N fits, or nothing runs: the initial state and a working copy. */
+    for (size_t i = 0; i < a.nballs; i++)
+        if ((rc = cli_check_memory(d, (size_t)a.balls[i], 2, "--balls", &e)))
+            goto out;
     plan p;
     if ((rc = make_plan(ctx, &a, &p, &e)))
         goto out;
