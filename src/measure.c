@@ -37,12 +37,34 @@ void bcl_stats_compute(double *x, unsigned n, bcl_stats *out)
 }
 
 /* One way to advance the state by some steps and say how long it took. */
-typedef struct runner {
-    int (*run)(void *arg, uint64_t steps, double *device_ms, double *wall_ms, uint64_t *launches,
-               bcl_error *e);
-    void *arg;
-    unsigned granule; /* steps are chosen as multiples of this (K) */
-} runner;
+typedef int (*run_fn)(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
+                      uint64_t *launches, bcl_error *e);
+
+typedef struct sim_arg {
+    bcl_sim *s;
+    bcl_sim_opts o;
+} sim_arg;
+
+typedef struct host_arg {
+    const bcl_model *m;
+    const float *p;
+    float *state;
+    size_t n;
+    bool openmp;
+} host_arg;
+
+struct bcl_timer {
+    run_fn run;
+    union {
+        sim_arg sim;
+        host_arg host;
+    } arg;
+    uint64_t granule; /* steps are multiples of this (K) */
+    uint64_t steps;   /* per repeat */
+    uint64_t launches;
+    unsigned repeats, done;
+    double *dev, *wall; /* us per step of each repeat done */
+};
 
 static uint64_t clamp_steps(double want, uint64_t granule, uint64_t max)
 {
@@ -55,68 +77,111 @@ static uint64_t clamp_steps(double want, uint64_t granule, uint64_t max)
     return s ? s : granule;
 }
 
-/* Chooses the steps per repeat (two untimed calibration runs, which also
- * warm caches and clocks up), then times mo->repeats runs. */
-static int measure(const runner *r, const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e)
+/* Chooses the steps per repeat with two untimed calibration runs (which
+ * also warm caches and clocks up): one launch, then about a tenth of the
+ * target. With fixed steps, still one untimed run. */
+static int calibrate(bcl_timer *t, const bcl_measure_opts *mo, bcl_error *e)
 {
-    memset(out, 0, sizeof *out);
-    unsigned repeats = mo->repeats ? mo->repeats : 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
-    uint64_t g = r->granule ? r->granule : 1;
+    uint64_t g = t->granule;
     uint64_t max = mo->max_steps ? mo->max_steps : DEFAULT_MAX_STEPS;
     if (max < g)
         max = g;
     double dev, wall;
     uint64_t launches;
-    uint64_t steps = mo->steps;
-    if (steps == 0) {
-        double target = mo->repeat_ms > 0 ? mo->repeat_ms : 100;
-        int rc = r->run(r->arg, g, &dev, &wall, &launches, e);
-        if (rc)
+    void *arg = &t->arg;
+    if (mo->steps) {
+        t->steps = mo->steps;
+        return t->run(arg, t->steps, &dev, &wall, &launches, e);
+    }
+    double target = mo->repeat_ms > 0 ? mo->repeat_ms : 100;
+    int rc = t->run(arg, g, &dev, &wall, &launches, e);
+    if (rc)
+        return rc;
+    uint64_t s2 = clamp_steps(target / 10 / (wall > 1e-6 ? wall / (double)g : 1e-6), g, max);
+    if (s2 > g) {
+        if ((rc = t->run(arg, s2, &dev, &wall, &launches, e)))
             return rc;
-        /* One launch includes its fixed cost; a tenth of the target from
-         * that estimate gives a second, truer one. */
-        uint64_t s2 = clamp_steps(target / 10 / (wall > 1e-6 ? wall / (double)g : 1e-6), g, max);
-        if (s2 > g) {
-            if ((rc = r->run(r->arg, s2, &dev, &wall, &launches, e)))
-                return rc;
-        } else {
-            s2 = g;
-        }
-        steps = clamp_steps(target / (wall > 1e-6 ? wall / (double)s2 : 1e-6), g, max);
     } else {
-        /* Fixed steps: still one untimed run first. */
-        int rc = r->run(r->arg, steps, &dev, &wall, &launches, e);
-        if (rc)
-            return rc;
+        s2 = g;
     }
-    double *d = malloc(2 * repeats * sizeof *d);
-    if (!d)
+    t->steps = clamp_steps(target / (wall > 1e-6 ? wall / (double)s2 : 1e-6), g, max);
+    return BCL_OK;
+}
+
+static int timer_new(run_fn run, uint64_t granule, const bcl_measure_opts *mo, bcl_timer **out,
+                     bcl_error *e)
+{
+    *out = NULL;
+    unsigned repeats = mo->repeats ? mo->repeats : 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    bcl_timer *t = calloc(1, sizeof *t);
+    double *x = calloc(2 * (size_t)repeats, sizeof *x);
+    if (!t || !x) {
+        free(t);
+        free(x);
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    double *w = d + repeats;
+    }
+    t->run = run;
+    t->granule = granule ? granule : 1;
+    t->repeats = repeats;
+    t->dev = x;
+    t->wall = x + repeats;
+    *out = t;
+    return BCL_OK;
+}
+
+int bcl_timer_repeat(bcl_timer *t, bcl_error *e)
+{
+    if (t->done == t->repeats)
+        return BCL_OK;
+    double dev, wall;
+    int rc = t->run(&t->arg, t->steps, &dev, &wall, &t->launches, e);
+    if (rc)
+        return rc;
+    t->dev[t->done] = dev * 1e3 / (double)t->steps;
+    t->wall[t->done] = wall * 1e3 / (double)t->steps;
+    t->done++;
+    return BCL_OK;
+}
+
+void bcl_timer_result(const bcl_timer *t, bcl_measurement *out)
+{
+    memset(out, 0, sizeof *out);
+    /* The statistics sort their input: work on copies. */
+    double *x = malloc(2 * (size_t)t->repeats * sizeof *x);
+    if (x && t->done) {
+        memcpy(x, t->dev, t->done * sizeof *x);
+        memcpy(x + t->repeats, t->wall, t->done * sizeof *x);
+        bcl_stats_compute(x, t->done, &out->device_us);
+        bcl_stats_compute(x + t->repeats, t->done, &out->wall_us);
+    }
+    free(x);
+    out->steps = t->steps;
+    out->launches = t->launches;
+}
+
+void bcl_timer_free(bcl_timer *t)
+{
+    if (!t)
+        return;
+    free(t->dev);
+    free(t);
+}
+
+/* All the repeats of a new timer in a row. */
+static int measure_all(bcl_timer *t, bcl_measurement *out, bcl_error *e)
+{
     int rc = BCL_OK;
-    for (unsigned i = 0; i < repeats && rc == BCL_OK; i++) {
-        rc = r->run(r->arg, steps, &dev, &wall, &launches, e);
-        d[i] = dev * 1e3 / (double)steps;
-        w[i] = wall * 1e3 / (double)steps;
-    }
-    if (rc == BCL_OK) {
-        bcl_stats_compute(d, repeats, &out->device_us);
-        bcl_stats_compute(w, repeats, &out->wall_us);
-        out->steps = steps;
-        out->launches = launches;
-    }
-    free(d);
+    for (unsigned i = 0; i < t->repeats && rc == BCL_OK; i++)
+        rc = bcl_timer_repeat(t, e);
+    if (rc == BCL_OK)
+        bcl_timer_result(t, out);
+    bcl_timer_free(t);
     return rc;
 }
 
 /* ---- a configuration on the device ---------------------------------------- */
-
-typedef struct sim_arg {
-    bcl_sim *s;
-    bcl_sim_opts o;
-} sim_arg;
 
 static int run_sim(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
                    uint64_t *launches, bcl_error *e)
@@ -131,19 +196,35 @@ static int run_sim(void *arg, uint64_t steps, double *device_ms, double *wall_ms
     return rc;
 }
 
+int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo, bcl_timer **out,
+                  bcl_error *e)
+{
+    bcl_timer *t;
+    int rc = timer_new(run_sim, o->steps_per_launch ? o->steps_per_launch : 1, mo, &t, e);
+    if (rc)
+        return rc;
+    t->arg.sim.s = s;
+    t->arg.sim.o = *o;
+    /* Resolve the launch once, so every run uses the same local size. */
+    rc = bcl_sim_resolve(bcl_sim_context(s), &t->arg.sim.o, bcl_sim_balls(s), NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(s, &t->arg.sim.o, NULL, e);
+    if (rc == BCL_OK)
+        rc = calibrate(t, mo, e);
+    if (rc) {
+        bcl_timer_free(t);
+        return rc;
+    }
+    *out = t;
+    return BCL_OK;
+}
+
 int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
                     bcl_measurement *out, bcl_error *e)
 {
-    sim_arg a = {.s = s, .o = *o};
-    /* Resolve the launch once, so every run uses the same local size. */
-    int rc = bcl_sim_resolve(bcl_sim_context(s), &a.o, bcl_sim_balls(s), NULL, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(s, &a.o, NULL, e);
-    if (rc)
-        return rc;
-    runner r = {
-        .run = run_sim, .arg = &a, .granule = o->steps_per_launch ? o->steps_per_launch : 1};
-    return measure(&r, mo, out, e);
+    bcl_timer *t;
+    int rc = bcl_timer_sim(s, o, mo, &t, e);
+    return rc ? rc : measure_all(t, out, e);
 }
 
 int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t steps,
@@ -246,14 +327,6 @@ out:
 
 /* ---- host rows --------------------------------------------------------------- */
 
-typedef struct host_arg {
-    const bcl_model *m;
-    const float *p;
-    float *state;
-    size_t n;
-    bool openmp;
-} host_arg;
-
 static int run_host(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
                     uint64_t *launches, bcl_error *e)
 {
@@ -266,10 +339,26 @@ static int run_host(void *arg, uint64_t steps, double *device_ms, double *wall_m
     return BCL_OK;
 }
 
+int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                   const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e)
+{
+    bcl_timer *t;
+    int rc = timer_new(run_host, 1, mo, &t, e);
+    if (rc)
+        return rc;
+    t->arg.host = (host_arg){.m = m, .p = p, .state = state, .n = n, .openmp = openmp};
+    if ((rc = calibrate(t, mo, e))) {
+        bcl_timer_free(t);
+        return rc;
+    }
+    *out = t;
+    return BCL_OK;
+}
+
 int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
                      const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e)
 {
-    host_arg a = {.m = m, .p = p, .state = state, .n = n, .openmp = openmp};
-    runner r = {.run = run_host, .arg = &a, .granule = 1};
-    return measure(&r, mo, out, e);
+    bcl_timer *t;
+    int rc = bcl_timer_host(m, p, state, n, openmp, mo, &t, e);
+    return rc ? rc : measure_all(t, out, e);
 }

@@ -26,6 +26,7 @@ extern const char *const bench_row_names[ROW_COUNT];
 typedef struct bench_row {
     const char *name;
     bool host;       /* a host loop, not a device launch */
+    bool openmp;     /* the OpenMP host loop (else the reference, for host rows) */
     bool host_clock; /* the figure is host wall time (else device time) */
     bcl_sim_opts so; /* device rows: the resolved configuration */
     size_t global;

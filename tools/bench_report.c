@@ -22,7 +22,7 @@ const bcl_stats *bench_row_us(const bench_row *r)
 double bench_row_bytes_per_ball_step(const bench_row *r)
 {
     /* The reference keeps a ball in registers for all the steps of a call. */
-    double k = r->host ? (r->threads == 1 && r->m.steps ? (double)r->m.steps : 1)
+    double k = r->host ? (!r->openmp && r->m.steps ? (double)r->m.steps : 1)
                        : (double)r->so.steps_per_launch;
     return 32.0 / (k > 0 ? k : 1);
 }

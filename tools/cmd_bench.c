@@ -218,6 +218,7 @@ static void setup_rows(const plan *p, const bench_args *a, bench_result *res)
     res->rows[ROW_REFERENCE].host_clock = res->rows[ROW_OPENMP].host_clock = true;
     res->rows[ROW_REFERENCE].threads = 1;
     res->rows[ROW_OPENMP].threads = bcl_host_threads();
+    res->rows[ROW_OPENMP].openmp = true;
     res->rows[ROW_LOCAL_1].so.launch.mode = BCL_LOCAL_FIXED;
     res->rows[ROW_LOCAL_1].so.launch.local = 1;
     res->rows[ROW_LOCAL_DRIVER].so.launch.mode = BCL_LOCAL_DRIVER;
@@ -246,29 +247,32 @@ static uint64_t check_steps(unsigned k)
     return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
 }
 
-static int host_row(bench_row *r, bool openmp, const bench_args *a, const float *init, float *work,
-                    size_t n, bcl_error *e)
+/* Validates a host row (the reference defines the bits) and prepares its
+ * timer on `state`, the host rows' own copy of the balls. */
+static int host_row(bench_row *r, const bench_args *a, const float *init, float *state, size_t n,
+                    bcl_timer **timer, bcl_error *e)
 {
     const bcl_model *m = a->model.model;
-    if (openmp) {
-        memcpy(work, init, n * 4 * sizeof(float));
+    memcpy(state, init, n * 4 * sizeof(float));
+    if (r->openmp) {
         uint64_t steps = check_steps(1);
-        bcl_host_steps(m, a->model.params, work, n, steps, true);
-        int rc = bcl_validate(m, a->model.params, init, work, n, steps, 0, &r->v, e);
+        bcl_host_steps(m, a->model.params, state, n, steps, true);
+        int rc = bcl_validate(m, a->model.params, init, state, n, steps, 0, &r->v, e);
         if (rc)
             return rc;
         r->validated = r->v.mismatches == 0;
         if (!r->validated)
             return BCL_OK;
     } else {
-        r->validated = true; /* the reference defines the bits */
+        r->validated = true;
     }
-    memcpy(work, init, n * 4 * sizeof(float));
-    return bcl_measure_host(m, a->model.params, work, n, openmp, &a->measure, &r->m, e);
+    return bcl_timer_host(m, a->model.params, state, n, r->openmp, &a->measure, timer, e);
 }
 
+/* Resolves and validates a device row and, if it gave the reference's
+ * bits, prepares its timer. */
 static int device_row(bench_row *r, bcl_sim *sim, const bench_args *a, const float *init,
-                      float *work, bcl_error *e)
+                      float *scratch, bcl_timer **timer, bcl_error *e)
 {
     bcl_context *ctx = bcl_sim_context(sim);
     size_t n = bcl_sim_balls(sim);
@@ -277,15 +281,19 @@ static int device_row(bench_row *r, bcl_sim *sim, const bench_args *a, const flo
     if (rc)
         return rc;
     r->tuned_missing = asked == BCL_LOCAL_TUNED && strcmp(r->so.launch.how, "tuned") != 0;
-    rc = bcl_check_sim(sim, &r->so, init, check_steps(r->so.steps_per_launch), 0, work, &r->v, e);
+    rc =
+        bcl_check_sim(sim, &r->so, init, check_steps(r->so.steps_per_launch), 0, scratch, &r->v, e);
     if (rc)
         return rc;
     r->validated = r->v.mismatches == 0;
     if (!r->validated)
         return BCL_OK; /* failed rows are shown as failed, never timed */
-    return bcl_measure_sim(sim, &r->so, &a->measure, &r->m, e);
+    return bcl_timer_sim(sim, &r->so, &a->measure, timer, e);
 }
 
+/* One N: copy bandwidth, then every row validated and calibrated, then the
+ * repeats of all rows interleaved (repeat 1 of every row, repeat 2, ...),
+ * so that a busy moment of a shared machine weighs on all rows alike. */
 static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_t n,
                      bench_result *res, bcl_error *e)
 {
@@ -293,10 +301,12 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
     res->balls = n;
     const bcl_model *m = a->model.model;
     float *init = malloc(n * 4 * sizeof(float));
-    float *work = malloc(n * 4 * sizeof(float));
+    float *scratch = malloc(n * 4 * sizeof(float));
+    float *host = malloc(n * 4 * sizeof(float));
+    bcl_timer *timers[ROW_COUNT] = {0};
     bcl_sim *sim = NULL;
     int rc = BCL_OK;
-    if (!init || !work) {
+    if (!init || !scratch || !host) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
@@ -304,25 +314,38 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
     setup_rows(p, a, res);
-    char what[96];
-    snprintf(what, sizeof what, "N=%zu", n);
-    cli_progress("bench", 0, 0, "copy bandwidth");
+    char line[128];
+    snprintf(line, sizeof line, "N=%zu copy bandwidth", n);
+    cli_progress("bench", 0, 0, line);
     res->copy_bytes = n * 4 * sizeof(float);
     if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->measure.repeats, &res->copy_gb_per_s, e)))
         goto out;
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         bench_row *r = &res->rows[i];
-        char line[128];
-        snprintf(line, sizeof line, "%s %s", what, r->name);
+        snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
         cli_progress("bench", (unsigned)i, ROW_COUNT, line);
-        rc = r->host ? host_row(r, i == ROW_OPENMP, a, init, work, n, e)
-                     : device_row(r, sim, a, init, work, e);
+        rc = r->host ? host_row(r, a, init, host, n, &timers[i], e)
+                     : device_row(r, sim, a, init, scratch, &timers[i], e);
     }
+    unsigned repeats = a->measure.repeats ? a->measure.repeats : 1;
+    for (unsigned k = 0; k < repeats && rc == BCL_OK; k++) {
+        snprintf(line, sizeof line, "N=%zu timing, repeat %u of %u", n, k + 1, repeats);
+        cli_progress("bench", 0, 0, line);
+        for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
+            if (timers[i])
+                rc = bcl_timer_repeat(timers[i], e);
+    }
+    for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
+        if (timers[i])
+            bcl_timer_result(timers[i], &res->rows[i].m);
 out:
     cli_progress_end();
+    for (int i = 0; i < ROW_COUNT; i++)
+        bcl_timer_free(timers[i]);
     bcl_sim_destroy(sim);
     free(init);
-    free(work);
+    free(scratch);
+    free(host);
     return rc;
 }
 
@@ -354,9 +377,10 @@ int cmd_bench(int argc, char **argv)
     bcl_context_opts copts = {.use_cache = a.use_cache};
     if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
         goto out;
-    /* Every N fits, or nothing runs: the initial state and a working copy. */
+    /* Every N fits, or nothing runs: the initial state, the host rows'
+     * state and a scratch copy for validation. */
     for (size_t i = 0; i < a.nballs; i++)
-        if ((rc = cli_check_memory(d, (size_t)a.balls[i], 2, "--balls", &e)))
+        if ((rc = cli_check_memory(d, (size_t)a.balls[i], 3, "--balls", &e)))
             goto out;
     plan p;
     if ((rc = make_plan(ctx, &a, &p, &e)))

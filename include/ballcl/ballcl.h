@@ -375,6 +375,20 @@ typedef struct bcl_measurement {
 int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
                     bcl_measurement *out, bcl_error *e);
 
+/* A configuration being timed one repeat at a time, so that a caller can
+ * interleave the repeats of several configurations (bench does: a noisy
+ * moment on a shared machine then hits every row alike). Creating one does
+ * the warm-up and calibration; each bcl_timer_repeat adds one timed repeat
+ * (mo->repeats at most); bcl_timer_result gives the statistics so far. */
+typedef struct bcl_timer bcl_timer;
+int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo, bcl_timer **out,
+                  bcl_error *e);
+int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                   const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e);
+int bcl_timer_repeat(bcl_timer *t, bcl_error *e);
+void bcl_timer_result(const bcl_timer *t, bcl_measurement *out);
+void bcl_timer_free(bcl_timer *t);
+
 /* Uploads init (all the simulation's balls), runs `steps` steps of
  * configuration o, reads the result into scratch (as many balls) and
  * compares it with the model's C reference (bit for bit when tol_ulp is 0)
