@@ -116,7 +116,7 @@ void bench_print_table(const bench_info *info, const bench_result *res)
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
            "(clEnqueueCopyBuffer of %.1f MB)\n\n",
            info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6);
-    printf("%-16s %-28s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
+    printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
         const bench_row *r = row(res, i);
@@ -124,7 +124,7 @@ void bench_print_table(const bench_info *info, const bench_result *res)
         config_text(r, cfg, sizeof cfg);
         if (!r->validated) {
             snprintf(t, sizeof t, "not timed");
-            printf("%-16s %-28s %-6s %-30s %12s %8s %8s  FAILED (%llu of %llu floats differ)\n",
+            printf("%-16s %-32s %-6s %-30s %12s %8s %8s  FAILED (%llu of %llu floats differ)\n",
                    r->name, cfg, r->host_clock ? "host" : "device", t, "-", "-", "-",
                    (unsigned long long)r->v.mismatches, (unsigned long long)r->v.compared);
             continue;
@@ -132,7 +132,7 @@ void bench_print_table(const bench_info *info, const bench_result *res)
         const bcl_stats *us = bench_row_us(r);
         snprintf(t, sizeof t, "%.2f (%.2f..%.2f)", us->median, us->min, us->max);
         double bs = rate(r, res->balls);
-        printf("%-16s %-28s %-6s %-30s %12.3g %8.2f %7.2fx  yes\n", r->name, cfg,
+        printf("%-16s %-32s %-6s %-30s %12.3g %8.2f %7.2fx  yes\n", r->name, cfg,
                r->host_clock ? "host" : "device", t, bs,
                bs * bench_row_bytes_per_ball_step(r) / 1e9, speedup(res, r));
     }

@@ -58,8 +58,23 @@ for r in $rows; do
     i=$((i + 1))
     awk -F, -v r="$r" 'NR > 1 && $2 == r && $9 == "yes" { print $1, $3, $4, $5 }' "$csv" |
         sort -n >"$tmp/row$i.dat"
+    # Host rows dashed, the seed's mistakes warm, the right ways cool, fused bold.
+    case "$r" in
+    reference) style="lc rgb '#000000' dt 2 pt 6" ;;
+    openmp) style="lc rgb '#777777' dt 2 pt 4" ;;
+    local=1) style="lc rgb '#d62728' pt 9" ;;
+    local=driver) style="lc rgb '#1f77b4' pt 11" ;;
+    local=auto) style="lc rgb '#2ca02c' pt 5" ;;
+    local=tuned) style="lc rgb '#17becf' pt 7" ;;
+    sync-every-step) style="lc rgb '#ff7f0e' pt 13" ;;
+    batched) style="lc rgb '#9467bd' pt 12" ;;
+    fused) style="lc rgb '#000000' pt 7" ;;
+    *) style="lc $i pt 1" ;;
+    esac
+    lw=2
+    [ "$r" = fused ] && lw=3
     sep=${plot:+, }
-    plot="$plot$sep'$tmp/row$i.dat' using 1:2:3:4 with yerrorlines linestyle $i title '$r'"
+    plot="$plot$sep'$tmp/row$i.dat' using 1:2:3:4 with yerrorlines lw $lw $style title '$r'"
 done
 
 gnuplot <<EOF
@@ -72,15 +87,6 @@ set xlabel "balls (N)"
 set ylabel "time per step (us), median of repeats"
 set grid xtics ytics mxtics mytics
 set key outside right top
-set style line 1 lc rgb '#1b9e77' lw 2 pt 7
-set style line 2 lc rgb '#d95f02' lw 2 pt 5
-set style line 3 lc rgb '#e7298a' lw 2 pt 9
-set style line 4 lc rgb '#7570b3' lw 2 pt 11
-set style line 5 lc rgb '#66a61e' lw 2 pt 13
-set style line 6 lc rgb '#e6ab02' lw 2 pt 7
-set style line 7 lc rgb '#a6761d' lw 2 pt 5
-set style line 8 lc rgb '#666666' lw 2 pt 9
-set style line 9 lc rgb '#000000' lw 2 pt 11
 plot $plot
 EOF
 mv "$part" "$out"
