@@ -6,6 +6,13 @@
  * Every kernel of every model takes (state, n, k, params...): n balls, k steps
  * (ignored by the one-step kernel). Work-items past n return at once, so the
  * global size may be rounded up to any local size.
+ *
+ * Kernels named <model>_step_<variant> and <model>_steps_<variant> are
+ * variants of the same update (docs/BENCHMARK.md). A variant whose name ends
+ * in x<B> handles B consecutive balls per work-item: work-item i owns balls
+ * [i*B, i*B + B) that are < n. The host finds variants by name, validates
+ * each bit for bit and picks one by measurement (ballcl tune) or by the
+ * documented rule.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -21,17 +28,198 @@ __kernel void seed_step(__global float4 *restrict s, uint n, uint k)
     s[i] = b;
 }
 
-/* k steps in registers: one read and one write of the ball per launch. */
+/* One step, in the reference's order (x' uses the old z). A comma
+ * expression: its parts are evaluated in order, and it reads as one
+ * statement wherever it is used. */
+#define SEED_STEP(x, y, z, w) (x = x + z, y = y + w, z = z + w)
+#define SEED_STEP4(x, y, z, w)                                                                     \
+    (SEED_STEP(x, y, z, w), SEED_STEP(x, y, z, w), SEED_STEP(x, y, z, w), SEED_STEP(x, y, z, w))
+
+/* k steps in registers: one read and one write of the ball per launch. The
+ * loop is unrolled by hand (by 16) so that a GPU spends its issue slots on
+ * the additions rather than on the loop counter: at 3 additions per step the
+ * counter would otherwise cost a fifth of them. The order of the additions
+ * is that of k single steps. */
 __kernel void seed_steps(__global float4 *restrict s, uint n, uint k)
 {
     size_t i = get_global_id(0);
     if (i >= n)
         return;
     float x = s[i].x, y = s[i].y, z = s[i].z, w = s[i].w;
-    for (uint j = 0; j < k; j++) {
-        x = x + z;
-        y = y + w;
-        z = z + w;
+    uint j = 0;
+    for (; j + 16 <= k; j += 16) {
+        SEED_STEP4(x, y, z, w);
+        SEED_STEP4(x, y, z, w);
+        SEED_STEP4(x, y, z, w);
+        SEED_STEP4(x, y, z, w);
     }
+    for (; j < k; j++)
+        SEED_STEP(x, y, z, w);
     s[i] = (float4)(x, y, z, w);
+}
+
+/* ---- wide variants for CPUs ---------------------------------------------
+ *
+ * PoCL runs a work-group as a loop over its work-items and vectorises that
+ * loop only when it can see through the kernel body; the k loop of
+ * seed_steps stops it, leaving one scalar ball per iteration whose three
+ * additions wait on each other. These variants give each work-item B
+ * consecutive balls held as floatB vectors in structure-of-arrays form
+ * (x, y, z, w of B balls), so every step is three independent B-wide vector
+ * additions and the CPU keeps several of them in flight. B = 16 is two
+ * 8-float AVX registers per component: six independent additions per step,
+ * enough to cover the add latency on two pipes.
+ *
+ * Balls past n (the last work-item of a size that is not a multiple of B)
+ * take the scalar path, which performs the same additions in the same order.
+ */
+
+/* The scalar path for balls [first, end): k steps each. */
+static void seed_scalar_run(__global float4 *restrict s, size_t first, size_t end, uint k)
+{
+    for (size_t i = first; i < end; i++) {
+        float x = s[i].x, y = s[i].y, z = s[i].z, w = s[i].w;
+        for (uint j = 0; j < k; j++)
+            SEED_STEP(x, y, z, w);
+        s[i] = (float4)(x, y, z, w);
+    }
+}
+
+/* Two balls as one float8 (x0 y0 z0 w0 x1 y1 z1 w1) from their components.
+ * Loads and stores go through float8, the widest vector an AVX2 CPU passes
+ * in a register, so no call needs a wider type. */
+static float8 seed_join2(float2 x, float2 y, float2 z, float2 w)
+{
+    return (float8)(x.s0, y.s0, z.s0, w.s0, x.s1, y.s1, z.s1, w.s1);
+}
+
+/* The k-step loop on structure-of-arrays vectors of any width. */
+#define SEED_LOOP(x, y, z, w, k)                                                                   \
+    for (uint j = 0; j < (k); j++)                                                                 \
+    SEED_STEP(x, y, z, w)
+
+/* B = 8: four float8 loads give x, y, z, w as float8. */
+static void seed_run_x8(__global float4 *restrict s, uint n, uint k)
+{
+    size_t first = get_global_id(0) * 8;
+    if (first >= n)
+        return;
+    if (first + 8 > n) {
+        seed_scalar_run(s, first, n, k);
+        return;
+    }
+    __global float *p = (__global float *)(s + first);
+    float8 a0 = vload8(0, p), a1 = vload8(1, p), a2 = vload8(2, p), a3 = vload8(3, p);
+    float8 x = (float8)(a0.s04, a1.s04, a2.s04, a3.s04);
+    float8 y = (float8)(a0.s15, a1.s15, a2.s15, a3.s15);
+    float8 z = (float8)(a0.s26, a1.s26, a2.s26, a3.s26);
+    float8 w = (float8)(a0.s37, a1.s37, a2.s37, a3.s37);
+    SEED_LOOP(x, y, z, w, k);
+    vstore8(seed_join2(x.s01, y.s01, z.s01, w.s01), 0, p);
+    vstore8(seed_join2(x.s23, y.s23, z.s23, w.s23), 1, p);
+    vstore8(seed_join2(x.s45, y.s45, z.s45, w.s45), 2, p);
+    vstore8(seed_join2(x.s67, y.s67, z.s67, w.s67), 3, p);
+}
+
+/* B = 16: eight float8 loads give x, y, z, w as float16. */
+static void seed_run_x16(__global float4 *restrict s, uint n, uint k)
+{
+    size_t first = get_global_id(0) * 16;
+    if (first >= n)
+        return;
+    if (first + 16 > n) {
+        seed_scalar_run(s, first, n, k);
+        return;
+    }
+    __global float *p = (__global float *)(s + first);
+    float8 a0 = vload8(0, p), a1 = vload8(1, p), a2 = vload8(2, p), a3 = vload8(3, p);
+    float8 a4 = vload8(4, p), a5 = vload8(5, p), a6 = vload8(6, p), a7 = vload8(7, p);
+    float16 x = (float16)(a0.s04, a1.s04, a2.s04, a3.s04, a4.s04, a5.s04, a6.s04, a7.s04);
+    float16 y = (float16)(a0.s15, a1.s15, a2.s15, a3.s15, a4.s15, a5.s15, a6.s15, a7.s15);
+    float16 z = (float16)(a0.s26, a1.s26, a2.s26, a3.s26, a4.s26, a5.s26, a6.s26, a7.s26);
+    float16 w = (float16)(a0.s37, a1.s37, a2.s37, a3.s37, a4.s37, a5.s37, a6.s37, a7.s37);
+    SEED_LOOP(x, y, z, w, k);
+    vstore8(seed_join2(x.s01, y.s01, z.s01, w.s01), 0, p);
+    vstore8(seed_join2(x.s23, y.s23, z.s23, w.s23), 1, p);
+    vstore8(seed_join2(x.s45, y.s45, z.s45, w.s45), 2, p);
+    vstore8(seed_join2(x.s67, y.s67, z.s67, w.s67), 3, p);
+    vstore8(seed_join2(x.s89, y.s89, z.s89, w.s89), 4, p);
+    vstore8(seed_join2(x.sab, y.sab, z.sab, w.sab), 5, p);
+    vstore8(seed_join2(x.scd, y.scd, z.scd, w.scd), 6, p);
+    vstore8(seed_join2(x.sef, y.sef, z.sef, w.sef), 7, p);
+}
+
+/* B = 32: two independent float16 sets, twelve additions in flight per step. */
+static void seed_run_x32(__global float4 *restrict s, uint n, uint k)
+{
+    size_t first = get_global_id(0) * 32;
+    if (first >= n)
+        return;
+    if (first + 32 > n) {
+        seed_scalar_run(s, first, n, k);
+        return;
+    }
+    __global float *p = (__global float *)(s + first);
+    float8 a0 = vload8(0, p), a1 = vload8(1, p), a2 = vload8(2, p), a3 = vload8(3, p);
+    float8 a4 = vload8(4, p), a5 = vload8(5, p), a6 = vload8(6, p), a7 = vload8(7, p);
+    float8 b0 = vload8(8, p), b1 = vload8(9, p), b2 = vload8(10, p), b3 = vload8(11, p);
+    float8 b4 = vload8(12, p), b5 = vload8(13, p), b6 = vload8(14, p), b7 = vload8(15, p);
+    float16 x0 = (float16)(a0.s04, a1.s04, a2.s04, a3.s04, a4.s04, a5.s04, a6.s04, a7.s04);
+    float16 y0 = (float16)(a0.s15, a1.s15, a2.s15, a3.s15, a4.s15, a5.s15, a6.s15, a7.s15);
+    float16 z0 = (float16)(a0.s26, a1.s26, a2.s26, a3.s26, a4.s26, a5.s26, a6.s26, a7.s26);
+    float16 w0 = (float16)(a0.s37, a1.s37, a2.s37, a3.s37, a4.s37, a5.s37, a6.s37, a7.s37);
+    float16 x1 = (float16)(b0.s04, b1.s04, b2.s04, b3.s04, b4.s04, b5.s04, b6.s04, b7.s04);
+    float16 y1 = (float16)(b0.s15, b1.s15, b2.s15, b3.s15, b4.s15, b5.s15, b6.s15, b7.s15);
+    float16 z1 = (float16)(b0.s26, b1.s26, b2.s26, b3.s26, b4.s26, b5.s26, b6.s26, b7.s26);
+    float16 w1 = (float16)(b0.s37, b1.s37, b2.s37, b3.s37, b4.s37, b5.s37, b6.s37, b7.s37);
+    for (uint j = 0; j < k; j++) {
+        x0 = x0 + z0;
+        x1 = x1 + z1;
+        y0 = y0 + w0;
+        y1 = y1 + w1;
+        z0 = z0 + w0;
+        z1 = z1 + w1;
+    }
+    vstore8(seed_join2(x0.s01, y0.s01, z0.s01, w0.s01), 0, p);
+    vstore8(seed_join2(x0.s23, y0.s23, z0.s23, w0.s23), 1, p);
+    vstore8(seed_join2(x0.s45, y0.s45, z0.s45, w0.s45), 2, p);
+    vstore8(seed_join2(x0.s67, y0.s67, z0.s67, w0.s67), 3, p);
+    vstore8(seed_join2(x0.s89, y0.s89, z0.s89, w0.s89), 4, p);
+    vstore8(seed_join2(x0.sab, y0.sab, z0.sab, w0.sab), 5, p);
+    vstore8(seed_join2(x0.scd, y0.scd, z0.scd, w0.scd), 6, p);
+    vstore8(seed_join2(x0.sef, y0.sef, z0.sef, w0.sef), 7, p);
+    vstore8(seed_join2(x1.s01, y1.s01, z1.s01, w1.s01), 8, p);
+    vstore8(seed_join2(x1.s23, y1.s23, z1.s23, w1.s23), 9, p);
+    vstore8(seed_join2(x1.s45, y1.s45, z1.s45, w1.s45), 10, p);
+    vstore8(seed_join2(x1.s67, y1.s67, z1.s67, w1.s67), 11, p);
+    vstore8(seed_join2(x1.s89, y1.s89, z1.s89, w1.s89), 12, p);
+    vstore8(seed_join2(x1.sab, y1.sab, z1.sab, w1.sab), 13, p);
+    vstore8(seed_join2(x1.scd, y1.scd, z1.scd, w1.scd), 14, p);
+    vstore8(seed_join2(x1.sef, y1.sef, z1.sef, w1.sef), 15, p);
+}
+
+__kernel void seed_steps_x8(__global float4 *restrict s, uint n, uint k)
+{
+    seed_run_x8(s, n, k);
+}
+
+__kernel void seed_steps_x16(__global float4 *restrict s, uint n, uint k)
+{
+    seed_run_x16(s, n, k);
+}
+
+__kernel void seed_steps_x32(__global float4 *restrict s, uint n, uint k)
+{
+    seed_run_x32(s, n, k);
+}
+
+/* One step with B balls per work-item: the same code with k = 1. */
+__kernel void seed_step_x8(__global float4 *restrict s, uint n, uint k)
+{
+    seed_run_x8(s, n, 1);
+}
+
+__kernel void seed_step_x16(__global float4 *restrict s, uint n, uint k)
+{
+    seed_run_x16(s, n, 1);
 }

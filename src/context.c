@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_KERNELS 8
+/* Base kernels and their variants, one-step and k-step. */
+#define MAX_KERNELS 32
 
 struct bcl_context {
     bcl_device_info dev;
@@ -125,6 +126,11 @@ cl_context bcl_context_cl(const bcl_context *c)
 cl_command_queue bcl_context_queue(const bcl_context *c)
 {
     return c->queue;
+}
+
+cl_program bcl_context_program(const bcl_context *c)
+{
+    return c->program;
 }
 
 const bcl_model *bcl_context_model(const bcl_context *c)

@@ -97,16 +97,6 @@ int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e)
     return BCL_OK;
 }
 
-/* Looks up a tuned local size; defined by the tuner, weakly here so the
- * core links without it. Returns true and sets *local when one is stored. */
-__attribute__((weak)) bool bcl_tuned_local(bcl_context *c, cl_kernel k, size_t *local)
-{
-    (void)c;
-    (void)k;
-    (void)local;
-    return false;
-}
-
 int bcl_launch_resolve(bcl_context *c, cl_kernel k, size_t n, bcl_launch *l, bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(c);
@@ -136,11 +126,14 @@ int bcl_launch_resolve(bcl_context *c, cl_kernel k, size_t n, bcl_launch *l, bcl
         snprintf(l->why, sizeof l->why, "given with --local");
         return BCL_OK;
     case BCL_LOCAL_TUNED: {
+        /* bcl_tuned_local (tuned.c) reads what 'ballcl tune' stored for
+         * this device, model and kernel; 0 there is the driver's choice. */
         size_t t = 0;
-        if (bcl_tuned_local(c, k, &t) && t >= 1 && t <= limit) {
+        if (bcl_tuned_local(c, k, &t) && t <= limit) {
             l->local = t;
             l->how = "tuned";
-            snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device");
+            snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device%s",
+                     t ? "" : ": NULL local size, the runtime chooses");
             return BCL_OK;
         }
         l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],

@@ -51,6 +51,16 @@ size_t bcl_sim_chunks(const bcl_sim *s)
     return s->nchunks;
 }
 
+bcl_context *bcl_sim_context(const bcl_sim *s)
+{
+    return s->c;
+}
+
+size_t bcl_sim_balls(const bcl_sim *s)
+{
+    return s->n;
+}
+
 int bcl_sim_check_size(const bcl_device_info *d, size_t n, bcl_error *e)
 {
     if (n == 0)
@@ -171,22 +181,59 @@ static double event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
 /* Launches the kernel for o over every chunk with n = 0: no work-item
  * touches the state, but the driver finishes whatever it defers to the
  * first launch (PoCL compiles once per local size). */
+int bcl_sim_kernel(bcl_context *c, const bcl_sim_opts *o, cl_kernel *k, unsigned *balls_per_item,
+                   bcl_error *e)
+{
+    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
+    char suffix[64];
+    bcl_kernel_suffix(kper > 1 || o->fused, o->variant, suffix, sizeof suffix);
+    if (balls_per_item)
+        *balls_per_item = bcl_variant_balls(o->variant);
+    return bcl_context_kernel(c, suffix, k, e);
+}
+
+/* Work-items for n balls of a kernel handling b balls per work-item. */
+static size_t items_for(size_t n, unsigned b)
+{
+    return (n + b - 1) / b;
+}
+
+int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, bcl_error *e)
+{
+    cl_kernel k;
+    unsigned b;
+    int rc = bcl_sim_kernel(c, o, &k, &b, e);
+    if (rc)
+        return rc;
+    size_t items = items_for(n, b);
+    if ((rc = bcl_launch_resolve(c, k, items, &o->launch, e)))
+        return rc;
+    if (global)
+        *global = o->launch.local ? bcl_round_up(items, o->launch.local) : items;
+    return BCL_OK;
+}
+
+/* Launches the kernel for o over every chunk with n = 0: no work-item
+ * touches the state, but the driver finishes whatever it defers to the
+ * first launch (PoCL compiles once per local size). */
 int bcl_sim_warmup(bcl_sim *s, const bcl_sim_opts *o, double *ms, bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(s->c);
     cl_command_queue q = bcl_context_queue(s->c);
     unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
     cl_kernel k;
+    unsigned b;
     double t0 = bcl_now_ms();
-    int rc = bcl_context_kernel(s->c, kper == 1 ? "step" : "steps", &k, e);
+    int rc = bcl_sim_kernel(s->c, o, &k, &b, e);
     if (rc)
         return rc;
     bcl_launch l = o->launch;
-    if (l.how == NULL && (rc = bcl_launch_resolve(s->c, k, s->chunks[0].n, &l, e)))
+    if (l.how == NULL && (rc = bcl_launch_resolve(s->c, k, items_for(s->chunks[0].n, b), &l, e)))
         return rc;
     for (size_t c = 0; c < s->nchunks && rc == BCL_OK; c++) {
         chunk empty = s->chunks[c];
-        size_t global = l.local ? bcl_round_up(empty.n, l.local) : empty.n;
+        size_t items = items_for(empty.n, b);
+        size_t global = l.local ? bcl_round_up(items, l.local) : items;
         empty.n = 0;
         if ((rc = set_args(s, k, &empty, kper, o->params, e)))
             break;
@@ -212,14 +259,15 @@ int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error 
     cl_command_queue q = bcl_context_queue(s->c);
     unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
     cl_kernel k;
-    int rc = bcl_context_kernel(s->c, kper == 1 ? "step" : "steps", &k, e);
+    unsigned b;
+    int rc = bcl_sim_kernel(s->c, o, &k, &b, e);
     if (rc)
         return rc;
     if (o->steps == 0)
         return BCL_OK;
     bcl_launch l = o->launch;
     if (l.how == NULL) {
-        rc = bcl_launch_resolve(s->c, k, s->chunks[0].n, &l, e);
+        rc = bcl_launch_resolve(s->c, k, items_for(s->chunks[0].n, b), &l, e);
         if (rc)
             return rc;
     }
@@ -241,7 +289,8 @@ int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error 
                 if (rc)
                     break;
             }
-            size_t global = l.local ? bcl_round_up(ch->n, l.local) : ch->n;
+            size_t items = items_for(ch->n, b);
+            size_t global = l.local ? bcl_round_up(items, l.local) : items;
             bool is_first = i == 0 && c == 0;
             bool is_last = i + 1 == launches && c + 1 == s->nchunks;
             cl_event *evp = is_first ? &first : (is_last ? &last : NULL);

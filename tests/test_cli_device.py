@@ -103,13 +103,15 @@ check("validation" not in r.out, "a syntax error: no report", r.describe())
 
 # A kernel that builds but lacks the entry point.
 renamed = kernel_dir("renamed", replaced(SEED_CL, "void seed_step(", "void seed_stop("))
-expect_error(["run", "-d", dev, "--no-cache"] + SMALL, 3, "clCreateKernel failed on '",
+expect_error(["run", "-d", dev, "--no-cache", "--steps-per-launch", "1"] + SMALL, 3,
+             "clCreateKernel failed on '",
              "CL_INVALID_KERNEL_NAME", env={"BALLCL_KERNEL_DIR": renamed},
              what="a kernel file without seed_step")
 
 # ---- exit 3: OpenCL call failures (fault injection) ------------------------------------
 out = os.path.join(tmp, "faulted.npy")
-r = expect_error(["run", "-d", dev, "-s", "5", "-n", "300", "--output", out], 3,
+r = expect_error(["run", "-d", dev, "-s", "5", "-n", "300", "--steps-per-launch", "1",
+                  "--output", out], 3,
                  "clEnqueueNDRangeKernel failed on '", "CL_OUT_OF_RESOURCES",
                  env={"BALLCL_FAULT": "clEnqueueNDRangeKernel:3"},
                  what="BALLCL_FAULT=clEnqueueNDRangeKernel:3")
@@ -152,12 +154,12 @@ for call in ("clGetDeviceIDs", "clCreateContext", "clCreateProgramWithSource", "
 # x takes the new z: the classic slip that --init random exists to catch.
 swapped_cl = replaced(SEED_CL, "    b.x = b.x + b.z;\n    b.y = b.y + b.w;\n    b.z = b.z + b.w;\n",
                       "    b.z = b.z + b.w;\n    b.x = b.x + b.z;\n    b.y = b.y + b.w;\n")
-swapped_cl = replaced(swapped_cl, "        x = x + z;\n        y = y + w;\n        z = z + w;\n",
-                      "        z = z + w;\n        x = x + z;\n        y = y + w;\n")
+swapped_cl = replaced(swapped_cl, "#define SEED_STEP(x, y, z, w) (x = x + z, y = y + w, z = z + w)",
+                      "#define SEED_STEP(x, y, z, w) (z = z + w, x = x + z, y = y + w)")
 swapped = kernel_dir("swapped", swapped_cl)
 env = {"BALLCL_KERNEL_DIR": swapped}
 out = os.path.join(tmp, "mismatch.npy")
-for extra in ([], ["--steps-per-launch", "4"]):
+for extra in (["--steps-per-launch", "1"], ["--steps-per-launch", "4"]):
     args = ["run", "-d", dev, "--no-cache", "-n", "1000", "-s", "10", "--init", "random",
             "--output", out] + extra
     r = expect_error(args, 1, "validation failed: 1000 of 4000 floats differ from the C reference",

@@ -44,8 +44,9 @@ for n in SIZES:
     for init in ("seed", "random"):
         for local in LOCALS:
             what = f"N={n} init={init} local={local}"
+            # One step per launch: these are the one-step kernel's local sizes.
             j = run_json(["-n", n, "-s", STEPS, "--init", init, "--seed", 1000 + n,
-                          "--local", local])
+                          "--local", local, "--steps-per-launch", 1])
             if j is None:
                 continue
             validated(j, n, what)

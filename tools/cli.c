@@ -1,9 +1,12 @@
 /* Helpers shared by the subcommands. */
 #include "cli.h"
 
+#include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_report(const bcl_error *e)
 {
@@ -102,8 +105,8 @@ int cli_model_resolve(cli_model_args *a, bcl_error *e)
             if (strcmp(a->model->params[i].opt, a->given[g].opt) == 0)
                 break;
         if (i == a->model->nparams)
-            return bcl_fail(e, BCL_EXIT_INPUT, "--%s does not apply to model '%s'",
-                            a->given[g].opt, a->model->name);
+            return bcl_fail(e, BCL_EXIT_INPUT, "--%s does not apply to model '%s'", a->given[g].opt,
+                            a->model->name);
         int rc = bcl_model_param_parse(a->model, i, a->given[g].text, a->params, e);
         if (rc)
             return rc;
@@ -125,8 +128,8 @@ void cli_print_model_help(FILE *f)
             char left[64];
             snprintf(left, sizeof left, "--%s %s", mod->params[i].opt,
                      mod->params[i].count == 2 ? "A,B" : "X");
-            fprintf(f, "  %-22s %s model: %s (default %s)\n", left, mod->name,
-                    mod->params[i].help, mod->params[i].defaults);
+            fprintf(f, "  %-22s %s model: %s (default %s)\n", left, mod->name, mod->params[i].help,
+                    mod->params[i].defaults);
         }
     }
 }
@@ -145,5 +148,67 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e)
         *out = BCL_INIT_RANDOM;
     else
         return bcl_fail(e, BCL_EXIT_INPUT, "--init: unknown '%s': expected seed or random", text);
+    return BCL_OK;
+}
+
+int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
+                       uint64_t *out, size_t cap, size_t *count, bcl_error *e)
+{
+    *count = 0;
+    char buf[1024];
+    if (strlen(text) >= sizeof buf)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: list too long", what);
+    strcpy(buf, text);
+    /* Split by hand: strtok would skip empty items, which are errors. */
+    for (char *tok = buf;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (*count == cap)
+            return bcl_fail(e, BCL_EXIT_INPUT, "%s: at most %zu values", what, cap);
+        int rc = bcl_parse_u64(tok, what, min, max, &out[*count], e);
+        if (rc)
+            return rc;
+        (*count)++;
+        if (!comma)
+            break;
+        tok = comma + 1;
+    }
+    if (*count == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected one or more comma-separated numbers",
+                        what, text);
+    return BCL_OK;
+}
+
+int cli_check_writable(const char *path, const char *what, bcl_error *e)
+{
+    char copy[4096];
+    if (strlen(path) >= sizeof copy)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
+    strcpy(copy, path);
+    const char *dir = dirname(copy);
+    if (access(dir, W_OK | X_OK) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(errno));
+    return BCL_OK;
+}
+
+int cli_check_memory(const bcl_device_info *d, size_t n, unsigned host_copies, const char *what,
+                     bcl_error *e)
+{
+    double bytes = (double)n * 4 * sizeof(float);
+    if (d->global_mem && bytes > (double)d->global_mem)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of '%s'",
+                        what, n, bytes / 1048576.0, (double)d->global_mem / 1048576.0, d->name);
+    /* A CPU device's buffers live in host memory too. */
+    unsigned copies = host_copies + ((d->type & CL_DEVICE_TYPE_CPU) ? 1 : 0);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double host = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    if (host > 0 && bytes * copies > host)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
+                        "more than the %.1f MiB of this machine",
+                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
     return BCL_OK;
 }

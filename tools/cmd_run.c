@@ -25,6 +25,10 @@ typedef struct run_args {
     unsigned snap_w, snap_h; /* 0: from the box's aspect */
     bcl_launch launch;
     uint64_t steps_per_launch;
+    bool k_given;
+    const char *k_how;              /* where K came from */
+    char variant[BCL_VARIANT_NAME]; /* kernel variant, "" for the base kernel */
+    const char *variant_opt;        /* --variant, NULL when not given */
     bcl_sync sync;
     bool validate, use_cache, json, verbose;
     uint64_t tol_ulp;
@@ -49,7 +53,11 @@ static void help(void)
            "                         a dot, darker where many overlap (written atomically)\n"
            "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
            "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
-           "  --steps-per-launch K   steps applied per kernel launch (default 1)\n"
+           "  --steps-per-launch K   steps applied per kernel launch (default: tuned if\n"
+           "                         stored, else min(S, %u); 1 with --sync every)\n"
+           "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
+           "                         (default: tuned with --local tuned, else the rule of\n"
+           "                         docs/BENCHMARK.md)\n"
            "  --sync every|end       wait for the device after every launch, or only at the\n"
            "                         end (default end)\n"
            "  --no-validate          skip the comparison with the C reference\n"
@@ -58,7 +66,8 @@ static void help(void)
            "  --json                 one JSON object on stdout instead of the report\n"
            "  -v, --verbose          more detail\n"
            "  -h, --help             this help\n\n"
-           "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n");
+           "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
+           BCL_DEFAULT_K);
 }
 
 enum {
@@ -76,6 +85,7 @@ enum {
     OPT_TOL,
     OPT_SNAPSHOT,
     OPT_SNAPSHOT_SIZE,
+    OPT_VARIANT,
 };
 
 static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
@@ -92,6 +102,7 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
         {"local", required_argument, NULL, OPT_LOCAL},
         {"steps-per-launch", required_argument, NULL, OPT_SPL},
         {"sync", required_argument, NULL, OPT_SYNC},
+        {"variant", required_argument, NULL, OPT_VARIANT},
         {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
         {"tolerance-ulp", required_argument, NULL, OPT_TOL},
         {"no-cache", no_argument, NULL, OPT_NO_CACHE},
@@ -101,7 +112,10 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
         {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
         {"snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE},
     };
-    cli_add_param_options(opts, 19, sizeof opts / sizeof opts[0]);
+    size_t fixed = 0;
+    while (opts[fixed].name)
+        fixed++;
+    cli_add_param_options(opts, fixed, sizeof opts / sizeof opts[0]);
     memset(a, 0, sizeof *a);
     a->balls = 100000;
     a->steps = 1000;
@@ -148,8 +162,8 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             rc = bcl_local_parse(optarg, &a->launch, e);
             break;
         case OPT_SPL:
-            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch,
-                               e);
+            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
+            a->k_given = true;
             break;
         case OPT_SYNC:
             if (strcmp(optarg, "every") == 0)
@@ -164,6 +178,9 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             break;
         case OPT_SNAPSHOT_SIZE:
             rc = bcl_snapshot_size_parse(optarg, "--snapshot-size", &a->snap_w, &a->snap_h, e);
+            break;
+        case OPT_VARIANT:
+            a->variant_opt = optarg;
             break;
         case OPT_NO_VALIDATE:
             a->validate = false;
@@ -240,15 +257,18 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
-    printf("steps       %llu (%llu per launch, %llu launches, sync %s)\n",
-           (unsigned long long)a->steps, (unsigned long long)a->steps_per_launch,
+    printf("steps       %llu (%llu per launch: %s; %llu launches, sync %s)\n",
+           (unsigned long long)a->steps, (unsigned long long)a->steps_per_launch, a->k_how,
            (unsigned long long)t->launches, a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
+    char suffix[64];
+    bcl_kernel_suffix(a->steps_per_launch > 1, a->variant, suffix, sizeof suffix);
+    printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, suffix,
+           bcl_variant_balls(a->variant), bcl_variant_balls(a->variant) == 1 ? "" : "s");
     if (l->local)
         printf("launch      local %zu, global %zu (%s: %s)\n", l->local, global, l->how, l->why);
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
-    printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note,
-           first_ms);
+    printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
@@ -269,9 +289,9 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
            (unsigned long long)(v->max_ulp == UINT64_MAX ? 0 : v->max_ulp));
     for (size_t i = 0; i < v->nreported; i++) {
         const bcl_mismatch *mm = &v->first[i];
-        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n",
-               mm->ball, mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0],
-               mm->got[1], mm->got[2], mm->got[3]);
+        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n", mm->ball,
+               mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0], mm->got[1],
+               mm->got[2], mm->got[3]);
     }
 }
 
@@ -289,35 +309,36 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
     json_t *mism = json_array();
     for (size_t i = 0; i < v->nreported; i++) {
         const bcl_mismatch *mm = &v->first[i];
-        json_array_append_new(
-            mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball", (json_int_t)mm->ball,
-                            "want", mm->want[0], mm->want[1], mm->want[2], mm->want[3], "got",
-                            mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
+        json_array_append_new(mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball",
+                                              (json_int_t)mm->ball, "want", mm->want[0],
+                                              mm->want[1], mm->want[2], mm->want[3], "got",
+                                              mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
     }
     json_t *params = json_array();
     for (unsigned i = 0; i < bcl_model_param_floats(a->model.model); i++)
         json_array_append_new(params, json_real(a->model.params[i]));
     json_t *validation =
-        a->validate
-            ? json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", 1, "passed",
-                        v->mismatches == 0, "compared", (json_int_t)v->compared, "mismatches",
-                        (json_int_t)v->mismatches, "max_ulp",
-                        v->max_ulp == UINT64_MAX ? json_null()
-                                                 : json_integer((json_int_t)v->max_ulp),
-                        "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
-            : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
-                        "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
-                        "first_mismatches", mism);
+        a->validate ? json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", 1, "passed",
+                                v->mismatches == 0, "compared", (json_int_t)v->compared,
+                                "mismatches", (json_int_t)v->mismatches, "max_ulp",
+                                v->max_ulp == UINT64_MAX ? json_null()
+                                                         : json_integer((json_int_t)v->max_ulp),
+                                "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
+                    : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
+                                "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
+                                "first_mismatches", mism);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
-        " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
+        " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
         " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
         params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
         (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps, "buffers",
         (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global", (json_int_t)global,
-        "how", l->how, "why", l->why, "steps_per_launch", (json_int_t)a->steps_per_launch, "sync",
+        "how", l->how, "why", l->why, "variant", a->variant, "balls_per_item",
+        (json_int_t)bcl_variant_balls(a->variant), "steps_per_launch",
+        (json_int_t)a->steps_per_launch, "steps_per_launch_how", a->k_how, "sync",
         a->sync == BCL_SYNC_EVERY ? "every" : "end", "cache", "hit", br->cache_hit, "program_ms",
         br->program_ms, "note", br->note, "stored", br->cache_stored, "store_ms", br->store_ms,
         "first_launch_ms", first_ms, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
@@ -334,6 +355,65 @@ static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_e
     if (m->box)
         m->box(a->model.params, so.box);
     return bcl_snapshot_write(a->snapshot, state, n, &so, e);
+}
+
+/* Steps per launch and kernel variant: the user's K, else the tuned one,
+ * else the rule (bcl_default_steps_per_launch); the tuned variant with
+ * --local tuned, else the rule (bcl_variant_default). */
+static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(ctx);
+    bcl_tuned t = {0};
+    bcl_error te = {0};
+    if ((!a->k_given || a->launch.mode == BCL_LOCAL_TUNED) &&
+        bcl_tuned_load(d, a->model.model, &t, &te) != BCL_OK) {
+        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
+        bcl_error_clear(&te);
+    }
+    if (a->k_given) {
+        a->k_how = "given";
+    } else if (a->sync == BCL_SYNC_EVERY) {
+        a->steps_per_launch = 1;
+        a->k_how = "1 with --sync every";
+    } else if (t.fused.found && a->steps > 1) {
+        a->steps_per_launch =
+            t.fused.steps_per_launch < a->steps ? t.fused.steps_per_launch : a->steps;
+        a->k_how = "tuned";
+    } else {
+        a->steps_per_launch = bcl_default_steps_per_launch(a->steps, a->sync);
+        a->k_how = "default rule";
+    }
+    bool fused = a->steps_per_launch > 1;
+    bcl_variant vars[BCL_MAX_VARIANTS];
+    size_t nv;
+    int rc = bcl_variants_list(ctx, fused, vars, BCL_MAX_VARIANTS, &nv, e);
+    if (rc)
+        return rc;
+    if (a->variant_opt) {
+        const char *want = strcmp(a->variant_opt, "base") == 0 ? "" : a->variant_opt;
+        char names[256] = "base";
+        for (size_t i = 0; i < nv; i++) {
+            if (strcmp(vars[i].name, want) == 0) {
+                snprintf(a->variant, sizeof a->variant, "%s", want);
+                return BCL_OK;
+            }
+            if (i > 0) {
+                strncat(names, ", ", sizeof names - strlen(names) - 1);
+                strncat(names, vars[i].name, sizeof names - strlen(names) - 1);
+            }
+        }
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--variant: the %s kernel of model '%s' has no variant '%s': expected one "
+                        "of %s",
+                        fused ? "k-step" : "one-step", a->model.model->name, a->variant_opt, names);
+    }
+    const bcl_tuned_entry *te_used = fused ? &t.fused : &t.single;
+    if (a->launch.mode == BCL_LOCAL_TUNED && te_used->found)
+        snprintf(a->variant, sizeof a->variant, "%s", te_used->variant);
+    else
+        snprintf(a->variant, sizeof a->variant, "%s",
+                 bcl_variant_default(d->type, fused, vars, nv));
+    return BCL_OK;
 }
 
 int cmd_run(int argc, char **argv)
@@ -389,12 +469,20 @@ int cmd_run(int argc, char **argv)
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
-    cl_kernel k;
-    if ((rc = bcl_context_kernel(ctx, a.steps_per_launch == 1 ? "step" : "steps", &k, &e)))
+    if ((rc = choose_kernel(ctx, &a, &e)))
         goto out;
-    bcl_launch launch = a.launch;
-    if ((rc = bcl_launch_resolve(ctx, k, n, &launch, &e)))
+    bcl_sim_opts so = {
+        .params = a.model.params,
+        .steps = a.steps,
+        .steps_per_launch = (unsigned)a.steps_per_launch,
+        .sync = a.sync,
+        .launch = a.launch,
+        .variant = a.variant,
+    };
+    size_t global;
+    if ((rc = bcl_sim_resolve(ctx, &so, n, &global, &e)))
         goto out;
+    bcl_launch launch = so.launch;
     /* Validation needs the initial state; keep a copy only when it will run. */
     if (a.validate) {
         init = malloc(n * 4 * sizeof(float));
@@ -404,13 +492,6 @@ int cmd_run(int argc, char **argv)
         }
         memcpy(init, state, n * 4 * sizeof(float));
     }
-    bcl_sim_opts so = {
-        .params = a.model.params,
-        .steps = a.steps,
-        .steps_per_launch = (unsigned)a.steps_per_launch,
-        .sync = a.sync,
-        .launch = launch,
-    };
     bcl_sim_timing t;
     double first_ms = 0;
     if ((rc = bcl_sim_warmup(sim, &so, &first_ms, &e)))
@@ -427,13 +508,12 @@ int cmd_run(int argc, char **argv)
     if ((rc = bcl_sim_read(sim, state, &e)))
         goto out;
     bcl_validation v = {0};
-    if (a.validate &&
-        (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps, a.tol_ulp, &v,
-                           &e)))
+    if (a.validate && (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps,
+                                         a.tol_ulp, &v, &e)))
         goto out;
-    size_t global = launch.local ? bcl_round_up(n, launch.local) : n;
     if (a.json) {
-        json_t *j = report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j =
+            report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {

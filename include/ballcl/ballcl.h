@@ -113,9 +113,9 @@ typedef enum { BCL_INIT_SEED, BCL_INIT_RANDOM } bcl_init;
 /* One named parameter of a model: an option --opt taking `count` floats
  * separated by commas. */
 typedef struct bcl_param {
-    const char *opt;  /* long option name, e.g. "gravity" */
-    const char *help; /* one line */
-    unsigned count;   /* floats taken, 1 or 2 */
+    const char *opt;      /* long option name, e.g. "gravity" */
+    const char *help;     /* one line */
+    unsigned count;       /* floats taken, 1 or 2 */
     const char *defaults; /* default value as text, parsed like user input */
 } bcl_param;
 
@@ -148,8 +148,7 @@ unsigned bcl_model_param_floats(const bcl_model *m);
 /* Parses defaults into p. */
 void bcl_model_param_defaults(const bcl_model *m, float *p);
 /* Parses text for parameter i into p (at the parameter's float offset). */
-int bcl_model_param_parse(const bcl_model *m, unsigned i, const char *text, float *p,
-                          bcl_error *e);
+int bcl_model_param_parse(const bcl_model *m, unsigned i, const char *text, float *p, bcl_error *e);
 
 /* ---- deterministic random numbers -------------------------------------- */
 
@@ -249,14 +248,14 @@ typedef struct bcl_context_opts {
 } bcl_context_opts;
 
 /* Creates a context, profiling queue and the model's built program on dev. */
-int bcl_context_create(const bcl_device_info *dev, const bcl_model *m,
-                       const bcl_context_opts *opts, bcl_context **out, bcl_build_report *rep,
-                       bcl_error *e);
+int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
+                       bcl_context **out, bcl_build_report *rep, bcl_error *e);
 void bcl_context_destroy(bcl_context *c);
 const bcl_device_info *bcl_context_device(const bcl_context *c);
 const bcl_model *bcl_context_model(const bcl_context *c);
 cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
+cl_program bcl_context_program(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 /* Stores the program in the binary cache when this context built it from
@@ -282,9 +281,9 @@ typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXE
 
 typedef struct bcl_launch {
     bcl_local_mode mode;
-    size_t local;     /* 0 when the driver chooses */
-    const char *how;  /* "auto", "driver", "tuned", "user" */
-    char why[160];    /* how the local size was derived */
+    size_t local;    /* 0 when the driver chooses */
+    const char *how; /* "auto", "driver", "tuned", "user" */
+    char why[160];   /* how the local size was derived */
 } bcl_launch;
 
 /* Parses --local: auto|driver|tuned|<n>. */
@@ -307,6 +306,8 @@ typedef struct bcl_sim_opts {
     unsigned steps_per_launch; /* K: 1 uses the one-step kernel */
     bcl_sync sync;
     bcl_launch launch;
+    const char *variant; /* kernel variant ("x16"); NULL or "" for the base kernel */
+    bool fused;          /* use the k-step kernel even when K is 1 */
 } bcl_sim_opts;
 
 typedef struct bcl_sim_timing {
@@ -335,6 +336,9 @@ int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a measurement from the same start). */
 int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
 size_t bcl_sim_chunks(const bcl_sim *s);
+/* The context and ball count the simulation was created with. */
+bcl_context *bcl_sim_context(const bcl_sim *s);
+size_t bcl_sim_balls(const bcl_sim *s);
 void bcl_sim_destroy(bcl_sim *s);
 
 /* ---- binary cache folder (SPEC §5) ------------------------------------- */
@@ -370,6 +374,206 @@ int bcl_cache_list(const char *dir, bcl_cache_entry_info **entries, size_t *coun
  * a running process). Every other file stays. Counts are optional. */
 int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *temporaries,
                     bcl_error *e);
+/* ---- kernel variants (SPEC §6) ------------------------------------------ */
+
+/* A model's kernels are "<model>_step" (one step) and "<model>_steps" (k
+ * steps in registers); "<model>_step_<v>" and "<model>_steps_<v>" are
+ * variants <v> of them. A variant name ending in x<B> (e.g. "x16") handles B
+ * consecutive balls per work-item; any other name handles one. */
+#define BCL_VARIANT_NAME 24
+#define BCL_MAX_VARIANTS 8
+
+typedef struct bcl_variant {
+    char name[BCL_VARIANT_NAME]; /* "" for the base kernel */
+    unsigned balls_per_item;
+} bcl_variant;
+
+/* Balls per work-item of a variant name (1 for NULL, "" and names without a
+ * trailing x<B>). */
+unsigned bcl_variant_balls(const char *variant);
+/* The kernel suffix for bcl_context_kernel: "step", "steps", "steps_x16". */
+void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size);
+/* Lists the variants of the one-step (fused false) or k-step kernel of the
+ * context's model, found in the built program by name: the base kernel
+ * first, then the others in the program's order. */
+int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
+                      bcl_error *e);
+/* The documented default variant (docs/BENCHMARK.md): on a CPU device the
+ * k-step kernel uses the available variant with the most balls per
+ * work-item up to 16; everything else uses the base kernel. Returns a name
+ * from list (or ""). */
+const char *bcl_variant_default(cl_device_type type, bool fused, const bcl_variant *list,
+                                size_t count);
+
+/* The kernel and the number of balls per work-item that o selects (its
+ * variant, one-step or k-step kernel). */
+int bcl_sim_kernel(bcl_context *c, const bcl_sim_opts *o, cl_kernel *k, unsigned *balls_per_item,
+                   bcl_error *e);
+/* Resolves o->launch for o's kernel over n balls (work-items = n divided by
+ * the variant's balls per work-item, rounded up); *global is the global size
+ * (0 when the driver chooses the local size: then global = work-items). */
+int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, bcl_error *e);
+/* The default steps per launch (K) when the user gives none and nothing is
+ * tuned: 1 when the host waits after every launch (the intermediate states
+ * are wanted), else min(steps, BCL_DEFAULT_K). */
+#define BCL_DEFAULT_K 100
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
+
+/* ---- measurement (SPEC §8; shared by bench, tune and survey) ------------- */
+
+typedef struct bcl_stats {
+    double median, min, max;
+    unsigned count;
+} bcl_stats;
+
+/* Median, minimum and maximum of x[0..n) (n >= 1); sorts x in place. The
+ * median of an even count is the mean of the two middle values. */
+void bcl_stats_compute(double *x, unsigned n, bcl_stats *out);
+
+typedef struct bcl_measure_opts {
+    unsigned repeats;   /* timed repeats (>= 1) */
+    uint64_t steps;     /* steps per repeat; 0: chosen so a repeat takes about repeat_ms */
+    double repeat_ms;   /* target duration of one repeat when steps is 0 */
+    uint64_t max_steps; /* cap on the chosen steps (0: 1000000) */
+} bcl_measure_opts;
+
+typedef struct bcl_measurement {
+    bcl_stats device_us; /* per step, from profiling events (first start to last end) */
+    bcl_stats wall_us;   /* per step, host monotonic clock around enqueue and wait */
+    uint64_t steps;      /* steps per repeat */
+    uint64_t launches;   /* launches per repeat */
+} bcl_measurement;
+
+/* Times configuration o on s: one warm-up launch and untimed calibration runs
+ * first, then mo->repeats runs of the same number of steps. The state on the
+ * device keeps evolving; it is not validated here (see bcl_check_sim). */
+int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
+                    bcl_measurement *out, bcl_error *e);
+
+/* A configuration being timed one repeat at a time, so that a caller can
+ * interleave the repeats of several configurations (bench does: a noisy
+ * moment on a shared machine then hits every row alike). Creating one does
+ * the warm-up and calibration; each bcl_timer_repeat adds one timed repeat
+ * (mo->repeats at most); bcl_timer_result gives the statistics so far. */
+typedef struct bcl_timer bcl_timer;
+int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo, bcl_timer **out,
+                  bcl_error *e);
+int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                   const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e);
+int bcl_timer_repeat(bcl_timer *t, bcl_error *e);
+void bcl_timer_result(const bcl_timer *t, bcl_measurement *out);
+void bcl_timer_free(bcl_timer *t);
+
+/* Uploads init (all the simulation's balls), runs `steps` steps of
+ * configuration o, reads the result into scratch (as many balls) and
+ * compares it with the model's C reference (bit for bit when tol_ulp is 0)
+ * into v. A mismatch is not an error: v says so. */
+int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t steps,
+                  uint64_t tol_ulp, float *scratch, bcl_validation *v, bcl_error *e);
+
+/* Read+write bandwidth of clEnqueueCopyBuffer between two device buffers of
+ * `bytes` bytes (capped at the device's allocation limit): one warm-up copy,
+ * then `repeats` copies timed by profiling events; GB/s = 2 * bytes / time. */
+int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
+                     bcl_error *e);
+
+/* The host rows: the model's scalar C reference on one thread (openmp
+ * false), or the OpenMP host loop (one step over all balls per iteration,
+ * balls shared among threads). Both apply `steps` steps to state in place. */
+void bcl_host_steps(const bcl_model *m, const float *p, float *state, size_t n, uint64_t steps,
+                    bool openmp);
+/* Number of threads the OpenMP host loop uses. */
+unsigned bcl_host_threads(void);
+/* Times bcl_host_steps on state like bcl_measure_sim (host clock only; the
+ * result is in wall_us and device_us alike). */
+int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                     const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e);
+
+/* ---- tuning (SPEC §6) ----------------------------------------------------- */
+
+/* One tuned launch configuration. */
+typedef struct bcl_tuned_entry {
+    bool found;
+    char variant[BCL_VARIANT_NAME];
+    size_t local;              /* 0: the driver chooses */
+    unsigned steps_per_launch; /* K (1 for the one-step entry) */
+    double us_per_step;        /* median device time when tuned */
+} bcl_tuned_entry;
+
+/* What 'ballcl tune' stores per device key and model. */
+typedef struct bcl_tuned {
+    bcl_tuned_entry single; /* best one-step kernel launch */
+    bcl_tuned_entry fused;  /* best k-step kernel launch and K */
+    uint64_t balls;         /* N it was tuned at */
+    char date[32];          /* UTC, ISO 8601 */
+} bcl_tuned;
+
+/* The device key: SHA-256 (hex, first 32 digits) of the platform name and
+ * version, device name, vendor and version, driver version and address
+ * bits, so a driver update invalidates tuned results. */
+int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
+/* Path of the tuned file of (d, m): <cache>/tuned/<model>-<key>.json, where
+ * <cache> is BALLCL_CACHE_DIR, else $XDG_CACHE_HOME/ballcl, else
+ * ~/.cache/ballcl. */
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e);
+/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
+ * found. A file that does not parse, is of another format version or names
+ * another device or model is an input error naming the file. */
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
+/* The hook of bcl_launch_resolve for --local tuned: true and *local when the
+ * tuned entry stored for the context's device and model names kernel k
+ * (function name and variant). A stored driver choice gives *local = 0. */
+bool bcl_tuned_local(bcl_context *c, cl_kernel k, size_t *local);
+
+/* Progress of long work, for the caller to show; the library never prints. */
+typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
+
+typedef struct bcl_tune_opts {
+    const float *params;
+    size_t balls;
+    bcl_init init;
+    uint64_t seed;
+    bcl_measure_opts measure;
+    const unsigned *ks; /* K values for the fused sweep (NULL: the default list) */
+    size_t nks;
+    bcl_progress_fn progress;
+    void *progress_arg;
+} bcl_tune_opts;
+
+typedef struct bcl_tune_candidate {
+    bool fused;
+    char variant[BCL_VARIANT_NAME];
+    size_t local; /* 0: driver */
+    unsigned steps_per_launch;
+    bool validated;
+    bcl_measurement m;
+} bcl_tune_candidate;
+
+typedef struct bcl_tune_result {
+    bcl_tune_candidate *cand;
+    size_t count;
+    bcl_tuned best;
+    double auto_us; /* the one-step kernel with --local auto, for comparison */
+} bcl_tune_result;
+
+/* The local sizes a sweep tries for a kernel: the preferred multiple pm
+ * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
+ * up to pm (at least one size). Returns the count written (cap at most). */
+size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap);
+/* Sweeps local sizes (and the driver's choice) for every variant of the
+ * one-step kernel, then for every variant of the k-step kernel at K =
+ * BCL_DEFAULT_K, then K for the best of those; every candidate is validated
+ * bit for bit before it is timed. The winner of each is the fastest
+ * median; for K the smallest within 3% of the fastest. r->cand is
+ * malloc'ed: free with bcl_tune_result_free. Does not store anything. */
+int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
+void bcl_tune_result_free(bcl_tune_result *r);
+/* Stores r->best (with the device's identity, the date and every candidate
+ * of r) atomically as the tuned file of (d, m), creating the folders with
+ * mode 0700; the path is written to path_out. */
+int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
+                   char *path_out, size_t path_size, bcl_error *e);
 
 /* ---- test hooks ----------------------------------------------------------- */
 

@@ -1,0 +1,165 @@
+/*
+ * Unit tests (no device) of the pure parts of measuring and tuning: the
+ * statistics, variant names, the default variant and K rules, the local
+ * sizes a sweep tries, and the OpenMP host loop, which must give the C
+ * reference's bits for every model.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "ballcl/ballcl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void test_stats(void **state)
+{
+    (void)state;
+    bcl_stats s;
+    double odd[] = {5, 1, 3};
+    bcl_stats_compute(odd, 3, &s);
+    assert_true(s.median == 3 && s.min == 1 && s.max == 5 && s.count == 3);
+    double even[] = {4, 1, 3, 10};
+    bcl_stats_compute(even, 4, &s);
+    assert_true(s.median == 3.5 && s.min == 1 && s.max == 10 && s.count == 4);
+    double one[] = {7};
+    bcl_stats_compute(one, 1, &s);
+    assert_true(s.median == 7 && s.min == 7 && s.max == 7);
+    bcl_stats_compute(one, 0, &s);
+    assert_int_equal(s.count, 0);
+}
+
+static void test_variant_names(void **state)
+{
+    (void)state;
+    assert_int_equal(bcl_variant_balls(NULL), 1);
+    assert_int_equal(bcl_variant_balls(""), 1);
+    assert_int_equal(bcl_variant_balls("x8"), 8);
+    assert_int_equal(bcl_variant_balls("x16"), 16);
+    assert_int_equal(bcl_variant_balls("wide_x32"), 32);
+    assert_int_equal(bcl_variant_balls("wide"), 1);
+    assert_int_equal(bcl_variant_balls("x"), 1);
+    assert_int_equal(bcl_variant_balls("x0"), 1);
+    assert_int_equal(bcl_variant_balls("x12a"), 1);
+    char buf[64];
+    bcl_kernel_suffix(false, NULL, buf, sizeof buf);
+    assert_string_equal(buf, "step");
+    bcl_kernel_suffix(true, "", buf, sizeof buf);
+    assert_string_equal(buf, "steps");
+    bcl_kernel_suffix(true, "x16", buf, sizeof buf);
+    assert_string_equal(buf, "steps_x16");
+    bcl_kernel_suffix(false, "x8", buf, sizeof buf);
+    assert_string_equal(buf, "step_x8");
+}
+
+static void test_variant_rule(void **state)
+{
+    (void)state;
+    bcl_variant list[] = {{"", 1}, {"x8", 8}, {"x16", 16}, {"x32", 32}};
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, true, list, 4), "x16");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, false, list, 4), "");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_GPU, true, list, 4), "");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, true, list, 2), "x8");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, true, list, 1), "");
+}
+
+static void test_k_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(bcl_default_steps_per_launch(1000, BCL_SYNC_END), BCL_DEFAULT_K);
+    assert_int_equal(bcl_default_steps_per_launch(7, BCL_SYNC_END), 7);
+    assert_int_equal(bcl_default_steps_per_launch(1000, BCL_SYNC_EVERY), 1);
+    assert_int_equal(bcl_default_steps_per_launch(0, BCL_SYNC_END), 1);
+}
+
+static void test_local_sizes(void **state)
+{
+    (void)state;
+    size_t l[32];
+    size_t n = bcl_tune_local_sizes(32, 1024, 100000, l, 32);
+    size_t want[] = {32, 64, 128, 256, 512, 1024};
+    assert_int_equal(n, 6);
+    assert_memory_equal(l, want, sizeof want);
+    /* Few work-items: nothing much larger than they are. */
+    n = bcl_tune_local_sizes(8, 4096, 20, l, 32);
+    assert_int_equal(n, 2);
+    assert_int_equal(l[0], 8);
+    assert_int_equal(l[1], 16);
+    /* Always at least one size. */
+    n = bcl_tune_local_sizes(64, 1024, 1, l, 32);
+    assert_int_equal(n, 1);
+    assert_int_equal(l[0], 64);
+    /* A preferred multiple above the limit falls back to 1. */
+    n = bcl_tune_local_sizes(64, 16, 1000, l, 32);
+    assert_int_equal(n, 5);
+    assert_int_equal(l[0], 1);
+    assert_int_equal(l[4], 16);
+    /* The cap is respected. */
+    n = bcl_tune_local_sizes(1, 4096, 100000, l, 3);
+    assert_int_equal(n, 3);
+}
+
+/* The OpenMP host loop and the reference give the same bits, for every
+ * model, an N that is no multiple of anything and random data. */
+static void test_openmp_matches_reference(void **state)
+{
+    (void)state;
+    const size_t n = 5003;
+    const uint64_t steps = 9;
+    for (size_t mi = 0; mi < bcl_model_count; mi++) {
+        const bcl_model *m = bcl_models[mi];
+        float p[BCL_MAX_PARAMS] = {0};
+        bcl_model_param_defaults(m, p);
+        float *a = malloc(n * 4 * sizeof(float)), *b = malloc(n * 4 * sizeof(float));
+        assert_non_null(a);
+        assert_non_null(b);
+        m->init(a, n, BCL_INIT_RANDOM, 42, p);
+        memcpy(b, a, n * 4 * sizeof(float));
+        bcl_host_steps(m, p, a, n, steps, false);
+        bcl_host_steps(m, p, b, n, steps, true);
+        assert_memory_equal(a, b, n * 4 * sizeof(float));
+        free(a);
+        free(b);
+    }
+    assert_true(bcl_host_threads() >= 1);
+}
+
+/* Host measurement: positive, ordered figures and the steps asked for. */
+static void test_measure_host(void **state)
+{
+    (void)state;
+    const bcl_model *m = bcl_models[0];
+    float p[BCL_MAX_PARAMS] = {0};
+    bcl_model_param_defaults(m, p);
+    const size_t n = 1000;
+    float *s = malloc(n * 4 * sizeof(float));
+    assert_non_null(s);
+    m->init(s, n, BCL_INIT_SEED, 1, p);
+    bcl_measure_opts mo = {.repeats = 3, .steps = 20};
+    bcl_measurement out;
+    bcl_error e = {0};
+    assert_int_equal(bcl_measure_host(m, p, s, n, false, &mo, &out, &e), BCL_OK);
+    assert_int_equal(out.steps, 20);
+    assert_int_equal(out.wall_us.count, 3);
+    assert_true(out.wall_us.min <= out.wall_us.median && out.wall_us.median <= out.wall_us.max);
+    assert_true(out.wall_us.min >= 0);
+    /* Adaptive steps stay within the cap. */
+    bcl_measure_opts ad = {.repeats = 2, .repeat_ms = 1, .max_steps = 50};
+    assert_int_equal(bcl_measure_host(m, p, s, n, true, &ad, &out, &e), BCL_OK);
+    assert_true(out.steps >= 1 && out.steps <= 50);
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats),        cmocka_unit_test(test_variant_names),
+        cmocka_unit_test(test_variant_rule), cmocka_unit_test(test_k_rule),
+        cmocka_unit_test(test_local_sizes),  cmocka_unit_test(test_openmp_matches_reference),
+        cmocka_unit_test(test_measure_host),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
