@@ -205,8 +205,8 @@ static int run_tune(tuner *t, bcl_error *e)
     size_t fused_end = r->count;
     if (rc)
         return rc;
-    /* The K sweep and the auto reference are known only later; count them now. */
-    t->total = (unsigned)(fused_end + nks + 1);
+    /* The K sweep is known only later; count it now. */
+    t->total = (unsigned)(fused_end + nks);
     for (size_t i = 0; i < fused_end && rc == BCL_OK; i++)
         rc = evaluate(t, i, e);
     if (rc)
@@ -245,15 +245,16 @@ static int run_tune(tuner *t, bcl_error *e)
         set_entry(&r->best.fused, &r->cand[pick]);
     }
 
-    /* The automatic choice, for comparison. */
-    if (o->progress)
-        o->progress(o->progress_arg, t->done, t->total, "one-step base local auto");
+    /* The automatic choice, for comparison: sweep 1 measured it (its local
+     * size is always a candidate), in the same conditions as the winner. */
     bcl_sim_opts so = {.params = o->params, .steps_per_launch = 1, .sync = BCL_SYNC_END};
     bcl_local_parse("auto", &so.launch, e);
-    bcl_measurement am;
-    if ((rc = bcl_measure_sim(t->sim, &so, &o->measure, &am, e)))
+    if ((rc = bcl_sim_resolve(t->c, &so, o->balls, NULL, e)))
         return rc;
-    r->auto_us = am.device_us.median;
+    for (size_t i = 0; i < single_end; i++)
+        if (r->cand[i].validated && r->cand[i].variant[0] == '\0' &&
+            r->cand[i].local == so.launch.local)
+            r->auto_us = r->cand[i].m.device_us.median;
     return BCL_OK;
 }
 

@@ -15,7 +15,9 @@ usage() {
     echo "usage: tools/plot_bench.sh BENCH.csv OUT.png|OUT.svg [TITLE]" >&2
     exit 2
 }
-[ $# -ge 2 ] && [ $# -le 3 ] || usage
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    usage
+fi
 csv=$1
 out=$2
 title=${3:-"ballcl bench: time per step against N"}
