@@ -106,4 +106,9 @@ typedef struct bcl_cache_slot {
     bcl_cache_labels labels;
 } bcl_cache_slot;
 
+/* mkdir -p for path: every folder it creates, and the last one, get mode
+ * 0700 (src/cache_dir.c). Shared by the cache and the tuned files kept in
+ * the same folder. */
+int bcl_make_folders(char *path, bcl_error *e);
+
 #endif

@@ -44,7 +44,7 @@ int bcl_cache_dir(char *out, size_t size, bcl_error *e)
 /* mkdir -p with mode 0700 for every folder it creates. The folder we create
  * last is chmod'ed to exactly 0700, whatever the umask: the binaries in it
  * are the user's own business. An existing folder keeps its mode. */
-static int make_folders(char *path, bcl_error *e)
+int bcl_make_folders(char *path, bcl_error *e)
 {
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -82,7 +82,7 @@ int bcl_cache_dir_create(char *out, size_t size, bcl_error *e)
     int rc = bcl_cache_dir(out, size, e);
     if (rc)
         return rc;
-    return make_folders(out, e);
+    return bcl_make_folders(out, e);
 }
 
 /* "program-<64 lower-case hex>.bin": the only names list and clear touch. */

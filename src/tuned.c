@@ -10,6 +10,7 @@
  * measured, so a reader can see why the winner won.
  */
 #include "ballcl/ballcl.h"
+#include "cache.h"
 #include "clcall.h"
 
 #include <errno.h>
@@ -45,32 +46,11 @@ int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
     return BCL_OK;
 }
 
-/* The cache folder of SPEC §5. */
-static int cache_folder(char *out, size_t size, bcl_error *e)
-{
-    const char *env = getenv("BALLCL_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int w;
-    if (env && *env)
-        w = snprintf(out, size, "%s", env);
-    else if (xdg && *xdg)
-        w = snprintf(out, size, "%s/ballcl", xdg);
-    else if (home && *home)
-        w = snprintf(out, size, "%s/.cache/ballcl", home);
-    else
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "no cache folder: set BALLCL_CACHE_DIR, XDG_CACHE_HOME or HOME");
-    if (w < 0 || (size_t)w >= size)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cache folder path is too long");
-    return BCL_OK;
-}
-
 int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
                    bcl_error *e)
 {
     char dir[4096], key[33];
-    int rc = cache_folder(dir, sizeof dir, e);
+    int rc = bcl_cache_dir(dir, sizeof dir, e);
     if (rc == BCL_OK)
         rc = bcl_device_key(d, key, e);
     if (rc)
@@ -78,28 +58,6 @@ int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size
     int w = snprintf(out, size, "%s/tuned/%s-%s.json", dir, m->name, key);
     if (w < 0 || (size_t)w >= size)
         return bcl_fail(e, BCL_EXIT_INPUT, "tuned file path is too long");
-    return BCL_OK;
-}
-
-/* mkdir -p with mode 0700 for every folder it creates. */
-static int make_folders(const char *path, bcl_error *e)
-{
-    char buf[4096];
-    if (strlen(path) >= sizeof buf)
-        return bcl_fail(e, BCL_EXIT_INPUT, "path too long: '%s'", path);
-    strcpy(buf, path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-                return bcl_fail(e, BCL_EXIT_INPUT, "cannot create folder '%s': %s", buf,
-                                strerror(errno));
-            *p = c;
-            if (c == '\0')
-                break;
-        }
-    }
     return BCL_OK;
 }
 
@@ -142,7 +100,7 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
         return rc;
     char *slash = strrchr(path, '/');
     *slash = '\0';
-    rc = make_folders(path, e);
+    rc = bcl_make_folders(path, e);
     *slash = '/';
     if (rc)
         return rc;

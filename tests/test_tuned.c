@@ -247,7 +247,7 @@ static void test_unwritable_folder(void **state)
     bcl_error e = {0};
     char path[4096] = "";
     assert_int_equal(bcl_tuned_save(&d, bcl_models[0], &r, path, sizeof path, &e), BCL_EXIT_INPUT);
-    assert_non_null(strstr(e.msg, "cannot create folder"));
+    assert_non_null(strstr(e.msg, "cannot create cache folder"));
     assert_non_null(strstr(e.msg, sub));
     assert_string_equal(path, "");
 }
