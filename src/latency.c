@@ -66,10 +66,12 @@ static int dispatch(bcl_sim *s, const bcl_sim_opts *o, double *us, bcl_error *e)
     return rc;
 }
 
-int bcl_measure_latency(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_latency *out,
-                        bcl_error *e)
+/* Resolves o's launch once, warms up, then takes `repeats` samples. */
+static int sample(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats,
+                  int (*one)(bcl_sim *, const bcl_sim_opts *, double *, bcl_error *), bcl_stats *us,
+                  bcl_error *e)
 {
-    memset(out, 0, sizeof *out);
+    memset(us, 0, sizeof *us);
     if (repeats == 0)
         repeats = 1;
     if (repeats > MAX_REPEATS)
@@ -78,24 +80,30 @@ int bcl_measure_latency(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl
     int rc = bcl_sim_resolve(bcl_sim_context(s), &so, bcl_sim_balls(s), NULL, e);
     if (rc)
         return rc;
-    double *x = malloc(2 * (size_t)repeats * sizeof *x);
+    double *x = malloc(repeats * sizeof *x), ignored;
     if (!x)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    double *rt = x, *dp = x + repeats, ignored;
     /* Work the driver defers to the first launch, then a few untimed ones
      * (caches, clocks, the runtime's threads waking up). */
     rc = bcl_sim_warmup(s, &so, NULL, e);
     for (unsigned i = 0; i < UNTIMED && rc == BCL_OK; i++)
-        rc = round_trip(s, &so, &ignored, e);
-    for (unsigned i = 0; i < repeats && rc == BCL_OK; i++) {
-        rc = round_trip(s, &so, &rt[i], e);
-        if (rc == BCL_OK)
-            rc = dispatch(s, &so, &dp[i], e);
-    }
-    if (rc == BCL_OK) {
-        bcl_stats_compute(rt, repeats, &out->roundtrip_us);
-        bcl_stats_compute(dp, repeats, &out->dispatch_us);
-    }
+        rc = one(s, &so, &ignored, e);
+    for (unsigned i = 0; i < repeats && rc == BCL_OK; i++)
+        rc = one(s, &so, &x[i], e);
+    if (rc == BCL_OK)
+        bcl_stats_compute(x, repeats, us);
     free(x);
     return rc;
+}
+
+int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                         bcl_error *e)
+{
+    return sample(s, o, repeats, dispatch, us, e);
+}
+
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                          bcl_error *e)
+{
+    return sample(s, o, repeats, round_trip, us, e);
 }

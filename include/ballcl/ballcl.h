@@ -600,17 +600,16 @@ int bcl_fault_take(const char *name);
  * chunk's launch, which the caller releases. */
 int bcl_sim_enqueue(bcl_sim *s, const bcl_sim_opts *o, cl_event *ev, bcl_error *e);
 
-typedef struct bcl_latency {
-    bcl_stats dispatch_us;  /* CL_PROFILING_COMMAND_QUEUED to _START of one launch */
-    bcl_stats roundtrip_us; /* host clock around the enqueue and clFinish */
-} bcl_latency;
-
-/* Latency of a tiny launch: o's kernel on s (a simulation of a few balls),
- * after a warm-up launch and a few untimed ones; then `repeats` samples of
- * each figure, taken alternately (a round trip with no event, then a launch
- * with a profiling event), median, min and max. The state evolves. */
-int bcl_measure_latency(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_latency *out,
-                        bcl_error *e);
+/* Latency of a tiny launch of o's kernel on s (a simulation of a few
+ * balls), two figures measured apart so that one can fail alone. Each does
+ * a warm-up launch and a few untimed ones, then `repeats` samples (median,
+ * min, max, in microseconds); the state evolves.
+ * Dispatch: CL_PROFILING_COMMAND_QUEUED to _START of the launch's event. */
+int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                         bcl_error *e);
+/* Round trip: the host's monotonic clock around the enqueue and clFinish. */
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                          bcl_error *e);
 
 /* ---- device capability survey (SPEC §9; docs/SURVEY.md) ----------------- */
 
