@@ -244,7 +244,8 @@ typedef struct bcl_build_report {
 
 typedef struct bcl_context_opts {
     bool use_cache;
-    bool verbose; /* the library keeps notes; the caller prints them */
+    bool verbose;          /* the library keeps notes; the caller prints them */
+    const char *cache_dir; /* an existing folder to use instead of bcl_cache_dir(); NULL: that */
 } bcl_context_opts;
 
 /* Creates a context, profiling queue and the model's built program on dev. */
