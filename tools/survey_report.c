@@ -148,7 +148,13 @@ static void format_value(const json_t *v, fmt f, char *out, size_t size)
         return;
     case F_NUM: {
         double x = json_number_value(v);
-        snprintf(out, size, fabs(x) >= 1e6 ? "%.3e" : "%.4g", x);
+        /* Four significant digits, without an exponent below a million. */
+        if (fabs(x) >= 1e6)
+            snprintf(out, size, "%.3e", x);
+        else if (fabs(x) >= 1000)
+            snprintf(out, size, "%.0f", x);
+        else
+            snprintf(out, size, "%.4g", x);
         return;
     }
     case F_RATIO:
