@@ -389,6 +389,11 @@ static void local_sweep(model_run *r, size_t n)
     if (rc) {
         snprintf(figure, sizeof figure, "%s.local_sweep", r->path);
         failed(s, figure, &e);
+        static const char *const keys[] = {"best_local", "local1_penalty"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(figure, sizeof figure, "%s.%s", r->path, keys[i]);
+            derived_failed(s, figure, "the local size sweep did not run");
+        }
         return;
     }
     for (size_t i = 0; i < nl; i++) {

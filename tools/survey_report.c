@@ -195,16 +195,15 @@ static void format_value(const json_t *v, fmt f, char *out, size_t size)
 
 /* The error recorded for figure path full or, failing that, for one of its
  * parents ("measured.small" for "measured.small.us_per_step"). */
-static const char *error_of(const json_t *dev, const char *full)
+static const char *error_of(const json_t *dev, const char *full, char *key, size_t size)
 {
     const json_t *errors = json_object_get(dev, "errors");
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", full);
+    snprintf(key, size, "%s", full);
     for (;;) {
-        const json_t *m = json_object_get(errors, buf);
+        const json_t *m = json_object_get(errors, key);
         if (json_is_string(m))
             return json_string_value(m);
-        char *dot = strrchr(buf, '.');
+        char *dot = strrchr(key, '.');
         if (!dot)
             return NULL;
         *dot = '\0';
@@ -233,12 +232,14 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         return;
     }
     if (json_is_null(v)) {
-        const char *err = error_of(c->dev, full);
+        /* One footnote per error, shared by the cells it explains. */
+        char key[256];
+        const char *err = error_of(c->dev, full, key, sizeof key);
         if (!err) {
             printf(" n/a |");
             return;
         }
-        snprintf(note, sizeof note, "%s: %s: %s", c->head, full, err);
+        snprintf(note, sizeof note, "%s: %s: %s", c->head, key, err);
         char esc[1200];
         cell_text(note, esc, sizeof esc);
         printf(" n/a [%zu] |", note_add(n, esc));
