@@ -78,7 +78,8 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
     }
     bcl_build_report scratch;
     rc = bcl_program_get(c->ctx, dev, m->kernel_file, src, len, opts ? opts->use_cache : false,
-                         &c->program, rep ? rep : &scratch, &c->cache, e);
+                         opts ? opts->cache_dir : NULL, &c->program, rep ? rep : &scratch,
+                         &c->cache, e);
     if (rc)
         goto fail;
     free(src);

@@ -257,6 +257,37 @@ static double event_span_ns(cl_event ev, cl_int *st)
     return (double)(b - a);
 }
 
+/* Fills buf (bytes, a multiple of 16) with pseudo-random bytes from a fixed
+ * seed: a block of up to RANDOM_BLOCK bytes written over and over. The
+ * block is far larger than any compression unit, so the repetition gives a
+ * compressor nothing to work with. Waits until the writes are done. */
+#define RANDOM_BLOCK ((size_t)4 << 20)
+static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
+{
+    size_t block = bytes < RANDOM_BLOCK ? bytes : RANDOM_BLOCK;
+    uint64_t *host = malloc(block);
+    if (!host)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    bcl_rng r;
+    bcl_rng_seed(&r, 0x5eed5eedu);
+    for (size_t i = 0; i < block / sizeof *host; i++)
+        host[i] = bcl_rng_next(&r);
+    cl_command_queue q = bcl_context_queue(c);
+    cl_int st = CL_SUCCESS;
+    for (size_t off = 0; off < bytes && st == CL_SUCCESS; off += block) {
+        size_t len = bytes - off < block ? bytes - off : block;
+        st = BCL_CL(clEnqueueWriteBuffer, q, buf, CL_FALSE, off, len, host, 0, NULL, NULL);
+    }
+    /* The host block must outlive the non-blocking writes. */
+    cl_int fin = BCL_CL(clFinish, q);
+    free(host);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clEnqueueWriteBuffer", bcl_context_device(c)->name);
+    if (fin != CL_SUCCESS)
+        return bcl_cl_fail(e, fin, "clFinish", bcl_context_device(c)->name);
+    return BCL_OK;
+}
+
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e)
 {
@@ -286,11 +317,12 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
         goto out;
     }
     /* Touch both buffers first, so page faults and lazy allocation are
-     * not timed. */
+     * not timed. The source holds pseudo-random bytes: some GPUs compress
+     * memory, and a buffer of zeros would copy faster than any real data. */
+    if ((rc = fill_random(c, src, bytes, e)))
+        goto out;
     float zero = 0;
-    st = BCL_CL(clEnqueueFillBuffer, q, src, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clEnqueueFillBuffer, q, dst, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    st = BCL_CL(clEnqueueFillBuffer, q, dst, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
     if (st == CL_SUCCESS)
         st = BCL_CL(clEnqueueCopyBuffer, q, src, dst, 0, 0, bytes, 0, NULL, NULL);
     if (st == CL_SUCCESS)

@@ -145,9 +145,22 @@ static bool store_right_away(bcl_build_report *rep)
     return false;
 }
 
+/* The folder of the cache: the one given, or the user's (created). */
+static bool cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
+{
+    if (!given)
+        return bcl_cache_dir_create(dir, size, e) == BCL_OK;
+    if (strlen(given) >= size) {
+        bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
+        return false;
+    }
+    strcpy(dir, given);
+    return true;
+}
+
 int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
-                    const char *src, size_t len, bool use_cache, cl_program *out,
-                    bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e)
+                    const char *src, size_t len, bool use_cache, const char *cache_dir,
+                    cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e)
 {
     memset(rep, 0, sizeof *rep);
     memset(slot, 0, sizeof *slot);
@@ -159,7 +172,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
     } else if (has_include(src, len)) {
         text(rep->note, sizeof rep->note,
              "built from source: '%s' has #include, which the cache key cannot see", source_name);
-    } else if (bcl_cache_dir_create(dir, sizeof dir, &ce) != BCL_OK) {
+    } else if (!cache_folder(cache_dir, dir, sizeof dir, &ce)) {
         text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         text(rep->note, sizeof rep->note, "built from source, no cache folder");
     } else if (bcl_cache_key_make(dev, src, len, bcl_build_options(), &slot->key, &ce) ||

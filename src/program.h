@@ -11,14 +11,15 @@ int bcl_program_from_source(cl_context ctx, const bcl_device_info *dev, const ch
                             const char *options, cl_program *out, bcl_error *e);
 
 /* Contract: returns a built program for source, through the binary cache
- * when use_cache is set, and fills rep (hit, time, note; warning when the
+ * (in cache_dir, an existing folder, or bcl_cache_dir's when NULL) when
+ * use_cache is set, and fills rep (hit, time, note; warning when the
  * cache folder is unusable, which is no error). On a miss with a writable
  * folder, slot->pending is set: bcl_program_cache_store writes the entry
  * later. Fails only when building from source fails (the build log is then
  * attached to e). source_name labels the entry ("seed.cl"). */
 int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
-                    const char *src, size_t len, bool use_cache, cl_program *out,
-                    bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e);
+                    const char *src, size_t len, bool use_cache, const char *cache_dir,
+                    cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e);
 
 /* Contract: writes prog's binary as the entry slot describes, if
  * slot->pending (then clears it). Never fails the caller: trouble goes into

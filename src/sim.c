@@ -328,3 +328,33 @@ int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error 
         clReleaseEvent(last);
     return rc;
 }
+
+int bcl_sim_enqueue(bcl_sim *s, const bcl_sim_opts *o, cl_event *ev, bcl_error *e)
+{
+    if (ev)
+        *ev = NULL;
+    const bcl_device_info *d = bcl_context_device(s->c);
+    cl_command_queue q = bcl_context_queue(s->c);
+    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
+    cl_kernel k;
+    unsigned b;
+    int rc = bcl_sim_kernel(s->c, o, &k, &b, e);
+    if (rc)
+        return rc;
+    bcl_launch l = o->launch;
+    if (l.how == NULL && (rc = bcl_launch_resolve(s->c, k, items_for(s->chunks[0].n, b), &l, e)))
+        return rc;
+    for (size_t c = 0; c < s->nchunks && rc == BCL_OK; c++) {
+        const chunk *ch = &s->chunks[c];
+        if ((rc = set_args(s, k, ch, kper, o->params, e)))
+            break;
+        size_t items = items_for(ch->n, b);
+        size_t global = l.local ? bcl_round_up(items, l.local) : items;
+        cl_event *evp = ev && c + 1 == s->nchunks ? ev : NULL;
+        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global,
+                           l.local ? &l.local : NULL, 0, NULL, evp);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+    }
+    return rc;
+}

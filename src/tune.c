@@ -125,44 +125,57 @@ static int evaluate(tuner *t, size_t i, bcl_error *e)
     return bcl_measure_sim(t->sim, &so, &t->o->measure, &c->m, e);
 }
 
+int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t *out, size_t cap,
+                    size_t *count, size_t *pm_out, bcl_error *e)
+{
+    *count = 0;
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_kernel kern;
+    unsigned b;
+    int rc = bcl_sim_kernel(c, o, &kern, &b, e);
+    if (rc)
+        return rc;
+    size_t kwg = 0, pm = 0;
+    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device, CL_KERNEL_WORK_GROUP_SIZE,
+                       sizeof kwg, &kwg, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device,
+                    CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    if (pm_out)
+        *pm_out = pm;
+    if (cap == 0)
+        return BCL_OK;
+    size_t limit = kwg;
+    if (d->max_item_sizes[0] && d->max_item_sizes[0] < limit)
+        limit = d->max_item_sizes[0];
+    size_t items = (balls + b - 1) / b;
+    size_t n = bcl_tune_local_sizes(pm, limit, items, out, cap - 1);
+    /* The automatic choice is always a candidate, so the winner is never
+     * one that measured slower than it. */
+    size_t la = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
+                               d->type, items, NULL, 0);
+    bool have = false;
+    for (size_t i = 0; i < n; i++)
+        have = have || out[i] == la;
+    if (!have && la >= 1 && la <= limit)
+        out[n++] = la;
+    *count = n;
+    return BCL_OK;
+}
+
 /* Adds one candidate per variant x local size (and the driver's choice). */
 static int add_sweep(tuner *t, bool fused, unsigned k, bcl_error *e)
 {
     bcl_variant vars[BCL_MAX_VARIANTS];
     size_t nv;
-    const bcl_device_info *d = bcl_context_device(t->c);
     int rc = bcl_variants_list(t->c, fused, vars, BCL_MAX_VARIANTS, &nv, e);
     for (size_t v = 0; v < nv && rc == BCL_OK; v++) {
         bcl_sim_opts so = {.steps_per_launch = k, .variant = vars[v].name, .fused = fused};
-        cl_kernel kern;
-        unsigned b;
-        if ((rc = bcl_sim_kernel(t->c, &so, &kern, &b, e)))
+        size_t locals[MAX_LOCALS], nl;
+        if ((rc = bcl_tune_locals(t->c, &so, t->o->balls, locals, MAX_LOCALS, &nl, NULL, e)))
             break;
-        size_t kwg = 0, pm = 0;
-        cl_int st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device, CL_KERNEL_WORK_GROUP_SIZE,
-                           sizeof kwg, &kwg, NULL);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device,
-                        CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
-        if (st != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
-            break;
-        }
-        size_t limit = kwg;
-        if (d->max_item_sizes[0] && d->max_item_sizes[0] < limit)
-            limit = d->max_item_sizes[0];
-        size_t locals[MAX_LOCALS];
-        size_t items = (t->o->balls + b - 1) / b;
-        size_t nl = bcl_tune_local_sizes(pm, limit, items, locals, MAX_LOCALS - 1);
-        /* The automatic choice is always a candidate, so the winner is never
-         * one that measured slower than it. */
-        size_t la = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                   d->compute_units, d->type, items, NULL, 0);
-        bool have = false;
-        for (size_t i = 0; i < nl; i++)
-            have = have || locals[i] == la;
-        if (!have && la >= 1 && la <= limit)
-            locals[nl++] = la;
         for (size_t i = 0; i < nl && rc == BCL_OK; i++)
             rc = add_candidate(t, fused, vars[v].name, locals[i], k, e);
         if (rc == BCL_OK)

@@ -84,5 +84,6 @@ int cmd_run(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_survey(int argc, char **argv);
 
 #endif

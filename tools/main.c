@@ -13,6 +13,7 @@ static const cli_command commands[] = {
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
     {"bench", cmd_bench, "the seed's mistakes against the right way, side by side (SPEC 8)"},
     {"tune", cmd_tune, "measure the best launch configuration for a device and store it"},
+    {"survey", cmd_survey, "device capability survey (SPEC 9); 'survey compare' for files"},
 };
 
 static void usage(FILE *f)

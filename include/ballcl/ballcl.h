@@ -244,7 +244,8 @@ typedef struct bcl_build_report {
 
 typedef struct bcl_context_opts {
     bool use_cache;
-    bool verbose; /* the library keeps notes; the caller prints them */
+    bool verbose;          /* the library keeps notes; the caller prints them */
+    const char *cache_dir; /* an existing folder to use instead of bcl_cache_dir(); NULL: that */
 } bcl_context_opts;
 
 /* Creates a context, profiling queue and the model's built program on dev. */
@@ -472,8 +473,10 @@ int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t
                   uint64_t tol_ulp, float *scratch, bcl_validation *v, bcl_error *e);
 
 /* Read+write bandwidth of clEnqueueCopyBuffer between two device buffers of
- * `bytes` bytes (capped at the device's allocation limit): one warm-up copy,
- * then `repeats` copies timed by profiling events; GB/s = 2 * bytes / time. */
+ * `bytes` bytes (capped at the device's allocation limit), the source filled
+ * with pseudo-random bytes (memory compression would inflate the figure for
+ * zeros): one warm-up copy, then `repeats` copies timed by profiling events;
+ * GB/s = 2 * bytes / time. */
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
 
@@ -561,6 +564,14 @@ typedef struct bcl_tune_result {
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
  * up to pm (at least one size). Returns the count written (cap at most). */
 size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap);
+/* The local sizes the tuner tries for the kernel of o over `balls` balls:
+ * bcl_tune_local_sizes from the kernel's preferred multiple up to its
+ * work-group limit (and the device's first item size), plus the automatic
+ * choice when the list lacks it; at most cap (>= 2) sizes. The driver's
+ * choice (NULL) is not in the list. *pm_out (optional) gets the kernel's
+ * preferred work-group size multiple. */
+int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t *out, size_t cap,
+                    size_t *count, size_t *pm_out, bcl_error *e);
 /* Sweeps local sizes (and the driver's choice) for every variant of the
  * one-step kernel, then for every variant of the k-step kernel at K =
  * BCL_DEFAULT_K, then K for the best of those; every candidate is validated
@@ -582,5 +593,97 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
  * CL_OUT_OF_RESOURCES for OpenCL calls, EIO for I/O). Returns the status
  * to fail with, or 0 to go on. */
 int bcl_fault_take(const char *name);
+
+/* ---- launch latency (SPEC §9; shared by survey) -------------------------- */
+
+/* One launch of o's kernel (o->steps_per_launch steps) over every chunk of
+ * s, queued and not waited for; *ev (optional) is the event of the last
+ * chunk's launch, which the caller releases. */
+int bcl_sim_enqueue(bcl_sim *s, const bcl_sim_opts *o, cl_event *ev, bcl_error *e);
+
+/* Latency of a tiny launch of o's kernel on s (a simulation of a few
+ * balls), two figures measured apart so that one can fail alone. Each does
+ * a warm-up launch and a few untimed ones, then `repeats` samples (median,
+ * min, max, in microseconds); the state evolves.
+ * Dispatch: CL_PROFILING_COMMAND_QUEUED to _START of the launch's event. */
+int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                         bcl_error *e);
+/* Round trip: the host's monotonic clock around the enqueue and clFinish. */
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                          bcl_error *e);
+
+/* ---- device capability survey (SPEC §9; docs/SURVEY.md) ----------------- */
+
+/* The schema version every survey file carries; readers refuse others. */
+#define BCL_SURVEY_SCHEMA "ballcl-survey/1"
+
+/* jansson's type; the survey functions hand JSON documents in and out. */
+struct json_t;
+
+typedef struct bcl_survey_opts {
+    bool quick;                /* smaller N, fewer repeats (for CI) */
+    size_t small_n;            /* balls of the "small" ball-step figure */
+    size_t sweep_n;            /* balls of the local size sweep */
+    size_t large_n;            /* balls of "large", copy and fused; 0: bcl_survey_large_n */
+    unsigned fused_k;          /* steps per launch of the fused figure */
+    unsigned build_repeats;    /* builds timed per build figure */
+    unsigned latency_repeats;  /* samples per latency figure */
+    bcl_measure_opts measure;  /* repeats and repeat length of every ball-step figure */
+    uint64_t seed;             /* PRNG seed of the random initial states */
+    const char *command;       /* the command line, recorded in the document */
+    const char *driver_caches; /* what bcl_survey_driver_caches_off said */
+    bcl_progress_fn progress;
+    void *progress_arg;
+} bcl_survey_opts;
+
+/* The documented defaults (docs/SURVEY.md), or the --quick ones. */
+void bcl_survey_opts_default(bcl_survey_opts *o, bool quick);
+/* The "large" N for d: 16M balls (256 MiB) on a GPU or accelerator, 4M
+ * (64 MiB) on a CPU, 64K with quick; never more than one allocation
+ * (max_alloc) or a quarter of the device's memory holds, at least small_n. */
+size_t bcl_survey_large_n(const bcl_device_info *d, const bcl_survey_opts *o);
+/* The N of the fused figure: enough balls to fill the device (65536 per
+ * compute unit), at least sweep_n, at most the large N. A k-step launch
+ * costs K times a one-step one, so N = large would take minutes on a CPU
+ * for a rate that no longer changes with N once the device is full. */
+size_t bcl_survey_fused_n(const bcl_device_info *d, const bcl_survey_opts *o);
+/* Turns the drivers' own program caches off for this process
+ * (POCL_KERNEL_CACHE=0, CUDA_CACHE_DISABLE=1), leaving any value the user
+ * set, and writes what holds into note. Must run before the first OpenCL
+ * call: drivers read these once, when they start. */
+void bcl_survey_driver_caches_off(char *note, size_t size);
+
+/* The document without devices: schema, version, date, command, settings
+ * and an empty "devices" array. NULL when out of memory. */
+struct json_t *bcl_survey_document(const bcl_survey_opts *o);
+/* Identity and limits of d as the survey's "identity" and "limits"
+ * objects, in a new device object (no device calls: extensions is the
+ * CL_DEVICE_EXTENSIONS text or NULL, pm the preferred multiple or 0 when
+ * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
+ * by '?', so the JSON is always valid. NULL when out of memory. */
+struct json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
+/* Surveys one device into a new device object (*out): identity, limits and
+ * every measured figure, each ball-step figure validated bit for bit
+ * against the model's C reference before it is timed, for every model of
+ * the table. A figure that cannot be measured is null, with its error under
+ * "errors"; the others go on. *status is the worst outcome: BCL_OK,
+ * BCL_EXIT_MISMATCH (a figure failed validation) or BCL_EXIT_RUNTIME (a
+ * figure failed). Returns non-zero only when out of memory. */
+int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, struct json_t **out,
+                      int *status, bcl_error *e);
+/* Adds to dev's "flags" every figure above a plausible peak (the rules of
+ * docs/SURVEY.md); returns the number of flags. */
+size_t bcl_survey_flag(struct json_t *dev);
+
+/* Parses and checks a survey held in buf (len bytes, no NUL needed): valid
+ * JSON, schema BCL_SURVEY_SCHEMA, every required key with its type. name
+ * labels the messages. BCL_EXIT_INPUT with a one-line message on any
+ * defect; else *out is the document (the caller decrefs it). */
+int bcl_survey_read(const char *buf, size_t len, const char *name, struct json_t **out,
+                    bcl_error *e);
+/* Reads the file at path and checks it with bcl_survey_read. */
+int bcl_survey_load(const char *path, struct json_t **out, bcl_error *e);
+/* Writes doc atomically (bcl_write_file_atomic) as indented JSON. */
+int bcl_survey_save(const char *path, const struct json_t *doc, bcl_error *e);
 
 #endif

@@ -1,0 +1,381 @@
+/*
+ * Surveys as one Markdown table: one column per device, one row per figure.
+ * `ballcl survey` prints the devices it has just surveyed this way, and
+ * `ballcl survey compare` the devices of several files, from the same JSON,
+ * so the two never disagree. A figure that could not be measured reads
+ * "n/a" with a footnote holding its error; a figure above a plausible peak
+ * keeps its value, with a footnote holding the rule it broke.
+ */
+#include "survey_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { F_TEXT, F_INT, F_BYTES, F_NUM, F_BOOL, F_LIST, F_LOCAL, F_RATIO, F_ITEMS } fmt;
+
+typedef struct row {
+    const char *label;
+    const char *path; /* from the device object, dot-separated */
+    fmt f;
+} row;
+
+static const row device_rows[] = {
+    {"platform", "identity.platform", F_TEXT},
+    {"vendor", "identity.vendor", F_TEXT},
+    {"type", "identity.type", F_TEXT},
+    {"driver", "identity.driver", F_TEXT},
+    {"OpenCL", "identity.opencl_version", F_TEXT},
+    {"OpenCL C", "identity.opencl_c_version", F_TEXT},
+    {"compute units", "limits.compute_units", F_INT},
+    {"clock (MHz)", "limits.clock_mhz", F_INT},
+    {"max work-group size", "limits.max_work_group_size", F_INT},
+    {"max work-item sizes", "limits.max_work_item_sizes", F_ITEMS},
+    {"preferred multiple", "limits.preferred_work_group_multiple", F_INT},
+    {"local memory", "limits.local_mem_bytes", F_BYTES},
+    {"global memory", "limits.global_mem_bytes", F_BYTES},
+    {"max allocation", "limits.max_alloc_bytes", F_BYTES},
+    {"fp64", "limits.fp64", F_BOOL},
+    {"fp16", "limits.fp16", F_BOOL},
+    {"extensions (of interest)", "limits.extensions", F_LIST},
+    {"build, cold (ms)", "measured.build_ms_cold", F_NUM},
+    {"build, from cache (ms)", "measured.build_ms_cached", F_NUM},
+    {"launch latency, queued to start (us)", "measured.launch_latency_us", F_NUM},
+    {"round trip, enqueue + finish (us)", "measured.roundtrip_us", F_NUM},
+    {"copy bandwidth (GB/s)", "measured.copy_gb_per_s", F_NUM},
+    {"copy size", "measured.copy_bytes", F_BYTES},
+};
+
+/* Per model, relative to the model's object. */
+static const row model_rows[] = {
+    {"small N", "small.n", F_INT},
+    {"small, us/step", "small.us_per_step", F_NUM},
+    {"small, GB/s", "small.gb_per_s", F_NUM},
+    {"large N", "large.n", F_INT},
+    {"large, us/step", "large.us_per_step", F_NUM},
+    {"large, GB/s", "large.gb_per_s", F_NUM},
+    {"large, ball-steps/s", "large.ball_steps_per_s", F_NUM},
+    {"sweep N", "local_sweep.n", F_INT},
+    {"best local size", "best_local", F_LOCAL},
+    {"local = 1 penalty", "local1_penalty", F_RATIO},
+    {"fused K", "fused.k", F_INT},
+    {"fused variant", "fused.variant", F_TEXT},
+    {"fused, ball-steps/s", "fused_ball_steps_per_s", F_NUM},
+};
+
+/* One column: a device of a document. */
+typedef struct column {
+    const json_t *dev;
+    char head[200];
+} column;
+
+/* A footnote: an error or a flag of one device's figure. */
+typedef struct notes {
+    char **text;
+    size_t count, cap;
+} notes;
+
+static size_t note_add(notes *n, const char *text)
+{
+    for (size_t i = 0; i < n->count; i++)
+        if (strcmp(n->text[i], text) == 0)
+            return i + 1;
+    if (n->count == n->cap) {
+        size_t cap = n->cap ? n->cap * 2 : 16;
+        char **grown = realloc(n->text, cap * sizeof *grown);
+        if (!grown)
+            return 0;
+        n->text = grown;
+        n->cap = cap;
+    }
+    n->text[n->count] = strdup(text);
+    return n->text[n->count] ? ++n->count : 0;
+}
+
+/* The value at a dot-separated path (keys only; model names have no dots). */
+static const json_t *at(const json_t *obj, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    const json_t *v = obj;
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+        v = json_object_get(v, k);
+    return v;
+}
+
+/* Markdown-safe copy of s: '|' escaped, line breaks as spaces. */
+static void cell_text(const char *s, char *out, size_t size)
+{
+    size_t j = 0;
+    for (size_t i = 0; s[i] && j + 2 < size; i++) {
+        char c = s[i];
+        if (c == '|')
+            out[j++] = '\\';
+        out[j++] = (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+    }
+    out[j] = '\0';
+}
+
+static void format_bytes(double b, char *out, size_t size)
+{
+    if (b >= 1024.0 * 1024 * 1024)
+        snprintf(out, size, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        snprintf(out, size, "%.1f MiB", b / (1024.0 * 1024));
+    else if (b >= 1024.0)
+        snprintf(out, size, "%.0f KiB", b / 1024.0);
+    else
+        snprintf(out, size, "%.0f B", b);
+}
+
+static void format_value(const json_t *v, fmt f, char *out, size_t size)
+{
+    char tmp[512];
+    switch (f) {
+    case F_TEXT:
+        cell_text(json_is_string(v) ? json_string_value(v) : "?", out, size);
+        if (json_is_string(v) && !*json_string_value(v))
+            snprintf(out, size, "base");
+        return;
+    case F_BOOL:
+        snprintf(out, size, "%s", json_is_true(v) ? "yes" : "no");
+        return;
+    case F_BYTES:
+        format_bytes(json_number_value(v), out, size);
+        return;
+    case F_INT:
+        snprintf(out, size, "%.0f", json_number_value(v));
+        return;
+    case F_NUM: {
+        double x = json_number_value(v);
+        /* Four significant digits, without an exponent below a million. */
+        if (fabs(x) >= 1e6)
+            snprintf(out, size, "%.3e", x);
+        else if (fabs(x) >= 1000)
+            snprintf(out, size, "%.0f", x);
+        else
+            snprintf(out, size, "%.4g", x);
+        return;
+    }
+    case F_RATIO:
+        snprintf(out, size, "%.2fx", json_number_value(v));
+        return;
+    case F_LOCAL:
+        if (json_is_string(v))
+            cell_text(json_string_value(v), out, size);
+        else
+            snprintf(out, size, "%.0f", json_number_value(v));
+        return;
+    case F_ITEMS:
+    case F_LIST: {
+        size_t used = 0, i;
+        const json_t *x;
+        tmp[0] = '\0';
+        json_array_foreach(v, i, x)
+        {
+            char one[64];
+            if (json_is_string(x)) {
+                /* cl_khr_fp64 -> fp64: the prefix says nothing in a table. */
+                const char *s = json_string_value(x);
+                snprintf(one, sizeof one, "%s", strncmp(s, "cl_khr_", 7) == 0 ? s + 7 : s);
+            } else {
+                snprintf(one, sizeof one, "%.0f", json_number_value(x));
+            }
+            int w = snprintf(tmp + used, sizeof tmp - used, "%s%s",
+                             i ? (f == F_ITEMS ? " x " : ", ") : "", one);
+            if (w < 0 || (size_t)w >= sizeof tmp - used)
+                break;
+            used += (size_t)w;
+        }
+        cell_text(i || f == F_ITEMS ? tmp : "none", out, size);
+        return;
+    }
+    }
+}
+
+/* The error recorded for figure path full or, failing that, for one of its
+ * parents ("measured.small" for "measured.small.us_per_step"). */
+static const char *error_of(const json_t *dev, const char *full, char *key, size_t size)
+{
+    const json_t *errors = json_object_get(dev, "errors");
+    snprintf(key, size, "%s", full);
+    for (;;) {
+        const json_t *m = json_object_get(errors, key);
+        if (json_is_string(m))
+            return json_string_value(m);
+        char *dot = strrchr(key, '.');
+        if (!dot)
+            return NULL;
+        *dot = '\0';
+    }
+}
+
+static const json_t *flag_of(const json_t *dev, const char *full)
+{
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(dev, "flags"), i, f)
+    {
+        const char *fig = json_string_value(json_object_get(f, "figure"));
+        if (fig && strcmp(fig, full) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+static void print_cell(const column *c, const char *full, fmt f, notes *n)
+{
+    char out[600], note[1200];
+    const json_t *v = at(c->dev, full);
+    if (!v) {
+        printf(" - |");
+        return;
+    }
+    if (json_is_null(v)) {
+        /* One footnote per error, shared by the cells it explains. */
+        char key[256];
+        const char *err = error_of(c->dev, full, key, sizeof key);
+        if (!err) {
+            printf(" n/a |");
+            return;
+        }
+        snprintf(note, sizeof note, "%s: %s: %s", c->head, key, err);
+        char esc[1200];
+        cell_text(note, esc, sizeof esc);
+        printf(" n/a [%zu] |", note_add(n, esc));
+        return;
+    }
+    format_value(v, f, out, sizeof out);
+    const json_t *flag = flag_of(c->dev, full);
+    if (flag) {
+        snprintf(note, sizeof note,
+                 "%s: %s = %g is above the plausible %g (%s): flagged, not hidden", c->head, full,
+                 json_number_value(json_object_get(flag, "value")),
+                 json_number_value(json_object_get(flag, "limit")),
+                 json_string_value(json_object_get(flag, "rule")));
+        char esc[1200];
+        cell_text(note, esc, sizeof esc);
+        printf(" %s (!) [%zu] |", out, note_add(n, esc));
+        return;
+    }
+    printf(" %s |", out);
+}
+
+static void print_row(const column *cols, size_t ncols, const char *label, const char *prefix,
+                      const char *path, fmt f, notes *n)
+{
+    char full[256], esc[256];
+    cell_text(label, esc, sizeof esc);
+    printf("| %s |", esc);
+    for (size_t i = 0; i < ncols; i++) {
+        const char *pre = prefix;
+        char own[128];
+        /* The default model's figures sit at the top of "measured". */
+        if (prefix && strncmp(prefix, "model:", 6) == 0) {
+            const char *name = prefix + 6;
+            const char *def = json_string_value(at(cols[i].dev, "measured.model"));
+            if (def && strcmp(def, name) == 0)
+                snprintf(own, sizeof own, "measured");
+            else
+                snprintf(own, sizeof own, "measured.models.%s", name);
+            pre = own;
+        }
+        if (pre)
+            snprintf(full, sizeof full, "%s.%s", pre, path);
+        else
+            snprintf(full, sizeof full, "%s", path);
+        print_cell(&cols[i], full, f, n);
+    }
+    printf("\n");
+}
+
+/* Adds name to the list of models (no duplicates, at most cap). */
+static void add_model(const char **names, size_t *count, size_t cap, const char *name)
+{
+    if (!name)
+        return;
+    for (size_t i = 0; i < *count; i++)
+        if (strcmp(names[i], name) == 0)
+            return;
+    if (*count < cap)
+        names[(*count)++] = name;
+}
+
+int survey_print_table(json_t *const *docs, const char *const *labels, size_t ndocs)
+{
+    size_t ncols = 0;
+    for (size_t d = 0; d < ndocs; d++)
+        ncols += json_array_size(json_object_get(docs[d], "devices"));
+    column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+    if (!cols)
+        return -1;
+    const char *models[32];
+    size_t nmodels = 0;
+    size_t k = 0;
+    for (size_t d = 0; d < ndocs; d++) {
+        size_t i;
+        const json_t *dev;
+        json_array_foreach(json_object_get(docs[d], "devices"), i, dev)
+        {
+            column *c = &cols[k++];
+            c->dev = dev;
+            const char *name = json_string_value(at(dev, "identity.name"));
+            if (labels && labels[d])
+                snprintf(c->head, sizeof c->head, "%s (%s)", name, labels[d]);
+            else
+                snprintf(c->head, sizeof c->head, "%s", name);
+            add_model(models, &nmodels, 32, json_string_value(at(dev, "measured.model")));
+            const char *key;
+            const json_t *mm;
+            json_object_foreach(
+                (json_t *)json_object_get(json_object_get(dev, "measured"), "models"), key, mm)
+            {
+                (void)mm;
+                add_model(models, &nmodels, 32, key);
+            }
+        }
+    }
+    notes n = {0};
+    printf("| figure |");
+    for (size_t i = 0; i < ncols; i++) {
+        char esc[400];
+        cell_text(cols[i].head, esc, sizeof esc);
+        printf(" %s |", esc);
+    }
+    printf("\n| --- |");
+    for (size_t i = 0; i < ncols; i++)
+        printf(" ---: |");
+    printf("\n");
+    /* Where each column comes from. */
+    printf("| surveyed |");
+    k = 0;
+    for (size_t d = 0; d < ndocs; d++) {
+        const char *date = json_string_value(json_object_get(docs[d], "date"));
+        bool quick = json_is_true(json_object_get(docs[d], "quick"));
+        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++)
+            printf(" %s%s |", date ? date : "?", quick ? " (quick)" : "");
+    }
+    printf("\n");
+    print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, &n);
+    for (size_t r = 0; r < sizeof device_rows / sizeof device_rows[0]; r++)
+        print_row(cols, ncols, device_rows[r].label, NULL, device_rows[r].path, device_rows[r].f,
+                  &n);
+    for (size_t m = 0; m < nmodels; m++) {
+        char prefix[96];
+        snprintf(prefix, sizeof prefix, "model:%s", models[m]);
+        for (size_t r = 0; r < sizeof model_rows / sizeof model_rows[0]; r++) {
+            char label[128];
+            snprintf(label, sizeof label, "%s: %s", models[m], model_rows[r].label);
+            print_row(cols, ncols, label, prefix, model_rows[r].path, model_rows[r].f, &n);
+        }
+    }
+    if (n.count)
+        printf("\n");
+    for (size_t i = 0; i < n.count; i++) {
+        printf("- [%zu] %s\n", i + 1, n.text[i]);
+        free(n.text[i]);
+    }
+    free(n.text);
+    free(cols);
+    return 0;
+}
