@@ -25,7 +25,8 @@ struct bcl_context {
     unsigned nkernels;
 };
 
-static cl_command_queue create_queue(bcl_context *c, cl_int *st)
+/* *call names the function used, for the error message. */
+static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **call)
 {
     /* OpenCL 2.0+ deprecates clCreateCommandQueue; 1.x devices lack the
      * replacement. The version string is "OpenCL M.m ...". */
@@ -34,10 +35,12 @@ static cl_command_queue create_queue(bcl_context *c, cl_int *st)
         major = atoi(c->dev.version + 7);
     if (major >= 2) {
         cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+        *call = "clCreateCommandQueueWithProperties";
         return BCL_CL_CREATE(st, clCreateCommandQueueWithProperties, c->ctx, c->dev.device, props);
     }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    *call = "clCreateCommandQueue";
     return BCL_CL_CREATE(st, clCreateCommandQueue, c->ctx, c->dev.device,
                          CL_QUEUE_PROFILING_ENABLE);
 #pragma GCC diagnostic pop
@@ -64,9 +67,10 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         rc = bcl_cl_fail(e, st, "clCreateContext", dev->name);
         goto fail;
     }
-    c->queue = create_queue(c, &st);
+    const char *queue_call;
+    c->queue = create_queue(c, &st, &queue_call);
     if (st != CL_SUCCESS) {
-        rc = bcl_cl_fail(e, st, "clCreateCommandQueue", dev->name);
+        rc = bcl_cl_fail(e, st, queue_call, dev->name);
         goto fail;
     }
     bcl_build_report scratch;

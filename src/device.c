@@ -64,8 +64,11 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     memset(list, 0, sizeof *list);
     cl_uint np = 0;
     cl_int st = BCL_CL(clGetPlatformIDs, 0, NULL, &np);
-    if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ || np == 0 ||
-        (st != CL_SUCCESS && np == 0))
+    /* Only "none installed" means none installed: any other failure (out of
+     * host memory, a broken loader) is reported with its status, not as a
+     * missing driver. */
+    if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ ||
+        (st == CL_SUCCESS && np == 0))
         return bcl_fail(e, BCL_EXIT_RUNTIME,
                         "no OpenCL platform found: install a driver, e.g. Debian's "
                         "pocl-opencl-icd for CPUs, or your GPU vendor's OpenCL driver");
@@ -83,7 +86,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     for (cl_uint p = 0; p < np && rc == BCL_OK; p++) {
         cl_uint nd = 0;
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
-        if (st == CL_DEVICE_NOT_FOUND || nd == 0)
+        if (st == CL_DEVICE_NOT_FOUND || (st == CL_SUCCESS && nd == 0))
             continue; /* a platform without devices is listed by nobody */
         if (st != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st, "clGetDeviceIDs", NULL);
