@@ -139,7 +139,8 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             rc = bcl_local_parse(optarg, &a->launch, e);
             break;
         case OPT_SPL:
-            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
+            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch,
+                               e);
             break;
         case OPT_SYNC:
             if (strcmp(optarg, "every") == 0)
@@ -228,7 +229,8 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
         printf("launch      local %zu, global %zu (%s: %s)\n", l->local, global, l->how, l->why);
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
-    printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
+    printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note,
+           first_ms);
     printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
@@ -249,9 +251,9 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
            (unsigned long long)(v->max_ulp == UINT64_MAX ? 0 : v->max_ulp));
     for (size_t i = 0; i < v->nreported; i++) {
         const bcl_mismatch *mm = &v->first[i];
-        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n", mm->ball,
-               mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0], mm->got[1],
-               mm->got[2], mm->got[3]);
+        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n",
+               mm->ball, mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0],
+               mm->got[1], mm->got[2], mm->got[3]);
     }
 }
 
@@ -269,39 +271,41 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
     json_t *mism = json_array();
     for (size_t i = 0; i < v->nreported; i++) {
         const bcl_mismatch *mm = &v->first[i];
-        json_array_append_new(mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball",
-                                              (json_int_t)mm->ball, "want", mm->want[0],
-                                              mm->want[1], mm->want[2], mm->want[3], "got",
-                                              mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
+        json_array_append_new(
+            mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball", (json_int_t)mm->ball,
+                            "want", mm->want[0], mm->want[1], mm->want[2], mm->want[3], "got",
+                            mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
     }
     json_t *params = json_array();
     for (unsigned i = 0; i < bcl_model_param_floats(a->model.model); i++)
         json_array_append_new(params, json_real(a->model.params[i]));
     json_t *validation =
-        a->validate ? json_pack("{s:b, s:b, s:I, s:I, s:O, s:I, s:o}", "performed", 1, "passed",
-                                v->mismatches == 0, "compared", (json_int_t)v->compared,
-                                "mismatches", (json_int_t)v->mismatches, "max_ulp",
-                                v->max_ulp == UINT64_MAX ? json_null()
-                                                         : json_integer((json_int_t)v->max_ulp),
-                                "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
-                    : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
-                                "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
-                                "first_mismatches", mism);
+        a->validate
+            ? json_pack("{s:b, s:b, s:I, s:I, s:O, s:I, s:o}", "performed", 1, "passed",
+                        v->mismatches == 0, "compared", (json_int_t)v->compared, "mismatches",
+                        (json_int_t)v->mismatches, "max_ulp",
+                        v->max_ulp == UINT64_MAX ? json_null()
+                                                 : json_integer((json_int_t)v->max_ulp),
+                        "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
+            : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
+                        "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
+                        "first_mismatches", mism);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:I, s:s}, s:{s:b, s:f, s:s, s:f},"
         " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
-        bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
-        params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
-        (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps, "buffers",
-        (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global", (json_int_t)global,
-        "how", l->how, "why", l->why, "steps_per_launch", (json_int_t)a->steps_per_launch, "sync",
-        a->sync == BCL_SYNC_EVERY ? "every" : "end", "cache", "hit", br->cache_hit, "program_ms",
-        br->program_ms, "note", br->note, "first_launch_ms", first_ms, "timing", "device_ms",
-        t->device_ms, "wall_ms", t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall,
-        "ball_steps_per_s", rate, "gb_per_s", rate * 32.0 / (double)a->steps_per_launch / 1e9,
-        "validation", validation);
+        bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name,
+        "params", params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"),
+        "seed", (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps,
+        "buffers", (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global",
+        (json_int_t)global, "how", l->how, "why", l->why, "steps_per_launch",
+        (json_int_t)a->steps_per_launch, "sync", a->sync == BCL_SYNC_EVERY ? "every" : "end",
+        "cache", "hit", br->cache_hit, "program_ms", br->program_ms, "note", br->note,
+        "first_launch_ms", first_ms, "timing",
+        "device_ms", t->device_ms, "wall_ms", t->wall_ms, "us_per_step", us_dev,
+        "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
+        rate * 32.0 / (double)a->steps_per_launch / 1e9, "validation", validation);
     return root;
 }
 
@@ -380,8 +384,9 @@ int cmd_run(int argc, char **argv)
     if ((rc = bcl_sim_read(sim, state, &e)))
         goto out;
     bcl_validation v = {0};
-    if (a.validate && (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps,
-                                         a.tol_ulp, &v, &e)))
+    if (a.validate &&
+        (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps, a.tol_ulp, &v,
+                           &e)))
         goto out;
     /* The output is written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
@@ -390,8 +395,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     size_t global = launch.local ? bcl_round_up(n, launch.local) : n;
     if (a.json) {
-        json_t *j =
-            report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
