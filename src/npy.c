@@ -382,8 +382,9 @@ static const char *nonfinite_name(float v)
  */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
-    unsigned char *buf;
-    size_t len;
+    /* Set by read_all on success; initialised for gcc's -Wmaybe-uninitialized. */
+    unsigned char *buf = NULL;
+    size_t len = 0;
     int rc = read_all(path, &buf, &len, e);
     if (rc)
         return rc;

@@ -51,16 +51,24 @@ size_t bcl_sim_chunks(const bcl_sim *s)
     return s->nchunks;
 }
 
-int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
+int bcl_sim_check_fits(const bcl_device_info *d, size_t n, bcl_error *e)
 {
-    *out = NULL;
-    const bcl_device_info *d = bcl_context_device(c);
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
     if (n > SIZE_MAX / BALL_BYTES || (d->global_mem && (cl_ulong)n * BALL_BYTES > d->global_mem))
         return bcl_fail(
             e, BCL_EXIT_INPUT, "%zu balls need %.1f MiB, more than the %.1f MiB of memory of '%s'",
             n, (double)n * BALL_BYTES / 1048576.0, (double)d->global_mem / 1048576.0, d->name);
+    return BCL_OK;
+}
+
+int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
+{
+    *out = NULL;
+    const bcl_device_info *d = bcl_context_device(c);
+    int check = bcl_sim_check_fits(d, n, e);
+    if (check)
+        return check;
     /* Whole balls per chunk, and n must fit the kernels' uint argument. */
     size_t per = (size_t)(alloc_limit(d) / BALL_BYTES);
     if (per > UINT32_MAX)

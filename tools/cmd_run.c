@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct run_args {
@@ -173,8 +174,16 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
                           argv[optind - 1]);
             break;
         case '?':
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl run --help')",
-                          argv[optind - 1]);
+            /* getopt sets optopt for a known flag given "=value". */
+            if (optopt != 0 && strncmp(argv[optind - 1], "--", 2) == 0 &&
+                strchr(argv[optind - 1], '='))
+                rc = bcl_fail(e, BCL_EXIT_INPUT,
+                              "option '%s' takes no value (see 'ballcl run "
+                              "--help')",
+                              argv[optind - 1]);
+            else
+                rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl run --help')",
+                              argv[optind - 1]);
             break;
         default:
             if (c >= CLI_PARAM_OPT_BASE)
@@ -201,8 +210,36 @@ static int check_output_path(const char *path, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT, "--output: path too long");
     strcpy(copy, path);
     const char *dir = dirname(copy);
+    struct stat st;
+    /* stat first: access() on a file in place of the folder says EACCES. */
+    if (stat(dir, &st) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(ENOTDIR));
     if (access(dir, W_OK | X_OK) != 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(errno));
+    /* Else the run would be done before rename() found the folder. */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': is a folder: expected a file name",
+                        path);
+    return BCL_OK;
+}
+
+/* Refuses an N whose host copies (the state, and for validation the initial
+ * state) exceed the machine's memory: malloc
+ * would succeed on an overcommitting kernel and the process be killed while
+ * filling them. */
+static int check_host_memory(size_t n, unsigned copies, bcl_error *e)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return BCL_OK;
+    double need = (double)n * 16.0 * copies, have = (double)pages * (double)page;
+    if (need > have)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%zu balls need %.1f GiB of host memory (%u copies of the state), more "
+                        "than the %.1f GiB of this machine",
+                        n, need / 1073741824.0, copies, have / 1073741824.0);
     return BCL_OK;
 }
 
@@ -327,11 +364,18 @@ int cmd_run(int argc, char **argv)
     size_t di;
     if (a.output && (rc = check_output_path(a.output, &e)))
         goto out;
-    if (a.input) {
-        if ((rc = bcl_npy_read(a.input, &state, &n, &e)))
-            goto out;
-    } else {
+    /* A file is read before the device is opened (its errors need no
+     * device); a generated state is made only once N is known to fit. */
+    if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
+        goto out;
+    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+        goto out;
+    const bcl_device_info *dev = &list.dev[di];
+    if (!a.input) {
         n = (size_t)a.balls;
+        if ((rc = bcl_sim_check_fits(dev, n, &e)) ||
+            (rc = check_host_memory(n, a.validate ? 2 : 1, &e)))
+            goto out;
         state = malloc(n * 4 * sizeof(float));
         if (!state) {
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
@@ -339,9 +383,6 @@ int cmd_run(int argc, char **argv)
         }
         a.model.model->init(state, n, a.init, a.seed, a.model.params);
     }
-    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
-        goto out;
-    const bcl_device_info *dev = &list.dev[di];
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
                 dev->device_index, dev->name, bcl_build_options());

@@ -282,6 +282,10 @@ typedef struct bcl_sim bcl_sim;
 /* Allocates device buffers for n balls (split when one allocation is too
  * small) and uploads state. Fails before any work if n does not fit. */
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
+/* BCL_OK if n balls fit in dev's global memory, else BCL_EXIT_INPUT naming
+ * both sizes: callers check before making the host state, so that a huge N
+ * is an error at once rather than gigabytes of host work first. */
+int bcl_sim_check_fits(const bcl_device_info *dev, size_t n, bcl_error *e);
 /* Runs opts->steps steps; state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *opts, bcl_sim_timing *t, bcl_error *e);
 /* One launch of o's kernel with no balls, so that work a driver defers to
