@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Every kernel under Oclgrind, the OpenCL device simulator that checks each
+memory access (Debian package oclgrind).
+
+For every model listed by `ballcl run --help`, both kernels (<model>_step with
+--steps-per-launch 1, <model>_steps with K = 3 over 5 steps, so the last
+launch does fewer steps) run at N = 37, which no work-group size used here
+divides (local 8 and 16: global 40 and 48; and the driver's choice), with
+random mixed-magnitude balls. The run goes through the `oclgrind` wrapper with
+  --check-api --data-races --uninitialized --log FILE
+and must validate bit for bit against the C reference, run on the Oclgrind
+platform (not silently on another driver), and leave the log empty: any
+report (out-of-bounds access, data race, uninitialised value, API misuse)
+fails the test. Models added later are picked up from the help text; a
+kernel in cl/*.cl that none of these runs launches (a new variant) fails the
+test until its run option is added here.
+
+Before that, three deliberately broken kernels (an access past N, a
+write-write race, an uninitialised value) must each produce a report, so the
+test cannot pass with checks that do not work.
+
+Exit 77 (skipped) when oclgrind is not installed.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BALLCL = os.environ["BALLCL"]
+N = 37
+LOCALS = ["8", "16", "driver"]
+CHECKS = ["--check-api", "--data-races", "--uninitialized"]
+
+BROKEN = {
+    "out-of-bounds": ("Invalid", """
+__kernel void seed_step(__global float4 *s, uint n, uint k)
+{
+    size_t i = get_global_id(0); /* no check against n */
+    s[i].x = s[i].x + 1.0f;
+}"""),
+    "data race": ("data race", """
+__kernel void seed_step(__global float4 *s, uint n, uint k)
+{
+    size_t i = get_global_id(0);
+    if (i < n)
+        s[0].y = (float)i;
+}"""),
+    "uninitialised value": ("Uninitialized value", """
+__kernel void seed_step(__global float4 *s, uint n, uint k)
+{
+    size_t i = get_global_id(0);
+    float4 t;
+    if (i < n && k > 5)
+        t = s[i];
+    if (i < n)
+        s[i] = t;
+}"""),
+}
+
+
+def models():
+    out = subprocess.run([BALLCL, "run", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        s = line.strip()
+        if s.startswith("--model M"):
+            return s.split("model:", 1)[1].replace("(default)", "").split()
+    raise SystemExit("cannot find the model list in 'ballcl run --help'")
+
+
+def under_oclgrind(args, log, env=None):
+    cmd = ["oclgrind"] + CHECKS + ["--log", log, BALLCL, "run", "-n", str(N)] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    with open(log) as f:
+        report = f.read()
+    return p, report
+
+
+def main():
+    if not shutil.which("oclgrind"):
+        print("oclgrind is not installed (Debian package oclgrind): skipped")
+        return 77
+    work = tempfile.mkdtemp(prefix="ballcl-oclgrind.")
+    problems = []
+    runs = 0
+    try:
+        # The checker works: each broken kernel is reported.
+        for what, (mark, src) in BROKEN.items():
+            kdir = os.path.join(work, what.replace(" ", "-"))
+            os.mkdir(kdir)
+            with open(os.path.join(kdir, "seed.cl"), "w") as f:
+                f.write(src)
+            env = dict(os.environ, BALLCL_KERNEL_DIR=kdir)
+            log = os.path.join(work, "control.log")
+            p, report = under_oclgrind(["-s", "2", "--local", "8", "--no-validate",
+                                        "--no-cache"], log, env)
+            runs += 1
+            if mark not in report:
+                problems.append(f"control '{what}': Oclgrind did not report it "
+                                f"(exit {p.returncode}):\n{report}{p.stderr}")
+            else:
+                print(f"control '{what}': reported ({report.count(mark)} reports)")
+
+        # Every kernel in the kernel folder must be one that the loop below
+        # launches; a new variant needs its option added here.
+        launched = {f"{m}_{suffix}" for m in models() for suffix in ("step", "steps")}
+        kdir = os.environ.get("BALLCL_KERNEL_DIR", "")
+        found = set()
+        for path in glob.glob(os.path.join(kdir, "*.cl")):
+            with open(path) as f:
+                found |= set(re.findall(r"__kernel\s+void\s+(\w+)", f.read()))
+        if not found:
+            problems.append(f"no kernels found in BALLCL_KERNEL_DIR '{kdir}'")
+        for name in sorted(found - launched):
+            problems.append(f"kernel {name} is not run here: add the run option that selects it "
+                            f"to tests/test_oclgrind.py")
+
+        for model in models():
+            for k, steps in (("1", "3"), ("3", "5")):
+                for local in LOCALS:
+                    args = ["--model", model, "-s", steps, "--steps-per-launch", k,
+                            "--local", local, "--init", "random", "--no-cache"]
+                    log = os.path.join(work, "run.log")
+                    p, report = under_oclgrind(args, log)
+                    runs += 1
+                    label = f"{model} K={k} local={local}"
+                    if "(Oclgrind, selector" not in p.stdout:
+                        problems.append(f"{label}: did not run on the Oclgrind platform:\n"
+                                        f"{p.stdout}{p.stderr}")
+                    if p.returncode != 0 or "validation  passed" not in p.stdout:
+                        problems.append(f"{label}: exit {p.returncode}, no validation:\n"
+                                        f"{p.stdout}{p.stderr}")
+                    if report.strip():
+                        problems.append(f"{label}: Oclgrind reported:\n{report[:4000]}")
+                    if not problems or not problems[-1].startswith(label):
+                        print(f"{label}: clean, validated")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{runs} runs under Oclgrind")
+    for pr in problems:
+        print("PROBLEM " + pr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
