@@ -329,7 +329,7 @@ def device_cases(work, devices):
              ["cannot read kernel '", "k-none/seed.cl': No such file or directory"],
              env={"BALLCL_KERNEL_DIR": os.path.join(work, "k-none")}, device=True),
         Case("kernel file: a folder", ["run", "-n", "5"], 2,
-             ["cannot read kernel '", "k-dir/seed.cl'"],
+             ["cannot read kernel '", "k-dir/seed.cl': Is a directory"],
              env={"BALLCL_KERNEL_DIR": os.path.join(work, "k-dir")}, device=True),
         Case("kernel file: empty", ["run", "-n", "5"], 2, ["k-empty/seed.cl' is empty"],
              env={"BALLCL_KERNEL_DIR": os.path.join(work, "k-empty")}, device=True),

@@ -19,7 +19,9 @@ repeated with BALLCL_FAULT=NAME:n. Each faulted run must either
 
 Never a crash, never a wrong result reported as correct. A second walk repeats
 the file points with an output file that already exists, which must be left
-as it was. The names are not hard-coded: new OpenCL calls and new files
+as it was. Then the cache folder is filled by a fault-free run, and if a
+run with that warm cache reaches other calls (loading a cached binary), the
+whole walk is repeated on that path. The names are not hard-coded: new OpenCL calls and new files
 (the binary cache) are walked as soon as the program makes them.
 
 Exit 77 (skipped) when no OpenCL device is present.
@@ -38,6 +40,7 @@ BALLCL = os.environ["BALLCL"]
 TOLERATED = {"clGetDeviceInfo", "clGetPlatformInfo", "clGetProgramBuildInfo"}
 FILE_CALLS = {"read": "cannot read", "open": "(open failed)", "write": "(write failed)",
               "fsync": "(fsync failed)", "rename": "(rename failed)"}
+RUN_ARGS = ["run", "-v", "--input", "a.npy", "--output", "out/b.npy", "-s", "3"]
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 failures = []
@@ -76,21 +79,43 @@ def status_text(name, status):
             "EROFS": "Read-only file system", None: "Input/output error"}[status]
 
 
-def faulted_run(work, name, n, status, baseline, old_output):
-    """One run with NAME:n[:STATUS] failing; checks everything listed above."""
-    label = f"{name}:{n}" + (f":{status}" if status else "")
+def reset(work, warm_cache):
+    """Empty output folder; the cache folder empty or a copy of warm_cache."""
     out_dir = os.path.join(work, "out")
     cache_dir = os.path.join(work, "cache")
     for d in (out_dir, cache_dir):
         shutil.rmtree(d, ignore_errors=True)
-        os.mkdir(d)
+    os.mkdir(out_dir)
+    if warm_cache:
+        shutil.copytree(warm_cache, cache_dir)
+    else:
+        os.mkdir(cache_dir)
+    return out_dir, cache_dir
+
+
+def trace(work, warm_cache):
+    """The fault points of one fault-free run, in order, and its output."""
+    _, cache_dir = reset(work, warm_cache)
+    rc, so, se = run(RUN_ARGS, {"BALLCL_FAULT_TRACE": "1", "BALLCL_CACHE_DIR": cache_dir}, work)
+    if rc != 0 or "validation  passed" not in so:
+        raise SystemExit(f"fault-free run failed (exit {rc}):\n{so}{se}")
+    points = [l.split("fault point ", 1)[1] for l in se.splitlines()
+              if l.startswith("ballcl: fault point ")]
+    with open(os.path.join(work, "out", "b.npy"), "rb") as f:
+        return points, f.read()
+
+
+def faulted_run(work, name, n, status, baseline, old_output, warm_cache):
+    """One run with NAME:n[:STATUS] failing; checks everything listed above."""
+    label = f"{name}:{n}" + (f":{status}" if status else "") + (" (warm cache)" if warm_cache
+                                                                 else "")
+    out_dir, cache_dir = reset(work, warm_cache)
     out = os.path.join(out_dir, "b.npy")
     if old_output is not None:
         with open(out, "wb") as f:
             f.write(old_output)
     spec = f"{name}:{n}" + (f":{status}" if status else "")
-    rc, so, se = run(["run", "-v", "--input", "a.npy", "--output", "out/b.npy", "-s", "3"],
-                     {"BALLCL_FAULT": spec, "BALLCL_CACHE_DIR": cache_dir}, work)
+    rc, so, se = run(RUN_ARGS, {"BALLCL_FAULT": spec, "BALLCL_CACHE_DIR": cache_dir}, work)
     text = status_text(name, status)
     for mark in SANITIZER_MARKS:
         check(label, mark not in se, f"sanitizer report:\n{se}")
@@ -124,6 +149,32 @@ def faulted_run(work, name, n, status, baseline, old_output):
     return "failed"
 
 
+def walk(work, points, baseline, warm_cache, outcomes):
+    """Fails every call of points in turn, then the extra statuses, then the
+    file calls again with an existing output."""
+    counts = collections.Counter(points)
+    order = list(dict.fromkeys(points))  # first-seen order
+    for name in order:
+        for n in range(1, counts[name] + 1):
+            outcomes[faulted_run(work, name, n, None, baseline, None, warm_cache)] += 1
+    # Other statuses: each must be named as given.
+    extra = [("clCreateBuffer", 1, "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+             ("clEnqueueNDRangeKernel", 2, "CL_INVALID_WORK_GROUP_SIZE"),
+             ("clBuildProgram", 1, "CL_BUILD_PROGRAM_FAILURE"),
+             ("write", 1, "ENOSPC"), ("open", 1, "EACCES"), ("rename", 1, "EROFS")]
+    for name, n, status in extra:
+        if name in counts:
+            outcomes[faulted_run(work, name, n, status, baseline, None, warm_cache)] += 1
+    # An existing output survives every failed file call untouched.
+    old = b"an older checkpoint that must survive\n"
+    for name in order:
+        if name in FILE_CALLS:
+            for n in range(1, counts[name] + 1):
+                outcomes[faulted_run(work, name, n, None, baseline, old, warm_cache)] += 1
+    print(f"{'warm' if warm_cache else 'empty'} cache: {len(order)} fault points, "
+          f"{len(points)} calls: " + ", ".join(f"{k} x{counts[k]}" for k in order))
+
+
 def main():
     rc, _, _ = run(["devices"], {}, None)
     if rc == 3:
@@ -134,46 +185,28 @@ def main():
         rng = np.random.default_rng(7)
         # 37 balls: no work-group size divides it, so the bounds checks run too.
         np.save(os.path.join(work, "a.npy"), rng.uniform(-1e3, 1e3, (37, 4)).astype("<f4"))
-        os.mkdir(os.path.join(work, "out"))
-        os.mkdir(os.path.join(work, "cache"))
-        cache_dir = os.path.join(work, "cache")
-        rc, so, se = run(["run", "-v", "--input", "a.npy", "--output", "out/b.npy", "-s", "3"],
-                         {"BALLCL_FAULT_TRACE": "1", "BALLCL_CACHE_DIR": cache_dir}, work)
-        if rc != 0 or "validation  passed" not in so:
-            print(f"fault-free run failed (exit {rc}):\n{so}{se}")
-            return 1
-        points = [l.split("fault point ", 1)[1] for l in se.splitlines()
-                  if l.startswith("ballcl: fault point ")]
+        points, baseline = trace(work, None)
         counts = collections.Counter(points)
-        with open(os.path.join(work, "out", "b.npy"), "rb") as f:
-            baseline = f.read()
         for call in ("clBuildProgram", "clEnqueueNDRangeKernel", "clFinish",
                      "clEnqueueReadBuffer", "read", "write", "rename"):
             check("trace", call in counts, f"{call} is not among the fault points {dict(counts)}")
+        # What a fault-free run left in the cache folder makes the warm cache.
+        warm = os.path.join(work, "warm-cache")
+        shutil.copytree(os.path.join(work, "cache"), warm)
 
         outcomes = collections.Counter()
-        order = list(dict.fromkeys(points))  # first-seen order
-        for name in order:
-            for n in range(1, counts[name] + 1):
-                outcomes[faulted_run(work, name, n, None, baseline, None)] += 1
-        # Other statuses: each must be named as given.
-        extra = [("clCreateBuffer", 1, "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
-                 ("clEnqueueNDRangeKernel", 2, "CL_INVALID_WORK_GROUP_SIZE"),
-                 ("clBuildProgram", 1, "CL_BUILD_PROGRAM_FAILURE"),
-                 ("write", 1, "ENOSPC"), ("open", 1, "EACCES"), ("rename", 1, "EROFS")]
-        for name, n, status in extra:
-            outcomes[faulted_run(work, name, n, status, baseline, None)] += 1
-        # An existing output survives every failed file call untouched.
-        old = b"an older checkpoint that must survive\n"
-        for name in order:
-            if name in FILE_CALLS:
-                for n in range(1, counts[name] + 1):
-                    outcomes[faulted_run(work, name, n, None, baseline, old)] += 1
+        walk(work, points, baseline, None, outcomes)
+        # With the cache filled, a run takes another path (a cached binary):
+        # walk that too, whenever it differs.
+        warm_points, warm_baseline = trace(work, warm)
+        check("warm trace", warm_baseline == baseline, "a cached program gave other results")
+        if warm_points != points:
+            walk(work, warm_points, baseline, warm, outcomes)
+        else:
+            print("warm cache: the same calls as with an empty cache (nothing cached)")
         total = sum(outcomes.values())
-        print(f"{len(order)} fault points, {len(points)} calls; {total} faulted runs: "
-              f"{outcomes['failed']} failed cleanly, {outcomes['tolerated']} tolerated")
-        for name in order:
-            print(f"  {name} x{counts[name]}")
+        print(f"{total} faulted runs: {outcomes['failed']} failed cleanly, "
+              f"{outcomes['tolerated']} tolerated")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
