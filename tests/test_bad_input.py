@@ -280,8 +280,8 @@ def input_cases(work):
     # Output paths: refused before any work.
     outs = [
         ("nodir/b.npy", "missing folder", "cannot write 'nodir/b.npy': No such file or directory"),
-        ("adir.npy", "a folder", "cannot write 'adir.npy': is a folder"),
-        ("adir/", "a folder (trailing /)", "cannot write 'adir/': is a folder"),
+        ("adir.npy", "a folder", "cannot write 'adir.npy': Is a directory"),
+        ("adir/", "a folder (trailing /)", "cannot write 'adir/': Is a directory"),
         ("afile/b.npy", "below a file", "cannot write 'afile/b.npy': Not a directory"),
     ]
     for path, what, msg in outs:

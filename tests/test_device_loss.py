@@ -23,14 +23,16 @@ BALLCL = os.environ["BALLCL"]
 HINT = {"CL_CONTEXT_TERMINATED_KHR": "the device was lost",
         "CL_OUT_OF_RESOURCES": "the device ran out of resources"}
 # (fault, extra run options): every place a dying device shows itself.
+# K is given: the counts assume one launch per step (or per 2 steps).
+ONE = ["--steps-per-launch", "1"]
 CASES = [
-    ("clFinish:1", []),                       # the warm-up's wait
-    ("clFinish:2", []),                       # the wait after all launches
-    ("clFinish:4", ["--sync", "every"]),      # after the 3rd of 6 launches
-    ("clEnqueueNDRangeKernel:4", []),         # the 3rd step's launch
-    ("clEnqueueNDRangeKernel:3", ["--steps-per-launch", "2"]),
-    ("clEnqueueReadBuffer:1", []),            # reading the final state back
-    ("clGetEventInfo:1", []),                 # the launch's own status
+    ("clFinish:1", ONE),                          # the warm-up's wait
+    ("clFinish:2", ONE),                          # the wait after all launches
+    ("clFinish:4", ONE + ["--sync", "every"]),    # after the 3rd of 6 launches
+    ("clEnqueueNDRangeKernel:4", ONE),            # the 3rd step's launch
+    ("clEnqueueNDRangeKernel:3", ["--steps-per-launch", "2"]),  # the 2nd of 3
+    ("clEnqueueReadBuffer:1", ONE),               # reading the final state back
+    ("clGetEventInfo:1", ONE),                    # the launch's own status
 ]
 
 
@@ -47,6 +49,8 @@ def main():
             for fault, opts in CASES:
                 for as_json in (False, True):
                     out = os.path.join(work, "b.npy")
+                    for f in os.listdir(work):
+                        os.unlink(os.path.join(work, f))
                     args = [BALLCL, "run", "-n", "37", "-s", "6", "--output", out] + opts
                     if as_json:
                         args.append("--json")

@@ -2,18 +2,19 @@
 """Every kernel under Oclgrind, the OpenCL device simulator that checks each
 memory access (Debian package oclgrind).
 
-For every model listed by `ballcl run --help`, both kernels (<model>_step with
---steps-per-launch 1, <model>_steps with K = 3 over 5 steps, so the last
-launch does fewer steps) run at N = 37, which no work-group size used here
-divides (local 8 and 16: global 40 and 48; and the driver's choice), with
-random mixed-magnitude balls. The run goes through the `oclgrind` wrapper with
+Every kernel in the kernel folder runs: for each model listed by
+`ballcl run --help`, <model>_step[_<variant>] with --steps-per-launch 1 and
+<model>_steps[_<variant>] with K = 3 over 5 steps (so the last launch does
+fewer), chosen with --variant where the program has that option, at N = 37,
+which no work-group size used here divides (local 8 and 16: global 40 and 48;
+and the driver's choice), with random mixed-magnitude balls. The run goes through the `oclgrind` wrapper with
   --check-api --data-races --uninitialized --log FILE
 and must validate bit for bit against the C reference, run on the Oclgrind
 platform (not silently on another driver), and leave the log empty: any
 report (out-of-bounds access, data race, uninitialised value, API misuse)
-fails the test. Models added later are picked up from the help text; a
-kernel in cl/*.cl that none of these runs launches (a new variant) fails the
-test until its run option is added here.
+fails the test. Models and variants added later are picked up from the help
+text and the kernel files; a kernel that none of these runs can launch fails
+the test.
 
 Before that, three deliberately broken kernels (an access past N, a
 write-write race, an uninitialised value) must each produce a report, so the
@@ -61,10 +62,13 @@ __kernel void seed_step(__global float4 *s, uint n, uint k)
 }
 
 
-def models():
-    out = subprocess.run([BALLCL, "run", "--help"], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
+def run_help():
+    return subprocess.run([BALLCL, "run", "--help"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def models(help_text):
+    for line in help_text.splitlines():
         s = line.strip()
         if s.startswith("--model M"):
             return s.split("model:", 1)[1].replace("(default)", "").split()
@@ -95,8 +99,8 @@ def main():
                 f.write(src)
             env = dict(os.environ, BALLCL_KERNEL_DIR=kdir)
             log = os.path.join(work, "control.log")
-            p, report = under_oclgrind(["-s", "2", "--local", "8", "--no-validate",
-                                        "--no-cache"], log, env)
+            p, report = under_oclgrind(["-s", "2", "--steps-per-launch", "1", "--local", "8",
+                                        "--no-validate", "--no-cache"], log, env)
             runs += 1
             if mark not in report:
                 problems.append(f"control '{what}': Oclgrind did not report it "
@@ -104,9 +108,10 @@ def main():
             else:
                 print(f"control '{what}': reported ({report.count(mark)} reports)")
 
-        # Every kernel in the kernel folder must be one that the loop below
-        # launches; a new variant needs its option added here.
-        launched = {f"{m}_{suffix}" for m in models() for suffix in ("step", "steps")}
+        # Every kernel of the kernel folder, by model and variant:
+        # <model>_step[_<variant>] and <model>_steps[_<variant>].
+        help_text = run_help()
+        has_variant = "--variant" in help_text
         kdir = os.environ.get("BALLCL_KERNEL_DIR", "")
         found = set()
         for path in glob.glob(os.path.join(kdir, "*.cl")):
@@ -114,29 +119,43 @@ def main():
                 found |= set(re.findall(r"__kernel\s+void\s+(\w+)", f.read()))
         if not found:
             problems.append(f"no kernels found in BALLCL_KERNEL_DIR '{kdir}'")
-        for name in sorted(found - launched):
-            problems.append(f"kernel {name} is not run here: add the run option that selects it "
-                            f"to tests/test_oclgrind.py")
+        plan = []  # (kernel, model, variant, K, steps)
+        for model in models(help_text):
+            for name in sorted(found):
+                m = re.fullmatch(re.escape(model) + r"_(steps?)(?:_(\w+))?", name)
+                if not m:
+                    continue
+                variant = m.group(2) or "base"
+                k, steps = ("1", "3") if m.group(1) == "step" else ("3", "5")
+                plan.append((name, model, variant, k, steps))
+        covered = {p[0] for p in plan if p[2] == "base" or has_variant}
+        for name in sorted(found - covered):
+            problems.append(f"kernel {name} is not run here: it belongs to no model of "
+                            f"'ballcl run --help', or its variant cannot be chosen")
 
-        for model in models():
-            for k, steps in (("1", "3"), ("3", "5")):
-                for local in LOCALS:
-                    args = ["--model", model, "-s", steps, "--steps-per-launch", k,
-                            "--local", local, "--init", "random", "--no-cache"]
-                    log = os.path.join(work, "run.log")
-                    p, report = under_oclgrind(args, log)
-                    runs += 1
-                    label = f"{model} K={k} local={local}"
-                    if "(Oclgrind, selector" not in p.stdout:
-                        problems.append(f"{label}: did not run on the Oclgrind platform:\n"
-                                        f"{p.stdout}{p.stderr}")
-                    if p.returncode != 0 or "validation  passed" not in p.stdout:
-                        problems.append(f"{label}: exit {p.returncode}, no validation:\n"
-                                        f"{p.stdout}{p.stderr}")
-                    if report.strip():
-                        problems.append(f"{label}: Oclgrind reported:\n{report[:4000]}")
-                    if not problems or not problems[-1].startswith(label):
-                        print(f"{label}: clean, validated")
+        for name, model, variant, k, steps in plan:
+            if name not in covered:
+                continue
+            for local in LOCALS:
+                args = ["--model", model, "-s", steps, "--steps-per-launch", k,
+                        "--local", local, "--init", "random", "--no-cache"]
+                if has_variant:
+                    args += ["--variant", variant]
+                log = os.path.join(work, "run.log")
+                p, report = under_oclgrind(args, log)
+                runs += 1
+                label = f"{name} (K={k}, local={local})"
+                before = len(problems)
+                if "(Oclgrind, selector" not in p.stdout:
+                    problems.append(f"{label}: did not run on the Oclgrind platform:\n"
+                                    f"{p.stdout}{p.stderr}")
+                if p.returncode != 0 or "validation  passed" not in p.stdout:
+                    problems.append(f"{label}: exit {p.returncode}, no validation:\n"
+                                    f"{p.stdout}{p.stderr}")
+                if report.strip():
+                    problems.append(f"{label}: Oclgrind reported:\n{report[:4000]}")
+                if len(problems) == before:
+                    print(f"{label}: clean, validated")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{runs} runs under Oclgrind")

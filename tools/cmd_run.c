@@ -220,8 +220,7 @@ static int check_output_path(const char *path, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(errno));
     /* Else the run would be done before rename() found the folder. */
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': is a folder: expected a file name",
-                        path);
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(EISDIR));
     return BCL_OK;
 }
 
