@@ -16,6 +16,12 @@ fails the test. Models and variants added later are picked up from the help
 text and the kernel files; a kernel that none of these runs can launch fails
 the test.
 
+Where Oclgrind itself dies with a signal and reports nothing, the run is
+repeated without each check in turn: the host code is the same whatever the
+checks, so a clean run without one check means that check's plugin crashed
+(Oclgrind 21.10's uninitialised-value plugin does, inside a memcpy, on some
+16-wide vector code); that is printed as a NOTE and the other checks stand.
+
 Before that, three deliberately broken kernels (an access past N, a
 write-write race, an uninitialised value) must each produce a report, so the
 test cannot pass with checks that do not work.
@@ -75,8 +81,8 @@ def models(help_text):
     raise SystemExit("cannot find the model list in 'ballcl run --help'")
 
 
-def under_oclgrind(args, log, env=None):
-    cmd = ["oclgrind"] + CHECKS + ["--log", log, BALLCL, "run", "-n", str(N)] + args
+def under_oclgrind(args, log, env=None, checks=CHECKS):
+    cmd = ["oclgrind"] + checks + ["--log", log, BALLCL, "run", "-n", str(N)] + args
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     with open(log) as f:
         report = f.read()
@@ -89,6 +95,7 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="ballcl-oclgrind.")
     problems = []
+    notes = []
     runs = 0
     try:
         # The checker works: each broken kernel is reported.
@@ -146,6 +153,23 @@ def main():
                 runs += 1
                 label = f"{name} (K={k}, local={local})"
                 before = len(problems)
+                if p.returncode < 0 and not report.strip():
+                    # Oclgrind died with a signal and said nothing. The host
+                    # code is the same whatever checks run, so if the run
+                    # is clean without one check, that check's plugin is what
+                    # crashed (Oclgrind 21.10's uninitialised-value plugin
+                    # does, in a memcpy, on some 16-wide vector code): say so,
+                    # and keep the other checks.
+                    for dropped in CHECKS:
+                        rest = [c for c in CHECKS if c != dropped]
+                        p2, report2 = under_oclgrind(args, log, checks=rest)
+                        runs += 1
+                        if (p2.returncode == 0 and not report2.strip() and
+                                "validation  passed" in p2.stdout):
+                            notes.append(f"{label}: Oclgrind crashed (signal {-p.returncode}) "
+                                         f"with {dropped}; checked with {' '.join(rest)}")
+                            p, report = p2, report2
+                            break
                 if "(Oclgrind, selector" not in p.stdout:
                     problems.append(f"{label}: did not run on the Oclgrind platform:\n"
                                     f"{p.stdout}{p.stderr}")
@@ -159,6 +183,8 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{runs} runs under Oclgrind")
+    for note in notes:
+        print("NOTE " + note)
     for pr in problems:
         print("PROBLEM " + pr)
     return 1 if problems else 0
