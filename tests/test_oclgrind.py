@@ -22,6 +22,12 @@ checks, so a clean run without one check means that check's plugin crashed
 (Oclgrind 21.10's uninitialised-value plugin does, inside a memcpy, on some
 16-wide vector code); that is printed as a NOTE and the other checks stand.
 
+One pattern is an Oclgrind artefact, not a kernel's: a literal
+`store <N x float> undef` that its compiler emits before the per-element
+stores of a vector built from values that went through memory; reports made
+only of that pattern are accepted, as a NOTE, when the run validates bit for
+bit (see undef_vector_stores).
+
 Before that, three deliberately broken kernels (an access past N, a
 write-write race, an uninitialised value) must each produce a report, so the
 test cannot pass with checks that do not work.
@@ -87,6 +93,26 @@ def under_oclgrind(args, log, env=None, checks=CHECKS):
     with open(log) as f:
         report = f.read()
     return p, report
+
+
+def undef_vector_stores(report):
+    """The number of reports if every one is Oclgrind's uninitialised-value
+    check flagging a literal `store <N x float> undef` to global memory, else 0.
+
+    Oclgrind 21.10 compiles `s[i] = (float4)(x, y, vx, vy)` from values that
+    went through memory (a helper taking pointers, as bounce_one does) into a
+    whole-vector store of undef followed by one store per element to the same
+    address (seen with --dump-spir); its plugin flags the first. No lane of it
+    survives: the test only accepts this when the run then validates every
+    float bit for bit against the C reference.
+    """
+    blocks = [b for b in report.split("\n\n") if b.strip()]
+    for b in blocks:
+        lines = b.strip().splitlines()
+        if not (lines[0].startswith("Uninitialized value written to global memory") and
+                any(re.search(r"store <\d+ x float> undef, ", l) for l in lines)):
+            return 0
+    return len(blocks)
 
 
 def main():
@@ -176,7 +202,11 @@ def main():
                 if p.returncode != 0 or "validation  passed" not in p.stdout:
                     problems.append(f"{label}: exit {p.returncode}, no validation:\n"
                                     f"{p.stdout}{p.stderr}")
-                if report.strip():
+                benign = undef_vector_stores(report)
+                if benign and "validation  passed" in p.stdout:
+                    notes.append(f"{label}: {benign} reports of a literal 'store <N x float> "
+                                 f"undef' (Oclgrind's IR), every value validated")
+                elif report.strip():
                     problems.append(f"{label}: Oclgrind reported:\n{report[:4000]}")
                 if len(problems) == before:
                     print(f"{label}: clean, validated")
