@@ -201,11 +201,22 @@ def input_cases(work):
                           [f"--model: unknown model '{v}': expected one of seed"]))
     models, params = model_params()
     for model, opt, count in params:
-        bad = ["abc", "nan", "inf", "-inf", "1e39", "", "1x"] + (["1", "1,2,3"] if count == 2
-                                                                 else ["1,2"])
-        for v in bad:
+        one = "1" + ",1" * (count - 1)  # a good value in every place but one
+        bad = [("abc", "'abc' is not a number"), ("1x", "'1x' is not a number"),
+               ("", "empty value: expected a number"),
+               ("nan", "'nan' is out of range: expected a finite float32"),
+               ("inf", "'inf' is out of range: expected a finite float32"),
+               ("-inf", "'-inf' is out of range: expected a finite float32"),
+               ("1e39", "'1e39' is out of range: expected a finite float32")]
+        for v, msg in bad:
+            text = one.rsplit(",", 1)[0] + "," + v if count == 2 else v
             cases.append(Case(f"--{opt} ({model} model): not {count} finite float32",
-                              ["run", "--model", model, f"--{opt}", v], 2, [f"--{opt}"]))
+                              ["run", "--model", model, f"--{opt}", text], 2,
+                              [f"--{opt}: {msg}"]))
+        for v in (["1", "1,2,3"] if count == 2 else ["1,2"]):
+            cases.append(Case(f"--{opt} ({model} model): wrong count of values",
+                              ["run", "--model", model, f"--{opt}", v], 2,
+                              [f"--{opt}: '{v}': expected {count} comma-separated numbers"]))
         for other in models:
             if other != model and not any(m == other and o == opt for m, o, _ in params):
                 cases.append(Case(f"--{opt}: given for another model",
