@@ -66,7 +66,9 @@ for t in $targets; do
         result=FAIL
         echo "fuzz: $t: FAILED (exit $rc); the last lines of $log:"
         tail -n 40 "$log"
-        ls "$dir/artifacts/$t-"* 2>/dev/null | sed 's/^/fuzz: saved input /' || true
+        for f in "$dir/artifacts/$t-"*; do
+            [ -e "$f" ] && echo "fuzz: saved input $f"
+        done
     fi
     printf '{"name": "fuzz %s", "result": "%s"}\n' "$t" "$result" >>"$results"
 done
