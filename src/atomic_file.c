@@ -75,7 +75,8 @@ static int write_all(int fd, const void *data, size_t len)
  * previous contents or all of data, never a mixture. The temporary file is
  * ".<base>.XXXXXX" in path's folder and is removed again on any failure.
  * The new file gets mode 0644 less the umask. Returns BCL_OK, or
- * BCL_EXIT_INPUT with "cannot write '<path>': <strerror>" (a missing folder,
+ * BCL_EXIT_INPUT with "cannot write '<path>': <strerror> (<step> failed)",
+ * step being open, write, chmod, fsync, close or rename (a missing folder,
  * no permission and a full disk are all problems with the user's path).
  */
 int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e)
@@ -114,6 +115,7 @@ int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_er
     int fd = -1;
     bool created = false; /* tmp names a file of ours that must go on failure */
     int err = 0;
+    const char *step = "open"; /* named in the message: which system call failed */
 
     int f = bcl_fault_take("open");
     if (f != 0) {
@@ -127,11 +129,13 @@ int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_er
     }
     created = true;
 
+    step = "write";
     if (write_all(fd, data, len) != 0) {
         err = errno;
         goto fail;
     }
     /* Before fsync, so that the mode reaches the disk with the data. */
+    step = "chmod";
     if (fchmod(fd, file_mode()) != 0) {
         err = errno;
         goto fail;
@@ -139,6 +143,7 @@ int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_er
     /* Without fsync, a crash soon after the rename can leave the new name
      * pointing at an empty or partial file on some file systems (ext4 with
      * delalloc, XFS): exactly the half-written checkpoint we promise away. */
+    step = "fsync";
     f = bcl_fault_take("fsync");
     if (f != 0) {
         err = f;
@@ -149,6 +154,7 @@ int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_er
         goto fail;
     }
     /* close() can report a deferred write error (NFS); it counts. */
+    step = "close";
     int rc = close(fd);
     fd = -1;
     if (rc != 0 && errno != EINTR) {
@@ -156,6 +162,7 @@ int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_er
         goto fail;
     }
 
+    step = "rename";
     f = bcl_fault_take("rename");
     if (f != 0) {
         err = f;
@@ -178,5 +185,6 @@ fail:
         (void)unlink(tmp);
     free(tmp);
     free(dir);
-    return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s", path, strerror(err));
+    return bcl_fail(e, BCL_EXIT_INPUT, "cannot write '%s': %s (%s failed)", path, strerror(err),
+                    step);
 }

@@ -82,16 +82,18 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e)
             }
             buf = grown;
         }
+        errno = 0;
         size_t got = fread(buf + used, 1, cap - used - 1, f);
         used += got;
         if (got == 0)
             break;
     }
-    int bad = ferror(f);
+    /* fopen succeeds on a folder; the read then fails with EISDIR. */
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (bad) {
         free(buf);
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': read error", path);
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(bad));
     }
     if (used == 0) {
         free(buf);

@@ -312,6 +312,20 @@ int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error 
     }
     t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
+    /* Some drivers let clFinish succeed after a launch that died (a lost
+     * device, a faulting kernel) and report it only in the event. */
+    cl_event ends[2] = {first, last};
+    for (int i = 0; i < 2 && rc == BCL_OK; i++) {
+        cl_int exec = CL_COMPLETE;
+        if (!ends[i])
+            continue;
+        cl_int st = BCL_CL(clGetEventInfo, ends[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
+                           &exec, NULL);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clGetEventInfo", d->name);
+        else if (exec < 0)
+            rc = bcl_cl_fail(e, exec, "a kernel launch (event status)", d->name);
+    }
     if (rc == BCL_OK && first) {
         cl_event end = last ? last : first;
         cl_int st1, st2;

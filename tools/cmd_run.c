@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct run_args {
@@ -205,8 +206,16 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
                           argv[optind - 1]);
             break;
         case '?':
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl run --help')",
-                          argv[optind - 1]);
+            /* getopt sets optopt for a known flag given "=value". */
+            if (optopt != 0 && strncmp(argv[optind - 1], "--", 2) == 0 &&
+                strchr(argv[optind - 1], '='))
+                rc = bcl_fail(e, BCL_EXIT_INPUT,
+                              "option '%s' takes no value (see 'ballcl run "
+                              "--help')",
+                              argv[optind - 1]);
+            else
+                rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl run --help')",
+                              argv[optind - 1]);
             break;
         default:
             if (c >= CLI_PARAM_OPT_BASE)
@@ -235,9 +244,38 @@ static int check_output_path(const char *path, const char *what, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
     strcpy(copy, path);
     const char *dir = dirname(copy);
+    struct stat st;
+    /* stat first: access() on a file in place of the folder says EACCES. */
+    if (stat(dir, &st) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(ENOTDIR));
     if (access(dir, W_OK | X_OK) != 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
                         strerror(errno));
+    /* Else the run would be done before rename() found the folder. */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(EISDIR));
+    return BCL_OK;
+}
+
+/* Refuses an N whose host copies (the state, and for validation the initial
+ * state) exceed the machine's memory: malloc would succeed on an
+ * overcommitting kernel and the process be killed while filling them. */
+static int check_host_memory(size_t n, unsigned copies, bcl_error *e)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return BCL_OK;
+    double need = (double)n * 16.0 * copies, have = (double)pages * (double)page;
+    if (need > have)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%zu balls need %.1f GiB of host memory (%u copies of the state), more "
+                        "than the %.1f GiB of this machine",
+                        n, need / 1073741824.0, copies, have / 1073741824.0);
     return BCL_OK;
 }
 
@@ -447,6 +485,8 @@ int cmd_run(int argc, char **argv)
      * gigabytes of host memory are allocated and filled for it. */
     if ((rc = bcl_sim_check_size(dev, n, &e)))
         goto out;
+    if (!a.input && (rc = check_host_memory(n, a.validate ? 2 : 1, &e)))
+        goto out;
     if (!a.input) {
         state = malloc(n * 4 * sizeof(float));
         if (!state) {
@@ -511,6 +551,13 @@ int cmd_run(int argc, char **argv)
     if (a.validate && (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps,
                                          a.tol_ulp, &v, &e)))
         goto out;
+    /* The files are written before the report: a run whose result could not
+     * be saved ends with that error alone, never with a "validation passed"
+     * report followed by a failure. A mismatching state is never saved. */
+    if (v.mismatches == 0 && a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
+        goto out;
+    if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
+        goto out;
     if (a.json) {
         json_t *j =
             report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
@@ -527,10 +574,6 @@ int cmd_run(int argc, char **argv)
                       a.output || a.snapshot ? "; output not written" : "");
         goto out;
     }
-    if (a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
-        goto out;
-    if (a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
-        goto out;
 out:
     bcl_sim_destroy(sim);
     bcl_context_destroy(ctx);

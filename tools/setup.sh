@@ -21,7 +21,7 @@ esac
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd
 libjansson-dev libssl-dev libpng-dev libomp-dev
-libcmocka-dev python3 python3-numpy python3-jsonschema gnuplot-nox oclgrind clang"
+libcmocka-dev python3 python3-numpy python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev"
 
 missing=""
 for p in $packages; do
@@ -49,11 +49,24 @@ fi
 
 status=0
 meson test -C build --print-errorlogs --num-processes 2 || status=$?
-# One closing line with the counts from meson's own test log.
-/usr/bin/python3 - build/meson-logs/testlog.json <<'PY'
-import json, sys
+# Reliability jobs (docs/RELIABILITY.md): the suites again on the ASan+UBSan
+# build, then bounded fuzzing of every fuzz target (BALLCL_FUZZ_SECONDS each).
+rm -f build-asan/meson-logs/testlog.json build-fuzz/fuzz-results.jsonl
+tools/sanitize.sh || status=1
+tools/fuzz.sh "${BALLCL_FUZZ_SECONDS:-60}" || status=1
+# One closing line with the counts from the test logs of all of them.
+/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+    build-fuzz/fuzz-results.jsonl <<'PY'
+import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-for line in open(sys.argv[1]):
+# A job that ran no test at all left no log: it counts as one failure.
+lines = []
+for path in sys.argv[1:]:
+    if os.path.exists(path):
+        lines += open(path).readlines()
+    else:
+        lines.append(json.dumps({"result": "FAIL"}))
+for line in lines:
     line = line.strip()
     if not line:
         continue
