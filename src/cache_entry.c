@@ -171,6 +171,10 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
  * errno value (EFBIG past the limit). */
 static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len)
 {
+    /* The fault hook, so the fault walk sees a cache that cannot be read. */
+    int f = bcl_fault_take("read");
+    if (f != 0)
+        return f;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno;

@@ -15,12 +15,11 @@ Cases that need "permission denied" run as user nobody through setpriv when
 the tests run as root (root reads and writes everything); without setpriv
 they are skipped with a note.
 
+Cache entries (device mode): each damaged header field must give exit 0, a
+rebuild from source with the reason in the cache note, a validated result
+and a replaced entry (see CACHE_DAMAGE; tests/test_cache_cli.py has the rest).
+
 Surfaces still to add when they land (one list each, same Case shape):
-  cache entries (src/cache.c): truncated, bad magic, other format version,
-    other key, payload length past the end, bad checksum, garbage binary
-    (CL_INVALID_BINARY), entry that is a folder, unwritable cache folder;
-    expected: exit 0 with the program rebuilt from source and the entry
-    replaced (-v names why), a warning for an unwritable folder.
   survey JSON (ballcl survey compare): not JSON, truncated, wrong top-level
     type, unknown schema version, missing or mistyped fields; expected: exit
     2 naming the file and the field.
@@ -362,6 +361,82 @@ def device_cases(work, devices):
     return cases
 
 
+# ---- cache entries -------------------------------------------------------------
+#
+# A damaged entry is never used and never fatal: the run rebuilds from
+# source, validates, says why in the cache note (--json), stores a good
+# entry, and the next run hits. tests/test_cache_cli.py covers truncated
+# header and payload, garbage, a flipped payload byte, trailing bytes, a
+# binary the driver refuses, a failed build from the binary, an empty file, a
+# wrong key and unusable folders; these are the header fields it leaves out.
+
+def le(n, width):
+    return n.to_bytes(width, "little")
+
+
+CACHE_DAMAGE = [
+    ("cache entry: other format version", lambda d: d[:8] + le(2, 4) + d[12:],
+     "format version 2, expected 1"),
+    ("cache entry: other header size", lambda d: d[:12] + le(256, 4) + d[16:],
+     "header size 256, expected 512"),
+    ("cache entry: payload length past the end", lambda d: d[:48] + le(1 << 62, 8) + d[56:],
+     "truncated payload"),
+    ("cache entry: empty payload", lambda d: d[:48] + le(0, 8) + d[56:512],
+     "empty payload"),
+    ("cache entry: key in the header not the file's", lambda d: d[:16] + bytes(32) + d[48:],
+     "wrong key"),
+    ("cache entry: header only", lambda d: d[:512], "truncated payload"),
+]
+
+
+def cache_run(exe, env, cache):
+    e = dict(env, BALLCL_CACHE_DIR=cache)
+    p = subprocess.run([exe, "run", "-n", "37", "-s", "3", "--json"], env=e,
+                       capture_output=True, text=True, timeout=300)
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        j = {}
+    return p, j
+
+
+def cache_cases(work, exe, base_env):
+    """Runs the cache damage cases; returns (label, problems) pairs."""
+    results = []
+    for label, damage, reason in CACHE_DAMAGE:
+        cache = tempfile.mkdtemp(prefix="cache.", dir=work)
+        problems = []
+        p, j = cache_run(exe, base_env, cache)
+        entries = [f for f in os.listdir(cache) if f.startswith("program-")]
+        if p.returncode != 0 or len(entries) != 1:
+            results.append((label, [f"first run: exit {p.returncode}, entries {entries}"]))
+            continue
+        path = os.path.join(cache, entries[0])
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(damage(data))
+        p, j = cache_run(exe, base_env, cache)
+        c = j.get("cache", {})
+        if p.returncode != 0:
+            problems.append(f"exit {p.returncode}, expected 0: {p.stderr.strip()}")
+        if not j.get("validation", {}).get("passed"):
+            problems.append("not validated")
+        if c.get("hit") or reason not in c.get("note", ""):
+            problems.append(f"cache note {c.get('note')!r} lacks {reason!r} (hit {c.get('hit')})")
+        if any(m in p.stderr for m in SANITIZER_MARKS):
+            problems.append("sanitizer report")
+        p, j = cache_run(exe, base_env, cache)
+        if p.returncode != 0 or not j.get("cache", {}).get("hit"):
+            problems.append(f"the entry was not replaced: next run {j.get('cache')}")
+        temps = [f for f in os.listdir(cache) if f.startswith(".")]
+        if temps:
+            problems.append(f"temporary files left: {temps}")
+        results.append((label, problems))
+        shutil.rmtree(cache, ignore_errors=True)
+    return results
+
+
 # ---- running them ---------------------------------------------------------------
 
 def snapshot(folder, skip):
@@ -510,8 +585,19 @@ def main():
                 print("  # stderr: " + stderr.strip().replace("\n", "\n  #         ")[:2000])
             else:
                 print(f"ok {i} - {label}")
-        print(f"1..{len(cases)}")
-        print(f"# {len(cases) - failed - skipped} passed, {failed} failed, {skipped} skipped")
+        total = len(cases)
+        if mode == "device":
+            for label, problems in cache_cases(work, exe, base_env):
+                total += 1
+                if problems:
+                    failed += 1
+                    print(f"not ok {total} - {label}")
+                    for pr in problems:
+                        print(f"  # {pr}")
+                else:
+                    print(f"ok {total} - {label}: rebuilt, validated, replaced")
+        print(f"1..{total}")
+        print(f"# {total - failed - skipped} passed, {failed} failed, {skipped} skipped")
         return 1 if failed else 0
     finally:
         for root, dirs, files in os.walk(work):

@@ -6,7 +6,11 @@ must refuse (docs/RELIABILITY.md lists them). Re-run after adding a class;
 files are named after what they hold so a failing replay says which class.
 Needs numpy (/usr/bin/python3 on Debian).
 """
+import copy
+import glob
+import hashlib
 import io
+import json
 import os
 import struct
 
@@ -104,6 +108,77 @@ def main():
                        ("local-too-big", "1048577"), ("pair", "1.5,2"), ("triple", "1,2,3"),
                        ("pair-empty", ","), ("float-overflow", "1e39")]:
         save("options", name, text)
+    cache_corpus()
+    survey_corpus()
+
+
+def cache_entry(payload, key=b"\x11" * 32, fmt=1, header=512, length=None, checksum=None,
+                device=b"pthread-haswell-AMD EPYC", platform=b"Portable Computing Language",
+                source=b"seed.cl"):
+    """A binary-cache entry laid out as src/cache.h describes."""
+    h = bytearray(512)
+    h[0:8] = b"BCLCACHE"
+    h[8:12] = struct.pack("<I", fmt)
+    h[12:16] = struct.pack("<I", header)
+    h[16:48] = key
+    h[48:56] = struct.pack("<Q", len(payload) if length is None else length)
+    h[56:88] = hashlib.sha256(payload).digest() if checksum is None else checksum
+    h[88:88 + len(device)] = device
+    h[248:248 + len(platform)] = platform
+    h[376:376 + len(source)] = source
+    return bytes(h) + payload
+
+
+def cache_corpus():
+    body = bytes(range(256)) * 4
+    good = cache_entry(body)
+    save("cache", "ok", good)
+    save("cache", "ok-one-byte", cache_entry(b"\x7f"))
+    save("cache", "empty", b"")
+    save("cache", "header-truncated", good[:100])
+    save("cache", "header-only", good[:512])
+    save("cache", "bad-magic", b"BCLCACHX" + good[8:])
+    save("cache", "format-2", cache_entry(body, fmt=2))
+    save("cache", "header-size-256", cache_entry(body, header=256))
+    save("cache", "payload-truncated", good[:700])
+    save("cache", "payload-extra", good + b"\0" * 7)
+    save("cache", "length-huge", cache_entry(body, length=1 << 62))
+    save("cache", "length-zero", cache_entry(b"", length=0))
+    save("cache", "checksum-flipped", good[:600] + bytes([good[600] ^ 0x55]) + good[601:])
+    save("cache", "labels-unprintable", cache_entry(body, device=b"\x1b[31mred\x1b[0m",
+                                                    platform=b"\xff" * 127, source=b"x" * 64))
+
+
+def survey_corpus():
+    """The committed surveys, and each defect the reader must refuse."""
+    docs = os.path.join(HERE, "..", "..", "..", "docs", "surveys")
+    files = sorted(glob.glob(os.path.join(docs, "*.json")))
+    for f in files:
+        save("survey", "ok-" + os.path.basename(f), open(f, "rb").read())
+    text = open(files[0]).read()
+    doc = json.loads(text)
+    save("survey", "empty", b"")
+    save("survey", "truncated", text[: len(text) // 2])
+    save("survey", "garbage", b"\x89PNG\r\n\x1a\n\x00\x00")
+    save("survey", "schema-2", text.replace('"ballcl-survey/1"', '"ballcl-survey/2"', 1))
+    save("survey", "schema-bench", json.dumps({"schema": "ballcl-bench/1"}))
+    save("survey", "array", "[]")
+    save("survey", "schema-not-string", json.dumps({"schema": 1}))
+    d = copy.deepcopy(doc)
+    del d["devices"][0]["measured"]
+    save("survey", "missing-measured", json.dumps(d))
+    d = copy.deepcopy(doc)
+    d["devices"][0]["limits"] = "none"
+    save("survey", "wrong-type-limits", json.dumps(d))
+    d = copy.deepcopy(doc)
+    d["devices"] = []
+    save("survey", "no-devices", json.dumps(d))
+    save("survey", "duplicate-key", text.replace("{", '{"schema": "x", ', 1))
+    save("survey", "nan-literal", text.replace('"schema"', '"nan": NaN, "schema"', 1))
+    save("survey", "huge-int", text.replace('"schema"', '"big": 1' + "0" * 40 + ', "schema"', 1))
+    save("survey", "bad-utf8", text.replace('"schema"', '"x": "\xff", "schema"', 1).encode(
+        "latin-1", errors="replace"))
+    save("survey", "deep", "[" * 5000 + "]" * 5000)
 
 
 if __name__ == "__main__":
