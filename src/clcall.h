@@ -12,8 +12,7 @@
 #define BCL_CL(fn, ...) (bcl_fault_take(#fn) ?: fn(__VA_ARGS__))
 
 /* For creators whose last argument is cl_int *errcode_ret. */
-#define BCL_CL_CREATE(stp, fn, ...)                                                                \
-    ((*(stp) = bcl_fault_take(#fn)) ? NULL : fn(__VA_ARGS__, stp))
+#define BCL_CL_CREATE(stp, fn, ...) ((*(stp) = bcl_fault_take(#fn)) ? NULL : fn(__VA_ARGS__, stp))
 
 /* Sets e from a failed status: "clFoo failed on 'device': CL_BAR (hint)". */
 int bcl_cl_fail(bcl_error *e, cl_int status, const char *call, const char *device);

@@ -71,8 +71,8 @@ int cmd_devices(int argc, char **argv)
             snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
             snprintf(mem, sizeof mem, "%.1f GiB", (double)d->global_mem / (1u << 30));
             printf("%-5s %-4s %4u %10s  %-32.32s %-26.26s %-16.16s %s\n", sel,
-                   bcl_device_type_name(d->type), d->compute_units, mem, d->name,
-                   d->platform_name, d->version, d->driver);
+                   bcl_device_type_name(d->type), d->compute_units, mem, d->name, d->platform_name,
+                   d->version, d->driver);
         }
     }
     bcl_devices_free(&list);
