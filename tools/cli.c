@@ -212,3 +212,16 @@ int cli_check_memory(const bcl_device_info *d, size_t n, unsigned host_copies, c
                         what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
     return BCL_OK;
 }
+
+int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e)
+{
+    const char *arg = argv[optind - 1];
+    if (c == ':')
+        return bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl %s --help')",
+                        arg, cmd);
+    /* getopt sets optopt for a known flag given "=value". */
+    if (optopt != 0 && strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
+        return bcl_fail(e, BCL_EXIT_INPUT, "option '%s' takes no value (see 'ballcl %s --help')",
+                        arg, cmd);
+    return bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl %s --help')", arg, cmd);
+}

@@ -78,6 +78,10 @@ void cli_progress(void *arg, unsigned done, unsigned total, const char *what);
 /* Erases the progress line. */
 void cli_progress_end(void);
 
+/* The error for what getopt_long returned as ':' (a value missing) or '?'
+ * (an unknown option, or a flag given "=value"), for command cmd. */
+int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e);
+
 /* Commands */
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -146,13 +146,8 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
             help();
             return -1;
         case ':':
-            rc =
-                bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl bench --help')",
-                         argv[optind - 1]);
-            break;
         case '?':
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl bench --help')",
-                          argv[optind - 1]);
+            rc = cli_option_error("bench", c, argv, e);
             break;
         default:
             if (c >= CLI_PARAM_OPT_BASE)

@@ -202,20 +202,8 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             help();
             return -1;
         case ':':
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl run --help')",
-                          argv[optind - 1]);
-            break;
         case '?':
-            /* getopt sets optopt for a known flag given "=value". */
-            if (optopt != 0 && strncmp(argv[optind - 1], "--", 2) == 0 &&
-                strchr(argv[optind - 1], '='))
-                rc = bcl_fail(e, BCL_EXIT_INPUT,
-                              "option '%s' takes no value (see 'ballcl run "
-                              "--help')",
-                              argv[optind - 1]);
-            else
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl run --help')",
-                              argv[optind - 1]);
+            rc = cli_option_error("run", c, argv, e);
             break;
         default:
             if (c >= CLI_PARAM_OPT_BASE)

@@ -117,14 +117,8 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         case 'h':
             help();
             return -1;
-        case ':':
-            rc = bcl_fail(e, BCL_EXIT_INPUT,
-                          "option '%s' needs a value (see 'ballcl survey --help')",
-                          argv[optind - 1]);
-            break;
-        default:
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl survey --help')",
-                          argv[optind - 1]);
+        default: /* ':' or '?' */
+            rc = cli_option_error("survey", c, argv, e);
             break;
         }
     }

@@ -125,12 +125,8 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
             help();
             return -1;
         case ':':
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl tune --help')",
-                          argv[optind - 1]);
-            break;
         case '?':
-            rc = bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl tune --help')",
-                          argv[optind - 1]);
+            rc = cli_option_error("tune", c, argv, e);
             break;
         default:
             if (c >= CLI_PARAM_OPT_BASE)
