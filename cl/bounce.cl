@@ -1,5 +1,5 @@
 /*
- * The bounce model (SPEC §2.2): balls (x, y, vx, vy) in a box [0, W] x [0, H]
+ * The bounce model (docs/MODELS.md): balls (x, y, vx, vy) in a box [0, W] x [0, H]
  * under gravity g along +y, reflected at the walls with restitution e, then
  * clamped into the box. The step is written exactly as the C reference
  * (src/models/bounce.c) writes it: every operator one rounded float32

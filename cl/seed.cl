@@ -1,5 +1,5 @@
 /*
- * The seed model (SPEC §2.1): x' = x + z, y' = y + w, z' = z + w, w' = w.
+ * The seed model (docs/MODELS.md): x' = x + z, y' = y + w, z' = z + w, w' = w.
  * x' uses the old z. Only float32 additions, so every IEEE-754 device gives
  * the C reference's bits; contraction is off so nothing is fused.
  *

@@ -22,7 +22,7 @@ import numpy as np
 import png_decode
 
 BALLCL = os.environ["BALLCL"]
-MARGIN = 4  # pixels around the outline, as src/snapshot.c draws it
+MARGIN = 4  # pixels around the outline, as src/files/snapshot.c draws it
 
 failures = 0
 

@@ -1,5 +1,5 @@
 """Device test: `ballcl run --model bounce --input/--output` agrees bit for bit
-with an independent NumPy implementation of SPEC §2.2 (bounce_reference.py),
+with an independent NumPy implementation of docs/MODELS.md (bounce_reference.py),
 on fresh random states (positions inside and outside the box, velocities of
 every sign and magnitude) for parameters at and near every limit, with one
 step per launch and with fused launches; and every ball ends inside the box

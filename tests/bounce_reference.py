@@ -1,4 +1,4 @@
-"""An independent NumPy implementation of the bounce model (SPEC §2.2).
+"""An independent NumPy implementation of the bounce model (docs/MODELS.md).
 
 Written from the spec, not from the C or OpenCL code. Every value is a
 float32 array or an np.float32 scalar, so every operation is one rounded
@@ -16,7 +16,7 @@ def params(dt="0.016666668", gravity="980", box="800,600", restitution="0.9"):
 
 
 def step(s, p):
-    """One step of SPEC §2.2 on an (N, 4) float32 array; returns a new array."""
+    """One step of docs/MODELS.md on an (N, 4) float32 array; returns a new array."""
     dt, g, w, h, e = p
     x, y, vx, vy = (s[:, c].copy() for c in range(4))
     two = F32(2)

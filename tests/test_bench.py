@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CLI tests of bench, tune, run's choice of steps per launch and kernel
-variant, and the plot script (SPEC 6 and 8), on whatever OpenCL device is
+variant, and the plot script (docs/BENCHMARK.md), on whatever OpenCL device is
 present (PoCL in CI). Structure and correctness only, never timings. Exits
 77 (skipped) when there is no OpenCL device.
 

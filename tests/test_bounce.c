@@ -1,5 +1,5 @@
 /*
- * Unit tests of the bounce model's C side (SPEC §2.2), no device needed:
+ * Unit tests of the bounce model's C side (docs/MODELS.md), no device needed:
  * hand-computed steps for every wall, every corner, a ball that crosses the
  * box in one step and signed zeros; the parameter checks; balls staying in
  * the box with finite velocities for parameters at every limit and states of
@@ -188,7 +188,7 @@ static void test_defaults(void **state)
     assert_int_equal(bcl_model_param_floats(m), 5);
     float p[5];
     bcl_model_param_defaults(m, p);
-    /* SPEC §2.2: dt is (float)(1.0 / 60.0), parsed to float directly. */
+    /* docs/MODELS.md: dt is (float)(1.0 / 60.0), parsed to float directly. */
     assert_int_equal(bits(p[0]), bits((float)(1.0 / 60.0)));
     assert_true(p[1] == 980.0f && p[2] == 800.0f && p[3] == 600.0f && p[4] == 0.9f);
     float box[4];

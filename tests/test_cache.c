@@ -1,5 +1,5 @@
 /*
- * Unit tests of the binary cache (SPEC §5) that need no device: the key
+ * Unit tests of the binary cache (docs/cache.md) that need no device: the key
  * (every input changes it), the entry format (a round trip, and every kind
  * of damage is refused with its reason, random garbage included), the
  * folder (where it is, created 0700, unusable paths are clean errors), list
@@ -13,7 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Device tests of the binary cache through `ballcl run` and `ballcl cache`
-(SPEC §5): a second run hits; every kind of bad entry is a miss that
+(docs/cache.md): a second run hits; every kind of bad entry is a miss that
 rebuilds, replaces the entry and then hits; concurrent processes on an empty
 cache all succeed and leave one valid entry; an unwritable folder is a
 warning; a changed kernel misses; the folder is 0700; a failed rename leaves

@@ -1,4 +1,4 @@
-"""Command-line tests that need no OpenCL device (SPEC §4, §10): help and
+"""Command-line tests that need no OpenCL device (README.md, docs/RELIABILITY.md): help and
 version, and every usage or input error that ballcl must catch before it
 touches a device: a one-line message on stderr naming the input and what
 was expected, exit 2, nothing written. Also: with no OpenCL platform at all

@@ -1,4 +1,4 @@
-"""Command-line tests that need an OpenCL device (SPEC §4, §5, §7, §10): the
+"""Command-line tests that need an OpenCL device (README.md, docs/DESIGN.md, docs/RELIABILITY.md): the
 exit codes 0 (validated), 1 (validation mismatch), 2 (unknown device, bad
 local size, missing kernel file) and 3 (kernel build failure, OpenCL call
 failure), each with a one-line message on stderr (plus the build log for a

@@ -1,4 +1,4 @@
-"""Device tests (SPEC §2.1, §6, §7): ballcl run on the test device must be
+"""Device tests (docs/MODELS.md, docs/BENCHMARK.md, docs/DESIGN.md): ballcl run on the test device must be
 bit-identical to the C reference for N in {1, 7, 1000, 100003}, both
 initial states, and local sizes 1, auto, driver and 24 (not a power of
 two); K steps per launch must give the bits of single steps, also when K
@@ -97,7 +97,7 @@ if j:
     check(j["launch"]["sync"] == "every", "--sync every reported", str(j["launch"]))
 
 # BALLCL_TEST_MAX_ALLOC lowers the allocation limit so that the state is
-# split over several buffers (SPEC §6) on any device.
+# split over several buffers (docs/BENCHMARK.md) on any device.
 j = run_json(["-n", 2500, "-s", 30, "--init", "random", "--steps-per-launch", 4],
              env={"BALLCL_TEST_MAX_ALLOC": str(1000 * 16)})
 if j:

@@ -1,5 +1,5 @@
 /*
- * Unit tests of work-group sizing (SPEC §6) from device and kernel figures
+ * Unit tests of work-group sizing (docs/BENCHMARK.md) from device and kernel figures
  * alone: the automatic local size over a grid of real and awkward devices,
  * the --local parser, and bcl_round_up.
  */

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the .npy reader and writer and of the atomic writer (SPEC §3):
+ * Unit tests of the .npy reader and writer and of the atomic writer (docs/DESIGN.md):
  * bit-exact round trips, one test per class of malformed file (each checks
  * the exit class and the words of the message), and failure injection
  * showing that a failed write leaves neither a temporary file nor a damaged

@@ -1,4 +1,4 @@
-"""ballcl against an independent NumPy implementation of SPEC §2.1.
+"""ballcl against an independent NumPy implementation of docs/MODELS.md.
 
 The NumPy model is written from the specification alone: float32 arrays,
 one step for all balls at a time, x = x + z; y = y + w; z = z + w (x uses the
@@ -20,7 +20,7 @@ tmp = testlib.tempdir()
 
 
 def numpy_steps(state, steps):
-    """SPEC §2.1 in NumPy: S steps of the whole (N, 4) float32 array."""
+    """docs/MODELS.md in NumPy: S steps of the whole (N, 4) float32 array."""
     assert state.dtype == np.float32
     x, y, z, w = (state[:, c].copy() for c in range(4))
     for _ in range(steps):

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the strict option parsers (SPEC §4, §10): a count is the
+ * Unit tests of the strict option parsers (README.md, docs/RELIABILITY.md): a count is the
  * whole text, decimal, in range; a float is the whole text, finite in
  * float32. Every rejection is BCL_EXIT_INPUT with a message naming the
  * option and saying what was expected.
@@ -148,7 +148,7 @@ static void test_float_values(void **unused)
     assert_int_equal(bits(expect_float("1.1754944e-38")), bits(FLT_MIN));
     assert_int_equal(bits(expect_float("0")), 0u);
     assert_int_equal(bits(expect_float("-0")), 0x80000000u);
-    /* 0.01666666753590107 is the float nearest 1/60 (SPEC §2.2). */
+    /* 0.01666666753590107 is the float nearest 1/60 (docs/MODELS.md). */
     assert_int_equal(bits(expect_float("0.016666668")), bits((float)(1.0 / 60.0)));
 }
 

@@ -1,6 +1,6 @@
 /*
- * Unit tests of the seed model's C reference (SPEC §2.1) on hand-computed
- * cases, of the chunked parallel validation (SPEC §7) against the plain
+ * Unit tests of the seed model's C reference (docs/MODELS.md) on hand-computed
+ * cases, of the chunked parallel validation (docs/DESIGN.md) against the plain
  * reference over the whole array, and of the comparison rules: bitwise by
  * default, ULP distances, tolerance, NaN never passing, first mismatches
  * reported in ball order.
@@ -127,7 +127,7 @@ static void test_reference_hand_computed(void **unused)
 }
 
 /* An independent step-major formulation (all balls one step, then the next),
- * written from SPEC §2.1 rather than copied from the model. */
+ * written from docs/MODELS.md rather than copied from the model. */
 static void step_major(float *s, size_t n, uint64_t steps)
 {
     for (uint64_t k = 0; k < steps; k++) {

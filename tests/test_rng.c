@@ -1,6 +1,6 @@
 /*
- * Unit tests of the project's PRNG (SplitMix64, src/rng.c) and of the seed
- * model's initial states built from it (SPEC §2.1: the same bits on every
+ * Unit tests of the project's PRNG (SplitMix64, src/models/rng.c) and of the seed
+ * model's initial states built from it (docs/MODELS.md: the same bits on every
  * machine). The golden values were computed outside this project, with
  * Python's arbitrary-precision integers reduced mod 2^64, from the published
  * algorithm (Steele, Lea, Flood 2014); the seed 0 and 1234567 sequences also

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the device selector (SPEC §5) over hand-built device lists,
+ * Unit tests of the device selector (docs/DESIGN.md) over hand-built device lists,
  * so every rule is checked without a device: P:D indices, types, and
  * case-insensitive name substrings of device or platform; an unknown or
  * ambiguous selector is an input error listing the candidates; the default

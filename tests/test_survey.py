@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLI tests of 'ballcl survey' and 'ballcl survey compare' (SPEC 9) on
+"""CLI tests of 'ballcl survey' and 'ballcl survey compare' (docs/SURVEY.md) on
 whatever OpenCL device is present (PoCL in CI): the JSON against the
 documented schema (docs/survey.schema.json, with python3-jsonschema) and
 against the program's own reader, the table, compare on real files, bad

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What the binary cache buys (SPEC §5), measured: the time from creating the
+# What the binary cache buys (docs/cache.md), measured: the time from creating the
 # program to the end of its first launch (cache.program_ms + first_launch_ms
 # of `ballcl run --json`), with our cache on and off and the driver's own
 # cache on and off, on one device, all in one run of this script.

@@ -88,7 +88,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
 const char *bcl_device_type_name(cl_device_type t);
 
-/* A parsed device selector (SPEC §5). */
+/* A parsed device selector (docs/DESIGN.md). */
 typedef enum { BCL_SEL_DEFAULT, BCL_SEL_INDEX, BCL_SEL_TYPE, BCL_SEL_NAME } bcl_sel_kind;
 typedef struct bcl_selector {
     bcl_sel_kind kind;
@@ -165,7 +165,7 @@ float bcl_rng_uniform(bcl_rng *r, float lo, float hi);
 /* Finite, normal float of random sign with exponent in [emin, emax]. */
 float bcl_rng_mixed(bcl_rng *r, int emin, int emax);
 
-/* ---- state files (.npy, SPEC §3) ---------------------------------------- */
+/* ---- state files (.npy, docs/DESIGN.md) ---------------------------------------- */
 
 /* Reads an (N, 4) little-endian float32 C-order .npy v1.0 file. *state is
  * malloc'ed; the caller frees it. Every header defect and every non-finite
@@ -200,7 +200,7 @@ int bcl_snapshot_encode(const float *state, size_t n, const bcl_snapshot_opts *o
 int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
                        bcl_error *e);
 
-/* ---- validation (SPEC §7) ----------------------------------------------- */
+/* ---- validation (docs/DESIGN.md) ----------------------------------------------- */
 
 #define BCL_MAX_REPORTED_MISMATCHES 5
 
@@ -276,7 +276,7 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e);
 /* The options every kernel is built with. */
 const char *bcl_build_options(void);
 
-/* ---- launch configuration (SPEC §6) ------------------------------------ */
+/* ---- launch configuration (docs/BENCHMARK.md) ------------------------------------ */
 
 typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXED } bcl_local_mode;
 
@@ -342,7 +342,7 @@ bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 void bcl_sim_destroy(bcl_sim *s);
 
-/* ---- binary cache folder (SPEC §5) ------------------------------------- */
+/* ---- binary cache folder (docs/cache.md) ------------------------------------- */
 
 /* The cache folder: $BALLCL_CACHE_DIR, else $XDG_CACHE_HOME/ballcl (an
  * absolute XDG_CACHE_HOME only, as the XDG spec says), else
@@ -375,7 +375,7 @@ int bcl_cache_list(const char *dir, bcl_cache_entry_info **entries, size_t *coun
  * a running process). Every other file stays. Counts are optional. */
 int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *temporaries,
                     bcl_error *e);
-/* ---- kernel variants (SPEC §6) ------------------------------------------ */
+/* ---- kernel variants (docs/BENCHMARK.md) ------------------------------------------ */
 
 /* A model's kernels are "<model>_step" (one step) and "<model>_steps" (k
  * steps in registers); "<model>_step_<v>" and "<model>_steps_<v>" are
@@ -420,7 +420,7 @@ int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, b
 #define BCL_DEFAULT_K 100
 unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
 
-/* ---- measurement (SPEC §8; shared by bench, tune and survey) ------------- */
+/* ---- measurement (docs/BENCHMARK.md; shared by bench, tune and survey) ------------- */
 
 typedef struct bcl_stats {
     double median, min, max;
@@ -492,7 +492,7 @@ unsigned bcl_host_threads(void);
 int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
                      const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e);
 
-/* ---- tuning (SPEC §6) ----------------------------------------------------- */
+/* ---- tuning (docs/BENCHMARK.md) ----------------------------------------------------- */
 
 /* One tuned launch configuration. */
 typedef struct bcl_tuned_entry {
@@ -594,7 +594,7 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
  * to fail with, or 0 to go on. */
 int bcl_fault_take(const char *name);
 
-/* ---- launch latency (SPEC §9; shared by survey) -------------------------- */
+/* ---- launch latency (docs/SURVEY.md; shared by survey) -------------------------- */
 
 /* One launch of o's kernel (o->steps_per_launch steps) over every chunk of
  * s, queued and not waited for; *ev (optional) is the event of the last
@@ -612,7 +612,7 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bc
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
-/* ---- device capability survey (SPEC §9; docs/SURVEY.md) ----------------- */
+/* ---- device capability survey (docs/SURVEY.md; docs/SURVEY.md) ----------------- */
 
 /* The schema version every survey file carries; readers refuse others. */
 #define BCL_SURVEY_SCHEMA "ballcl-survey/1"

@@ -1,10 +1,10 @@
 /*
- * The bounce model (SPEC §2.2): balls in a W x H box under gravity g (along
+ * The bounce model (docs/MODELS.md): balls in a W x H box under gravity g (along
  * +y), reflected at the walls with restitution e, then clamped into the box.
  * State per ball (x, y, vx, vy); parameters p = {dt, g, W, H, e}.
  *
  * Every operation is one separately rounded float32 operation, in the order
- * SPEC §2.2 writes them, so the kernel (cl/bounce.cl) gives the same bits on
+ * docs/MODELS.md writes them, so the kernel (cl/bounce.cl) gives the same bits on
  * every IEEE-754 device. The parameter limits of bounce_check are what keep
  * every state finite: see docs/MODELS.md for the argument.
  */
@@ -81,7 +81,7 @@ static void bounce_init(float *s, size_t n, bcl_init how, uint64_t seed, const f
     }
 }
 
-/* The reference, written exactly as SPEC §2.2. With FLT_EVAL_METHOD == 0 and
+/* The reference, written exactly as docs/MODELS.md. With FLT_EVAL_METHOD == 0 and
  * -ffp-contract=off each operator is one rounded float32 operation;
  * -vx * e is (-vx) * e, 2.0f * w is exact, and the clamps are comparisons. */
 static void bounce_reference(float *s, size_t n, uint64_t steps, const float *p)

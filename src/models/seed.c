@@ -1,5 +1,5 @@
 /*
- * The seed model (SPEC §2.1): the update of the program ballcl grew from.
+ * The seed model (docs/MODELS.md): the update of the program ballcl grew from.
  */
 #include "model_impl.h"
 

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the binary-cache entry parser (bcl_cache_entry_decode,
- * src/cache_entry.c) on arbitrary bytes, as it would find them in a damaged
+ * src/cache/cache_entry.c) on arbitrary bytes, as it would find them in a damaged
  * or hostile cache folder.
  *
  * A checksum guards every entry, so random bytes almost never pass; to reach
@@ -17,7 +17,7 @@
  *     the same payload and labels back.
  */
 #include "ballcl/ballcl.h"
-#include "cache.h"
+#include "cache/cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the device selector (SPEC §5), parsed with bcl_selector_parse
+ * Fuzz target: the device selector (docs/DESIGN.md), parsed with bcl_selector_parse
  * and matched with bcl_selector_match against a fixed list of three made-up
  * devices on two platforms, and against an empty list. The input bytes up to
  * the first NUL are the selector text. Invariants (abort on violation):

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the survey reader (bcl_survey_read, src/survey_read.c) on
+ * Fuzz target: the survey reader (bcl_survey_read, src/survey/survey_read.c) on
  * arbitrary bytes, as `ballcl survey compare` reads files it is given.
  * Invariants (abort on violation):
  *   - the result is BCL_OK or BCL_EXIT_INPUT; a refusal is one non-empty

@@ -115,7 +115,7 @@ def main():
 def cache_entry(payload, key=b"\x11" * 32, fmt=1, header=512, length=None, checksum=None,
                 device=b"pthread-haswell-AMD EPYC", platform=b"Portable Computing Language",
                 source=b"seed.cl"):
-    """A binary-cache entry laid out as src/cache.h describes."""
+    """A binary-cache entry laid out as src/cache/cache.h describes."""
     h = bytearray(512)
     h[0:8] = b"BCLCACHE"
     h[8:12] = struct.pack("<I", fmt)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Benchmark figures on the NVIDIA GPU host (SPEC 8; docs/BENCHMARK.md).
+# Benchmark figures on the NVIDIA GPU host (docs/BENCHMARK.md; docs/BENCHMARK.md).
 # Run from the project root after `source .gpu/env.sh`, with a built
 # build/tools/ballcl:
 #

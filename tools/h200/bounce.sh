@@ -1,5 +1,5 @@
 #!/bin/sh
-# The bounce model on a GPU (SPEC §2.2): is it bit for bit equal to the C
+# The bounce model on a GPU (docs/MODELS.md): is it bit for bit equal to the C
 # reference there too, and what does its divergence cost next to the seed
 # model? Run from the project root, after `source .gpu/env.sh`, with
 # build/tools/ballcl built:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Binary cache figures on the NVIDIA GPU host (issue 3, SPEC §5). Run from
+# Binary cache figures on the NVIDIA GPU host (issue 3, docs/cache.md). Run from
 # the project root after `source .gpu/env.sh`, with a built build/tools/ballcl:
 #
 #   tools/h200/cache.sh OUTDIR

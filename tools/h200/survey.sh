@@ -1,5 +1,5 @@
 #!/bin/bash
-# Device capability surveys on the NVIDIA GPU host (issue 5, SPEC 9;
+# Device capability surveys on the NVIDIA GPU host (issue 5, docs/SURVEY.md;
 # docs/SURVEY.md). Run from the project root after `source .gpu/env.sh`, with
 # a built build/tools/ballcl:
 #

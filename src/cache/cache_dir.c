@@ -1,0 +1,254 @@
+/*
+ * The cache folder (docs/cache.md): where it is, creating it private (0700), and
+ * listing and clearing the program entries in it. The folder is shared with
+ * other parts of ballcl (the tuner's tune-*.json), so list and clear touch
+ * only files named like program entries.
+ */
+#include "cache/cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A temporary younger than this may belong to a writer that is still running. */
+#define STALE_TEMP_SECONDS 600
+
+int bcl_cache_dir(char *out, size_t size, bcl_error *e)
+{
+    const char *env = getenv("BALLCL_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (env && *env)
+        n = snprintf(out, size, "%s", env);
+    else if (xdg && xdg[0] == '/')
+        n = snprintf(out, size, "%s/ballcl", xdg);
+    else if (home && *home)
+        n = snprintf(out, size, "%s/.cache/ballcl", home);
+    else
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "no cache folder: set BALLCL_CACHE_DIR, XDG_CACHE_HOME or HOME");
+    if (n < 0 || (size_t)n >= size)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cache folder path is too long");
+    /* "dir/" and "dir" are the same folder; entry paths read better without "//". */
+    for (size_t len = strlen(out); len > 1 && out[len - 1] == '/'; len--)
+        out[len - 1] = '\0';
+    return BCL_OK;
+}
+
+/* mkdir -p with mode 0700 for every folder it creates. The folder we create
+ * last is chmod'ed to exactly 0700, whatever the umask: the binaries in it
+ * are the user's own business. An existing folder keeps its mode. */
+int bcl_make_folders(char *path, bcl_error *e)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", path,
+                            strerror(ENOTDIR));
+        return BCL_OK;
+    }
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        int f = bcl_fault_take("mkdir");
+        int rc = f ? -1 : mkdir(path, 0700);
+        int err = f ? f : errno;
+        if (rc != 0 && err == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = 0; /* there already, or made by a concurrent process */
+        else if (rc == 0 && saved == '\0')
+            (void)chmod(path, 0700);
+        if (rc != 0) {
+            int r = bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", path,
+                             strerror(err));
+            *p = saved;
+            return r;
+        }
+        *p = saved;
+        if (saved == '\0')
+            return BCL_OK;
+    }
+}
+
+int bcl_cache_dir_create(char *out, size_t size, bcl_error *e)
+{
+    int rc = bcl_cache_dir(out, size, e);
+    if (rc)
+        return rc;
+    return bcl_make_folders(out, e);
+}
+
+/* "program-<64 lower-case hex>.bin": the only names list and clear touch. */
+static bool entry_name(const char *name, char key[2 * BCL_CACHE_KEY_BYTES + 1])
+{
+    size_t pre = strlen(BCL_CACHE_ENTRY_PREFIX), suf = strlen(BCL_CACHE_ENTRY_SUFFIX);
+    size_t hex = 2 * BCL_CACHE_KEY_BYTES;
+    if (strlen(name) != pre + hex + suf || strncmp(name, BCL_CACHE_ENTRY_PREFIX, pre) != 0 ||
+        strcmp(name + pre + hex, BCL_CACHE_ENTRY_SUFFIX) != 0)
+        return false;
+    for (size_t i = 0; i < hex; i++) {
+        char c = name[pre + i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    }
+    if (key) {
+        memcpy(key, name + pre, hex);
+        key[hex] = '\0';
+    }
+    return true;
+}
+
+/* ".program-<hex>.bin.XXXXXX": bcl_write_file_atomic's temporary for an entry. */
+static bool temp_name(const char *name)
+{
+    if (name[0] != '.')
+        return false;
+    const char *dot = strrchr(name, '.');
+    if (!dot || dot == name || strlen(dot + 1) != 6)
+        return false;
+    char base[256];
+    size_t n = (size_t)(dot - (name + 1));
+    if (n >= sizeof base)
+        return false;
+    memcpy(base, name + 1, n);
+    base[n] = '\0';
+    return entry_name(base, NULL);
+}
+
+static int by_file(const void *a, const void *b)
+{
+    return strcmp(((const bcl_cache_entry_info *)a)->file, ((const bcl_cache_entry_info *)b)->file);
+}
+
+/* Fills one listing row; a file that cannot be read or checked is listed
+ * as invalid with the reason rather than failing the whole listing. */
+static void describe(const char *dir, const char *name, const char *hex, bcl_cache_entry_info *info)
+{
+    memset(info, 0, sizeof *info);
+    snprintf(info->file, sizeof info->file, "%s", name);
+    snprintf(info->key, sizeof info->key, "%s", hex);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        info->bytes = (uint64_t)st.st_size;
+        info->mtime = (int64_t)st.st_mtime;
+    }
+    /* The key in the name must be the key in the header. */
+    bcl_cache_key key;
+    for (size_t i = 0; i < BCL_CACHE_KEY_BYTES; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        key.b[i] = (unsigned char)v;
+    }
+    unsigned char *file = NULL;
+    const unsigned char *payload;
+    size_t plen;
+    bcl_cache_labels labels;
+    if (bcl_cache_entry_read(path, &key, &file, &payload, &plen, &labels, info->problem,
+                             sizeof info->problem) != BCL_CACHE_FOUND)
+        return;
+    snprintf(info->device, sizeof info->device, "%s", labels.device);
+    snprintf(info->platform, sizeof info->platform, "%s", labels.platform);
+    snprintf(info->source, sizeof info->source, "%s", labels.source);
+    info->valid = true;
+    free(file);
+}
+
+int bcl_cache_list(const char *dir, bcl_cache_entry_info **entries, size_t *count, bcl_error *e)
+{
+    *entries = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT)
+            return BCL_OK;
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read cache folder '%s': %s", dir,
+                        strerror(errno));
+    }
+    size_t n = 0, cap = 0;
+    bcl_cache_entry_info *list = NULL;
+    struct dirent *de;
+    int rc = BCL_OK;
+    while ((de = readdir(d)) != NULL) {
+        char hex[2 * BCL_CACHE_KEY_BYTES + 1];
+        if (!entry_name(de->d_name, hex))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            bcl_cache_entry_info *grown = realloc(list, cap * sizeof *list);
+            if (!grown) {
+                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory listing '%s'", dir);
+                break;
+            }
+            list = grown;
+        }
+        describe(dir, de->d_name, hex, &list[n++]);
+    }
+    closedir(d);
+    if (rc) {
+        free(list);
+        return rc;
+    }
+    if (n)
+        qsort(list, n, sizeof *list, by_file);
+    *entries = list;
+    *count = n;
+    return BCL_OK;
+}
+
+int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *temporaries,
+                    bcl_error *e)
+{
+    size_t ne = 0, nt = 0;
+    uint64_t nb = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno != ENOENT)
+            return bcl_fail(e, BCL_EXIT_INPUT, "cannot read cache folder '%s': %s", dir,
+                            strerror(errno));
+    } else {
+        time_t now = time(NULL);
+        struct dirent *de;
+        int rc = BCL_OK;
+        while (rc == BCL_OK && (de = readdir(d)) != NULL) {
+            bool entry = entry_name(de->d_name, NULL);
+            if (!entry && !temp_name(de->d_name))
+                continue;
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            struct stat st;
+            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+                continue;
+            if (!entry && now - st.st_mtime < STALE_TEMP_SECONDS)
+                continue;
+            if (unlink(path) != 0 && errno != ENOENT) {
+                rc = bcl_fail(e, BCL_EXIT_INPUT, "cannot remove '%s': %s", path, strerror(errno));
+                break;
+            }
+            if (entry) {
+                ne++;
+                nb += (uint64_t)st.st_size;
+            } else {
+                nt++;
+            }
+        }
+        closedir(d);
+        if (rc)
+            return rc;
+    }
+    if (entries)
+        *entries = ne;
+    if (bytes)
+        *bytes = nb;
+    if (temporaries)
+        *temporaries = nt;
+    return BCL_OK;
+}

@@ -1,0 +1,557 @@
+/*
+ * State files as NumPy .npy version 1.0 (docs/DESIGN.md): dtype '<f4', C order,
+ * shape (N, 4). Users prepare and inspect states with np.save / np.load, so
+ * the reader accepts exactly what NumPy writes for such an array and rejects
+ * everything else with a one-line message that says what was expected; the
+ * writer produces the same bytes np.save would.
+ *
+ * Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
+ *   "\x93NUMPY", major 1, minor 0, uint16 LE header length HLEN,
+ *   HLEN bytes of a Python dict literal padded with spaces and ending in '\n',
+ *   then the raw array data.
+ */
+#include "ballcl/ballcl.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The data is copied byte for byte between the file and float arrays, which is
+ * only right where the host's float is IEEE binary32 stored little-endian
+ * (x86-64 and ARM as configured by every mainstream OS). A big-endian port
+ * would have to byte-swap here; fail the build rather than corrupt states. */
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "npy.c copies '<f4' data as-is and needs a little-endian host"
+#endif
+_Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
+               "npy.c needs float to be IEEE 754 binary32");
+
+#define NPY_MAGIC     "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_PREAMBLE  10 /* magic, major, minor, uint16 LE header length */
+#define NPY_ALIGN     64 /* np.save aligns the data to this */
+/* np.save leaves room to rewrite the shape in place with up to this many
+ * digits; copying it makes our files byte-identical to NumPy's. */
+#define NPY_GROWTH_DIGITS 21
+#define BALL_FLOATS       4
+#define BALL_BYTES        (BALL_FLOATS * sizeof(float))
+#define EXPECT_DESCR      "expected '<f4' (float32, little-endian)"
+#define MAX_DIMS_SHOWN    8
+
+/* ---- reading the file ---------------------------------------------------- */
+
+/* Reads all of path into a malloc'ed buffer. The buffer grows with what is
+ * actually read, never with what a header claims, so a lying header cannot
+ * make us allocate. */
+static int read_all(const char *path, unsigned char **out, size_t *out_len, bcl_error *e)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot open: %s", path, strerror(errno));
+
+    size_t cap = 1 << 16;
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fclose(fp);
+            return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
+        }
+        /* One byte more than the size, so that EOF shows without a regrow. */
+        if (S_ISREG(st.st_mode) && st.st_size >= 0 && (uintmax_t)st.st_size < SIZE_MAX)
+            cap = (size_t)st.st_size + 1;
+    }
+
+    unsigned char *buf = malloc(cap);
+    size_t len = 0;
+    int err = 0;
+    if (!buf)
+        goto oom;
+    for (;;) {
+        if (len == cap) {
+            /* The file grew, or is a pipe: double (a regular file never gets
+             * here more than a few times). */
+            if (cap > SIZE_MAX / 2)
+                goto oom;
+            unsigned char *bigger = realloc(buf, cap * 2);
+            if (!bigger)
+                goto oom;
+            buf = bigger;
+            cap *= 2;
+        }
+        int f = bcl_fault_take("read");
+        if (f != 0) {
+            err = f;
+            break;
+        }
+        errno = 0;
+        size_t want = cap - len;
+        size_t got = fread(buf + len, 1, want, fp);
+        len += got;
+        if (got < want) {
+            if (ferror(fp))
+                err = errno != 0 ? errno : EIO;
+            break;
+        }
+    }
+    fclose(fp);
+    if (err != 0) {
+        free(buf);
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    }
+    *out = buf;
+    *out_len = len;
+    return BCL_OK;
+
+oom:
+    fclose(fp);
+    free(buf);
+    /* Not the file's fault: the machine lacks memory for a file this big. */
+    return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
+}
+
+/* ---- parsing the header dict --------------------------------------------- */
+
+typedef struct cursor {
+    const char *start, *p, *end;
+} cursor;
+
+static void skip_ws(cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+/* Offset of the cursor in the file, for "at byte N" in messages. */
+static size_t file_offset(const cursor *c)
+{
+    return NPY_PREAMBLE + (size_t)(c->p - c->start);
+}
+
+static int malformed(const char *path, const cursor *c, const char *expected, bcl_error *e)
+{
+    return bcl_fail(e, BCL_EXIT_INPUT, "'%s': malformed .npy header at byte %zu: expected %s", path,
+                    file_offset(c), expected);
+}
+
+/* Copies s into out for a message: at most out_size - 1 characters, anything
+ * but printable ASCII as '?', so the message stays one readable line. */
+static void printable(char *out, size_t out_size, const char *s, size_t len)
+{
+    size_t i = 0;
+    for (; i < len && i + 1 < out_size; i++)
+        out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    out[i] = '\0';
+}
+
+/* Parses a Python string literal in single or double quotes into [*s, *s +
+ * *len) (pointing into the header). Escapes never occur in what NumPy writes
+ * for a plain dtype, so a backslash is refused rather than interpreted. */
+static int parse_string(const char *path, cursor *c, const char **s, size_t *len, bcl_error *e)
+{
+    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
+        return malformed(path, c, "a quoted string", e);
+    char quote = *c->p++;
+    const char *begin = c->p;
+    while (c->p < c->end && *c->p != quote) {
+        if (*c->p == '\\' || *c->p == '\n')
+            return malformed(path, c, "a plain string without escapes", e);
+        c->p++;
+    }
+    if (c->p >= c->end)
+        return malformed(path, c, "a closing quote", e);
+    *s = begin;
+    *len = (size_t)(c->p - begin);
+    c->p++;
+    return BCL_OK;
+}
+
+static bool str_is(const char *s, size_t len, const char *lit)
+{
+    return len == strlen(lit) && memcmp(s, lit, len) == 0;
+}
+
+/* Parses a Python identifier such as True or False. */
+static void parse_word(cursor *c, const char **s, size_t *len)
+{
+    const char *begin = c->p;
+    while (c->p < c->end && ((*c->p >= 'a' && *c->p <= 'z') || (*c->p >= 'A' && *c->p <= 'Z') ||
+                             (*c->p >= '0' && *c->p <= '9') || *c->p == '_'))
+        c->p++;
+    *s = begin;
+    *len = (size_t)(c->p - begin);
+}
+
+typedef struct shape {
+    unsigned ndim;
+    uint64_t dim[MAX_DIMS_SHOWN]; /* the first MAX_DIMS_SHOWN dimensions */
+} shape;
+
+/* Parses a tuple of non-negative Python ints: "()", "(5,)", "(5, 4)",
+ * "(5, 4,)". Lists, negative numbers and leading zeros are refused, as
+ * NumPy refuses them. */
+static int parse_shape(const char *path, cursor *c, shape *sh, bcl_error *e)
+{
+    sh->ndim = 0;
+    if (c->p >= c->end || *c->p != '(')
+        return malformed(path, c, "a tuple of integers for 'shape'", e);
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ')') {
+        c->p++;
+        return BCL_OK;
+    }
+    for (;;) {
+        skip_ws(c);
+        if (c->p >= c->end || *c->p < '0' || *c->p > '9')
+            return malformed(path, c, "a non-negative integer in 'shape'", e);
+        if (*c->p == '0' && c->p + 1 < c->end && c->p[1] >= '0' && c->p[1] <= '9')
+            return malformed(path, c, "an integer without leading zeros in 'shape'", e);
+        uint64_t v = 0;
+        bool overflow = false;
+        while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+            unsigned d = (unsigned)(*c->p - '0');
+            if (v > (UINT64_MAX - d) / 10)
+                overflow = true;
+            else
+                v = v * 10 + d;
+            c->p++;
+        }
+        if (overflow)
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "'%s': a dimension in 'shape' exceeds 64 bits: expected (N, 4)", path);
+        if (sh->ndim < MAX_DIMS_SHOWN)
+            sh->dim[sh->ndim] = v;
+        sh->ndim++;
+        skip_ws(c);
+        if (c->p < c->end && *c->p == ')') {
+            c->p++;
+            /* "(5)" is the int 5 in Python, not a tuple; "(5,)" ends below. */
+            if (sh->ndim == 1)
+                return malformed(path, c, "a tuple for 'shape' ('(5)' is an int, '(5,)' a tuple)",
+                                 e);
+            return BCL_OK;
+        }
+        if (c->p >= c->end || *c->p != ',')
+            return malformed(path, c, "',' or ')' in 'shape'", e);
+        c->p++;
+        skip_ws(c);
+        if (c->p < c->end && *c->p == ')') {
+            c->p++;
+            return BCL_OK;
+        }
+    }
+}
+
+/* Writes a shape the way Python prints the tuple: "(5, 4)", "(5,)", "()". */
+static void format_shape(char *out, size_t size, const shape *sh)
+{
+    size_t at = 0;
+    at += (size_t)snprintf(out + at, size - at, "(");
+    for (unsigned i = 0; i < sh->ndim && i < MAX_DIMS_SHOWN && at < size; i++)
+        at += (size_t)snprintf(out + at, size - at, "%s%" PRIu64, i ? ", " : "", sh->dim[i]);
+    if (at < size)
+        snprintf(out + at, size - at, "%s)",
+                 sh->ndim > MAX_DIMS_SHOWN ? ", ..." : (sh->ndim == 1 ? "," : ""));
+}
+
+typedef struct header {
+    bool have_descr, have_order, have_shape;
+    const char *descr;
+    size_t descr_len;
+    bool fortran_order;
+    shape shape;
+} header;
+
+/* Parses the dict literal in h[0, len) (the final '\n' excluded): keys in any
+ * order, whitespace anywhere between tokens, an optional trailing comma; each
+ * of the three keys exactly once and no other key. Values are checked later,
+ * in a fixed order, so that the message names the most basic defect. */
+static int parse_dict(const char *path, const char *h, size_t len, header *hd, bcl_error *e)
+{
+    cursor c = {h, h, h + len};
+    memset(hd, 0, sizeof *hd);
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{')
+        return malformed(path, &c, "a dict literal starting with '{'", e);
+    c.p++;
+    for (;;) {
+        skip_ws(&c);
+        if (c.p < c.end && *c.p == '}')
+            break;
+        const char *key;
+        size_t key_len;
+        int rc = parse_string(path, &c, &key, &key_len, e);
+        if (rc)
+            return rc;
+        skip_ws(&c);
+        if (c.p >= c.end || *c.p != ':')
+            return malformed(path, &c, "':' after a key", e);
+        c.p++;
+        skip_ws(&c);
+
+        bool *seen;
+        if (str_is(key, key_len, "descr"))
+            seen = &hd->have_descr;
+        else if (str_is(key, key_len, "fortran_order"))
+            seen = &hd->have_order;
+        else if (str_is(key, key_len, "shape"))
+            seen = &hd->have_shape;
+        else {
+            char shown[48];
+            printable(shown, sizeof shown, key, key_len);
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "'%s': unknown key '%s' in the .npy header: expected only "
+                            "'descr', 'fortran_order' and 'shape'",
+                            path, shown);
+        }
+        if (*seen) {
+            char shown[48];
+            printable(shown, sizeof shown, key, key_len);
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "'%s': key '%s' appears twice in the .npy header: expected it once",
+                            path, shown);
+        }
+        *seen = true;
+
+        if (seen == &hd->have_descr) {
+            /* A list here is a structured dtype: never a float32 array. */
+            if (c.p < c.end && *c.p == '[')
+                return bcl_fail(e, BCL_EXIT_INPUT,
+                                "'%s': structured dtype is not supported: " EXPECT_DESCR, path);
+            rc = parse_string(path, &c, &hd->descr, &hd->descr_len, e);
+        } else if (seen == &hd->have_order) {
+            const char *w;
+            size_t wl;
+            parse_word(&c, &w, &wl);
+            if (str_is(w, wl, "True"))
+                hd->fortran_order = true;
+            else if (!str_is(w, wl, "False"))
+                rc = malformed(path, &c, "True or False for 'fortran_order'", e);
+        } else {
+            rc = parse_shape(path, &c, &hd->shape, e);
+        }
+        if (rc)
+            return rc;
+
+        skip_ws(&c);
+        if (c.p < c.end && *c.p == ',') {
+            c.p++;
+            continue; /* a trailing comma is fine: the loop head sees '}' */
+        }
+        if (c.p < c.end && *c.p == '}')
+            break;
+        return malformed(path, &c, "',' or '}' after a value", e);
+    }
+    c.p++; /* the '}' */
+    skip_ws(&c);
+    if (c.p != c.end)
+        return malformed(path, &c, "only spaces after the header dict", e);
+
+    const char *missing = !hd->have_descr   ? "descr"
+                          : !hd->have_order ? "fortran_order"
+                          : !hd->have_shape ? "shape"
+                                            : NULL;
+    if (missing)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': .npy header has no '%s' key: expected 'descr', 'fortran_order' "
+                        "and 'shape'",
+                        path, missing);
+    return BCL_OK;
+}
+
+/* ---- the public functions -------------------------------------------------- */
+
+static const char *nonfinite_name(float v)
+{
+    return isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+/*
+ * Contract: reads path, a .npy v1.0 file holding an (N, 4) '<f4' C-order
+ * array with N >= 1 and only finite values, into a new malloc'ed array of
+ * 4*N floats (*state; the caller frees it) and sets *n = N. On failure
+ * *state and *n are left untouched and the error is BCL_EXIT_INPUT, one line
+ * "'<path>': <what is wrong>: expected <what>" (BCL_EXIT_RUNTIME only when
+ * memory for the file's actual contents runs out). Memory use is bounded by
+ * the file's real size, whatever its header declares.
+ */
+int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
+{
+    unsigned char *buf = NULL; /* set by read_all; initialised for gcc's -O2 flow analysis */
+    size_t len = 0;
+    int rc = read_all(path, &buf, &len, e);
+    if (rc)
+        return rc;
+
+    if (len == 0) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': file is empty: expected a .npy file", path);
+        goto out;
+    }
+    if (len < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': not a .npy file (bad magic string): expected a file starting "
+                      "with \"\\x93NUMPY\" as np.save writes",
+                      path);
+        goto out;
+    }
+    if (len < NPY_PREAMBLE) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': file ends inside the .npy preamble (%zu bytes): expected at least "
+                      "%d bytes",
+                      path, len, NPY_PREAMBLE);
+        goto out;
+    }
+    /* 2.0 and 3.0 differ only in a 4-byte header length and UTF-8 headers,
+     * and np.save writes them only when 1.0 cannot hold the header, which
+     * never happens for an (N, 4) float32 array. */
+    if (buf[6] != 1 || buf[7] != 0) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': .npy version %u.%u: expected .npy version 1.0",
+                      path, buf[6], buf[7]);
+        goto out;
+    }
+    size_t hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+    if (hlen > len - NPY_PREAMBLE) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': header length %zu runs past the end of the file (%zu bytes): "
+                      "expected a complete header",
+                      path, hlen, len);
+        goto out;
+    }
+    const char *h = (const char *)buf + NPY_PREAMBLE;
+    if (hlen == 0 || h[hlen - 1] != '\n') {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': .npy header does not end with a newline: expected a dict literal "
+                      "padded with spaces and ending in '\\n'",
+                      path);
+        goto out;
+    }
+    header hd;
+    rc = parse_dict(path, h, hlen - 1, &hd, e);
+    if (rc)
+        goto out;
+
+    if (!str_is(hd.descr, hd.descr_len, "<f4")) {
+        char shown[48];
+        printable(shown, sizeof shown, hd.descr, hd.descr_len);
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': dtype '%s' is not supported: " EXPECT_DESCR, path,
+                      shown);
+        goto out;
+    }
+    if (hd.fortran_order) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': fortran_order is True (column-major data): expected False (C order; "
+                      "np.ascontiguousarray before np.save)",
+                      path);
+        goto out;
+    }
+    char shown[160];
+    format_shape(shown, sizeof shown, &hd.shape);
+    if (hd.shape.ndim != 2 || hd.shape.dim[1] != BALL_FLOATS) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s is not supported: expected (N, 4)", path,
+                      shown);
+        goto out;
+    }
+    uint64_t balls = hd.shape.dim[0];
+    if (balls == 0) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s holds no balls: expected (N, 4), N >= 1",
+                      path, shown);
+        goto out;
+    }
+
+    /* Compare the declared size with the bytes actually there, in a way that
+     * cannot overflow: a header may declare (10**19, 4). */
+    size_t offset = NPY_PREAMBLE + hlen;
+    size_t have = len - offset;
+    if (balls > have / BALL_BYTES) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': data is truncated: shape %s needs %" PRIu64 " balls of 16 bytes but "
+                      "the file holds %zu bytes of data: expected the full array",
+                      path, shown, balls, have);
+        goto out;
+    }
+    size_t need = (size_t)balls * BALL_BYTES;
+    if (have != need) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': %zu bytes of extra data after the array of shape %s: expected "
+                      "exactly %zu bytes of data",
+                      path, have - need, shown, need);
+        goto out;
+    }
+
+    /* Reuse the buffer for the floats: moving the data to the (suitably
+     * aligned) start and shrinking avoids holding a second copy of a file
+     * that may be gigabytes. */
+    memmove(buf, buf + offset, need);
+    float *f = (float *)(void *)buf;
+    for (size_t i = 0; i < need / sizeof(float); i++) {
+        if (!isfinite(f[i])) {
+            /* Named like the float4 components the kernels see; balls count
+             * from 0 like the rows of the NumPy array. */
+            rc = bcl_fail(e, BCL_EXIT_INPUT,
+                          "'%s': ball %zu has a non-finite value (%s) in component %c: expected "
+                          "finite values",
+                          path, i / BALL_FLOATS, nonfinite_name(f[i]), "xyzw"[i % BALL_FLOATS]);
+            goto out;
+        }
+    }
+    float *shrunk = realloc(buf, need);
+    *state = shrunk ? shrunk : f;
+    *n = (size_t)balls;
+    return BCL_OK;
+
+out:
+    free(buf);
+    return rc;
+}
+
+/*
+ * Contract: writes the n balls of state (4*n floats) to path as a .npy v1.0
+ * file of shape (n, 4), dtype '<f4', byte-identical to np.save of the same
+ * float32 array, atomically (bcl_write_file_atomic). n must be >= 1, as the
+ * reader demands. Non-finite values are written as they are: the file then
+ * shows what went wrong, though bcl_npy_read will refuse it. Returns BCL_OK,
+ * BCL_EXIT_INPUT (path cannot be written) or BCL_EXIT_RUNTIME (no memory).
+ */
+int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
+{
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': no balls to write: expected N >= 1", path);
+
+    /* What NumPy 1.24 writes: keys sorted, repr of values, ", " after each,
+     * spare spaces for the shape to grow, then padding to the alignment. */
+    char dict[128];
+    int dl = snprintf(dict, sizeof dict,
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 4), }", n);
+    int digits = snprintf(NULL, 0, "%zu", n);
+    size_t grow = NPY_GROWTH_DIGITS - (size_t)digits;       /* >= 1: size_t has <= 20 digits */
+    size_t unpadded = NPY_PREAMBLE + (size_t)dl + grow + 1; /* + 1 for '\n' */
+    size_t pad = NPY_ALIGN - unpadded % NPY_ALIGN;          /* NumPy pads a full 64 when aligned */
+    size_t hlen = (size_t)dl + grow + pad + 1;
+    size_t offset = NPY_PREAMBLE + hlen;
+
+    if (n > (SIZE_MAX - offset) / BALL_BYTES)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': %zu balls do not fit in memory", path, n);
+    size_t total = offset + n * BALL_BYTES;
+    unsigned char *buf = malloc(total);
+    if (!buf)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory for %zu balls", path, n);
+
+    memcpy(buf, NPY_MAGIC, NPY_MAGIC_LEN);
+    buf[6] = 1;
+    buf[7] = 0;
+    buf[8] = (unsigned char)(hlen & 0xff);
+    buf[9] = (unsigned char)(hlen >> 8);
+    memcpy(buf + NPY_PREAMBLE, dict, (size_t)dl);
+    memset(buf + NPY_PREAMBLE + dl, ' ', grow + pad);
+    buf[offset - 1] = '\n';
+    memcpy(buf + offset, state, n * BALL_BYTES);
+
+    int rc = bcl_write_file_atomic(path, buf, total, e);
+    free(buf);
+    return rc;
+}

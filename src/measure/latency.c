@@ -1,0 +1,109 @@
+/*
+ * Launch latency (docs/SURVEY.md): what one tiny launch costs, apart from the work
+ * it does. Two figures, because they answer different questions:
+ *
+ *   dispatch:   CL_PROFILING_COMMAND_QUEUED to CL_PROFILING_COMMAND_START of
+ *               the launch, by the device's profiling clock: how long a
+ *               command waits in the runtime before it runs;
+ *   round trip: the host's monotonic clock around clEnqueueNDRangeKernel and
+ *               clFinish: what a program that waits after every launch (the
+ *               seed's mistake) pays per launch, kernel time included.
+ *
+ * Same rules as every other figure (src/measure/measure.c): warm-up never counted,
+ * median of repeats.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+#include "ocl/program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UNTIMED     3
+#define MAX_REPEATS 10000
+
+static int finish(bcl_sim *s, bcl_error *e)
+{
+    bcl_context *c = bcl_sim_context(s);
+    cl_int st = BCL_CL(clFinish, bcl_context_queue(c));
+    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, "clFinish", bcl_context_device(c)->name);
+}
+
+/* One round trip, in microseconds of the host clock. */
+static int round_trip(bcl_sim *s, const bcl_sim_opts *o, double *us, bcl_error *e)
+{
+    double t0 = bcl_now_ms();
+    int rc = bcl_sim_enqueue(s, o, NULL, e);
+    if (rc == BCL_OK)
+        rc = finish(s, e);
+    *us = (bcl_now_ms() - t0) * 1e3;
+    return rc;
+}
+
+/* One launch with an event: queued to start, in microseconds. */
+static int dispatch(bcl_sim *s, const bcl_sim_opts *o, double *us, bcl_error *e)
+{
+    const char *dev = bcl_context_device(bcl_sim_context(s))->name;
+    cl_event ev = NULL;
+    int rc = bcl_sim_enqueue(s, o, &ev, e);
+    if (rc == BCL_OK)
+        rc = finish(s, e);
+    if (rc == BCL_OK) {
+        cl_ulong queued = 0, start = 0;
+        cl_int st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued,
+                           &queued, NULL);
+        if (st == CL_SUCCESS)
+            st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof start,
+                        &start, NULL);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", dev);
+        /* A runtime whose clocks disagree must not give a huge unsigned
+         * difference: a start before queued counts as no wait. */
+        *us = start > queued ? (double)(start - queued) / 1e3 : 0;
+    }
+    if (ev)
+        clReleaseEvent(ev);
+    return rc;
+}
+
+/* Resolves o's launch once, warms up, then takes `repeats` samples. */
+static int sample(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats,
+                  int (*one)(bcl_sim *, const bcl_sim_opts *, double *, bcl_error *), bcl_stats *us,
+                  bcl_error *e)
+{
+    memset(us, 0, sizeof *us);
+    if (repeats == 0)
+        repeats = 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    bcl_sim_opts so = *o;
+    int rc = bcl_sim_resolve(bcl_sim_context(s), &so, bcl_sim_balls(s), NULL, e);
+    if (rc)
+        return rc;
+    double *x = malloc(repeats * sizeof *x), ignored;
+    if (!x)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    /* Work the driver defers to the first launch, then a few untimed ones
+     * (caches, clocks, the runtime's threads waking up). */
+    rc = bcl_sim_warmup(s, &so, NULL, e);
+    for (unsigned i = 0; i < UNTIMED && rc == BCL_OK; i++)
+        rc = one(s, &so, &ignored, e);
+    for (unsigned i = 0; i < repeats && rc == BCL_OK; i++)
+        rc = one(s, &so, &x[i], e);
+    if (rc == BCL_OK)
+        bcl_stats_compute(x, repeats, us);
+    free(x);
+    return rc;
+}
+
+int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                         bcl_error *e)
+{
+    return sample(s, o, repeats, dispatch, us, e);
+}
+
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+                          bcl_error *e)
+{
+    return sample(s, o, repeats, round_trip, us, e);
+}

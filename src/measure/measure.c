@@ -1,0 +1,396 @@
+/*
+ * Measurement (docs/BENCHMARK.md), shared by bench, tune and survey: timing one
+ * configuration, the copy bandwidth that bounds a one-step kernel, and the
+ * host loops.
+ *
+ * One rule for every figure: warm-up and calibration runs are never counted;
+ * a figure is the median (with min and max) of several repeats of the same
+ * number of steps; device time comes from profiling events, host time from
+ * the monotonic clock.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+#include "ocl/program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_STEPS 1000000
+#define MAX_REPEATS       1000
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void bcl_stats_compute(double *x, unsigned n, bcl_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return;
+    qsort(x, n, sizeof *x, cmp_double);
+    out->count = n;
+    out->min = x[0];
+    out->max = x[n - 1];
+    out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* One way to advance the state by some steps and say how long it took. */
+typedef int (*run_fn)(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
+                      uint64_t *launches, bcl_error *e);
+
+typedef struct sim_arg {
+    bcl_sim *s;
+    bcl_sim_opts o;
+} sim_arg;
+
+typedef struct host_arg {
+    const bcl_model *m;
+    const float *p;
+    float *state;
+    size_t n;
+    bool openmp;
+} host_arg;
+
+struct bcl_timer {
+    run_fn run;
+    union {
+        sim_arg sim;
+        host_arg host;
+    } arg;
+    uint64_t granule; /* steps are multiples of this (K) */
+    uint64_t steps;   /* per repeat */
+    uint64_t launches;
+    unsigned repeats, done;
+    double *dev, *wall; /* us per step of each repeat done */
+};
+
+static uint64_t clamp_steps(double want, uint64_t granule, uint64_t max)
+{
+    if (!(want >= 1))
+        want = 1;
+    if (want > (double)max)
+        want = (double)max;
+    uint64_t s = (uint64_t)want;
+    s = (s + granule - 1) / granule * granule;
+    return s ? s : granule;
+}
+
+/* Chooses the steps per repeat with two untimed calibration runs (which
+ * also warm caches and clocks up): one launch, then about a tenth of the
+ * target. With fixed steps, still one untimed run. */
+static int calibrate(bcl_timer *t, const bcl_measure_opts *mo, bcl_error *e)
+{
+    uint64_t g = t->granule;
+    uint64_t max = mo->max_steps ? mo->max_steps : DEFAULT_MAX_STEPS;
+    if (max < g)
+        max = g;
+    double dev, wall;
+    uint64_t launches;
+    void *arg = &t->arg;
+    if (mo->steps) {
+        t->steps = mo->steps;
+        return t->run(arg, t->steps, &dev, &wall, &launches, e);
+    }
+    double target = mo->repeat_ms > 0 ? mo->repeat_ms : 100;
+    int rc = t->run(arg, g, &dev, &wall, &launches, e);
+    if (rc)
+        return rc;
+    uint64_t s2 = clamp_steps(target / 10 / (wall > 1e-6 ? wall / (double)g : 1e-6), g, max);
+    if (s2 > g) {
+        if ((rc = t->run(arg, s2, &dev, &wall, &launches, e)))
+            return rc;
+    } else {
+        s2 = g;
+    }
+    t->steps = clamp_steps(target / (wall > 1e-6 ? wall / (double)s2 : 1e-6), g, max);
+    return BCL_OK;
+}
+
+static int timer_new(run_fn run, uint64_t granule, const bcl_measure_opts *mo, bcl_timer **out,
+                     bcl_error *e)
+{
+    *out = NULL;
+    unsigned repeats = mo->repeats ? mo->repeats : 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    bcl_timer *t = calloc(1, sizeof *t);
+    double *x = calloc(2 * (size_t)repeats, sizeof *x);
+    if (!t || !x) {
+        free(t);
+        free(x);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    t->run = run;
+    t->granule = granule ? granule : 1;
+    t->repeats = repeats;
+    t->dev = x;
+    t->wall = x + repeats;
+    *out = t;
+    return BCL_OK;
+}
+
+int bcl_timer_repeat(bcl_timer *t, bcl_error *e)
+{
+    if (t->done == t->repeats)
+        return BCL_OK;
+    double dev, wall;
+    int rc = t->run(&t->arg, t->steps, &dev, &wall, &t->launches, e);
+    if (rc)
+        return rc;
+    t->dev[t->done] = dev * 1e3 / (double)t->steps;
+    t->wall[t->done] = wall * 1e3 / (double)t->steps;
+    t->done++;
+    return BCL_OK;
+}
+
+void bcl_timer_result(const bcl_timer *t, bcl_measurement *out)
+{
+    memset(out, 0, sizeof *out);
+    /* The statistics sort their input: work on copies. */
+    double *x = malloc(2 * (size_t)t->repeats * sizeof *x);
+    if (x && t->done) {
+        memcpy(x, t->dev, t->done * sizeof *x);
+        memcpy(x + t->repeats, t->wall, t->done * sizeof *x);
+        bcl_stats_compute(x, t->done, &out->device_us);
+        bcl_stats_compute(x + t->repeats, t->done, &out->wall_us);
+    }
+    free(x);
+    out->steps = t->steps;
+    out->launches = t->launches;
+}
+
+void bcl_timer_free(bcl_timer *t)
+{
+    if (!t)
+        return;
+    free(t->dev);
+    free(t);
+}
+
+/* All the repeats of a new timer in a row. */
+static int measure_all(bcl_timer *t, bcl_measurement *out, bcl_error *e)
+{
+    int rc = BCL_OK;
+    for (unsigned i = 0; i < t->repeats && rc == BCL_OK; i++)
+        rc = bcl_timer_repeat(t, e);
+    if (rc == BCL_OK)
+        bcl_timer_result(t, out);
+    bcl_timer_free(t);
+    return rc;
+}
+
+/* ---- a configuration on the device ---------------------------------------- */
+
+static int run_sim(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
+                   uint64_t *launches, bcl_error *e)
+{
+    sim_arg *a = arg;
+    a->o.steps = steps;
+    bcl_sim_timing t;
+    int rc = bcl_sim_run(a->s, &a->o, &t, e);
+    *device_ms = t.device_ms;
+    *wall_ms = t.wall_ms;
+    *launches = t.launches;
+    return rc;
+}
+
+int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo, bcl_timer **out,
+                  bcl_error *e)
+{
+    bcl_timer *t;
+    int rc = timer_new(run_sim, o->steps_per_launch ? o->steps_per_launch : 1, mo, &t, e);
+    if (rc)
+        return rc;
+    t->arg.sim.s = s;
+    t->arg.sim.o = *o;
+    /* Resolve the launch once, so every run uses the same local size. */
+    rc = bcl_sim_resolve(bcl_sim_context(s), &t->arg.sim.o, bcl_sim_balls(s), NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(s, &t->arg.sim.o, NULL, e);
+    if (rc == BCL_OK)
+        rc = calibrate(t, mo, e);
+    if (rc) {
+        bcl_timer_free(t);
+        return rc;
+    }
+    *out = t;
+    return BCL_OK;
+}
+
+int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
+                    bcl_measurement *out, bcl_error *e)
+{
+    bcl_timer *t;
+    int rc = bcl_timer_sim(s, o, mo, &t, e);
+    return rc ? rc : measure_all(t, out, e);
+}
+
+int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t steps,
+                  uint64_t tol_ulp, float *scratch, bcl_validation *v, bcl_error *e)
+{
+    bcl_context *c = bcl_sim_context(s);
+    size_t n = bcl_sim_balls(s);
+    memset(v, 0, sizeof *v);
+    bcl_sim_opts run = *o;
+    run.steps = steps;
+    bcl_sim_timing t;
+    int rc = bcl_sim_write(s, init, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_run(s, &run, &t, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_read(s, scratch, e);
+    if (rc == BCL_OK)
+        rc = bcl_validate(bcl_context_model(c), o->params, init, scratch, n, steps, tol_ulp, v, e);
+    return rc;
+}
+
+/* ---- copy bandwidth --------------------------------------------------------- */
+
+static double event_span_ns(cl_event ev, cl_int *st)
+{
+    cl_ulong a = 0, b = 0;
+    *st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    if (*st == CL_SUCCESS)
+        *st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+    return (double)(b - a);
+}
+
+/* Fills buf (bytes, a multiple of 16) with pseudo-random bytes from a fixed
+ * seed: a block of up to RANDOM_BLOCK bytes written over and over. The
+ * block is far larger than any compression unit, so the repetition gives a
+ * compressor nothing to work with. Waits until the writes are done. */
+#define RANDOM_BLOCK ((size_t)4 << 20)
+static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
+{
+    size_t block = bytes < RANDOM_BLOCK ? bytes : RANDOM_BLOCK;
+    uint64_t *host = malloc(block);
+    if (!host)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    bcl_rng r;
+    bcl_rng_seed(&r, 0x5eed5eedu);
+    for (size_t i = 0; i < block / sizeof *host; i++)
+        host[i] = bcl_rng_next(&r);
+    cl_command_queue q = bcl_context_queue(c);
+    cl_int st = CL_SUCCESS;
+    for (size_t off = 0; off < bytes && st == CL_SUCCESS; off += block) {
+        size_t len = bytes - off < block ? bytes - off : block;
+        st = BCL_CL(clEnqueueWriteBuffer, q, buf, CL_FALSE, off, len, host, 0, NULL, NULL);
+    }
+    /* The host block must outlive the non-blocking writes. */
+    cl_int fin = BCL_CL(clFinish, q);
+    free(host);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clEnqueueWriteBuffer", bcl_context_device(c)->name);
+    if (fin != CL_SUCCESS)
+        return bcl_cl_fail(e, fin, "clFinish", bcl_context_device(c)->name);
+    return BCL_OK;
+}
+
+int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
+                     bcl_error *e)
+{
+    memset(gb_per_s, 0, sizeof *gb_per_s);
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_command_queue q = bcl_context_queue(c);
+    if (d->max_alloc && bytes > d->max_alloc)
+        bytes = (size_t)d->max_alloc;
+    bytes = bytes / 16 * 16;
+    if (bytes == 0)
+        bytes = 16;
+    if (repeats == 0)
+        repeats = 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    cl_int st;
+    int rc = BCL_OK;
+    cl_mem src = NULL, dst = NULL;
+    double *x = malloc(repeats * sizeof *x);
+    if (!x)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    src = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st == CL_SUCCESS)
+        dst = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
+        goto out;
+    }
+    /* Touch both buffers first, so page faults and lazy allocation are
+     * not timed. The source holds pseudo-random bytes: some GPUs compress
+     * memory, and a buffer of zeros would copy faster than any real data. */
+    if ((rc = fill_random(c, src, bytes, e)))
+        goto out;
+    float zero = 0;
+    st = BCL_CL(clEnqueueFillBuffer, q, dst, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clEnqueueCopyBuffer, q, src, dst, 0, 0, bytes, 0, NULL, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clFinish, q);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+        goto out;
+    }
+    for (unsigned i = 0; i < repeats; i++) {
+        cl_event ev = NULL;
+        st = BCL_CL(clEnqueueCopyBuffer, q, src, dst, 0, 0, bytes, 0, NULL, &ev);
+        if (st != CL_SUCCESS) {
+            rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+            goto out;
+        }
+        st = BCL_CL(clWaitForEvents, 1, &ev);
+        double ns = st == CL_SUCCESS ? event_span_ns(ev, &st) : 0;
+        clReleaseEvent(ev);
+        if (st != CL_SUCCESS) {
+            rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", d->name);
+            goto out;
+        }
+        x[i] = ns > 0 ? 2.0 * (double)bytes / ns : 0; /* bytes per ns = GB/s */
+    }
+    bcl_stats_compute(x, repeats, gb_per_s);
+out:
+    if (src)
+        clReleaseMemObject(src);
+    if (dst)
+        clReleaseMemObject(dst);
+    free(x);
+    return rc;
+}
+
+/* ---- host rows --------------------------------------------------------------- */
+
+static int run_host(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
+                    uint64_t *launches, bcl_error *e)
+{
+    (void)e;
+    host_arg *a = arg;
+    double t0 = bcl_now_ms();
+    bcl_host_steps(a->m, a->p, a->state, a->n, steps, a->openmp);
+    *wall_ms = *device_ms = bcl_now_ms() - t0;
+    *launches = 0;
+    return BCL_OK;
+}
+
+int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                   const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e)
+{
+    bcl_timer *t;
+    int rc = timer_new(run_host, 1, mo, &t, e);
+    if (rc)
+        return rc;
+    t->arg.host = (host_arg){.m = m, .p = p, .state = state, .n = n, .openmp = openmp};
+    if ((rc = calibrate(t, mo, e))) {
+        bcl_timer_free(t);
+        return rc;
+    }
+    *out = t;
+    return BCL_OK;
+}
+
+int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                     const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e)
+{
+    bcl_timer *t;
+    int rc = bcl_timer_host(m, p, state, n, openmp, mo, &t, e);
+    return rc ? rc : measure_all(t, out, e);
+}

@@ -1,0 +1,319 @@
+/*
+ * The tuner (docs/BENCHMARK.md): measure instead of guessing. Three sweeps, each
+ * candidate validated bit for bit before it is timed:
+ *
+ *   1. the one-step kernel: every variant x every local size (the preferred
+ *      multiple times 1, 2, 4, ... up to the kernel's limit) and the
+ *      driver's choice;
+ *   2. the k-step kernel at K = BCL_DEFAULT_K: the same sweep;
+ *   3. K, for the best variant and local size of sweep 2.
+ *
+ * The winner of 1 and 2 is the lowest median time per step. For K the
+ * winner is the smallest K within 3% of the fastest: beyond the point where
+ * the launch cost is paid off, a larger K only delays the results.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_LOCALS 24
+#define K_WITHIN   1.03
+
+static const unsigned default_ks[] = {4, 16, 64, 100, 256, 1024};
+
+size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap)
+{
+    if (pm == 0)
+        pm = 1;
+    if (limit == 0)
+        limit = 1;
+    if (pm > limit)
+        pm = 1;
+    size_t top = bcl_round_up(items ? items : 1, pm);
+    size_t count = 0;
+    for (size_t l = pm; l <= limit && count < cap; l *= 2) {
+        if (l > top && count > 0)
+            break;
+        out[count++] = l;
+    }
+    return count;
+}
+
+/* Validation run length: a full launch and a partial one for K > 1. */
+static uint64_t check_steps(unsigned k)
+{
+    return k > 1 ? (uint64_t)k + k / 2 + 1 : 3;
+}
+
+typedef struct tuner {
+    bcl_context *c;
+    const bcl_tune_opts *o;
+    bcl_sim *sim;
+    float *init, *scratch;
+    bcl_tune_result *r;
+    size_t cap;
+    unsigned done, total;
+} tuner;
+
+static int add_candidate(tuner *t, bool fused, const char *variant, size_t local, unsigned k,
+                         bcl_error *e)
+{
+    if (t->r->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        bcl_tune_candidate *grown = realloc(t->r->cand, cap * sizeof *grown);
+        if (!grown)
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        t->r->cand = grown;
+        t->cap = cap;
+    }
+    bcl_tune_candidate *c = &t->r->cand[t->r->count++];
+    memset(c, 0, sizeof *c);
+    c->fused = fused;
+    size_t len = strnlen(variant, sizeof c->variant - 1);
+    memcpy(c->variant, variant, len);
+    c->variant[len] = '\0';
+    c->local = local;
+    c->steps_per_launch = k;
+    return BCL_OK;
+}
+
+static bcl_sim_opts opts_of(const tuner *t, const bcl_tune_candidate *c)
+{
+    bcl_sim_opts so = {
+        .params = t->o->params,
+        .steps_per_launch = c->steps_per_launch,
+        .sync = BCL_SYNC_END,
+        .variant = c->variant,
+        .fused = c->fused,
+    };
+    if (c->local) {
+        so.launch.mode = BCL_LOCAL_FIXED;
+        so.launch.local = c->local;
+    } else {
+        so.launch.mode = BCL_LOCAL_DRIVER;
+    }
+    return so;
+}
+
+/* Validates, then times candidate i. */
+static int evaluate(tuner *t, size_t i, bcl_error *e)
+{
+    bcl_tune_candidate *c = &t->r->cand[i];
+    char what[96], local[24];
+    if (c->local)
+        snprintf(local, sizeof local, "%zu", c->local);
+    else
+        snprintf(local, sizeof local, "driver");
+    snprintf(what, sizeof what, "%s %s%s local %s K %u", c->fused ? "k-step" : "one-step",
+             c->variant[0] ? "variant " : "base", c->variant, local, c->steps_per_launch);
+    if (t->o->progress)
+        t->o->progress(t->o->progress_arg, t->done, t->total, what);
+    t->done++;
+    bcl_sim_opts so = opts_of(t, c);
+    bcl_validation v;
+    int rc =
+        bcl_check_sim(t->sim, &so, t->init, check_steps(c->steps_per_launch), 0, t->scratch, &v, e);
+    if (rc)
+        return rc;
+    c->validated = v.mismatches == 0;
+    if (!c->validated)
+        return BCL_OK; /* shown as failed, never timed */
+    return bcl_measure_sim(t->sim, &so, &t->o->measure, &c->m, e);
+}
+
+int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t *out, size_t cap,
+                    size_t *count, size_t *pm_out, bcl_error *e)
+{
+    *count = 0;
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_kernel kern;
+    unsigned b;
+    int rc = bcl_sim_kernel(c, o, &kern, &b, e);
+    if (rc)
+        return rc;
+    size_t kwg = 0, pm = 0;
+    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device, CL_KERNEL_WORK_GROUP_SIZE,
+                       sizeof kwg, &kwg, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device,
+                    CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    if (pm_out)
+        *pm_out = pm;
+    if (cap == 0)
+        return BCL_OK;
+    size_t limit = kwg;
+    if (d->max_item_sizes[0] && d->max_item_sizes[0] < limit)
+        limit = d->max_item_sizes[0];
+    size_t items = (balls + b - 1) / b;
+    size_t n = bcl_tune_local_sizes(pm, limit, items, out, cap - 1);
+    /* The automatic choice is always a candidate, so the winner is never
+     * one that measured slower than it. */
+    size_t la = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
+                               d->type, items, NULL, 0);
+    bool have = false;
+    for (size_t i = 0; i < n; i++)
+        have = have || out[i] == la;
+    if (!have && la >= 1 && la <= limit)
+        out[n++] = la;
+    *count = n;
+    return BCL_OK;
+}
+
+/* Adds one candidate per variant x local size (and the driver's choice). */
+static int add_sweep(tuner *t, bool fused, unsigned k, bcl_error *e)
+{
+    bcl_variant vars[BCL_MAX_VARIANTS];
+    size_t nv;
+    int rc = bcl_variants_list(t->c, fused, vars, BCL_MAX_VARIANTS, &nv, e);
+    for (size_t v = 0; v < nv && rc == BCL_OK; v++) {
+        bcl_sim_opts so = {.steps_per_launch = k, .variant = vars[v].name, .fused = fused};
+        size_t locals[MAX_LOCALS], nl;
+        if ((rc = bcl_tune_locals(t->c, &so, t->o->balls, locals, MAX_LOCALS, &nl, NULL, e)))
+            break;
+        for (size_t i = 0; i < nl && rc == BCL_OK; i++)
+            rc = add_candidate(t, fused, vars[v].name, locals[i], k, e);
+        if (rc == BCL_OK)
+            rc = add_candidate(t, fused, vars[v].name, 0, k, e);
+    }
+    return rc;
+}
+
+/* Index of the validated candidate in [from, to) with the lowest median. */
+static size_t fastest(const bcl_tune_result *r, size_t from, size_t to)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = from; i < to; i++)
+        if (r->cand[i].validated &&
+            (best == SIZE_MAX || r->cand[i].m.device_us.median < r->cand[best].m.device_us.median))
+            best = i;
+    return best;
+}
+
+static void set_entry(bcl_tuned_entry *t, const bcl_tune_candidate *c)
+{
+    t->found = true;
+    snprintf(t->variant, sizeof t->variant, "%s", c->variant);
+    t->local = c->local;
+    t->steps_per_launch = c->steps_per_launch;
+    t->us_per_step = c->m.device_us.median;
+}
+
+static int run_tune(tuner *t, bcl_error *e)
+{
+    const bcl_tune_opts *o = t->o;
+    bcl_tune_result *r = t->r;
+    const unsigned *ks = o->ks ? o->ks : default_ks;
+    size_t nks = o->ks ? o->nks : sizeof default_ks / sizeof default_ks[0];
+    unsigned k0 = BCL_DEFAULT_K;
+    int rc = add_sweep(t, false, 1, e);
+    size_t single_end = r->count;
+    if (rc == BCL_OK)
+        rc = add_sweep(t, true, k0, e);
+    size_t fused_end = r->count;
+    if (rc)
+        return rc;
+    /* The K sweep is known only later; count it now. */
+    t->total = (unsigned)(fused_end + nks);
+    for (size_t i = 0; i < fused_end && rc == BCL_OK; i++)
+        rc = evaluate(t, i, e);
+    if (rc)
+        return rc;
+
+    size_t bs = fastest(r, 0, single_end);
+    if (bs != SIZE_MAX)
+        set_entry(&r->best.single, &r->cand[bs]);
+    size_t bf = fastest(r, single_end, fused_end);
+    if (bf != SIZE_MAX) {
+        bcl_tune_candidate base = r->cand[bf];
+        for (size_t i = 0; i < nks && rc == BCL_OK; i++) {
+            if (ks[i] == k0)
+                continue; /* measured in sweep 2 */
+            if ((rc = add_candidate(t, true, base.variant, base.local, ks[i], e)) == BCL_OK)
+                rc = evaluate(t, r->count - 1, e);
+        }
+        if (rc)
+            return rc;
+        /* The smallest K within K_WITHIN of the fastest, among sweep 3
+         * and the winner of sweep 2. */
+        size_t best = bf;
+        for (size_t i = fused_end; i < r->count; i++)
+            if (r->cand[i].validated &&
+                r->cand[i].m.device_us.median < r->cand[best].m.device_us.median)
+                best = i;
+        double bar = r->cand[best].m.device_us.median * K_WITHIN;
+        size_t pick = best;
+        for (size_t i = fused_end; i < r->count; i++)
+            if (r->cand[i].validated && r->cand[i].m.device_us.median <= bar &&
+                r->cand[i].steps_per_launch < r->cand[pick].steps_per_launch)
+                pick = i;
+        if (r->cand[bf].m.device_us.median <= bar &&
+            r->cand[bf].steps_per_launch < r->cand[pick].steps_per_launch)
+            pick = bf;
+        set_entry(&r->best.fused, &r->cand[pick]);
+    }
+
+    /* The automatic choice, for comparison: sweep 1 measured it (its local
+     * size is always a candidate), in the same conditions as the winner. */
+    bcl_sim_opts so = {.params = o->params, .steps_per_launch = 1, .sync = BCL_SYNC_END};
+    bcl_local_parse("auto", &so.launch, e);
+    if ((rc = bcl_sim_resolve(t->c, &so, o->balls, NULL, e)))
+        return rc;
+    for (size_t i = 0; i < single_end; i++)
+        if (r->cand[i].validated && r->cand[i].variant[0] == '\0' &&
+            r->cand[i].local == so.launch.local)
+            r->auto_us = r->cand[i].m.device_us.median;
+    return BCL_OK;
+}
+
+int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e)
+{
+    memset(r, 0, sizeof *r);
+    const bcl_model *m = bcl_context_model(c);
+    size_t n = o->balls;
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to tune with");
+    tuner t = {.c = c, .o = o, .r = r};
+    t.init = malloc(n * 4 * sizeof(float));
+    t.scratch = malloc(n * 4 * sizeof(float));
+    int rc = BCL_OK;
+    if (!t.init || !t.scratch) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
+        goto out;
+    }
+    m->init(t.init, n, o->init, o->seed, o->params);
+    if ((rc = bcl_sim_create(c, t.init, n, &t.sim, e)))
+        goto out;
+    rc = run_tune(&t, e);
+    if (rc == BCL_OK) {
+        r->best.balls = n;
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(r->best.date, sizeof r->best.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        if (!r->best.single.found && !r->best.fused.found)
+            rc = bcl_fail(e, BCL_EXIT_MISMATCH,
+                          "no launch configuration gave the C reference's bits on '%s'",
+                          bcl_context_device(c)->name);
+    }
+out:
+    bcl_sim_destroy(t.sim);
+    free(t.init);
+    free(t.scratch);
+    /* With no valid configuration the candidates still say what failed. */
+    if (rc && rc != BCL_EXIT_MISMATCH)
+        bcl_tune_result_free(r);
+    return rc;
+}
+
+void bcl_tune_result_free(bcl_tune_result *r)
+{
+    free(r->cand);
+    r->cand = NULL;
+    r->count = 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * The tuned file (docs/BENCHMARK.md): what 'ballcl tune' found best for one device and
+ * model, stored in the cache folder as JSON (format in docs/BENCHMARK.md):
+ *
+ *   <cache>/tuned/<model>-<device key>.json
+ *
+ * The device key hashes the device's identity, driver version included, so
+ * a new driver starts untuned rather than trusting figures it never made.
+ * The file also carries the identity in clear, the date and every candidate
+ * measured, so a reader can see why the winner won.
+ */
+#include "ballcl/ballcl.h"
+#include "cache/cache.h"
+#include "ocl/clcall.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define TUNED_FORMAT "ballcl-tuned/1"
+
+int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
+{
+    char bits[16];
+    snprintf(bits, sizeof bits, "%u", d->address_bits);
+    const char *parts[] = {d->platform_name, d->platform_version, d->name, d->vendor,
+                           d->version,       d->driver,           bits};
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    for (size_t i = 0; ok && i < sizeof parts / sizeof parts[0]; i++)
+        /* The terminating NUL separates the fields unambiguously. */
+        ok = EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1);
+    ok = ok && EVP_DigestFinal_ex(ctx, md, &len);
+    EVP_MD_CTX_free(ctx);
+    if (!ok || len < 16)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot compute the device key (SHA-256 failed)");
+    for (unsigned i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return BCL_OK;
+}
+
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e)
+{
+    char dir[4096], key[33];
+    int rc = bcl_cache_dir(dir, sizeof dir, e);
+    if (rc == BCL_OK)
+        rc = bcl_device_key(d, key, e);
+    if (rc)
+        return rc;
+    int w = snprintf(out, size, "%s/tuned/%s-%s.json", dir, m->name, key);
+    if (w < 0 || (size_t)w >= size)
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file path is too long");
+    return BCL_OK;
+}
+
+static void kernel_name(const bcl_model *m, bool fused, const char *variant, char *out, size_t size)
+{
+    char suffix[64];
+    bcl_kernel_suffix(fused, variant, suffix, sizeof suffix);
+    snprintf(out, size, "%s_%s", m->name, suffix);
+}
+
+static json_t *local_json(size_t local)
+{
+    return local ? json_integer((json_int_t)local) : json_string("driver");
+}
+
+static json_t *entry_json(const bcl_model *m, bool fused, const bcl_tuned_entry *t)
+{
+    if (!t->found)
+        return json_null();
+    char name[128];
+    kernel_name(m, fused, t->variant, name, sizeof name);
+    return json_pack("{s:s, s:s, s:o, s:i, s:f}", "kernel", name, "variant", t->variant, "local",
+                     local_json(t->local), "steps_per_launch", (int)t->steps_per_launch,
+                     "us_per_step", t->us_per_step);
+}
+
+static json_t *stats_json(const bcl_stats *s)
+{
+    return json_pack("{s:f, s:f, s:f}", "median", s->median, "min", s->min, "max", s->max);
+}
+
+int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
+                   char *path_out, size_t path_size, bcl_error *e)
+{
+    char path[4096], key[33];
+    int rc = bcl_tuned_path(d, m, path, sizeof path, e);
+    if (rc == BCL_OK)
+        rc = bcl_device_key(d, key, e);
+    if (rc)
+        return rc;
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    rc = bcl_make_folders(path, e);
+    *slash = '/';
+    if (rc)
+        return rc;
+    json_t *cands = json_array();
+    for (size_t i = 0; i < r->count; i++) {
+        const bcl_tune_candidate *c = &r->cand[i];
+        char name[128];
+        kernel_name(m, c->fused, c->variant, name, sizeof name);
+        json_array_append_new(
+            cands, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o}", "kernel", name, "variant",
+                             c->variant, "local", local_json(c->local), "steps_per_launch",
+                             (int)c->steps_per_launch, "validated", c->validated, "us_per_step",
+                             c->validated ? stats_json(&c->m.device_us) : json_null()));
+    }
+    json_t *root = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o}",
+        "format", TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
+        bcl_device_type_name(d->type), "platform", d->platform_name, "platform_version",
+        d->platform_version, "name", d->name, "vendor", d->vendor, "version", d->version, "driver",
+        d->driver, "address_bits", (int)d->address_bits, "date", r->best.date, "balls",
+        (json_int_t)r->best.balls, "single", entry_json(m, false, &r->best.single), "fused",
+        entry_json(m, true, &r->best.fused), "auto_us_per_step", r->auto_us, "candidates", cands);
+    char *text =
+        root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
+             : NULL;
+    json_decref(root);
+    if (!text)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the tuned file");
+    size_t len = strlen(text);
+    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
+    rc = bcl_write_file_atomic(path, text, len + 1, e);
+    free(text);
+    if (rc == BCL_OK && path_out)
+        snprintf(path_out, path_size, "%s", path);
+    return rc;
+}
+
+/* Reads one entry; a missing or null entry is "not found". */
+static int entry_parse(json_t *j, const char *what, const char *path, bool fused,
+                       bcl_tuned_entry *t, bcl_error *e)
+{
+    memset(t, 0, sizeof *t);
+    if (!j || json_is_null(j))
+        return BCL_OK;
+    const char *variant = NULL;
+    json_t *local = NULL;
+    json_int_t k = 0;
+    double us = 0;
+    if (json_unpack(j, "{s:s, s:o, s:I, s?F}", "variant", &variant, "local", &local,
+                    "steps_per_launch", &k, "us_per_step", &us) != 0 ||
+        strlen(variant) >= BCL_VARIANT_NAME || k < 1 || k > (1 << 24) || (!fused && k != 1))
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': entry '%s' is malformed", path, what);
+    if (json_is_integer(local) && json_integer_value(local) >= 1 &&
+        json_integer_value(local) <= (1 << 20))
+        t->local = (size_t)json_integer_value(local);
+    else if (!(json_is_string(local) && strcmp(json_string_value(local), "driver") == 0))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "tuned file '%s': entry '%s' has local that is not a size or \"driver\"",
+                        path, what);
+    strcpy(t->variant, variant);
+    t->steps_per_launch = (unsigned)k;
+    t->us_per_step = us;
+    t->found = true;
+    return BCL_OK;
+}
+
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e)
+{
+    memset(t, 0, sizeof *t);
+    char path[4096], key[33];
+    int rc = bcl_tuned_path(d, m, path, sizeof path, e);
+    if (rc == BCL_OK)
+        rc = bcl_device_key(d, key, e);
+    if (rc)
+        return rc;
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return BCL_OK; /* nothing tuned yet */
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root)
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s (line %d)", path,
+                        jerr.text, jerr.line);
+    const char *format = NULL, *model = NULL, *dkey = NULL, *date = "";
+    json_int_t balls = 0;
+    json_t *single = NULL, *fused = NULL;
+    rc = BCL_OK;
+    if (json_unpack(root, "{s:s, s:s, s:{s:s}, s?s, s?I, s?o, s?o}", "format", &format, "model",
+                    &model, "device", "key", &dkey, "date", &date, "balls", &balls, "single",
+                    &single, "fused", &fused) != 0)
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "tuned file '%s': expected format, model and device.key fields", path);
+    else if (strcmp(format, TUNED_FORMAT) != 0)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': format '%s', expected '%s'", path,
+                      format, TUNED_FORMAT);
+    else if (strcmp(model, m->name) != 0 || strcmp(dkey, key) != 0)
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "tuned file '%s' belongs to model '%s' on device key %s, expected '%s' on %s",
+                      path, model, dkey, m->name, key);
+    if (rc == BCL_OK)
+        rc = entry_parse(single, "single", path, false, &t->single, e);
+    if (rc == BCL_OK)
+        rc = entry_parse(fused, "fused", path, true, &t->fused, e);
+    if (rc == BCL_OK) {
+        t->balls = balls > 0 ? (uint64_t)balls : 0;
+        snprintf(t->date, sizeof t->date, "%s", date);
+    } else {
+        memset(t, 0, sizeof *t);
+    }
+    json_decref(root);
+    return rc;
+}
+
+bool bcl_tuned_local(bcl_context *c, cl_kernel k, size_t *local)
+{
+    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_model *m = bcl_context_model(c);
+    char fname[128] = "";
+    if (BCL_CL(clGetKernelInfo, k, CL_KERNEL_FUNCTION_NAME, sizeof fname - 1, fname, NULL) !=
+        CL_SUCCESS)
+        return false;
+    bcl_tuned t;
+    bcl_error e = {0};
+    /* An unreadable file means "nothing tuned" here; 'ballcl run' reports
+     * it when it loads the file itself. */
+    if (bcl_tuned_load(d, m, &t, &e) != BCL_OK) {
+        bcl_error_clear(&e);
+        return false;
+    }
+    const bcl_tuned_entry *entries[2] = {&t.single, &t.fused};
+    for (int i = 0; i < 2; i++) {
+        char name[128];
+        kernel_name(m, i == 1, entries[i]->variant, name, sizeof name);
+        if (entries[i]->found && strcmp(name, fname) == 0) {
+            *local = entries[i]->local;
+            return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,162 @@
+/*
+ * A device context: the OpenCL context, one in-order profiling queue, the
+ * model's program and its kernels (created once, kept until destroy).
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+#include "ocl/program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Base kernels and their variants, one-step and k-step. */
+#define MAX_KERNELS 32
+
+struct bcl_context {
+    bcl_device_info dev;
+    const bcl_model *model;
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program program;
+    bcl_cache_slot cache; /* the entry to write once the program has run */
+    struct {
+        char name[64];
+        cl_kernel k;
+    } kernels[MAX_KERNELS];
+    unsigned nkernels;
+};
+
+/* Creates the profiling queue; *call names the OpenCL call used, for the
+ * error message. */
+static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **call)
+{
+    /* OpenCL 2.0+ deprecates clCreateCommandQueue; 1.x devices lack the
+     * replacement. The version string is "OpenCL M.m ...". */
+    int major = 1;
+    if (strncmp(c->dev.version, "OpenCL ", 7) == 0)
+        major = atoi(c->dev.version + 7);
+    if (major >= 2) {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+        *call = "clCreateCommandQueueWithProperties";
+        return BCL_CL_CREATE(st, clCreateCommandQueueWithProperties, c->ctx, c->dev.device, props);
+    }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    *call = "clCreateCommandQueue";
+    return BCL_CL_CREATE(st, clCreateCommandQueue, c->ctx, c->dev.device,
+                         CL_QUEUE_PROFILING_ENABLE);
+#pragma GCC diagnostic pop
+}
+
+int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
+                       bcl_context **out, bcl_build_report *rep, bcl_error *e)
+{
+    *out = NULL;
+    bcl_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    c->dev = *dev;
+    c->model = m;
+    char *src = NULL;
+    size_t len = 0;
+    int rc = bcl_kernel_source(m->kernel_file, &src, &len, e);
+    if (rc)
+        goto fail;
+    cl_int st;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
+    c->ctx = BCL_CL_CREATE(&st, clCreateContext, props, 1, &dev->device, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clCreateContext", dev->name);
+        goto fail;
+    }
+    const char *queue_call = "clCreateCommandQueue";
+    c->queue = create_queue(c, &st, &queue_call);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, queue_call, dev->name);
+        goto fail;
+    }
+    bcl_build_report scratch;
+    rc = bcl_program_get(c->ctx, dev, m->kernel_file, src, len, opts ? opts->use_cache : false,
+                         opts ? opts->cache_dir : NULL, &c->program, rep ? rep : &scratch,
+                         &c->cache, e);
+    if (rc)
+        goto fail;
+    free(src);
+    *out = c;
+    return BCL_OK;
+fail:
+    free(src);
+    bcl_context_destroy(c);
+    return rc;
+}
+
+void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep)
+{
+    if (c && c->program)
+        bcl_program_cache_store(c->program, &c->dev, &c->cache, rep);
+}
+
+void bcl_context_destroy(bcl_context *c)
+{
+    if (!c)
+        return;
+    /* For callers that never stored: a program that ran is worth keeping. */
+    bcl_context_cache_store(c, NULL);
+    for (unsigned i = 0; i < c->nkernels; i++)
+        clReleaseKernel(c->kernels[i].k);
+    if (c->program)
+        clReleaseProgram(c->program);
+    if (c->queue)
+        clReleaseCommandQueue(c->queue);
+    if (c->ctx)
+        clReleaseContext(c->ctx);
+    free(c);
+}
+
+const bcl_device_info *bcl_context_device(const bcl_context *c)
+{
+    return &c->dev;
+}
+
+cl_context bcl_context_cl(const bcl_context *c)
+{
+    return c->ctx;
+}
+
+cl_command_queue bcl_context_queue(const bcl_context *c)
+{
+    return c->queue;
+}
+
+cl_program bcl_context_program(const bcl_context *c)
+{
+    return c->program;
+}
+
+const bcl_model *bcl_context_model(const bcl_context *c)
+{
+    return c->model;
+}
+
+int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s_%s", c->model->name, suffix);
+    for (unsigned i = 0; i < c->nkernels; i++) {
+        if (strcmp(c->kernels[i].name, name) == 0) {
+            *k = c->kernels[i].k;
+            return BCL_OK;
+        }
+    }
+    if (c->nkernels == MAX_KERNELS)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "too many kernels in one context");
+    cl_int st;
+    cl_kernel kern = BCL_CL_CREATE(&st, clCreateKernel, c->program, name);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateKernel", c->dev.name);
+    snprintf(c->kernels[c->nkernels].name, sizeof c->kernels[0].name, "%s", name);
+    c->kernels[c->nkernels++].k = kern;
+    *k = kern;
+    return BCL_OK;
+}

@@ -1,0 +1,306 @@
+/*
+ * Platform and device enumeration, and the device selector of docs/DESIGN.md:
+ * "P:D" indices, a device type, or a case-insensitive name substring.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void get_string(cl_device_id d, cl_device_info what, char *out, size_t size)
+{
+    out[0] = '\0';
+    size_t got = 0;
+    if (BCL_CL(clGetDeviceInfo, d, what, size - 1, out, &got) != CL_SUCCESS)
+        strcpy(out, "?");
+    out[size - 1] = '\0';
+    /* Some drivers pad names with spaces. */
+    for (size_t n = strlen(out); n > 0 && isspace((unsigned char)out[n - 1]); n--)
+        out[n - 1] = '\0';
+}
+
+/* Queries that fail leave the field zero: enumeration must not die on a
+ * driver that lacks one query. */
+static void get_value(cl_device_id d, cl_device_info what, void *out, size_t size)
+{
+    if (BCL_CL(clGetDeviceInfo, d, what, size, out, NULL) != CL_SUCCESS)
+        memset(out, 0, size);
+}
+
+static void fill_info(bcl_device_info *di)
+{
+    cl_device_id d = di->device;
+    BCL_CL(clGetPlatformInfo, di->platform, CL_PLATFORM_NAME, sizeof di->platform_name - 1,
+           di->platform_name, NULL);
+    BCL_CL(clGetPlatformInfo, di->platform, CL_PLATFORM_VERSION, sizeof di->platform_version - 1,
+           di->platform_version, NULL);
+    get_string(d, CL_DEVICE_NAME, di->name, sizeof di->name);
+    get_string(d, CL_DEVICE_VENDOR, di->vendor, sizeof di->vendor);
+    get_string(d, CL_DEVICE_VERSION, di->version, sizeof di->version);
+    get_string(d, CL_DRIVER_VERSION, di->driver, sizeof di->driver);
+    get_string(d, CL_DEVICE_OPENCL_C_VERSION, di->c_version, sizeof di->c_version);
+    get_value(d, CL_DEVICE_TYPE, &di->type, sizeof di->type);
+    get_value(d, CL_DEVICE_MAX_COMPUTE_UNITS, &di->compute_units, sizeof di->compute_units);
+    get_value(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, &di->clock_mhz, sizeof di->clock_mhz);
+    get_value(d, CL_DEVICE_ADDRESS_BITS, &di->address_bits, sizeof di->address_bits);
+    get_value(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, &di->max_work_group, sizeof di->max_work_group);
+    get_value(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, di->max_item_sizes, sizeof di->max_item_sizes);
+    get_value(d, CL_DEVICE_GLOBAL_MEM_SIZE, &di->global_mem, sizeof di->global_mem);
+    get_value(d, CL_DEVICE_LOCAL_MEM_SIZE, &di->local_mem, sizeof di->local_mem);
+    get_value(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, &di->max_alloc, sizeof di->max_alloc);
+    cl_device_fp_config fp = 0;
+    get_value(d, CL_DEVICE_DOUBLE_FP_CONFIG, &fp, sizeof fp);
+    di->fp64 = fp != 0;
+    char ext[8192];
+    get_string(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
+    di->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+}
+
+int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
+{
+    memset(list, 0, sizeof *list);
+    cl_uint np = 0;
+    cl_int st = BCL_CL(clGetPlatformIDs, 0, NULL, &np);
+    /* Only "none found" means no platform; another failure status is
+     * reported as what it is. */
+    if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ ||
+        (st == CL_SUCCESS && np == 0))
+        return bcl_fail(e, BCL_EXIT_RUNTIME,
+                        "no OpenCL platform found: install a driver, e.g. Debian's "
+                        "pocl-opencl-icd for CPUs, or your GPU vendor's OpenCL driver");
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetPlatformIDs", NULL);
+    cl_platform_id *plats = calloc(np, sizeof *plats);
+    if (!plats)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    st = BCL_CL(clGetPlatformIDs, np, plats, NULL);
+    if (st != CL_SUCCESS) {
+        free(plats);
+        return bcl_cl_fail(e, st, "clGetPlatformIDs", NULL);
+    }
+    int rc = BCL_OK;
+    cl_int query_failed = CL_SUCCESS;
+    for (cl_uint p = 0; p < np && rc == BCL_OK; p++) {
+        cl_uint nd = 0;
+        st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+        if (st == CL_DEVICE_NOT_FOUND || (st == CL_SUCCESS && nd == 0))
+            continue; /* a platform without devices is listed by nobody */
+        if (st != CL_SUCCESS) {
+            /* One broken platform must not hide the devices of the others;
+             * its status is reported if no device is found at all. */
+            if (query_failed == CL_SUCCESS)
+                query_failed = st;
+            continue;
+        }
+        cl_device_id *ids = calloc(nd, sizeof *ids);
+        bcl_device_info *grown = realloc(list->dev, (list->count + nd) * sizeof *grown);
+        if (!ids || !grown) {
+            free(ids);
+            if (grown)
+                list->dev = grown;
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+            break;
+        }
+        list->dev = grown;
+        st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
+        if (st != CL_SUCCESS) {
+            free(ids);
+            if (query_failed == CL_SUCCESS)
+                query_failed = st;
+            continue;
+        }
+        for (cl_uint d = 0; d < nd; d++) {
+            bcl_device_info *di = &list->dev[list->count++];
+            memset(di, 0, sizeof *di);
+            di->platform = plats[p];
+            di->device = ids[d];
+            di->platform_index = p;
+            di->device_index = d;
+            fill_info(di);
+        }
+        free(ids);
+    }
+    free(plats);
+    if (rc == BCL_OK && list->count == 0 && query_failed != CL_SUCCESS)
+        rc = bcl_cl_fail(e, query_failed, "clGetDeviceIDs", NULL);
+    if (rc == BCL_OK && list->count == 0)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME,
+                      "no OpenCL device found: the installed platforms have no devices");
+    if (rc != BCL_OK)
+        bcl_devices_free(list);
+    return rc;
+}
+
+void bcl_devices_free(bcl_device_list *list)
+{
+    free(list->dev);
+    list->dev = NULL;
+    list->count = 0;
+}
+
+const char *bcl_device_type_name(cl_device_type t)
+{
+    if (t & CL_DEVICE_TYPE_GPU)
+        return "gpu";
+    if (t & CL_DEVICE_TYPE_ACCELERATOR)
+        return "accelerator";
+    if (t & CL_DEVICE_TYPE_CPU)
+        return "cpu";
+    if (t & CL_DEVICE_TYPE_CUSTOM)
+        return "custom";
+    return "other";
+}
+
+static bool all_digits(const char *s, size_t len)
+{
+    if (len == 0 || len > 6)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e)
+{
+    memset(sel, 0, sizeof *sel);
+    if (!text || !*text) {
+        sel->kind = BCL_SEL_DEFAULT;
+        return BCL_OK;
+    }
+    static const struct {
+        const char *word;
+        cl_device_type type;
+    } types[] = {
+        {"gpu", CL_DEVICE_TYPE_GPU},
+        {"cpu", CL_DEVICE_TYPE_CPU},
+        {"accelerator", CL_DEVICE_TYPE_ACCELERATOR},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        if (strcasecmp(text, types[i].word) == 0) {
+            sel->kind = BCL_SEL_TYPE;
+            sel->type = types[i].type;
+            return BCL_OK;
+        }
+    }
+    const char *colon = strchr(text, ':');
+    if (colon && all_digits(text, (size_t)(colon - text)) &&
+        all_digits(colon + 1, strlen(colon + 1))) {
+        sel->kind = BCL_SEL_INDEX;
+        sel->platform = (unsigned)strtoul(text, NULL, 10);
+        sel->device = (unsigned)strtoul(colon + 1, NULL, 10);
+        return BCL_OK;
+    }
+    if (colon && all_digits(text, (size_t)(colon - text)))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "device selector '%s': expected P:D with two indices, as 'ballcl "
+                        "devices' prints them",
+                        text);
+    if (strlen(text) >= sizeof sel->name)
+        return bcl_fail(e, BCL_EXIT_INPUT, "device selector '%.40s...': too long", text);
+    sel->kind = BCL_SEL_NAME;
+    strcpy(sel->name, text);
+    return BCL_OK;
+}
+
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return n == 0;
+}
+
+static bool matches(const bcl_selector *sel, const bcl_device_info *d)
+{
+    switch (sel->kind) {
+    case BCL_SEL_INDEX:
+        return d->platform_index == sel->platform && d->device_index == sel->device;
+    case BCL_SEL_TYPE:
+        return (d->type & sel->type) != 0;
+    case BCL_SEL_NAME:
+        /* The version strings carry the implementation's short name ("PoCL",
+         * "CUDA") that the platform's long name may not ("Portable Computing
+         * Language"). */
+        return contains_nocase(d->name, sel->name) ||
+               contains_nocase(d->platform_name, sel->name) ||
+               contains_nocase(d->vendor, sel->name) ||
+               contains_nocase(d->platform_version, sel->name) ||
+               contains_nocase(d->version, sel->name);
+    default:
+        return true;
+    }
+}
+
+static void list_candidates(char *out, size_t size, const bcl_device_list *list,
+                            const bcl_selector *sel, bool only_matching)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < list->count && used + 1 < size; i++) {
+        const bcl_device_info *d = &list->dev[i];
+        if (only_matching && !matches(sel, d))
+            continue;
+        int w = snprintf(out + used, size - used, "%s%u:%u %s", used ? ", " : "", d->platform_index,
+                         d->device_index, d->name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, size_t *index,
+                       bcl_error *e)
+{
+    if (sel->kind == BCL_SEL_DEFAULT) {
+        /* docs/DESIGN.md: the first GPU, else accelerator, else CPU. */
+        static const cl_device_type order[] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ACCELERATOR,
+                                               CL_DEVICE_TYPE_CPU};
+        for (size_t o = 0; o < 3; o++) {
+            for (size_t i = 0; i < list->count; i++) {
+                if (list->dev[i].type & order[o]) {
+                    *index = i;
+                    return BCL_OK;
+                }
+            }
+        }
+        if (list->count) {
+            *index = 0;
+            return BCL_OK;
+        }
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "no OpenCL device found");
+    }
+    size_t found = 0, first = 0;
+    for (size_t i = 0; i < list->count; i++) {
+        if (matches(sel, &list->dev[i])) {
+            if (found++ == 0)
+                first = i;
+        }
+    }
+    char cands[700];
+    char given[300];
+    if (sel->kind == BCL_SEL_INDEX)
+        snprintf(given, sizeof given, "%u:%u", sel->platform, sel->device);
+    else if (sel->kind == BCL_SEL_TYPE)
+        snprintf(given, sizeof given, "%s", bcl_device_type_name(sel->type));
+    else
+        snprintf(given, sizeof given, "%s", sel->name);
+    if (found == 0) {
+        list_candidates(cands, sizeof cands, list, sel, false);
+        return bcl_fail(e, BCL_EXIT_INPUT, "no device matches '%s': candidates are %s", given,
+                        cands);
+    }
+    /* A type selects the first device of that type, as "gpu" means "a GPU";
+     * a name that matches several devices is ambiguous. */
+    if (found > 1 && sel->kind == BCL_SEL_NAME) {
+        list_candidates(cands, sizeof cands, list, sel, true);
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "device selector '%s' is ambiguous: it matches %s; use P:D", given, cands);
+    }
+    *index = first;
+    return BCL_OK;
+}

@@ -1,0 +1,252 @@
+/*
+ * Program building. bcl_program_get is the one entry point: it is where the
+ * binary cache slots in, so callers never know whether a program came from
+ * source or from a cached binary.
+ *
+ * The cache may make a run faster but never wrong and never failed: any
+ * entry that cannot be used (unreadable, truncated, garbage, another key, a
+ * checksum mismatch, a binary the driver refuses or cannot build) is a miss
+ * that builds from source and later replaces the entry, and any trouble with
+ * the folder is a warning.
+ */
+#include "ocl/program.h"
+#include "cache/cache.h"
+#include "ocl/clcall.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double bcl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void attach_build_log(cl_program prog, const bcl_device_info *dev, bcl_error *e)
+{
+    size_t size = 0;
+    if (BCL_CL(clGetProgramBuildInfo, prog, dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
+            CL_SUCCESS ||
+        size == 0)
+        return;
+    char *log = malloc(size + 1);
+    if (!log)
+        return;
+    if (BCL_CL(clGetProgramBuildInfo, prog, dev->device, CL_PROGRAM_BUILD_LOG, size, log, NULL) ==
+        CL_SUCCESS) {
+        log[size] = '\0';
+        bcl_error_set_detail(e, log);
+    }
+    free(log);
+}
+
+int bcl_program_from_source(cl_context ctx, const bcl_device_info *dev, const char *src, size_t len,
+                            const char *options, cl_program *out, bcl_error *e)
+{
+    cl_int st;
+    cl_program prog = BCL_CL_CREATE(&st, clCreateProgramWithSource, ctx, 1, &src, &len);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateProgramWithSource", dev->name);
+    st = BCL_CL(clBuildProgram, prog, 1, &dev->device, options, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        int rc = bcl_cl_fail(e, st, "clBuildProgram", dev->name);
+        attach_build_log(prog, dev, e);
+        clReleaseProgram(prog);
+        return rc;
+    }
+    *out = prog;
+    return BCL_OK;
+}
+
+/* snprintf that may cut: report texts are bounded, and a long path is better
+ * shortened than lost. */
+__attribute__((format(printf, 3, 4))) static void text(char *out, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+}
+
+/* Tries to make a built program from the entry at path. On failure *why
+ * says what was wrong and false is returned; nothing is left allocated. A
+ * missing entry sets *absent. */
+static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const char *path,
+                               const bcl_cache_key *key, cl_program *out, bool *absent, char *why,
+                               size_t why_size)
+{
+    unsigned char *file = NULL;
+    const unsigned char *bin;
+    size_t len;
+    bcl_cache_lookup r = bcl_cache_entry_read(path, key, &file, &bin, &len, NULL, why, why_size);
+    *absent = r == BCL_CACHE_ABSENT;
+    if (r != BCL_CACHE_FOUND)
+        return false;
+    cl_int st, bin_st = CL_SUCCESS;
+    cl_program prog =
+        BCL_CL_CREATE(&st, clCreateProgramWithBinary, ctx, 1, &dev->device, &len, &bin, &bin_st);
+    free(file);
+    if (st == CL_SUCCESS && bin_st != CL_SUCCESS)
+        st = bin_st;
+    if (st != CL_SUCCESS) {
+        if (prog)
+            clReleaseProgram(prog);
+        snprintf(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
+        return false;
+    }
+    /* Options matter for a binary too: they are what the key promised. */
+    st = BCL_CL(clBuildProgram, prog, 1, &dev->device, bcl_build_options(), NULL, NULL);
+    if (st != CL_SUCCESS) {
+        clReleaseProgram(prog);
+        snprintf(why, why_size, "building from the binary failed (%s)", bcl_cl_status_name(st));
+        return false;
+    }
+    *out = prog;
+    return true;
+}
+
+/* Kernels of ours are one file each. A source that includes others would
+ * make a key blind to the included files, so it is never cached. Looks for
+ * '#', optional blanks, "include" anywhere (a comment too: better a missed
+ * cache than a stale program). */
+static bool has_include(const char *src, size_t len)
+{
+    static const char word[] = "include";
+    for (size_t i = 0; i < len; i++) {
+        if (src[i] != '#')
+            continue;
+        size_t j = i + 1;
+        while (j < len && (src[j] == ' ' || src[j] == '\t'))
+            j++;
+        if (len - j >= sizeof word - 1 && memcmp(src + j, word, sizeof word - 1) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* BALLCL_CACHE_STORE=build stores the entry right after the build instead
+ * of after the first launch: a measurement aid (tools/measure_cache.sh),
+ * showing what PoCL's per-local-size compile costs an entry made too early. */
+static bool store_right_away(bcl_build_report *rep)
+{
+    const char *when = getenv("BALLCL_CACHE_STORE");
+    if (!when || !*when || strcmp(when, "launch") == 0)
+        return false;
+    if (strcmp(when, "build") == 0)
+        return true;
+    text(rep->warning, sizeof rep->warning,
+         "BALLCL_CACHE_STORE='%s' is neither 'build' nor 'launch': ignored", when);
+    return false;
+}
+
+/* The folder of the cache: the one given, or the user's (created). */
+static bool cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
+{
+    if (!given)
+        return bcl_cache_dir_create(dir, size, e) == BCL_OK;
+    if (strlen(given) >= size) {
+        bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
+        return false;
+    }
+    strcpy(dir, given);
+    return true;
+}
+
+int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
+                    const char *src, size_t len, bool use_cache, const char *cache_dir,
+                    cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e)
+{
+    memset(rep, 0, sizeof *rep);
+    memset(slot, 0, sizeof *slot);
+    double t0 = bcl_now_ms();
+    char dir[PATH_MAX];
+    bcl_error ce = {0};
+    if (!use_cache) {
+        text(rep->note, sizeof rep->note, "built from source, cache not used");
+    } else if (has_include(src, len)) {
+        text(rep->note, sizeof rep->note,
+             "built from source: '%s' has #include, which the cache key cannot see", source_name);
+    } else if (!cache_folder(cache_dir, dir, sizeof dir, &ce)) {
+        text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
+        text(rep->note, sizeof rep->note, "built from source, no cache folder");
+    } else if (bcl_cache_key_make(dev, src, len, bcl_build_options(), &slot->key, &ce) ||
+               bcl_cache_entry_path(dir, &slot->key, slot->path, sizeof slot->path, &ce)) {
+        text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
+        text(rep->note, sizeof rep->note, "built from source, cache not usable");
+    } else {
+        rep->cache_used = true;
+        char why[160];
+        bool absent = false;
+        if (program_from_entry(ctx, dev, slot->path, &slot->key, out, &absent, why, sizeof why)) {
+            rep->cache_hit = true;
+            rep->program_ms = bcl_now_ms() - t0;
+            text(rep->note, sizeof rep->note, "from the binary cache");
+            return BCL_OK;
+        }
+        if (absent)
+            text(rep->note, sizeof rep->note, "cache miss: built from source");
+        else
+            text(rep->note, sizeof rep->note,
+                 "cache entry unusable (%s): rebuilt from source, entry replaced", why);
+        /* root may write anywhere, so access() is only a first answer; the
+         * write itself reports the rest. */
+        if (access(dir, W_OK | X_OK) != 0) {
+            text(rep->warning, sizeof rep->warning,
+                 "cache folder '%s' is not writable (%s): the program is not cached", dir,
+                 strerror(errno));
+            if (!absent)
+                text(rep->note, sizeof rep->note, "cache entry unusable (%s): rebuilt from source",
+                     why);
+        } else {
+            slot->pending = true;
+            text(slot->labels.device, sizeof slot->labels.device, "%s", dev->name);
+            text(slot->labels.platform, sizeof slot->labels.platform, "%s", dev->platform_name);
+            text(slot->labels.source, sizeof slot->labels.source, "%s", source_name);
+        }
+    }
+    int rc = bcl_program_from_source(ctx, dev, src, len, bcl_build_options(), out, e);
+    rep->program_ms = bcl_now_ms() - t0;
+    if (rc)
+        slot->pending = false;
+    else if (slot->pending && store_right_away(rep))
+        bcl_program_cache_store(*out, dev, slot, rep);
+    return rc;
+}
+
+void bcl_program_cache_store(cl_program prog, const bcl_device_info *dev, bcl_cache_slot *slot,
+                             bcl_build_report *rep)
+{
+    if (!slot->pending)
+        return;
+    slot->pending = false;
+    double t0 = bcl_now_ms();
+    size_t size = 0;
+    cl_int st = BCL_CL(clGetProgramInfo, prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+    unsigned char *bin = NULL;
+    bcl_error e = {0};
+    if (st == CL_SUCCESS && size > 0 && (bin = malloc(size)) != NULL) {
+        unsigned char *bins[1] = {bin};
+        st = BCL_CL(clGetProgramInfo, prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL);
+    }
+    if (st != CL_SUCCESS)
+        bcl_cl_fail(&e, st, "clGetProgramInfo(CL_PROGRAM_BINARIES)", dev->name);
+    else if (size == 0)
+        bcl_fail(&e, BCL_EXIT_RUNTIME, "the driver gave an empty binary");
+    else if (!bin)
+        bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory for a %zu-byte binary", size);
+    else
+        bcl_cache_entry_write(slot->path, &slot->key, &slot->labels, bin, size, &e);
+    free(bin);
+    if (!rep)
+        return;
+    rep->store_ms = bcl_now_ms() - t0;
+    rep->cache_stored = e.code == 0;
+    if (e.code)
+        text(rep->warning, sizeof rep->warning, "program not stored in the cache: %s", e.msg);
+}

@@ -1,0 +1,154 @@
+/*
+ * Work-group sizing (docs/BENCHMARK.md). The automatic rule uses only device and
+ * kernel queries, so it can be reasoned about and unit-tested:
+ *
+ *   limit  = min(kernel work-group size, device max, max item size in dim 0)
+ *   local  = the largest multiple of the preferred multiple
+ *            <= min(max(256, preferred multiple), limit)
+ *   then, when N is small, shrink local (in steps of the preferred multiple,
+ *   never below one multiple, or 32 when the multiple is 1) until there is
+ *   at least one work-group per compute unit.
+ *
+ * 256 is a size every GPU vendor runs at full occupancy for a kernel this
+ * light; the preferred multiple (warp or wavefront width, or the CPU
+ * vectoriser's width) keeps every lane of a group busy. Local = 1, the seed's
+ * mistake, is never chosen.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+
+#include <stdio.h>
+#include <string.h>
+
+size_t bcl_round_up(size_t n, size_t multiple)
+{
+    return multiple ? (n + multiple - 1) / multiple * multiple : n;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, size_t item_max0,
+                      cl_uint compute_units, cl_device_type type, size_t n, char *why,
+                      size_t why_size)
+{
+    (void)type;
+    size_t limit = kernel_wg ? kernel_wg : 1;
+    if (dev_max)
+        limit = min_size(limit, dev_max);
+    if (item_max0)
+        limit = min_size(limit, item_max0);
+    size_t pm = pref_multiple ? pref_multiple : 1;
+    if (pm > limit)
+        pm = 1;
+    /* 256, or one preferred multiple where that is wider. */
+    size_t target = pm > 256 ? pm : 256;
+    size_t local = min_size(target, limit) / pm * pm;
+    if (local == 0)
+        local = min_size(target, limit);
+    /* Small N: one group per compute unit beats full groups on few units. */
+    size_t cus = compute_units ? compute_units : 1;
+    size_t per_cu = bcl_round_up((n + cus - 1) / cus, pm);
+    /* Never below one preferred multiple; a driver that reports a multiple
+     * of 1 gives no width, so shrink no further than 32 (the narrowest SIMD
+     * group of the GPU vendors: a smaller group wastes lanes, and 1 is the
+     * seed's mistake). */
+    size_t least = pm > 1 ? pm : min_size(local, 32);
+    if (per_cu < least)
+        per_cu = least;
+    bool shrunk = false;
+    if (per_cu < local) {
+        local = per_cu;
+        shrunk = true;
+    }
+    if (why)
+        snprintf(why, why_size,
+                 "%s multiple of the preferred %zu up to min(256, kernel limit %zu)%s", "largest",
+                 pm, limit, shrunk ? ", shrunk to give every compute unit a group" : "");
+    return local;
+}
+
+int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e)
+{
+    memset(l, 0, sizeof *l);
+    if (!text || strcmp(text, "auto") == 0) {
+        l->mode = BCL_LOCAL_AUTO;
+        return BCL_OK;
+    }
+    if (strcmp(text, "driver") == 0) {
+        l->mode = BCL_LOCAL_DRIVER;
+        return BCL_OK;
+    }
+    if (strcmp(text, "tuned") == 0) {
+        l->mode = BCL_LOCAL_TUNED;
+        return BCL_OK;
+    }
+    uint64_t v;
+    bcl_error sub = {0};
+    if (bcl_parse_u64(text, "--local", 1, 1u << 20, &v, &sub) != BCL_OK)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--local: '%s' is not valid: expected auto, driver, tuned or a work-group "
+                        "size from 1 to %u",
+                        text, 1u << 20);
+    l->mode = BCL_LOCAL_FIXED;
+    l->local = (size_t)v;
+    return BCL_OK;
+}
+
+int bcl_launch_resolve(bcl_context *c, cl_kernel k, size_t n, bcl_launch *l, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(c);
+    size_t kwg = 0, pm = 0;
+    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
+                       sizeof kwg, &kwg, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
+                CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    size_t limit = min_size(kwg, d->max_item_sizes[0] ? d->max_item_sizes[0] : kwg);
+    switch (l->mode) {
+    case BCL_LOCAL_DRIVER:
+        l->local = 0;
+        l->how = "driver";
+        snprintf(l->why, sizeof l->why, "NULL local size: the runtime chooses");
+        return BCL_OK;
+    case BCL_LOCAL_FIXED:
+        if (l->local > limit)
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "--local %zu: exceeds the limit of %zu work-items for this kernel on "
+                            "'%s'",
+                            l->local, limit, d->name);
+        l->how = "user";
+        snprintf(l->why, sizeof l->why, "given with --local");
+        return BCL_OK;
+    case BCL_LOCAL_TUNED: {
+        /* bcl_tuned_local (tuned.c) reads what 'ballcl tune' stored for
+         * this device, model and kernel; 0 there is the driver's choice. */
+        size_t t = 0;
+        if (bcl_tuned_local(c, k, &t) && t <= limit) {
+            l->local = t;
+            l->how = "tuned";
+            snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device%s",
+                     t ? "" : ": NULL local size, the runtime chooses");
+            return BCL_OK;
+        }
+        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
+                                  d->compute_units, d->type, n, l->why, sizeof l->why);
+        l->how = "auto";
+        char tmp[sizeof l->why];
+        memcpy(tmp, l->why, sizeof tmp);
+        snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
+        return BCL_OK;
+    }
+    case BCL_LOCAL_AUTO:
+    default:
+        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
+                                  d->compute_units, d->type, n, l->why, sizeof l->why);
+        l->how = "auto";
+        return BCL_OK;
+    }
+}

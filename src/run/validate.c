@@ -1,0 +1,107 @@
+/*
+ * Validation (docs/DESIGN.md): the model's scalar C reference applied to the same
+ * initial state, compared float by float with the device's result.
+ *
+ * The reference runs on a bounded chunk at a time (a private copy per host
+ * thread), so validation needs no second full copy of the state, and chunks
+ * run on all host cores: balls are independent, so the bits are those of
+ * the plain loop over all balls (a test checks this).
+ */
+#include "ballcl/ballcl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BALLS 65536
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+uint64_t bcl_ulp_distance(float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return UINT64_MAX;
+    /* Map the sign-magnitude bit patterns onto one ordered integer line. */
+    uint32_t ua = float_bits(a), ub = float_bits(b);
+    int64_t ia = (ua & 0x80000000u) ? -(int64_t)(ua & 0x7fffffffu) : (int64_t)ua;
+    int64_t ib = (ub & 0x80000000u) ? -(int64_t)(ub & 0x7fffffffu) : (int64_t)ub;
+    return (uint64_t)(ia > ib ? ia - ib : ib - ia);
+}
+
+void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
+                 bcl_validation *v)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool bad_ball = false;
+        for (int c = 0; c < 4; c++) {
+            float a = want[4 * i + c], b = got[4 * i + c];
+            uint64_t d = bcl_ulp_distance(a, b);
+            /* Bitwise by default: +0 and -0 differ although 0 ULP apart. */
+            bool bad = isnan(a) || isnan(b) ||
+                       (tol_ulp == 0 ? float_bits(a) != float_bits(b) : d > tol_ulp);
+            if (d > v->max_ulp)
+                v->max_ulp = d;
+            if (bad) {
+                v->mismatches++;
+                bad_ball = true;
+            }
+        }
+        v->compared += 4;
+        if (bad_ball && v->nreported < BCL_MAX_REPORTED_MISMATCHES) {
+            bcl_mismatch *mm = &v->first[v->nreported++];
+            mm->ball = first_ball + i;
+            memcpy(mm->want, want + 4 * i, sizeof mm->want);
+            memcpy(mm->got, got + 4 * i, sizeof mm->got);
+        }
+    }
+}
+
+static void merge(bcl_validation *into, const bcl_validation *part)
+{
+    into->compared += part->compared;
+    into->mismatches += part->mismatches;
+    if (part->max_ulp > into->max_ulp)
+        into->max_ulp = part->max_ulp;
+    for (size_t i = 0; i < part->nreported && into->nreported < BCL_MAX_REPORTED_MISMATCHES; i++)
+        into->first[into->nreported++] = part->first[i];
+}
+
+int bcl_validate(const bcl_model *m, const float *p, const float *init, const float *result,
+                 size_t n, uint64_t steps, uint64_t tol_ulp, bcl_validation *v, bcl_error *e)
+{
+    memset(v, 0, sizeof *v);
+    size_t nchunks = (n + CHUNK_BALLS - 1) / CHUNK_BALLS;
+    int failed = 0;
+#pragma omp parallel
+    {
+        float *work = malloc(CHUNK_BALLS * 4 * sizeof(float));
+        if (!work) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1) ordered
+        for (size_t ci = 0; ci < nchunks; ci++) {
+            size_t first = ci * CHUNK_BALLS;
+            size_t cnt = n - first < CHUNK_BALLS ? n - first : CHUNK_BALLS;
+            bcl_validation part;
+            memset(&part, 0, sizeof part);
+            if (work) {
+                memcpy(work, init + 4 * first, cnt * 4 * sizeof(float));
+                m->reference(work, cnt, steps, p);
+                bcl_compare(work, result + 4 * first, cnt, first, tol_ulp, &part);
+            }
+            /* In ball order, so the first mismatches reported are the first. */
+#pragma omp ordered
+            merge(v, &part);
+        }
+        free(work);
+    }
+    if (failed)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory for validation");
+    return BCL_OK;
+}

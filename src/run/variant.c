@@ -1,0 +1,127 @@
+/*
+ * Kernel variants (docs/BENCHMARK.md). A model's .cl file may hold, besides its base
+ * kernels <model>_step and <model>_steps, variants <model>_step_<v> and
+ * <model>_steps_<v>: the same update written differently for some kind of
+ * device. They are found by name in the built program, so adding one needs
+ * no change here or in the model table; a name ending in x<B> says that a
+ * work-item handles B consecutive balls, which is all the host must know to
+ * size the launch. Every variant is validated bit for bit before use
+ * (bench, tune, tests) and chosen by measurement or by the rule below.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned bcl_variant_balls(const char *variant)
+{
+    if (!variant || !*variant)
+        return 1;
+    const char *x = strrchr(variant, 'x');
+    if (!x || !x[1])
+        return 1;
+    for (const char *p = x + 1; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return 1;
+    unsigned long b = strtoul(x + 1, NULL, 10);
+    return b >= 1 && b <= 4096 ? (unsigned)b : 1;
+}
+
+void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size)
+{
+    if (variant && *variant)
+        snprintf(out, size, "%s_%s", fused ? "steps" : "step", variant);
+    else
+        snprintf(out, size, "%s", fused ? "steps" : "step");
+}
+
+/* Adds the variant named by kernel function `name` if it is
+ * "<model>_<base>_<v>" with a non-empty v. */
+static void consider(const char *name, size_t len, const char *prefix, bcl_variant *out, size_t cap,
+                     size_t *count)
+{
+    size_t plen = strlen(prefix);
+    if (len <= plen || strncmp(name, prefix, plen) != 0 || *count >= cap)
+        return;
+    size_t vlen = len - plen;
+    if (vlen >= BCL_VARIANT_NAME)
+        return;
+    bcl_variant *v = &out[*count];
+    memcpy(v->name, name + plen, vlen);
+    v->name[vlen] = '\0';
+    v->balls_per_item = bcl_variant_balls(v->name);
+    (*count)++;
+}
+
+int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
+                      bcl_error *e)
+{
+    *count = 0;
+    if (cap == 0)
+        return BCL_OK;
+    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_model *m = bcl_context_model(c);
+    size_t size = 0;
+    cl_program prog = bcl_context_program(c);
+    cl_int st = BCL_CL(clGetProgramInfo, prog, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetProgramInfo", d->name);
+    char *names = malloc(size + 1);
+    if (!names)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    st = BCL_CL(clGetProgramInfo, prog, CL_PROGRAM_KERNEL_NAMES, size, names, NULL);
+    if (st != CL_SUCCESS) {
+        free(names);
+        return bcl_cl_fail(e, st, "clGetProgramInfo", d->name);
+    }
+    names[size] = '\0';
+    /* The base kernel always exists (the model's contract); it comes first. */
+    out[0].name[0] = '\0';
+    out[0].balls_per_item = 1;
+    *count = 1;
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "%s_%s_", m->name, fused ? "steps" : "step");
+    /* CL_PROGRAM_KERNEL_NAMES is a ';'-separated list. */
+    for (char *p = names; *p;) {
+        char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        consider(p, len, prefix, out, cap, count);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    free(names);
+    return BCL_OK;
+}
+
+const char *bcl_variant_default(cl_device_type type, bool fused, const bcl_variant *list,
+                                size_t count)
+{
+    /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
+     * vectorises a one-step kernel across work-items by itself, but not the
+     * k-step loop; there several balls per work-item in wide vectors keep
+     * the adders busy. 16 balls fill two AVX registers per component. GPUs
+     * want one ball per work-item so that loads coalesce. */
+    if (!(type & CL_DEVICE_TYPE_CPU) || !fused)
+        return "";
+    const char *best = "";
+    unsigned best_b = 1;
+    for (size_t i = 0; i < count; i++) {
+        unsigned b = list[i].balls_per_item;
+        if (b > best_b && b <= 16) {
+            best = list[i].name;
+            best_b = b;
+        }
+    }
+    return best;
+}
+
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync)
+{
+    if (sync == BCL_SYNC_EVERY || steps <= 1)
+        return 1;
+    return steps < BCL_DEFAULT_K ? (unsigned)steps : BCL_DEFAULT_K;
+}

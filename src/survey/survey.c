@@ -1,0 +1,643 @@
+/*
+ * Surveying one device (docs/SURVEY.md): identity and limits, then the measured
+ * figures, all through the measuring library that bench and tune use
+ * (src/measure/measure.c, src/measure/latency.c, src/measure/tune.c):
+ *
+ *   build       cold (binary cache bypassed, drivers' caches off) and cached
+ *   latency     queued->start of a tiny launch, and its host round trip
+ *   copy        clEnqueueCopyBuffer bandwidth, pseudo-random data
+ *   per model   small and large N one-step ball-step time, the local size
+ *               sweep (best local, local = 1 penalty), fused throughput
+ *
+ * Every ball-step figure runs from a random initial state (mixed signs and
+ * magnitudes: nothing for memory compression to find) and is validated bit
+ * for bit against the model's C reference before it is timed. A figure that
+ * fails is null, with its error under "errors", and the survey goes on: one
+ * failing measurement never takes the device's other figures, or the other
+ * devices, down with it.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+#include "survey/survey.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_BUILD_REPEATS 16
+#define MAX_SWEEP         26
+#define FIGURE            160
+
+typedef struct surveyor {
+    const bcl_device_info *d;
+    const bcl_survey_opts *o;
+    json_t *dev, *measured, *errors;
+    int status; /* worst outcome so far */
+    unsigned done, total;
+} surveyor;
+
+static json_t *number(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* Records the error of a figure and clears e for the next one. */
+static void failed(surveyor *s, const char *figure, bcl_error *e)
+{
+    int code = e->code ? e->code : BCL_EXIT_RUNTIME;
+    json_object_set_new(s->errors, figure, bcl_survey_text(e->msg[0] ? e->msg : "unknown error"));
+    if (code == BCL_EXIT_MISMATCH) {
+        if (s->status == BCL_OK)
+            s->status = BCL_EXIT_MISMATCH;
+    } else {
+        s->status = BCL_EXIT_RUNTIME;
+    }
+    bcl_error_clear(e);
+}
+
+/* Records why a figure computed from others (best_local from the sweep)
+ * is null. The outcome is that of the figures it comes from, already
+ * counted: a sweep that failed validation everywhere stays a mismatch. */
+static void derived_failed(surveyor *s, const char *figure, const char *why)
+{
+    json_object_set_new(s->errors, figure, json_string(why));
+}
+
+static void progress(surveyor *s, const char *what)
+{
+    if (s->o->progress) {
+        char line[512];
+        snprintf(line, sizeof line, "%s: %s", s->d->name, what);
+        s->o->progress(s->o->progress_arg, s->done, s->total, line);
+    }
+    s->done++;
+}
+
+/* The device's extension string (malloc'ed), or NULL with e set. */
+static char *query_extensions(const bcl_device_info *d, bcl_error *e)
+{
+    size_t size = 0;
+    cl_int st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
+    char *ext = st == CL_SUCCESS ? malloc(size + 1) : NULL;
+    if (st == CL_SUCCESS && !ext) {
+        bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        return NULL;
+    }
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
+    if (st != CL_SUCCESS) {
+        free(ext);
+        bcl_cl_fail(e, st, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", d->name);
+        return NULL;
+    }
+    ext[size] = '\0';
+    return ext;
+}
+
+/* ---- build ------------------------------------------------------------------- */
+
+/* Times `repeats` builds of m's program; with a cache folder, every one
+ * must come from the binary cache there. */
+static int time_builds(surveyor *s, const bcl_model *m, const char *cache_dir, bcl_stats *ms,
+                       bcl_error *e)
+{
+    unsigned r = s->o->build_repeats ? s->o->build_repeats : 1;
+    if (r > MAX_BUILD_REPEATS)
+        r = MAX_BUILD_REPEATS;
+    double x[MAX_BUILD_REPEATS];
+    bcl_context_opts co = {.use_cache = cache_dir != NULL, .cache_dir = cache_dir};
+    for (unsigned i = 0; i < r; i++) {
+        bcl_context *c;
+        bcl_build_report rep;
+        int rc = bcl_context_create(s->d, m, &co, &c, &rep, e);
+        if (rc)
+            return rc;
+        bcl_context_destroy(c);
+        if (cache_dir && !rep.cache_hit)
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "the binary cache gave no program (%s%s%s)",
+                            rep.note, rep.warning[0] ? "; " : "", rep.warning);
+        x[i] = rep.program_ms;
+    }
+    bcl_stats_compute(x, r, ms);
+    return BCL_OK;
+}
+
+/* Stores m's program in the cache folder dir as 'ballcl run' does: built
+ * from source, then one launch of the one-step kernel (PoCL adds the code
+ * it compiles at a first launch to the binary), then the entry. */
+static int prime_cache(surveyor *s, const bcl_model *m, const char *dir, bcl_error *e)
+{
+    bcl_context_opts co = {.use_cache = true, .cache_dir = dir};
+    bcl_context *c;
+    bcl_build_report rep;
+    int rc = bcl_context_create(s->d, m, &co, &c, &rep, e);
+    if (rc)
+        return rc;
+    float p[BCL_MAX_PARAMS], ball[4];
+    bcl_model_param_defaults(m, p);
+    m->init(ball, 1, BCL_INIT_RANDOM, s->o->seed, p);
+    bcl_sim *sim = NULL;
+    bcl_sim_opts so = {.params = p, .steps_per_launch = 1, .variant = ""};
+    bcl_local_parse("auto", &so.launch, e);
+    rc = bcl_sim_create(c, ball, 1, &sim, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(sim, &so, NULL, e);
+    bcl_sim_destroy(sim);
+    if (rc == BCL_OK)
+        bcl_context_cache_store(c, &rep);
+    bcl_context_destroy(c);
+    if (rc == BCL_OK && !rep.cache_stored)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME,
+                      "the program could not be stored in the binary cache (%s)",
+                      rep.warning[0] ? rep.warning : rep.note);
+    return rc;
+}
+
+/* Cold: from source, the binary cache bypassed, the drivers' caches off
+ * (bcl_survey_driver_caches_off). Cached: from an entry of a fresh folder
+ * of its own, so the figure does not depend on what the user's cache holds
+ * (an entry that many runs added launch shapes to is larger and slower to
+ * load); the folder is removed afterwards. */
+static void measure_builds(surveyor *s, const bcl_model *m)
+{
+    bcl_error e = {0};
+    bcl_stats st;
+    progress(s, "build times");
+    if (time_builds(s, m, NULL, &st, &e) == BCL_OK)
+        json_object_set_new(s->measured, "build_ms_cold", number(st.median));
+    else
+        failed(s, "measured.build_ms_cold", &e);
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/ballcl-survey-cache.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        bcl_fail(&e, BCL_EXIT_RUNTIME, "cannot make a cache folder '%s': %s", dir, strerror(errno));
+        failed(s, "measured.build_ms_cached", &e);
+        return;
+    }
+    if (prime_cache(s, m, dir, &e) == BCL_OK && time_builds(s, m, dir, &st, &e) == BCL_OK)
+        json_object_set_new(s->measured, "build_ms_cached", number(st.median));
+    else
+        failed(s, "measured.build_ms_cached", &e);
+    bcl_error ignore = {0};
+    bcl_cache_clear(dir, NULL, NULL, NULL, &ignore);
+    rmdir(dir);
+}
+
+/* ---- one model ------------------------------------------------------------------ */
+
+/* What a model's figures share. */
+typedef struct model_run {
+    surveyor *s;
+    const bcl_model *m;
+    bcl_context *ctx;
+    float params[BCL_MAX_PARAMS];
+    float *init, *scratch; /* the largest N of the survey */
+    json_t *obj;           /* where the figures go */
+    char path[64];         /* of obj, for error keys: "measured" or "measured.models.x" */
+} model_run;
+
+static bcl_sim_opts base_opts(const model_run *r)
+{
+    bcl_sim_opts so = {.params = r->params, .steps_per_launch = 1, .sync = BCL_SYNC_END};
+    bcl_error ignore = {0};
+    bcl_local_parse("auto", &so.launch, &ignore);
+    so.variant = "";
+    return so;
+}
+
+/* Steps of a validation: a few single steps, or a full and a partial
+ * launch of K steps (as bench validates). */
+static uint64_t check_steps(unsigned k)
+{
+    return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+}
+
+static json_t *local_json(const bcl_launch *l)
+{
+    return l->local ? json_integer((json_int_t)l->local) : json_string("driver");
+}
+
+/* Validates configuration so on sim bit for bit; a mismatch is an error of
+ * class BCL_EXIT_MISMATCH that says how many floats differ. */
+static int validate(const model_run *r, bcl_sim *sim, const bcl_sim_opts *so, bool *valid,
+                    bcl_error *e)
+{
+    bcl_validation v;
+    int rc =
+        bcl_check_sim(sim, so, r->init, check_steps(so->steps_per_launch), 0, r->scratch, &v, e);
+    if (rc)
+        return rc;
+    *valid = v.mismatches == 0;
+    if (!*valid)
+        return bcl_fail(e, BCL_EXIT_MISMATCH,
+                        "validation failed: %llu of %llu floats differ from the C reference of "
+                        "model '%s' (largest distance %llu ULP): not timed",
+                        (unsigned long long)v.mismatches, (unsigned long long)v.compared,
+                        r->m->name, (unsigned long long)v.max_ulp);
+    return BCL_OK;
+}
+
+/* Resolves, validates and times so on sim: the median device time per
+ * step in *us. fig (optional) gets "local" and "validated". */
+static int time_config(const model_run *r, bcl_sim *sim, bcl_sim_opts *so, json_t *fig, double *us,
+                       bcl_error *e)
+{
+    *us = NAN;
+    int rc = bcl_sim_resolve(r->ctx, so, bcl_sim_balls(sim), NULL, e);
+    if (rc)
+        return rc;
+    if (fig)
+        json_object_set_new(fig, "local", local_json(&so->launch));
+    bool valid = false;
+    rc = validate(r, sim, so, &valid, e);
+    if (fig && (rc == BCL_OK || rc == BCL_EXIT_MISMATCH))
+        json_object_set_new(fig, "validated", json_boolean(valid));
+    if (rc)
+        return rc;
+    bcl_measurement m;
+    if ((rc = bcl_measure_sim(sim, so, &r->s->o->measure, &m, e)))
+        return rc;
+    *us = m.device_us.median;
+    return BCL_OK;
+}
+
+static int new_sim(model_run *r, size_t n, bcl_sim **sim, bcl_error *e)
+{
+    return bcl_sim_create(r->ctx, r->init, n, sim, e);
+}
+
+/* "small" or "large": the one-step kernel, local size auto, at n balls. */
+static void ball_step(model_run *r, const char *key, size_t n)
+{
+    char what[FIGURE], figure[FIGURE];
+    snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
+    progress(r->s, what);
+    snprintf(figure, sizeof figure, "%s.%s", r->path, key);
+    json_t *fig = json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "us_per_step",
+                            "gb_per_s", "ball_steps_per_s", "local", "validated");
+    json_object_set_new(r->obj, key, fig);
+    bcl_error e = {0};
+    bcl_sim *sim = NULL;
+    bcl_sim_opts so = base_opts(r);
+    double us;
+    int rc = new_sim(r, n, &sim, &e);
+    if (rc == BCL_OK)
+        rc = time_config(r, sim, &so, fig, &us, &e);
+    bcl_sim_destroy(sim);
+    if (rc) {
+        failed(r->s, figure, &e);
+        return;
+    }
+    json_object_set_new(fig, "us_per_step", number(us));
+    json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
+    json_object_set_new(fig, "ball_steps_per_s", number((double)n / (us * 1e-6)));
+}
+
+/* The k-step kernel at large N: the variant the documented rule picks for
+ * this kind of device, local size auto, K = fused_k. */
+static void fused(model_run *r, size_t n)
+{
+    const bcl_survey_opts *o = r->s->o;
+    char what[FIGURE], figure[FIGURE];
+    snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
+    progress(r->s, what);
+    snprintf(figure, sizeof figure, "%s.fused_ball_steps_per_s", r->path);
+    json_object_set_new(r->obj, "fused_ball_steps_per_s", json_null());
+    json_t *fig = json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "k",
+                            (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
+    json_object_set_new(r->obj, "fused", fig);
+    bcl_error e = {0};
+    bcl_variant vars[BCL_MAX_VARIANTS];
+    size_t nv;
+    bcl_sim *sim = NULL;
+    bcl_sim_opts so = base_opts(r);
+    so.fused = true;
+    so.steps_per_launch = o->fused_k ? o->fused_k : 1;
+    double us;
+    int rc = bcl_variants_list(r->ctx, true, vars, BCL_MAX_VARIANTS, &nv, &e);
+    if (rc == BCL_OK) {
+        so.variant = bcl_variant_default(r->s->d->type, true, vars, nv);
+        json_object_set_new(fig, "variant", json_string(so.variant));
+        rc = new_sim(r, n, &sim, &e);
+    }
+    if (rc == BCL_OK)
+        rc = time_config(r, sim, &so, fig, &us, &e);
+    bcl_sim_destroy(sim);
+    if (rc) {
+        failed(r->s, figure, &e);
+        return;
+    }
+    json_object_set_new(fig, "us_per_step", number(us));
+    json_object_set_new(r->obj, "fused_ball_steps_per_s", number((double)n / (us * 1e-6)));
+}
+
+/* One point of the local size sweep. */
+typedef struct sweep_point {
+    bcl_sim_opts so;
+    bcl_timer *timer;
+    bool ok;
+    double us;
+    bcl_error e;
+} sweep_point;
+
+/* The local sizes to sweep: 1 (the seed's mistake), the tuner's list for
+ * the one-step kernel, and the driver's choice (0). */
+static int sweep_locals(model_run *r, size_t n, size_t *out, size_t *count, bcl_error *e)
+{
+    bcl_sim_opts so = base_opts(r);
+    size_t nl;
+    int rc = bcl_tune_locals(r->ctx, &so, n, out + 1, MAX_SWEEP - 2, &nl, NULL, e);
+    if (rc)
+        return rc;
+    out[0] = 1;
+    *count = 1;
+    for (size_t i = 0; i < nl; i++)
+        if (out[1 + i] != 1)
+            out[(*count)++] = out[1 + i];
+    out[(*count)++] = 0;
+    return BCL_OK;
+}
+
+/* The one-step kernel at sweep_n for every local size of sweep_locals, each
+ * validated, then timed with the repeats of all points interleaved (as
+ * bench does), so a busy moment weighs on every point alike: the ratio
+ * local1_penalty is fair. */
+static void local_sweep(model_run *r, size_t n)
+{
+    surveyor *s = r->s;
+    char what[FIGURE], figure[FIGURE];
+    snprintf(what, sizeof what, "model %s, local size sweep, N = %zu", r->m->name, n);
+    progress(s, what);
+    json_object_set_new(r->obj, "best_local", json_null());
+    json_object_set_new(r->obj, "local1_penalty", json_null());
+    json_t *points = json_array();
+    json_object_set_new(r->obj, "local_sweep",
+                        json_pack("{s:I, s:o}", "n", (json_int_t)n, "points", points));
+    bcl_error e = {0};
+    size_t locals[MAX_SWEEP], nl = 0;
+    sweep_point pt[MAX_SWEEP];
+    memset(pt, 0, sizeof pt);
+    bcl_sim *sim = NULL;
+    int rc = sweep_locals(r, n, locals, &nl, &e);
+    if (rc == BCL_OK)
+        rc = new_sim(r, n, &sim, &e);
+    if (rc) {
+        snprintf(figure, sizeof figure, "%s.local_sweep", r->path);
+        failed(s, figure, &e);
+        static const char *const keys[] = {"best_local", "local1_penalty"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(figure, sizeof figure, "%s.%s", r->path, keys[i]);
+            derived_failed(s, figure, "the local size sweep did not run");
+        }
+        return;
+    }
+    for (size_t i = 0; i < nl; i++) {
+        sweep_point *p = &pt[i];
+        p->so = base_opts(r);
+        if (locals[i]) {
+            p->so.launch.mode = BCL_LOCAL_FIXED;
+            p->so.launch.local = locals[i];
+        } else {
+            p->so.launch.mode = BCL_LOCAL_DRIVER;
+        }
+        bool valid;
+        p->ok = bcl_sim_resolve(r->ctx, &p->so, n, NULL, &p->e) == BCL_OK &&
+                validate(r, sim, &p->so, &valid, &p->e) == BCL_OK &&
+                bcl_timer_sim(sim, &p->so, &s->o->measure, &p->timer, &p->e) == BCL_OK;
+    }
+    unsigned repeats = s->o->measure.repeats ? s->o->measure.repeats : 1;
+    for (unsigned k = 0; k < repeats; k++)
+        for (size_t i = 0; i < nl; i++)
+            if (pt[i].ok && bcl_timer_repeat(pt[i].timer, &pt[i].e) != BCL_OK)
+                pt[i].ok = false;
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < nl; i++) {
+        sweep_point *p = &pt[i];
+        if (p->ok) {
+            bcl_measurement m;
+            bcl_timer_result(p->timer, &m);
+            p->us = m.device_us.median;
+            if (best == SIZE_MAX || p->us < pt[best].us)
+                best = i;
+        }
+        bcl_timer_free(p->timer);
+        json_array_append_new(points,
+                              json_pack("{s:o, s:o}", "local", local_json(&p->so.launch),
+                                        "us_per_step", p->ok ? number(p->us) : json_null()));
+        if (!p->ok) {
+            char local[24];
+            if (locals[i])
+                snprintf(local, sizeof local, "%zu", locals[i]);
+            else
+                snprintf(local, sizeof local, "driver");
+            snprintf(figure, sizeof figure, "%s.local_sweep.%s", r->path, local);
+            failed(s, figure, &p->e);
+        }
+    }
+    bcl_sim_destroy(sim);
+    if (best == SIZE_MAX) {
+        static const char *const keys[] = {"best_local", "local1_penalty"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(figure, sizeof figure, "%s.%s", r->path, keys[i]);
+            derived_failed(s, figure, "no local size of the sweep was measured");
+        }
+        return;
+    }
+    json_object_set_new(r->obj, "best_local", local_json(&pt[best].so.launch));
+    /* Point 0 is local = 1. */
+    if (pt[0].ok) {
+        json_object_set_new(r->obj, "local1_penalty", number(pt[0].us / pt[best].us));
+    } else {
+        snprintf(figure, sizeof figure, "%s.local1_penalty", r->path);
+        derived_failed(s, figure, "local = 1 was not measured");
+    }
+}
+
+/* Every figure of one model into obj; an error before any figure (no
+ * context, no host memory) fails them all. */
+static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const char *path)
+{
+    const bcl_survey_opts *o = s->o;
+    model_run r = {.s = s, .m = m, .obj = obj};
+    snprintf(r.path, sizeof r.path, "%s", path);
+    bcl_model_param_defaults(m, r.params);
+    size_t large = bcl_survey_large_n(s->d, o);
+    size_t nmax = large;
+    if (o->sweep_n > nmax)
+        nmax = o->sweep_n;
+    if (o->small_n > nmax)
+        nmax = o->small_n;
+    bcl_error e = {0};
+    bcl_context_opts co = {.use_cache = true};
+    int rc = bcl_context_create(s->d, m, &co, &r.ctx, NULL, &e);
+    if (rc == BCL_OK) {
+        r.init = malloc(nmax * 4 * sizeof(float));
+        r.scratch = malloc(nmax * 4 * sizeof(float));
+        if (!r.init || !r.scratch)
+            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", nmax);
+        else
+            m->init(r.init, nmax, BCL_INIT_RANDOM, o->seed, r.params);
+    }
+    if (rc == BCL_OK) {
+        ball_step(&r, "small", o->small_n);
+        ball_step(&r, "large", large);
+        local_sweep(&r, o->sweep_n);
+        fused(&r, bcl_survey_fused_n(s->d, o));
+    } else {
+        /* The same keys, null, and one error for the model. */
+        json_t *none =
+            json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)o->small_n, "us_per_step",
+                      "gb_per_s", "ball_steps_per_s", "local", "validated");
+        json_object_set_new(obj, "small", none);
+        json_t *big = json_deep_copy(none);
+        json_object_set_new(big, "n", json_integer((json_int_t)large));
+        json_object_set_new(obj, "large", big);
+        json_object_set_new(obj, "best_local", json_null());
+        json_object_set_new(obj, "local1_penalty", json_null());
+        json_object_set_new(obj, "local_sweep",
+                            json_pack("{s:I, s:[]}", "n", (json_int_t)o->sweep_n, "points"));
+        json_object_set_new(obj, "fused_ball_steps_per_s", json_null());
+        json_object_set_new(obj, "fused",
+                            json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n",
+                                      (json_int_t)bcl_survey_fused_n(s->d, o), "k",
+                                      (json_int_t)o->fused_k, "variant", "local", "us_per_step",
+                                      "validated"));
+        s->done += 4;
+        /* Each figure null with the error that stopped them all. */
+        static const char *const keys[] = {"small", "large", "best_local", "local1_penalty",
+                                           "fused_ball_steps_per_s"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            char figure[FIGURE];
+            bcl_error copy = e;
+            copy.detail = NULL;
+            snprintf(figure, sizeof figure, "%s.%s", path, keys[i]);
+            failed(s, figure, &copy);
+        }
+        bcl_error_clear(&e);
+    }
+    free(r.init);
+    free(r.scratch);
+    bcl_context_destroy(r.ctx);
+}
+
+/* ---- the device ------------------------------------------------------------------ */
+
+/* Latency and copy bandwidth, on the default model's program; also the
+ * preferred work-group multiple of its one-step kernel for "limits". */
+static void measure_device(surveyor *s, const bcl_model *m)
+{
+    const bcl_survey_opts *o = s->o;
+    bcl_error e = {0};
+    bcl_context_opts co = {.use_cache = true};
+    bcl_context *ctx = NULL;
+    bcl_sim *sim = NULL;
+    float params[BCL_MAX_PARAMS], ball[4];
+    bcl_model_param_defaults(m, params);
+    m->init(ball, 1, BCL_INIT_RANDOM, o->seed, params);
+    progress(s, "launch latency");
+    int rc = bcl_context_create(s->d, m, &co, &ctx, NULL, &e);
+    if (rc) {
+        /* Everything below needs the context: the same error for each. */
+        bcl_error copy = e;
+        copy.detail = NULL;
+        failed(s, "measured.launch_latency_us", &e);
+        e = copy;
+        failed(s, "measured.roundtrip_us", &e);
+        e = copy;
+        failed(s, "measured.copy_gb_per_s", &e);
+        s->done++;
+        return;
+    }
+    size_t pm = 0;
+    bcl_sim_opts so = {.params = params, .steps_per_launch = 1, .variant = ""};
+    bcl_local_parse("auto", &so.launch, &e);
+    if (bcl_tune_locals(ctx, &so, 1, NULL, 0, &(size_t){0}, &pm, &e) == BCL_OK)
+        json_object_set_new(json_object_get(s->dev, "limits"), "preferred_work_group_multiple",
+                            json_integer((json_int_t)pm));
+    else
+        failed(s, "limits.preferred_work_group_multiple", &e);
+    bcl_stats dispatch, roundtrip;
+    if (bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
+        if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK)
+            json_object_set_new(s->measured, "launch_latency_us", number(dispatch.median));
+        else
+            failed(s, "measured.launch_latency_us", &e);
+        if (bcl_measure_roundtrip(sim, &so, o->latency_repeats, &roundtrip, &e) == BCL_OK)
+            json_object_set_new(s->measured, "roundtrip_us", number(roundtrip.median));
+        else
+            failed(s, "measured.roundtrip_us", &e);
+    } else {
+        bcl_error copy = e;
+        copy.detail = NULL;
+        failed(s, "measured.launch_latency_us", &e);
+        failed(s, "measured.roundtrip_us", &copy);
+    }
+    bcl_sim_destroy(sim);
+
+    progress(s, "copy bandwidth");
+    size_t bytes = bcl_survey_large_n(s->d, o) * 4 * sizeof(float);
+    bcl_stats gb;
+    if (bcl_measure_copy(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &gb, &e) ==
+        BCL_OK)
+        json_object_set_new(s->measured, "copy_gb_per_s", number(gb.median));
+    else
+        failed(s, "measured.copy_gb_per_s", &e);
+    if (s->d->max_alloc && bytes > s->d->max_alloc)
+        bytes = (size_t)s->d->max_alloc;
+    json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+    bcl_context_destroy(ctx);
+}
+
+int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
+                      bcl_error *e)
+{
+    *out = NULL;
+    *status = BCL_OK;
+    bcl_error qe = {0};
+    char *ext = query_extensions(d, &qe);
+    surveyor s = {.d = d, .o = o, .total = 3 + 4 * (unsigned)bcl_model_count};
+    s.dev = bcl_survey_device_info(d, ext, 0);
+    free(ext);
+    s.measured = json_object();
+    s.errors = json_object();
+    if (!s.dev || !s.measured || !s.errors) {
+        json_decref(s.dev);
+        json_decref(s.measured);
+        json_decref(s.errors);
+        bcl_error_clear(&qe);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    json_object_set_new(s.dev, "measured", s.measured);
+    json_object_set_new(s.dev, "errors", s.errors);
+    if (qe.code)
+        failed(&s, "limits.extensions", &qe);
+    /* The keys in documented order, null until measured. */
+    const bcl_model *def = bcl_models[0];
+    json_object_set_new(s.measured, "model", json_string(def->name));
+    static const char *const figures[] = {"build_ms_cold", "build_ms_cached", "launch_latency_us",
+                                          "roundtrip_us", "copy_gb_per_s"};
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        json_object_set_new(s.measured, figures[i], json_null());
+    measure_builds(&s, def);
+    measure_device(&s, def);
+    survey_model(&s, def, s.measured, "measured");
+    json_t *models = json_object();
+    json_object_set_new(s.measured, "models", models);
+    for (size_t i = 1; i < bcl_model_count; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "measured.models.%s", bcl_models[i]->name);
+        json_t *mo = json_object();
+        json_object_set_new(models, bcl_models[i]->name, mo);
+        survey_model(&s, bcl_models[i], mo, path);
+    }
+    json_object_set_new(s.dev, "flags", json_array());
+    bcl_survey_flag(s.dev);
+    *out = s.dev;
+    *status = s.status;
+    return BCL_OK;
+}

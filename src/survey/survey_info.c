@@ -1,0 +1,352 @@
+/*
+ * The parts of a survey that need no device: the settings and their
+ * defaults, the document's header, a device's identity and limits as JSON,
+ * and the plausibility rules that flag a figure above a possible peak.
+ * docs/SURVEY.md documents every key written here.
+ */
+#include "ballcl/ballcl.h"
+#include "survey/survey.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Defaults: about a minute for both models on two busy CPU cores; --quick
+ * is for tests (seconds). */
+void bcl_survey_opts_default(bcl_survey_opts *o, bool quick)
+{
+    memset(o, 0, sizeof *o);
+    o->quick = quick;
+    o->small_n = quick ? 256 : 1024;
+    o->sweep_n = quick ? 4096 : 100000;
+    o->fused_k = BCL_DEFAULT_K;
+    o->build_repeats = quick ? 1 : 3;
+    o->latency_repeats = quick ? 20 : 200;
+    o->measure.repeats = quick ? 3 : 7;
+    o->measure.repeat_ms = quick ? 5 : 100;
+    o->seed = 1;
+}
+
+size_t bcl_survey_large_n(const bcl_device_info *d, const bcl_survey_opts *o)
+{
+    if (o->large_n)
+        return o->large_n;
+    uint64_t n = o->quick                         ? (uint64_t)1 << 16
+                 : (d->type & CL_DEVICE_TYPE_CPU) ? (uint64_t)1 << 22
+                                                  : (uint64_t)1 << 24;
+    if (d->max_alloc && n > d->max_alloc / 16)
+        n = d->max_alloc / 16;
+    if (d->global_mem && n > d->global_mem / 4 / 16)
+        n = d->global_mem / 4 / 16;
+    if (n < o->small_n)
+        n = o->small_n;
+    return (size_t)n;
+}
+
+size_t bcl_survey_fused_n(const bcl_device_info *d, const bcl_survey_opts *o)
+{
+    size_t large = bcl_survey_large_n(d, o);
+    size_t fill = (size_t)(d->compute_units ? d->compute_units : 1) << 16;
+    size_t n = fill > o->sweep_n ? fill : o->sweep_n;
+    return n < large ? n : large;
+}
+
+void bcl_survey_driver_caches_off(char *note, size_t size)
+{
+    static const struct {
+        const char *var, *off, *driver;
+    } caches[] = {
+        {"POCL_KERNEL_CACHE", "0", "PoCL's kernel cache"},
+        {"CUDA_CACHE_DISABLE", "1", "NVIDIA's compute cache"},
+    };
+    size_t used = 0;
+    note[0] = '\0';
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        const char *was = getenv(caches[i].var);
+        bool user = was && *was;
+        if (!user)
+            setenv(caches[i].var, caches[i].off, 1);
+        const char *now = getenv(caches[i].var);
+        int w = snprintf(note + used, size - used, "%s%s=%s (%s%s)", i ? ", " : "", caches[i].var,
+                         now, caches[i].driver,
+                         user && strcmp(now, caches[i].off) != 0 ? ", left on by the user" : "");
+        if (w < 0 || (size_t)w >= size - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+json_t *bcl_survey_document(const bcl_survey_opts *o)
+{
+    char date[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_t *settings = json_object();
+    json_t *doc = json_object();
+    if (!settings || !doc) {
+        json_decref(settings);
+        json_decref(doc);
+        return NULL;
+    }
+    json_object_set_new(settings, "small_n", json_integer((json_int_t)o->small_n));
+    json_object_set_new(settings, "sweep_n", json_integer((json_int_t)o->sweep_n));
+    json_object_set_new(settings, "large_n",
+                        o->large_n ? json_integer((json_int_t)o->large_n)
+                                   : json_string("by device type"));
+    json_object_set_new(settings, "fused_n", json_string("by compute units"));
+    json_object_set_new(settings, "fused_k", json_integer(o->fused_k));
+    json_object_set_new(settings, "repeats", json_integer(o->measure.repeats));
+    json_object_set_new(settings, "repeat_ms", json_real(o->measure.repeat_ms));
+    json_object_set_new(settings, "build_repeats", json_integer(o->build_repeats));
+    json_object_set_new(settings, "latency_repeats", json_integer(o->latency_repeats));
+    json_object_set_new(settings, "init", json_string("random"));
+    json_object_set_new(settings, "seed", json_integer((json_int_t)o->seed));
+    json_object_set_new(settings, "driver_caches",
+                        bcl_survey_text(o->driver_caches ? o->driver_caches : "not changed"));
+    json_object_set_new(doc, "schema", json_string(BCL_SURVEY_SCHEMA));
+    json_object_set_new(doc, "ballcl_version", json_string(BALLCL_VERSION));
+    json_object_set_new(doc, "date", json_string(date));
+    json_object_set_new(doc, "command", bcl_survey_text(o->command ? o->command : ""));
+    json_object_set_new(doc, "quick", json_boolean(o->quick));
+    json_object_set_new(doc, "settings", settings);
+    json_object_set_new(doc, "devices", json_array());
+    return doc;
+}
+
+/* ---- strings that are always valid JSON ------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned min;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2, cp = c & 0x1F, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3, cp = c & 0x0F, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+json_t *bcl_survey_text(const char *s)
+{
+    size_t n = strlen(s);
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_len(u + i, n - i);
+        if (len == 0) {
+            copy[i++] = '?';
+            continue;
+        }
+        memcpy(copy + i, s + i, len);
+        i += len;
+    }
+    copy[n] = '\0';
+    json_t *j = json_string(copy);
+    free(copy);
+    return j;
+}
+
+/* ---- identity and limits ------------------------------------------------------ */
+
+/* Extensions worth a column when devices are compared: number formats,
+ * atomics, sub-groups, SPIR-V, command replay, vendor queries. */
+static const char *const interesting[] = {
+    "cl_khr_fp64",
+    "cl_khr_fp16",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_subgroups",
+    "cl_intel_subgroups",
+    "cl_khr_il_program",
+    "cl_khr_spir",
+    "cl_khr_command_buffer",
+    "cl_khr_integer_dot_product",
+    "cl_nv_device_attribute_query",
+    "cl_amd_device_attribute_query",
+};
+
+/* True when word is one of the space-separated names in list. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
+        bool starts = p == list || p[-1] == ' ';
+        bool ends = p[n] == '\0' || p[n] == ' ';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
+static json_t *extensions_json(const char *ext, json_int_t *total)
+{
+    json_t *a = json_array();
+    *total = 0;
+    if (!ext)
+        return a;
+    for (size_t i = 0; i < sizeof interesting / sizeof interesting[0]; i++)
+        if (has_word(ext, interesting[i]))
+            json_array_append_new(a, json_string(interesting[i]));
+    for (const char *p = ext; *p;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        (*total)++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    return a;
+}
+
+json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm)
+{
+    char sel[32];
+    snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
+    json_t *id = json_object(), *lim = json_object(), *dev = json_object();
+    json_t *items = json_array();
+    if (!id || !lim || !dev || !items) {
+        json_decref(id);
+        json_decref(lim);
+        json_decref(dev);
+        json_decref(items);
+        return NULL;
+    }
+    json_object_set_new(id, "platform", bcl_survey_text(d->platform_name));
+    json_object_set_new(id, "platform_version", bcl_survey_text(d->platform_version));
+    json_object_set_new(id, "vendor", bcl_survey_text(d->vendor));
+    json_object_set_new(id, "name", bcl_survey_text(d->name));
+    json_object_set_new(id, "driver", bcl_survey_text(d->driver));
+    json_object_set_new(id, "opencl_version", bcl_survey_text(d->version));
+    json_object_set_new(id, "opencl_c_version", bcl_survey_text(d->c_version));
+    json_object_set_new(id, "type", json_string(bcl_device_type_name(d->type)));
+
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(items, json_integer((json_int_t)d->max_item_sizes[i]));
+    json_int_t total;
+    json_object_set_new(lim, "compute_units", json_integer(d->compute_units));
+    json_object_set_new(lim, "clock_mhz", json_integer(d->clock_mhz));
+    json_object_set_new(lim, "max_work_group_size", json_integer((json_int_t)d->max_work_group));
+    json_object_set_new(lim, "max_work_item_sizes", items);
+    json_object_set_new(lim, "preferred_work_group_multiple",
+                        pm ? json_integer((json_int_t)pm) : json_null());
+    json_object_set_new(lim, "local_mem_bytes", json_integer((json_int_t)d->local_mem));
+    json_object_set_new(lim, "global_mem_bytes", json_integer((json_int_t)d->global_mem));
+    json_object_set_new(lim, "max_alloc_bytes", json_integer((json_int_t)d->max_alloc));
+    json_object_set_new(lim, "address_bits", json_integer(d->address_bits));
+    json_object_set_new(lim, "fp64", json_boolean(d->fp64));
+    json_object_set_new(lim, "fp16", json_boolean(d->fp16));
+    json_object_set_new(lim, "extensions", extensions_json(extensions, &total));
+    json_object_set_new(lim, "extensions_total", json_integer(total));
+
+    json_object_set_new(dev, "selector", json_string(sel));
+    json_object_set_new(dev, "identity", id);
+    json_object_set_new(dev, "limits", lim);
+    return dev;
+}
+
+/* ---- plausibility ---------------------------------------------------------------- */
+
+/* No memory system of 2026 moves this much (an H200 has 4.8 TB/s, a B200 8). */
+#define MAX_PLAUSIBLE_GB_PER_S 10000.0
+/* float32 operations per clock per compute unit: twice an NVIDIA SM's 128
+ * FP32 lanes, eight times the 32 additions per clock of a CPU core with two
+ * 512-bit units. No device does more, so no honest rate goes above. */
+#define MAX_FLOPS_PER_CLOCK_PER_CU 256.0
+
+static void add_flag(json_t *flags, const char *figure, double value, double limit,
+                     const char *rule)
+{
+    json_array_append_new(flags, json_pack("{s:s, s:f, s:f, s:s}", "figure", figure, "value", value,
+                                           "limit", limit, "rule", rule));
+}
+
+/* Flags obj[key] (a number, or skipped when null) above limit. */
+static void check_max(json_t *flags, json_t *obj, const char *key, const char *path, double limit,
+                      const char *rule)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v) || limit <= 0)
+        return;
+    double x = json_number_value(v);
+    if (x > limit) {
+        char figure[160];
+        snprintf(figure, sizeof figure, "%s.%s", path, key);
+        add_flag(flags, figure, x, limit, rule);
+    }
+}
+
+static const char *const gb_rule = "GB/s above 10000, more than any memory system moves";
+static const char *const rate_rule =
+    "ball-steps/s above compute_units x clock x 256 float32 operations per clock / the model's "
+    "operations per ball-step";
+
+/* The rules for one model's figures in obj (at path). */
+static void flag_model(json_t *flags, json_t *obj, const char *path, const char *model,
+                       double flops_per_s)
+{
+    const bcl_model *m = model ? bcl_model_find(model) : NULL;
+    double max_rate = m && m->flops_per_step ? flops_per_s / m->flops_per_step : 0;
+    char sub[128];
+    for (int i = 0; i < 2; i++) {
+        const char *size = i ? "large" : "small";
+        snprintf(sub, sizeof sub, "%s.%s", path, size);
+        json_t *fig = json_object_get(obj, size);
+        check_max(flags, fig, "gb_per_s", sub, MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+        check_max(flags, fig, "ball_steps_per_s", sub, max_rate, rate_rule);
+    }
+    check_max(flags, obj, "fused_ball_steps_per_s", path, max_rate, rate_rule);
+}
+
+size_t bcl_survey_flag(json_t *dev)
+{
+    json_t *flags = json_object_get(dev, "flags");
+    if (!json_is_array(flags)) {
+        flags = json_array();
+        json_object_set_new(dev, "flags", flags);
+    }
+    json_t *lim = json_object_get(dev, "limits");
+    json_t *m = json_object_get(dev, "measured");
+    double cu = (double)json_integer_value(json_object_get(lim, "compute_units"));
+    double mhz = (double)json_integer_value(json_object_get(lim, "clock_mhz"));
+    double flops_per_s = cu * mhz * 1e6 * MAX_FLOPS_PER_CLOCK_PER_CU;
+    check_max(flags, m, "copy_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+    /* The default model's figures at the top of "measured", then every
+     * model's under "models". */
+    flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s);
+    const char *key;
+    json_t *mm;
+    json_object_foreach(json_object_get(m, "models"), key, mm)
+    {
+        char path[96];
+        snprintf(path, sizeof path, "measured.models.%s", key);
+        flag_model(flags, mm, path, key, flops_per_s);
+    }
+    return json_array_size(flags);
+}

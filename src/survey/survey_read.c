@@ -1,0 +1,406 @@
+/*
+ * Reading and writing survey files. The reader is strict about what it
+ * needs and lenient about what it does not: a file must be JSON, carry the
+ * schema version this program writes, and have every required key with its
+ * type (the tables below, which docs/SURVEY.md and docs/survey.schema.json
+ * describe); keys it does not know are allowed, so a later ballcl-survey/1
+ * writer may add some. Anything else is an input error naming the file and
+ * the first offending key, never a crash: the reader takes any bytes.
+ */
+#include "ballcl/ballcl.h"
+#include "survey/survey.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bigger than any survey of a few devices, small enough to read at once. */
+#define MAX_FILE ((size_t)64 << 20)
+
+enum {
+    T_NULL = 1,
+    T_BOOL = 2,
+    T_INT = 4,      /* a JSON integer >= 0 */
+    T_REAL = 8,     /* a JSON real >= 0 */
+    T_STR = 16,     /* any string */
+    T_ARR = 32,     /* elements of type `elem` (and `sub` for objects) */
+    T_OBJ = 64,     /* the fields of `sub` */
+    T_MAP = 128,    /* any keys, each value of type `elem` (and `sub`) */
+    T_DRIVER = 256, /* the string "driver" (a local size the runtime chose) */
+    T_NUM = T_INT | T_REAL,
+};
+
+typedef struct field {
+    const char *key; /* NULL with sub: the fields of sub belong here too */
+    unsigned types;
+    const struct field *sub;
+    unsigned elem;
+} field;
+
+#define END                                                                                        \
+    {                                                                                              \
+        NULL, 0, NULL, 0                                                                           \
+    }
+
+static const field ballstep_fields[] = {
+    {"n", T_INT, NULL, 0},
+    {"us_per_step", T_NUM | T_NULL, NULL, 0},
+    {"gb_per_s", T_NUM | T_NULL, NULL, 0},
+    {"ball_steps_per_s", T_NUM | T_NULL, NULL, 0},
+    {"local", T_INT | T_DRIVER | T_NULL, NULL, 0},
+    {"validated", T_BOOL | T_NULL, NULL, 0},
+    END,
+};
+
+static const field point_fields[] = {
+    {"local", T_INT | T_DRIVER, NULL, 0},
+    {"us_per_step", T_NUM | T_NULL, NULL, 0},
+    END,
+};
+
+static const field sweep_fields[] = {
+    {"n", T_INT, NULL, 0},
+    {"points", T_ARR, point_fields, T_OBJ},
+    END,
+};
+
+static const field fused_fields[] = {
+    {"n", T_INT, NULL, 0},
+    {"k", T_INT, NULL, 0},
+    {"variant", T_STR | T_NULL, NULL, 0},
+    {"local", T_INT | T_DRIVER | T_NULL, NULL, 0},
+    {"us_per_step", T_NUM | T_NULL, NULL, 0},
+    {"validated", T_BOOL | T_NULL, NULL, 0},
+    END,
+};
+
+static const field model_fields[] = {
+    {"small", T_OBJ, ballstep_fields, 0},
+    {"large", T_OBJ, ballstep_fields, 0},
+    {"best_local", T_INT | T_DRIVER | T_NULL, NULL, 0},
+    {"local1_penalty", T_NUM | T_NULL, NULL, 0},
+    {"local_sweep", T_OBJ, sweep_fields, 0},
+    {"fused_ball_steps_per_s", T_NUM | T_NULL, NULL, 0},
+    {"fused", T_OBJ, fused_fields, 0},
+    END,
+};
+
+static const field measured_fields[] = {
+    {"model", T_STR, NULL, 0},
+    {"build_ms_cold", T_NUM | T_NULL, NULL, 0},
+    {"build_ms_cached", T_NUM | T_NULL, NULL, 0},
+    {"launch_latency_us", T_NUM | T_NULL, NULL, 0},
+    {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
+    {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
+    {"copy_bytes", T_INT, NULL, 0},
+    {NULL, 0, model_fields, 0},
+    {"models", T_MAP, model_fields, T_OBJ},
+    END,
+};
+
+static const field identity_fields[] = {
+    {"platform", T_STR, NULL, 0},
+    {"platform_version", T_STR, NULL, 0},
+    {"vendor", T_STR, NULL, 0},
+    {"name", T_STR, NULL, 0},
+    {"driver", T_STR, NULL, 0},
+    {"opencl_version", T_STR, NULL, 0},
+    {"opencl_c_version", T_STR, NULL, 0},
+    {"type", T_STR, NULL, 0},
+    END,
+};
+
+static const field limits_fields[] = {
+    {"compute_units", T_INT, NULL, 0},
+    {"clock_mhz", T_INT, NULL, 0},
+    {"max_work_group_size", T_INT, NULL, 0},
+    {"max_work_item_sizes", T_ARR, NULL, T_INT},
+    {"preferred_work_group_multiple", T_INT | T_NULL, NULL, 0},
+    {"local_mem_bytes", T_INT, NULL, 0},
+    {"global_mem_bytes", T_INT, NULL, 0},
+    {"max_alloc_bytes", T_INT, NULL, 0},
+    {"address_bits", T_INT, NULL, 0},
+    {"fp64", T_BOOL, NULL, 0},
+    {"fp16", T_BOOL, NULL, 0},
+    {"extensions", T_ARR, NULL, T_STR},
+    {"extensions_total", T_INT, NULL, 0},
+    END,
+};
+
+static const field flag_fields[] = {
+    {"figure", T_STR, NULL, 0},
+    {"value", T_NUM, NULL, 0},
+    {"limit", T_NUM, NULL, 0},
+    {"rule", T_STR, NULL, 0},
+    END,
+};
+
+static const field device_fields[] = {
+    {"selector", T_STR, NULL, 0},
+    {"identity", T_OBJ, identity_fields, 0},
+    {"limits", T_OBJ, limits_fields, 0},
+    {"measured", T_OBJ, measured_fields, 0},
+    {"errors", T_MAP, NULL, T_STR},
+    {"flags", T_ARR, flag_fields, T_OBJ},
+    END,
+};
+
+static const field settings_fields[] = {
+    {"small_n", T_INT, NULL, 0},
+    {"sweep_n", T_INT, NULL, 0},
+    {"large_n", T_INT | T_STR, NULL, 0},
+    {"fused_n", T_INT | T_STR, NULL, 0},
+    {"fused_k", T_INT, NULL, 0},
+    {"repeats", T_INT, NULL, 0},
+    {"repeat_ms", T_NUM, NULL, 0},
+    {"build_repeats", T_INT, NULL, 0},
+    {"latency_repeats", T_INT, NULL, 0},
+    {"init", T_STR, NULL, 0},
+    {"seed", T_INT, NULL, 0},
+    {"driver_caches", T_STR, NULL, 0},
+    END,
+};
+
+static const field document_fields[] = {
+    {"schema", T_STR, NULL, 0},
+    {"ballcl_version", T_STR, NULL, 0},
+    {"date", T_STR, NULL, 0},
+    {"command", T_STR, NULL, 0},
+    {"quick", T_BOOL, NULL, 0},
+    {"settings", T_OBJ, settings_fields, 0},
+    {"devices", T_ARR, device_fields, T_OBJ},
+    END,
+};
+
+/* The type bits a value has. */
+static unsigned type_of(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_NULL:
+        return T_NULL;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return T_BOOL;
+    case JSON_INTEGER:
+        return json_integer_value(v) >= 0 ? T_INT : 0;
+    case JSON_REAL:
+        return json_real_value(v) >= 0 ? T_REAL : 0;
+    case JSON_STRING:
+        return T_STR | (strcmp(json_string_value(v), "driver") == 0 ? T_DRIVER : 0);
+    case JSON_ARRAY:
+        return T_ARR;
+    case JSON_OBJECT:
+        return T_OBJ | T_MAP;
+    }
+    return 0;
+}
+
+/* "an integer or null", from the bits that are allowed. */
+static void expected_text(unsigned types, char *out, size_t size)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {
+        {T_INT, "an integer >= 0"}, {T_REAL, "a number >= 0"}, {T_STR, "a string"},
+        {T_DRIVER, "\"driver\""},   {T_BOOL, "true or false"}, {T_ARR, "an array"},
+        {T_OBJ, "an object"},       {T_MAP, "an object"},      {T_NULL, "null"},
+    };
+    if ((types & T_NUM) == T_NUM)
+        types &= ~(unsigned)T_INT; /* "a number" says it */
+    if (types & T_STR)
+        types &= ~(unsigned)T_DRIVER;
+    if (types & T_OBJ)
+        types &= ~(unsigned)T_MAP;
+    out[0] = '\0';
+    size_t used = 0;
+    unsigned count = 0, total = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        total += (types & names[i].bit) != 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < size; i++) {
+        if (!(types & names[i].bit))
+            continue;
+        count++;
+        const char *sep = count == 1 ? "" : count == total ? " or " : ", ";
+        int w = snprintf(out + used, size - used, "%s%s", sep, names[i].name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+static const char *found_text(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_NULL:
+        return "null";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_INTEGER:
+        return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
+    case JSON_REAL:
+        return json_real_value(v) < 0 ? "a negative number" : "a number";
+    case JSON_STRING:
+        return "a string";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_OBJECT:
+        return "an object";
+    }
+    return "something else";
+}
+
+typedef struct checker {
+    const char *name;
+    bcl_error *e;
+} checker;
+
+static int check_fields(checker *c, const json_t *obj, const field *f, const char *path);
+
+/* Checks v (at path) against types, elem and sub. */
+static int check_value(checker *c, const json_t *v, unsigned types, const field *sub, unsigned elem,
+                       const char *path)
+{
+    if (!(type_of(v) & types)) {
+        char want[160];
+        expected_text(types, want, sizeof want);
+        return bcl_fail(c->e, BCL_EXIT_INPUT, "'%s': %s: expected %s, found %s", c->name, path,
+                        want, found_text(v));
+    }
+    char sub_path[512];
+    if (json_is_array(v) && (types & T_ARR)) {
+        size_t i;
+        const json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            snprintf(sub_path, sizeof sub_path, "%s[%zu]", path, i);
+            int rc = check_value(c, x, elem, sub, 0, sub_path);
+            if (rc)
+                return rc;
+        }
+    } else if (json_is_object(v) && (types & T_MAP) && !(types & T_OBJ)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            snprintf(sub_path, sizeof sub_path, "%s.%s", path, k);
+            int rc = check_value(c, x, elem, sub, 0, sub_path);
+            if (rc)
+                return rc;
+        }
+    } else if (json_is_object(v) && sub) {
+        return check_fields(c, v, sub, path);
+    }
+    return BCL_OK;
+}
+
+static int check_fields(checker *c, const json_t *obj, const field *f, const char *path)
+{
+    for (; f->key || f->sub; f++) {
+        int rc;
+        if (!f->key) {
+            if ((rc = check_fields(c, obj, f->sub, path)))
+                return rc;
+            continue;
+        }
+        const json_t *v = json_object_get(obj, f->key);
+        if (!v)
+            return bcl_fail(c->e, BCL_EXIT_INPUT, "'%s': %s%smissing key '%s'", c->name, path,
+                            *path ? ": " : "", f->key);
+        char sub_path[512];
+        snprintf(sub_path, sizeof sub_path, "%s%s%s", path, *path ? "." : "", f->key);
+        if ((rc = check_value(c, v, f->types, f->sub, f->elem, sub_path)))
+            return rc;
+    }
+    return BCL_OK;
+}
+
+int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out, bcl_error *e)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (!doc)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': not valid JSON: %s (line %d, column %d)", name,
+                        je.text, je.line, je.column);
+    checker c = {.name = name, .e = e};
+    const json_t *schema = json_object_get(doc, "schema");
+    int rc = BCL_OK;
+    if (!json_is_object(doc) || !json_is_string(schema))
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': not a ballcl survey: expected a JSON object with \"schema\": \"%s\"",
+                      name, BCL_SURVEY_SCHEMA);
+    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA) != 0)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': schema '%.64s' is not supported: expected '%s'",
+                      name, json_string_value(schema), BCL_SURVEY_SCHEMA);
+    else if ((rc = check_fields(&c, doc, document_fields, "")) == BCL_OK &&
+             json_array_size(json_object_get(doc, "devices")) == 0)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': devices: expected at least one device", name);
+    if (rc) {
+        json_decref(doc);
+        return rc;
+    }
+    *out = doc;
+    return BCL_OK;
+}
+
+int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
+    /* Grown as it is read: a pipe or /proc file has no size up front. */
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
+    int rc = BCL_OK;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= MAX_FILE) {
+                rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
+                              MAX_FILE >> 20);
+                break;
+            }
+            size_t grown = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, grown);
+            if (!p) {
+                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+                break;
+            }
+            buf = p;
+            cap = grown;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (rc == BCL_OK)
+        rc = bcl_survey_read(buf ? buf : "", len, path, out, e);
+    free(buf);
+    return rc;
+}
+
+int bcl_survey_save(const char *path, const json_t *doc, bcl_error *e)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    if (!text)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    size_t len = strlen(text);
+    char *withnl = realloc(text, len + 2);
+    if (!withnl) {
+        free(text);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    withnl[len] = '\n';
+    withnl[len + 1] = '\0';
+    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
+    free(withnl);
+    return rc;
+}

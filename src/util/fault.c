@@ -1,0 +1,94 @@
+/*
+ * Fault injection for tests. BALLCL_FAULT="name:n[:STATUS]" makes the n-th
+ * call (counting from 1) of the named OpenCL or I/O function fail as if it
+ * had returned STATUS. Every OpenCL call in the library goes through the
+ * BCL_CL / BCL_CL_CREATE macros (src/ocl/clcall.h), and every file write through
+ * the atomic writer, so a test can walk n upward through a whole run and see
+ * each failure handled. Without the variable this costs one branch per call.
+ *
+ * BALLCL_FAULT_TRACE=1 prints "ballcl: fault point NAME" on stderr at every
+ * call that could be failed, so a test learns the sequence of a whole run
+ * (tests/test_fault_walk.py) instead of hard-coding it. Both variables are
+ * test hooks: this is the one place where the library writes to stderr.
+ */
+#include "ballcl/ballcl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    int parsed;
+    bool trace;
+    char name[64];
+    unsigned long nth;
+    int status;
+    unsigned long seen;
+} fault;
+
+/* A spec that does not parse would make a fault test pass without any fault
+ * happening; stop loudly instead (only tests set the variable). */
+static void bad_spec(const char *spec, const char *why)
+{
+    fprintf(stderr, "ballcl: BALLCL_FAULT='%s': %s: expected name:n[:STATUS]\n", spec, why);
+    abort();
+}
+
+static void parse_spec(void)
+{
+    fault.parsed = 1;
+    const char *trace = getenv("BALLCL_FAULT_TRACE");
+    fault.trace = trace && *trace && strcmp(trace, "0") != 0;
+    const char *spec = getenv("BALLCL_FAULT");
+    if (!spec || !*spec)
+        return;
+    const char *colon = strchr(spec, ':');
+    if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof fault.name)
+        bad_spec(spec, "no function name");
+    memcpy(fault.name, spec, (size_t)(colon - spec));
+    fault.name[colon - spec] = '\0';
+    char *end;
+    fault.nth = strtoul(colon + 1, &end, 10);
+    if (end == colon + 1 || fault.nth == 0 || (*end != '\0' && *end != ':'))
+        bad_spec(spec, "n must be a call number from 1");
+    bool is_cl = strncmp(fault.name, "cl", 2) == 0;
+    fault.status = is_cl ? CL_OUT_OF_RESOURCES : EIO;
+    if (*end == ':') {
+        static const struct {
+            const char *name;
+            int value;
+        } errnos[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EACCES", EACCES},
+                      {"EROFS", EROFS}, {"EDQUOT", EDQUOT}, {"ENOMEM", ENOMEM}};
+        cl_int st;
+        const char *s = end + 1;
+        bool known = false;
+        if (bcl_cl_status_parse(s, &st)) {
+            fault.status = st;
+            known = true;
+        }
+        for (size_t i = 0; !known && i < sizeof errnos / sizeof errnos[0]; i++) {
+            if (strcmp(s, errnos[i].name) == 0) {
+                fault.status = errnos[i].value;
+                known = true;
+            }
+        }
+        if (!known) {
+            long v = strtol(s, &end, 10);
+            if (end == s || *end != '\0' || v == 0)
+                bad_spec(spec, "unknown STATUS (a CL_ name, an errno name or a non-zero number)");
+            fault.status = (int)v;
+        }
+    }
+}
+
+int bcl_fault_take(const char *name)
+{
+    if (!fault.parsed)
+        parse_spec();
+    if (fault.trace)
+        fprintf(stderr, "ballcl: fault point %s\n", name);
+    if (!fault.name[0] || strcmp(name, fault.name) != 0)
+        return 0;
+    return ++fault.seen == fault.nth ? fault.status : 0;
+}

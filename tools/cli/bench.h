@@ -1,0 +1,73 @@
+/*
+ * ballcl bench (docs/BENCHMARK.md): the rows measured for one N, shared between the
+ * measuring (cmd_bench.c) and the reporting (bench_report.c).
+ */
+#ifndef BALLCL_BENCH_H
+#define BALLCL_BENCH_H
+
+#include "cli.h"
+
+/* The rows, in table order; names are part of the output format. */
+enum {
+    ROW_REFERENCE,
+    ROW_OPENMP,
+    ROW_LOCAL_1,
+    ROW_LOCAL_DRIVER,
+    ROW_LOCAL_AUTO,
+    ROW_LOCAL_TUNED,
+    ROW_SYNC_EVERY,
+    ROW_BATCHED,
+    ROW_FUSED,
+    ROW_COUNT
+};
+
+extern const char *const bench_row_names[ROW_COUNT];
+
+typedef struct bench_row {
+    const char *name;
+    bool host;       /* a host loop, not a device launch */
+    bool openmp;     /* the OpenMP host loop (else the reference, for host rows) */
+    bool host_clock; /* the figure is host wall time (else device time) */
+    bcl_sim_opts so; /* device rows: the resolved configuration */
+    size_t global;
+    unsigned threads;   /* host rows */
+    bool validated;     /* same bits as the C reference */
+    bool tuned_missing; /* local=tuned fell back to auto */
+    bcl_validation v;
+    bcl_measurement m;
+} bench_row;
+
+typedef struct bench_result {
+    size_t balls;
+    bcl_stats copy_gb_per_s;
+    size_t copy_bytes;
+    bench_row rows[ROW_COUNT];
+} bench_result;
+
+typedef struct bench_info {
+    const bcl_device_info *dev;
+    const bcl_model *model;
+    const float *params;
+    unsigned nparams;
+    bcl_init init;
+    uint64_t seed;
+    unsigned repeats;
+    char date[32];
+} bench_info;
+
+/* The row's figure: device or host time per step, per its clock. */
+const bcl_stats *bench_row_us(const bench_row *r);
+/* Bytes moved per ball-step: 32 (read and write a float4) divided by the
+ * steps a ball stays in registers per pass over memory. */
+double bench_row_bytes_per_ball_step(const bench_row *r);
+
+/* The human table with its footer (the seed's three mistakes). */
+void bench_print_table(const bench_info *info, const bench_result *res);
+/* One JSON object for one N (rows and copy bandwidth). */
+json_t *bench_result_json(const bench_result *res);
+/* The common fields (device, model, date...) of the JSON output. */
+json_t *bench_info_json(const bench_info *info);
+/* Appends CSV lines (header first when header is set) for res to out. */
+int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool header, bcl_error *e);
+
+#endif

@@ -1,0 +1,436 @@
+/*
+ * ballcl bench (docs/BENCHMARK.md): the seed's lessons, measured side by side on one
+ * device. For each N: the copy bandwidth that bounds a one-step kernel, the
+ * two host rows, then the device rows, each validated bit for bit against
+ * the C reference before it is timed; a row that fails is shown as failed
+ * and never timed. Output: a table (with the seed's three mistakes and their
+ * cost in the footer), --json, --csv.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_N 32
+
+typedef struct bench_args {
+    const char *device;
+    uint64_t balls[MAX_N];
+    size_t nballs;
+    cli_model_args model;
+    bcl_init init;
+    uint64_t seed;
+    bcl_measure_opts measure;
+    uint64_t k;
+    bool k_given;
+    bool use_cache, json;
+    const char *csv;
+} bench_args;
+
+static void help(void)
+{
+    printf("usage: ballcl bench [options]\n\n"
+           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference (the C\n"
+           "reference, one host thread), openmp (host loop on all threads), local=1 (the\n"
+           "seed's mistake), local=driver, local=auto, local=tuned, sync-every-step (host\n"
+           "waits after every launch), batched (one wait at the end), fused (K steps per\n"
+           "launch). Every row is validated bit for bit before it is timed. Times: median\n"
+           "(min, max) of repeats, warm-up excluded; device rows from profiling events,\n"
+           "host rows, sync-every-step and batched from the host clock.\n\n"
+           "  -d, --device SEL       device (as for 'ballcl run')\n"
+           "  -n, --balls N[,N...]   balls, one table per N (default 100000)\n");
+    cli_print_model_help(stdout);
+    printf("  --init seed|random     initial state (default seed)\n"
+           "  --seed S               PRNG seed (default 1)\n"
+           "  -r, --repeats R        timed repeats per row (default 9)\n"
+           "  --repeat-ms MS         target length of one repeat (default 200)\n"
+           "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
+           "  --steps-per-launch K   K of the fused row (default: tuned, else %u)\n"
+           "  --json                 JSON on stdout instead of the table\n"
+           "  --csv FILE             also write one CSV line per N and row (for\n"
+           "                         tools/plot_bench.sh)\n"
+           "  --no-cache             build from source, bypassing the binary cache\n"
+           "  -h, --help             this help\n\n"
+           "Progress is shown on stderr when it is a terminal.\n"
+           "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
+           "error, 3 OpenCL error.\n",
+           BCL_DEFAULT_K);
+}
+
+enum {
+    OPT_MODEL = 256,
+    OPT_INIT,
+    OPT_SEED,
+    OPT_REPEAT_MS,
+    OPT_SPL,
+    OPT_JSON,
+    OPT_CSV,
+    OPT_NO_CACHE
+};
+
+static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
+{
+    struct option opts[40] = {
+        {"device", required_argument, NULL, 'd'},
+        {"balls", required_argument, NULL, 'n'},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"init", required_argument, NULL, OPT_INIT},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"repeats", required_argument, NULL, 'r'},
+        {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS},
+        {"steps", required_argument, NULL, 's'},
+        {"steps-per-launch", required_argument, NULL, OPT_SPL},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"csv", required_argument, NULL, OPT_CSV},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+        {"help", no_argument, NULL, 'h'},
+    };
+    cli_add_param_options(opts, 13, sizeof opts / sizeof opts[0]);
+    memset(a, 0, sizeof *a);
+    a->balls[0] = 100000;
+    a->nballs = 1;
+    a->seed = 1;
+    a->init = BCL_INIT_SEED;
+    a->use_cache = true;
+    /* About half a minute for the nine rows on two CPU cores. */
+    a->measure.repeats = 9;
+    a->measure.repeat_ms = 200;
+    opterr = 0;
+    optind = 1;
+    int c, rc = BCL_OK;
+    uint64_t v;
+    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:r:s:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            a->device = optarg;
+            break;
+        case 'n':
+            rc = cli_parse_u64_list(optarg, "--balls", 1, (uint64_t)1 << 32, a->balls, MAX_N,
+                                    &a->nballs, e);
+            break;
+        case OPT_MODEL:
+            a->model.model_name = optarg;
+            break;
+        case OPT_INIT:
+            rc = cli_parse_init(optarg, &a->init, e);
+            break;
+        case OPT_SEED:
+            rc = bcl_parse_u64(optarg, "--seed", 0, UINT64_MAX, &a->seed, e);
+            break;
+        case 'r':
+            rc = bcl_parse_u64(optarg, "--repeats", 1, 1000, &v, e);
+            a->measure.repeats = (unsigned)v;
+            break;
+        case OPT_REPEAT_MS:
+            rc = bcl_parse_u64(optarg, "--repeat-ms", 1, 600000, &v, e);
+            a->measure.repeat_ms = (double)v;
+            break;
+        case 's':
+            rc = bcl_parse_u64(optarg, "--steps", 1, (uint64_t)1 << 32, &a->measure.steps, e);
+            break;
+        case OPT_SPL:
+            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->k, e);
+            a->k_given = true;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case OPT_CSV:
+            a->csv = optarg;
+            break;
+        case OPT_NO_CACHE:
+            a->use_cache = false;
+            break;
+        case 'h':
+            help();
+            return -1;
+        case ':':
+        case '?':
+            rc = cli_option_error("bench", c, argv, e);
+            break;
+        default:
+            if (c >= CLI_PARAM_OPT_BASE)
+                rc = cli_model_param_seen(&a->model, opts, c, optarg, e);
+            break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl bench --help')",
+                        argv[optind]);
+    return cli_model_resolve(&a->model, e);
+}
+
+/* What the device rows run, decided once per device from the tuned file
+ * and the variant rule. */
+typedef struct plan {
+    bcl_tuned tuned;
+    bcl_variant fused_vars[BCL_MAX_VARIANTS];
+    size_t nfused_vars;
+    char fused_variant[BCL_VARIANT_NAME];
+    unsigned k;
+} plan;
+
+static int make_plan(bcl_context *ctx, const bench_args *a, plan *p, bcl_error *e)
+{
+    memset(p, 0, sizeof *p);
+    const bcl_device_info *d = bcl_context_device(ctx);
+    bcl_error te = {0};
+    if (bcl_tuned_load(d, a->model.model, &p->tuned, &te) != BCL_OK) {
+        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
+        bcl_error_clear(&te);
+    }
+    int rc = bcl_variants_list(ctx, true, p->fused_vars, BCL_MAX_VARIANTS, &p->nfused_vars, e);
+    if (rc)
+        return rc;
+    const char *v = p->tuned.fused.found
+                        ? p->tuned.fused.variant
+                        : bcl_variant_default(d->type, true, p->fused_vars, p->nfused_vars);
+    snprintf(p->fused_variant, sizeof p->fused_variant, "%s", v);
+    p->k = a->k_given             ? (unsigned)a->k
+           : p->tuned.fused.found ? p->tuned.fused.steps_per_launch
+                                  : BCL_DEFAULT_K;
+    return BCL_OK;
+}
+
+/* The configuration of each device row. */
+static void setup_rows(const plan *p, const bench_args *a, bench_result *res)
+{
+    for (int i = 0; i < ROW_COUNT; i++) {
+        bench_row *r = &res->rows[i];
+        memset(r, 0, sizeof *r);
+        r->name = bench_row_names[i];
+        r->so.params = a->model.params;
+        r->so.steps_per_launch = 1;
+        r->so.sync = BCL_SYNC_END;
+        r->so.variant = "";
+        bcl_error ignore = {0};
+        bcl_local_parse("auto", &r->so.launch, &ignore);
+    }
+    res->rows[ROW_REFERENCE].host = res->rows[ROW_OPENMP].host = true;
+    res->rows[ROW_REFERENCE].host_clock = res->rows[ROW_OPENMP].host_clock = true;
+    res->rows[ROW_REFERENCE].threads = 1;
+    res->rows[ROW_OPENMP].threads = bcl_host_threads();
+    res->rows[ROW_OPENMP].openmp = true;
+    res->rows[ROW_LOCAL_1].so.launch.mode = BCL_LOCAL_FIXED;
+    res->rows[ROW_LOCAL_1].so.launch.local = 1;
+    res->rows[ROW_LOCAL_DRIVER].so.launch.mode = BCL_LOCAL_DRIVER;
+    /* local=tuned, and the best one-step launch known for sync-every-step
+     * and batched, so that those two differ only in the waiting. */
+    int best[] = {ROW_LOCAL_TUNED, ROW_SYNC_EVERY, ROW_BATCHED};
+    for (size_t i = 0; i < sizeof best / sizeof best[0]; i++) {
+        bench_row *r = &res->rows[best[i]];
+        r->so.launch.mode = BCL_LOCAL_TUNED;
+        if (p->tuned.single.found)
+            r->so.variant = p->tuned.single.variant;
+    }
+    res->rows[ROW_SYNC_EVERY].so.sync = BCL_SYNC_EVERY;
+    res->rows[ROW_SYNC_EVERY].host_clock = true;
+    res->rows[ROW_BATCHED].host_clock = true;
+    bench_row *f = &res->rows[ROW_FUSED];
+    f->so.fused = true;
+    f->so.steps_per_launch = p->k;
+    f->so.variant = p->fused_variant;
+    f->so.launch.mode = p->tuned.fused.found ? BCL_LOCAL_TUNED : BCL_LOCAL_AUTO;
+}
+
+/* Validation run: a few single steps, or a full and a partial launch. */
+static uint64_t check_steps(unsigned k)
+{
+    return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+}
+
+/* Validates a host row (the reference defines the bits) and prepares its
+ * timer on `state`, the host rows' own copy of the balls. */
+static int host_row(bench_row *r, const bench_args *a, const float *init, float *state, size_t n,
+                    bcl_timer **timer, bcl_error *e)
+{
+    const bcl_model *m = a->model.model;
+    memcpy(state, init, n * 4 * sizeof(float));
+    if (r->openmp) {
+        uint64_t steps = check_steps(1);
+        bcl_host_steps(m, a->model.params, state, n, steps, true);
+        int rc = bcl_validate(m, a->model.params, init, state, n, steps, 0, &r->v, e);
+        if (rc)
+            return rc;
+        r->validated = r->v.mismatches == 0;
+        if (!r->validated)
+            return BCL_OK;
+    } else {
+        r->validated = true;
+    }
+    return bcl_timer_host(m, a->model.params, state, n, r->openmp, &a->measure, timer, e);
+}
+
+/* Resolves and validates a device row and, if it gave the reference's
+ * bits, prepares its timer. */
+static int device_row(bench_row *r, bcl_sim *sim, const bench_args *a, const float *init,
+                      float *scratch, bcl_timer **timer, bcl_error *e)
+{
+    bcl_context *ctx = bcl_sim_context(sim);
+    size_t n = bcl_sim_balls(sim);
+    bcl_local_mode asked = r->so.launch.mode;
+    int rc = bcl_sim_resolve(ctx, &r->so, n, &r->global, e);
+    if (rc)
+        return rc;
+    r->tuned_missing = asked == BCL_LOCAL_TUNED && strcmp(r->so.launch.how, "tuned") != 0;
+    rc =
+        bcl_check_sim(sim, &r->so, init, check_steps(r->so.steps_per_launch), 0, scratch, &r->v, e);
+    if (rc)
+        return rc;
+    r->validated = r->v.mismatches == 0;
+    if (!r->validated)
+        return BCL_OK; /* failed rows are shown as failed, never timed */
+    return bcl_timer_sim(sim, &r->so, &a->measure, timer, e);
+}
+
+/* One N: copy bandwidth, then every row validated and calibrated, then the
+ * repeats of all rows interleaved (repeat 1 of every row, repeat 2, ...),
+ * so that a busy moment of a shared machine weighs on all rows alike. */
+static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_t n,
+                     bench_result *res, bcl_error *e)
+{
+    memset(res, 0, sizeof *res);
+    res->balls = n;
+    const bcl_model *m = a->model.model;
+    float *init = malloc(n * 4 * sizeof(float));
+    float *scratch = malloc(n * 4 * sizeof(float));
+    float *host = malloc(n * 4 * sizeof(float));
+    bcl_timer *timers[ROW_COUNT] = {0};
+    bcl_sim *sim = NULL;
+    int rc = BCL_OK;
+    if (!init || !scratch || !host) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
+        goto out;
+    }
+    m->init(init, n, a->init, a->seed, a->model.params);
+    if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
+        goto out;
+    setup_rows(p, a, res);
+    char line[128];
+    snprintf(line, sizeof line, "N=%zu copy bandwidth", n);
+    cli_progress("bench", 0, 0, line);
+    res->copy_bytes = n * 4 * sizeof(float);
+    if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->measure.repeats, &res->copy_gb_per_s, e)))
+        goto out;
+    for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
+        bench_row *r = &res->rows[i];
+        snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
+        cli_progress("bench", (unsigned)i, ROW_COUNT, line);
+        rc = r->host ? host_row(r, a, init, host, n, &timers[i], e)
+                     : device_row(r, sim, a, init, scratch, &timers[i], e);
+    }
+    unsigned repeats = a->measure.repeats ? a->measure.repeats : 1;
+    for (unsigned k = 0; k < repeats && rc == BCL_OK; k++) {
+        snprintf(line, sizeof line, "N=%zu timing, repeat %u of %u", n, k + 1, repeats);
+        cli_progress("bench", 0, 0, line);
+        for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
+            if (timers[i])
+                rc = bcl_timer_repeat(timers[i], e);
+    }
+    for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
+        if (timers[i])
+            bcl_timer_result(timers[i], &res->rows[i].m);
+out:
+    cli_progress_end();
+    for (int i = 0; i < ROW_COUNT; i++)
+        bcl_timer_free(timers[i]);
+    bcl_sim_destroy(sim);
+    free(init);
+    free(scratch);
+    free(host);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bcl_error e = {0};
+    bench_args a;
+    int rc = parse_args(argc, argv, &a, &e);
+    if (rc < 0)
+        return 0;
+    if (rc)
+        return cli_report(&e);
+    bcl_device_list list = {0};
+    bcl_context *ctx = NULL;
+    bench_result *res = calloc(a.nballs, sizeof *res);
+    json_t *root = NULL, *sweep = json_array();
+    char *csv = NULL;
+    size_t csv_len = 0, di;
+    size_t failed = 0;
+    if (!res) {
+        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
+        goto out;
+    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+        goto out;
+    const bcl_device_info *d = &list.dev[di];
+    bcl_context_opts copts = {.use_cache = a.use_cache};
+    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
+        goto out;
+    /* Every N fits, or nothing runs: the initial state, the host rows'
+     * state and a scratch copy for validation. */
+    for (size_t i = 0; i < a.nballs; i++)
+        if ((rc = cli_check_memory(d, (size_t)a.balls[i], 3, "--balls", &e)))
+            goto out;
+    plan p;
+    if ((rc = make_plan(ctx, &a, &p, &e)))
+        goto out;
+    bench_info info = {
+        .dev = d,
+        .model = a.model.model,
+        .params = a.model.params,
+        .nparams = bcl_model_param_floats(a.model.model),
+        .init = a.init,
+        .seed = a.seed,
+        .repeats = a.measure.repeats,
+    };
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    for (size_t i = 0; i < a.nballs; i++) {
+        if ((rc = bench_one(ctx, &a, &p, (size_t)a.balls[i], &res[i], &e)))
+            goto out;
+        for (int r = 0; r < ROW_COUNT; r++)
+            failed += !res[i].rows[r].validated;
+        if (!a.json) {
+            if (i)
+                printf("\n");
+            bench_print_table(&info, &res[i]);
+            fflush(stdout);
+        }
+        json_array_append_new(sweep, bench_result_json(&res[i]));
+        if (a.csv && (rc = bench_csv_append(&csv, &csv_len, &res[i], i == 0, &e)))
+            goto out;
+    }
+    root = bench_info_json(&info);
+    if (a.nballs == 1)
+        json_object_update(root, json_array_get(sweep, 0));
+    else
+        json_object_set(root, "sweep", sweep);
+    if (a.json)
+        cli_print_json(root);
+    if (a.csv && (rc = bcl_write_file_atomic(a.csv, csv, csv_len, &e)))
+        goto out;
+    if (failed)
+        rc = bcl_fail(&e, BCL_EXIT_MISMATCH,
+                      "validation failed: %zu row%s gave other bits than the C reference and "
+                      "%s not timed",
+                      failed, failed == 1 ? "" : "s", failed == 1 ? "was" : "were");
+out:
+    json_decref(root);
+    json_decref(sweep);
+    free(csv);
+    free(res);
+    bcl_context_destroy(ctx);
+    bcl_devices_free(&list);
+    if (rc)
+        cli_report(&e);
+    bcl_error_clear(&e);
+    return rc;
+}

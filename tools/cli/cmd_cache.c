@@ -1,0 +1,158 @@
+/*
+ * ballcl cache [list|clear|path]: inspect the binary cache (docs/cache.md). The
+ * folder is shared with the tuner's tune-*.json files; list and clear deal
+ * with program entries only, and say so.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void help(void)
+{
+    printf("usage: ballcl cache [list|clear|path] [--json]\n\n"
+           "The binary cache keeps each kernel program built for a device, so later runs\n"
+           "skip the compiler. Its folder is $BALLCL_CACHE_DIR, else $XDG_CACHE_HOME/ballcl,\n"
+           "else ~/.cache/ballcl.\n\n"
+           "  list       every program entry: key, device, size, age, and whether it checks\n"
+           "             out (default)\n"
+           "  clear      remove the program entries (and temporaries that interrupted\n"
+           "             writes left); tuned configurations (tune-*.json) are kept\n"
+           "  path       print the folder\n"
+           "  --json     list as one JSON object\n"
+           "  -h, --help this help\n");
+}
+
+static void format_size(uint64_t bytes, char *out, size_t size)
+{
+    if (bytes < 1024)
+        snprintf(out, size, "%llu B", (unsigned long long)bytes);
+    else if (bytes < 1024 * 1024)
+        snprintf(out, size, "%.1f KiB", (double)bytes / 1024);
+    else
+        snprintf(out, size, "%.1f MiB", (double)bytes / (1024 * 1024));
+}
+
+static void format_age(int64_t seconds, char *out, size_t size)
+{
+    if (seconds < 0)
+        seconds = 0;
+    if (seconds < 120)
+        snprintf(out, size, "%lld s", (long long)seconds);
+    else if (seconds < 2 * 3600)
+        snprintf(out, size, "%lld min", (long long)(seconds / 60));
+    else if (seconds < 2 * 86400)
+        snprintf(out, size, "%lld h", (long long)(seconds / 3600));
+    else
+        snprintf(out, size, "%lld d", (long long)(seconds / 86400));
+}
+
+static int list(const char *dir, bool as_json)
+{
+    bcl_error e = {0};
+    bcl_cache_entry_info *ent;
+    size_t n;
+    if (bcl_cache_list(dir, &ent, &n, &e))
+        return cli_report(&e);
+    int64_t now = (int64_t)time(NULL);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += ent[i].bytes;
+    if (as_json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++) {
+            const bcl_cache_entry_info *x = &ent[i];
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:s?}",
+                                                 "key", x->key, "file", x->file, "device",
+                                                 x->device, "platform", x->platform, "source",
+                                                 x->source, "bytes", (json_int_t)x->bytes, "age_s",
+                                                 (json_int_t)(now - x->mtime), "valid", x->valid,
+                                                 "problem", x->valid ? NULL : x->problem));
+        }
+        json_t *root = json_pack("{s:s, s:I, s:I, s:o}", "folder", dir, "count", (json_int_t)n,
+                                 "bytes", (json_int_t)total, "entries", arr);
+        cli_print_json(root);
+        json_decref(root);
+        free(ent);
+        return 0;
+    }
+    if (n == 0) {
+        printf("no cache entries in %s\n", dir);
+        return 0;
+    }
+    printf("%-16s  %-32s  %-26s  %-10s %9s %7s  %s\n", "KEY", "DEVICE", "PLATFORM", "SOURCE",
+           "SIZE", "AGE", "STATE");
+    for (size_t i = 0; i < n; i++) {
+        const bcl_cache_entry_info *x = &ent[i];
+        char sz[32], age[32];
+        format_size(x->bytes, sz, sizeof sz);
+        format_age(now - x->mtime, age, sizeof age);
+        printf("%-16.16s  %-32.32s  %-26.26s  %-10.10s %9s %7s  %s%s\n", x->key,
+               x->valid ? x->device : "?", x->valid ? x->platform : "?", x->valid ? x->source : "?",
+               sz, age, x->valid ? "ok" : "bad: ", x->problem);
+    }
+    char sz[32];
+    format_size(total, sz, sizeof sz);
+    printf("%zu entr%s, %s, in %s\n", n, n == 1 ? "y" : "ies", sz, dir);
+    free(ent);
+    return 0;
+}
+
+static int clear(const char *dir)
+{
+    bcl_error e = {0};
+    size_t entries = 0, temps = 0;
+    uint64_t bytes = 0;
+    if (bcl_cache_clear(dir, &entries, &bytes, &temps, &e))
+        return cli_report(&e);
+    char sz[32];
+    format_size(bytes, sz, sizeof sz);
+    printf("removed %zu cache entr%s (%s) from %s", entries, entries == 1 ? "y" : "ies", sz, dir);
+    if (temps)
+        printf(", and %zu temporar%s left by interrupted writes", temps, temps == 1 ? "y" : "ies");
+    printf("; other files there (tuned configurations, tune-*.json) are kept\n");
+    return 0;
+}
+
+int cmd_cache(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    bool as_json = false;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            as_json = true;
+            break;
+        case 'h':
+            help();
+            return 0;
+        default:
+            return cli_usage_error("cache", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    const char *action = optind < argc ? argv[optind++] : "list";
+    if (optind < argc)
+        return cli_usage_error("cache", "unexpected argument '%s'", argv[optind]);
+    if (strcmp(action, "list") != 0 && strcmp(action, "clear") != 0 && strcmp(action, "path") != 0)
+        return cli_usage_error("cache", "unknown action '%s': expected list, clear or path",
+                               action);
+    if (as_json && strcmp(action, "list") != 0)
+        return cli_usage_error("cache", "--json goes with list only");
+    bcl_error e = {0};
+    char dir[4096];
+    if (bcl_cache_dir(dir, sizeof dir, &e))
+        return cli_report(&e);
+    if (strcmp(action, "path") == 0) {
+        printf("%s\n", dir);
+        return 0;
+    }
+    return strcmp(action, "list") == 0 ? list(dir, as_json) : clear(dir);
+}

@@ -1,0 +1,304 @@
+/*
+ * ballcl survey (docs/SURVEY.md): what each device is and what it does, measured,
+ * as a table on stdout and a versioned JSON file (docs/SURVEY.md); and
+ * 'ballcl survey compare' to put the devices of several files side by side.
+ * The measuring is the library's (src/survey/survey.c); this file parses options,
+ * picks devices, prints and writes.
+ */
+#include "survey_report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct survey_args {
+    const char *device; /* NULL: every device */
+    const char *json;   /* file, "-" for stdout, NULL for none */
+    bool quick;
+    bcl_survey_opts o;
+} survey_args;
+
+static void help(void)
+{
+    printf("usage: ballcl survey [-d SEL] [--json FILE] [--quick] [options]\n"
+           "       ballcl survey compare A.json [B.json ...]\n\n"
+           "Surveys every OpenCL device (or the one -d selects): identity, limits and\n"
+           "measured figures: build time cold and from the binary cache, launch latency\n"
+           "(queued to start) and round trip (enqueue + finish), copy bandwidth, and for\n"
+           "every model the ball-step time at a small and a large N, the best local size\n"
+           "and the cost of local = 1, and fused throughput. Every ball-step figure is\n"
+           "validated bit for bit against the model's C reference before it is timed.\n"
+           "A figure that fails is null, with its error; the survey goes on. Figures above\n"
+           "a plausible peak are flagged. Prints a table (Markdown) on stdout.\n\n"
+           "  -d, --device SEL       survey this device only (as for 'ballcl run';\n"
+           "                         BALLCL_DEVICE is not used: the default is every device)\n"
+           "  --json FILE            also write the survey as JSON (schema %s,\n"
+           "                         docs/SURVEY.md) to FILE, atomically; '-' prints the\n"
+           "                         JSON on stdout instead of the table\n"
+           "  --quick                small N and few repeats: seconds, for tests\n"
+           "  --small N              balls of the small figure (default 1024)\n"
+           "  --large N              balls of the large, copy and fused figures (default\n"
+           "                         by device type: 16777216 on a GPU, 4194304 on a CPU)\n"
+           "  --sweep N              balls of the local size sweep (default 100000)\n"
+           "  -r, --repeats R        timed repeats per figure (default 7)\n"
+           "  --repeat-ms MS         target length of one repeat (default 100)\n"
+           "  --seed S               PRNG seed of the random initial states (default 1)\n"
+           "  -h, --help             this help\n\n"
+           "'compare' reads survey files (any number of devices each) and prints one\n"
+           "Markdown table, one column per device. Files of another schema version, or\n"
+           "that are not valid JSON or lack a required key, are refused (exit 2).\n\n"
+           "The drivers' own program caches are turned off for the process (PoCL:\n"
+           "POCL_KERNEL_CACHE=0, NVIDIA: CUDA_CACHE_DISABLE=1) unless you set them, so\n"
+           "that the cold build is cold. Progress is shown on stderr when it is a terminal.\n"
+           "Exit status: 0 every figure measured, 1 a figure failed validation, 2 usage or\n"
+           "input error, 3 OpenCL error or a figure that could not be measured (the\n"
+           "survey is still printed and written, with that figure null).\n",
+           BCL_SURVEY_SCHEMA);
+}
+
+enum { OPT_JSON = 256, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_REPEAT_MS, OPT_SEED };
+
+static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
+{
+    static const struct option opts[] = {
+        {"device", required_argument, NULL, 'd'},
+        {"json", required_argument, NULL, OPT_JSON},
+        {"quick", no_argument, NULL, OPT_QUICK},
+        {"small", required_argument, NULL, OPT_SMALL},
+        {"large", required_argument, NULL, OPT_LARGE},
+        {"sweep", required_argument, NULL, OPT_SWEEP},
+        {"repeats", required_argument, NULL, 'r'},
+        {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    memset(a, 0, sizeof *a);
+    /* --quick changes the defaults, whatever its place among the options. */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--quick") == 0)
+            a->quick = true;
+    bcl_survey_opts_default(&a->o, a->quick);
+    opterr = 0;
+    optind = 1;
+    int c, rc = BCL_OK;
+    uint64_t v;
+    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:r:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            a->device = optarg;
+            break;
+        case OPT_JSON:
+            a->json = optarg;
+            break;
+        case OPT_QUICK:
+            break;
+        case OPT_SMALL:
+        case OPT_LARGE:
+        case OPT_SWEEP: {
+            const char *what = c == OPT_SMALL ? "--small" : c == OPT_LARGE ? "--large" : "--sweep";
+            rc = bcl_parse_u64(optarg, what, 1, (uint64_t)1 << 32, &v, e);
+            size_t *to = c == OPT_SMALL   ? &a->o.small_n
+                         : c == OPT_LARGE ? &a->o.large_n
+                                          : &a->o.sweep_n;
+            *to = (size_t)v;
+            break;
+        }
+        case 'r':
+            rc = bcl_parse_u64(optarg, "--repeats", 1, 1000, &v, e);
+            a->o.measure.repeats = (unsigned)v;
+            break;
+        case OPT_REPEAT_MS:
+            rc = bcl_parse_u64(optarg, "--repeat-ms", 1, 600000, &v, e);
+            a->o.measure.repeat_ms = (double)v;
+            break;
+        case OPT_SEED:
+            rc = bcl_parse_u64(optarg, "--seed", 0, INT64_MAX, &a->o.seed, e);
+            break;
+        case 'h':
+            help();
+            return -1;
+        default: /* ':' or '?' */
+            rc = cli_option_error("survey", c, argv, e);
+            break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "unexpected argument '%s' (see 'ballcl survey --help'; to compare files: "
+                        "'ballcl survey compare A.json B.json')",
+                        argv[optind]);
+    return BCL_OK;
+}
+
+/* "ballcl survey -d cpu --json s.json": recorded in the document. */
+static char *command_line(int argc, char **argv)
+{
+    size_t len = strlen("ballcl") + 1;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    strcpy(s, "ballcl");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+/* One line on stderr per device whose survey is incomplete. */
+static void report_incomplete(const json_t *dev)
+{
+    const json_t *errors = json_object_get(dev, "errors");
+    size_t n = json_object_size(errors);
+    if (n == 0)
+        return;
+    const char *name = json_string_value(json_object_get(json_object_get(dev, "identity"), "name"));
+    void *it = json_object_iter((json_t *)errors);
+    fprintf(stderr,
+            "ballcl: survey of '%s': %zu figure%s not measured (null in the survey), "
+            "first %s: %s\n",
+            name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
+            json_string_value(json_object_iter_value(it)));
+}
+
+static int cmd_survey_devices(int argc, char **argv)
+{
+    bcl_error e = {0};
+    survey_args a;
+    int rc = parse_args(argc, argv, &a, &e);
+    if (rc < 0)
+        return 0;
+    if (rc)
+        return cli_report(&e);
+    bool json_stdout = a.json && strcmp(a.json, "-") == 0;
+    if (a.json && !json_stdout && (rc = cli_check_writable(a.json, "--json", &e)))
+        return cli_report(&e);
+    /* Before any OpenCL call: drivers read these once, at start. */
+    char caches[256];
+    bcl_survey_driver_caches_off(caches, sizeof caches);
+    a.o.driver_caches = caches;
+    a.o.progress = cli_progress;
+    a.o.progress_arg = "survey";
+    char *command = command_line(argc, argv);
+    a.o.command = command;
+
+    bcl_device_list list = {0};
+    json_t *doc = NULL;
+    int status = BCL_OK;
+    size_t first = 0, count = 0;
+    if (a.device) {
+        if ((rc = cli_pick_device(a.device, &list, &first, &e)))
+            goto out;
+        count = 1;
+    } else {
+        if ((rc = bcl_devices_enumerate(&list, &e)))
+            goto out;
+        count = list.count;
+    }
+    doc = bcl_survey_document(&a.o);
+    if (!doc) {
+        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    json_t *devices = json_object_get(doc, "devices");
+    for (size_t i = first; i < first + count; i++) {
+        json_t *dev;
+        int st;
+        if ((rc = bcl_survey_device(&list.dev[i], &a.o, &dev, &st, &e)))
+            goto out;
+        json_array_append_new(devices, dev);
+        if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && status == BCL_OK))
+            status = st;
+    }
+    cli_progress_end();
+    /* What was printed is what is written: the table comes from the JSON. */
+    if (json_stdout) {
+        cli_print_json(doc);
+    } else {
+        printf("survey: %zu device%s, %s, ballcl %s\n\n", count, count == 1 ? "" : "s",
+               json_string_value(json_object_get(doc, "date")), BALLCL_VERSION);
+        json_t *docs[1] = {doc};
+        if (survey_print_table(docs, NULL, 1) != 0) {
+            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+            goto out;
+        }
+    }
+    if (a.json && !json_stdout && (rc = bcl_survey_save(a.json, doc, &e)))
+        goto out;
+    size_t i;
+    json_t *dev;
+    json_array_foreach(devices, i, dev)
+    {
+        report_incomplete(dev);
+        size_t nflags = json_array_size(json_object_get(dev, "flags"));
+        if (nflags)
+            fprintf(stderr,
+                    "ballcl: warning: %zu figure%s of '%s' above a plausible peak "
+                    "(flagged in the survey)\n",
+                    nflags, nflags == 1 ? "" : "s",
+                    json_string_value(json_object_get(json_object_get(dev, "identity"), "name")));
+    }
+    rc = status;
+out:
+    cli_progress_end();
+    if (rc && e.code)
+        cli_report(&e);
+    bcl_error_clear(&e);
+    json_decref(doc);
+    bcl_devices_free(&list);
+    free(command);
+    return rc;
+}
+
+static int cmd_survey_compare(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            help();
+            return 0;
+        }
+    }
+    /* Files only; "--" ends options for a file named like one. */
+    int first = 1;
+    if (first < argc && strcmp(argv[first], "--") == 0)
+        first++;
+    else
+        for (int i = 1; i < argc; i++)
+            if (argv[i][0] == '-' && argv[i][1])
+                return cli_usage_error("survey compare", "unknown option '%s'", argv[i]);
+    int n = argc - first;
+    if (n < 1)
+        return cli_usage_error("survey compare", "no survey file given");
+    bcl_error e = {0};
+    json_t **docs = calloc((size_t)n, sizeof *docs);
+    const char **labels = calloc((size_t)n, sizeof *labels);
+    int rc = BCL_OK;
+    if (!docs || !labels)
+        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+    for (int i = 0; i < n && rc == BCL_OK; i++) {
+        rc = bcl_survey_load(argv[first + i], &docs[i], &e);
+        const char *slash = strrchr(argv[first + i], '/');
+        labels[i] = slash ? slash + 1 : argv[first + i];
+    }
+    if (rc == BCL_OK && survey_print_table(docs, labels, (size_t)n) != 0)
+        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+    if (rc)
+        cli_report(&e);
+    for (int i = 0; docs && i < n; i++)
+        json_decref(docs[i]);
+    free(docs);
+    free(labels);
+    bcl_error_clear(&e);
+    return rc;
+}
+
+int cmd_survey(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "compare") == 0)
+        return cmd_survey_compare(argc - 1, argv + 1);
+    return cmd_survey_devices(argc, argv);
+}

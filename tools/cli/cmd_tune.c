@@ -1,0 +1,269 @@
+/*
+ * ballcl tune: sweep launch configurations on one device (docs/BENCHMARK.md), show
+ * every candidate, and store the winners for 'run --local tuned', 'run's
+ * default steps per launch and bench's local=tuned and fused rows.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_KS 16
+
+typedef struct tune_args {
+    const char *device;
+    uint64_t balls;
+    cli_model_args model;
+    bcl_init init;
+    uint64_t seed;
+    bcl_measure_opts measure;
+    unsigned ks[MAX_KS];
+    size_t nks;
+    bool use_cache, json;
+} tune_args;
+
+static void help(void)
+{
+    printf("usage: ballcl tune [options]\n\n"
+           "Measures launch configurations of the model's kernels on one device and stores\n"
+           "the fastest per device and model in the cache folder, where 'run --local tuned',\n"
+           "'run' (steps per launch) and 'bench' find it. Sweeps, each candidate validated\n"
+           "bit for bit before it is timed (median of repeats, device time from profiling\n"
+           "events, warm-up excluded):\n"
+           "  1. one-step kernel: every variant x local sizes (the preferred multiple times\n"
+           "     1, 2, 4, ... up to the kernel's limit) and the driver's choice\n"
+           "  2. k-step kernel at K = %u: the same\n"
+           "  3. K for the best of 2 (the smallest K within 3%% of the fastest wins)\n\n"
+           "  -d, --device SEL       device (as for 'ballcl run')\n"
+           "  -n, --balls N          balls to tune with (default 100000)\n",
+           BCL_DEFAULT_K);
+    cli_print_model_help(stdout);
+    printf("  --init seed|random     initial state (default seed)\n"
+           "  --seed S               PRNG seed (default 1)\n"
+           "  -r, --repeats R        timed repeats per candidate (default 5)\n"
+           "  --repeat-ms MS         target length of one repeat (default 40)\n"
+           "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
+           "  --k K[,K...]           steps per launch for sweep 3 (default 4,16,64,100,256,1024)\n"
+           "  --no-cache             build from source, bypassing the binary cache\n"
+           "  --json                 the stored record (with its path) as JSON on stdout\n"
+           "  -h, --help             this help\n\n"
+           "Progress is shown on stderr when it is a terminal.\n"
+           "Exit status: 0 stored, 1 no configuration validated, 2 usage or input error,\n"
+           "3 OpenCL error.\n");
+}
+
+enum { OPT_MODEL = 256, OPT_INIT, OPT_SEED, OPT_REPEAT_MS, OPT_K, OPT_NO_CACHE, OPT_JSON };
+
+static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
+{
+    struct option opts[40] = {
+        {"device", required_argument, NULL, 'd'},
+        {"balls", required_argument, NULL, 'n'},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"init", required_argument, NULL, OPT_INIT},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"repeats", required_argument, NULL, 'r'},
+        {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS},
+        {"steps", required_argument, NULL, 's'},
+        {"k", required_argument, NULL, OPT_K},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+    };
+    cli_add_param_options(opts, 12, sizeof opts / sizeof opts[0]);
+    memset(a, 0, sizeof *a);
+    a->balls = 100000;
+    a->seed = 1;
+    a->init = BCL_INIT_SEED;
+    a->use_cache = true;
+    a->measure.repeats = 5;
+    a->measure.repeat_ms = 40;
+    opterr = 0;
+    optind = 1;
+    int c, rc = BCL_OK;
+    uint64_t v, list[MAX_KS];
+    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:r:s:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            a->device = optarg;
+            break;
+        case 'n':
+            rc = bcl_parse_u64(optarg, "--balls", 1, (uint64_t)1 << 32, &a->balls, e);
+            break;
+        case OPT_MODEL:
+            a->model.model_name = optarg;
+            break;
+        case OPT_INIT:
+            rc = cli_parse_init(optarg, &a->init, e);
+            break;
+        case OPT_SEED:
+            rc = bcl_parse_u64(optarg, "--seed", 0, UINT64_MAX, &a->seed, e);
+            break;
+        case 'r':
+            rc = bcl_parse_u64(optarg, "--repeats", 1, 1000, &v, e);
+            a->measure.repeats = (unsigned)v;
+            break;
+        case OPT_REPEAT_MS:
+            rc = bcl_parse_u64(optarg, "--repeat-ms", 1, 600000, &v, e);
+            a->measure.repeat_ms = (double)v;
+            break;
+        case 's':
+            rc = bcl_parse_u64(optarg, "--steps", 1, (uint64_t)1 << 32, &a->measure.steps, e);
+            break;
+        case OPT_K:
+            rc = cli_parse_u64_list(optarg, "--k", 1, 1u << 24, list, MAX_KS, &a->nks, e);
+            for (size_t i = 0; i < a->nks; i++)
+                a->ks[i] = (unsigned)list[i];
+            break;
+        case OPT_NO_CACHE:
+            a->use_cache = false;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case 'h':
+            help();
+            return -1;
+        case ':':
+        case '?':
+            rc = cli_option_error("tune", c, argv, e);
+            break;
+        default:
+            if (c >= CLI_PARAM_OPT_BASE)
+                rc = cli_model_param_seen(&a->model, opts, c, optarg, e);
+            break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl tune --help')",
+                        argv[optind]);
+    return cli_model_resolve(&a->model, e);
+}
+
+static void local_text(size_t local, char *out, size_t size)
+{
+    if (local)
+        snprintf(out, size, "%zu", local);
+    else
+        snprintf(out, size, "driver");
+}
+
+static bool is_winner(const bcl_tuned_entry *t, const bcl_tune_candidate *c)
+{
+    return t->found && strcmp(t->variant, c->variant) == 0 && t->local == c->local &&
+           t->steps_per_launch == c->steps_per_launch;
+}
+
+static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_tune_result *r,
+                        const char *path)
+{
+    printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->model.model->name,
+           (unsigned long long)a->balls, d->name, d->platform_name, d->platform_index,
+           d->device_index);
+    printf("%u repeats per candidate; us/step: median (min..max) of device time\n\n",
+           a->measure.repeats);
+    printf("  %-9s %-8s %7s %6s  %-34s %s\n", "kernel", "variant", "local", "K",
+           "us/step median (min..max)", "validated");
+    for (size_t i = 0; i < r->count; i++) {
+        const bcl_tune_candidate *c = &r->cand[i];
+        char loc[24], t[64];
+        local_text(c->local, loc, sizeof loc);
+        if (c->validated)
+            snprintf(t, sizeof t, "%.3f (%.3f..%.3f)", c->m.device_us.median, c->m.device_us.min,
+                     c->m.device_us.max);
+        else
+            snprintf(t, sizeof t, "-");
+        bool win = is_winner(c->fused ? &r->best.fused : &r->best.single, c);
+        printf("%c %-9s %-8s %7s %6u  %-34s %s\n", win ? '*' : ' ',
+               c->fused ? "k-step" : "one-step", c->variant[0] ? c->variant : "base", loc,
+               c->steps_per_launch, t, c->validated ? "yes" : "FAILED");
+    }
+    printf("\n");
+    const bcl_tuned_entry *s = &r->best.single, *f = &r->best.fused;
+    char loc[24];
+    if (s->found) {
+        local_text(s->local, loc, sizeof loc);
+        printf("best one-step: %s, local %s: %.3f us/step (local=auto: %.3f us/step, %.2fx)\n",
+               s->variant[0] ? s->variant : "base", loc, s->us_per_step, r->auto_us,
+               s->us_per_step > 0 ? r->auto_us / s->us_per_step : 0);
+    } else {
+        printf("best one-step: none validated\n");
+    }
+    if (f->found) {
+        local_text(f->local, loc, sizeof loc);
+        printf("best k-step:   %s, local %s, K %u: %.3f us/step\n",
+               f->variant[0] ? f->variant : "base", loc, f->steps_per_launch, f->us_per_step);
+    } else {
+        printf("best k-step:   none validated\n");
+    }
+    if (path)
+        printf("stored in %s\n", path);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    bcl_error e = {0};
+    tune_args a;
+    int rc = parse_args(argc, argv, &a, &e);
+    if (rc < 0)
+        return 0;
+    if (rc)
+        return cli_report(&e);
+    bcl_device_list list = {0};
+    bcl_context *ctx = NULL;
+    bcl_tune_result r = {0};
+    size_t di;
+    char path[4096] = "";
+    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+        goto out;
+    const bcl_device_info *d = &list.dev[di];
+    /* Fail on an unusable cache folder before the long sweep, not after. */
+    if ((rc = bcl_tuned_path(d, a.model.model, path, sizeof path, &e)))
+        goto out;
+    if ((rc = cli_check_memory(d, (size_t)a.balls, 2, "--balls", &e)))
+        goto out;
+    bcl_context_opts copts = {.use_cache = a.use_cache};
+    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
+        goto out;
+    bcl_tune_opts to = {
+        .params = a.model.params,
+        .balls = (size_t)a.balls,
+        .init = a.init,
+        .seed = a.seed,
+        .measure = a.measure,
+        .ks = a.nks ? a.ks : NULL,
+        .nks = a.nks,
+        .progress = cli_progress,
+        .progress_arg = "tune",
+    };
+    rc = bcl_tune(ctx, &to, &r, &e);
+    cli_progress_end();
+    if (rc && rc != BCL_EXIT_MISMATCH)
+        goto out;
+    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a.model.model, &r, path, sizeof path, &e)))
+        goto out;
+    bool stored = rc == BCL_OK;
+    if (a.json && stored) {
+        json_error_t jerr;
+        json_t *j = json_load_file(path, 0, &jerr);
+        if (!j) {
+            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "cannot read back '%s': %s", path, jerr.text);
+            goto out;
+        }
+        json_object_set_new(j, "path", json_string(path));
+        cli_print_json(j);
+        json_decref(j);
+    } else if (!a.json) {
+        print_table(&a, d, &r, stored ? path : NULL);
+    }
+out:
+    bcl_tune_result_free(&r);
+    bcl_context_destroy(ctx);
+    bcl_devices_free(&list);
+    if (rc)
+        cli_report(&e);
+    bcl_error_clear(&e);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * ballcl: the command table and the dispatcher. Each subcommand lives in its
+ * own file (cmd_<name>.c) and parses its own options.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const cli_command commands[] = {
+    {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
+    {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
+    {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
+    {"bench", cmd_bench, "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
+    {"tune", cmd_tune, "measure the best launch configuration for a device and store it"},
+    {"survey", cmd_survey, "device capability survey (docs/SURVEY.md); 'survey compare' for files"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ballcl <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'ballcl <command> --help' describes a command's options.\n"
+               "Exit status: 0 success, 1 validation mismatch, 2 usage or input error,\n"
+               "3 OpenCL or runtime error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return BCL_EXIT_INPUT;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("ballcl %s\n", BALLCL_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(name, commands[i].name) == 0) {
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            /* A result that did not reach stdout (a full disk, a closed pipe)
+             * is a failure, not a success. */
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "ballcl: cannot write to standard output\n");
+                return BCL_EXIT_RUNTIME;
+            }
+            return rc;
+        }
+    }
+    fprintf(stderr, "ballcl: unknown command '%s': expected one of", name);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+    fprintf(stderr, "\n");
+    return BCL_EXIT_INPUT;
+}
