@@ -1,0 +1,278 @@
+/*
+ * Python arguments to library values. Wrong types are TypeErrors; wrong
+ * values are InputErrors (a ValueError too) naming the argument and what
+ * was expected, as the CLI's options do.
+ */
+#include "core.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The CLI's limits (tools/cli/cmd_run.c). */
+#define MAX_STEPS          ((uint64_t)1 << 40)
+#define MAX_STEPS_PER_LAUN (1u << 24)
+#define MAX_LOCAL          (1u << 20)
+
+/* A whole number (int or anything with __index__, not bool) in [lo, hi]. */
+static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (PyBool_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %.80s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || (uint64_t)v < lo || (uint64_t)v > hi) {
+        PyObject *r = PyObject_Repr(o);
+        bpy_input_error("%s: %s is out of range: expected a whole number from %llu to %llu", what,
+                        r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)lo,
+                        (unsigned long long)hi);
+        Py_XDECREF(r);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int bpy_steps_arg(PyObject *steps, bpy_args *a)
+{
+    return whole_arg(steps, "steps", 0, MAX_STEPS, &a->steps);
+}
+
+int bpy_spl_arg(PyObject *spl, bpy_args *a)
+{
+    a->steps_per_launch = 0;
+    if (!spl || spl == Py_None)
+        return 0;
+    uint64_t v;
+    if (whole_arg(spl, "steps_per_launch", 1, MAX_STEPS_PER_LAUN, &v))
+        return -1;
+    a->steps_per_launch = (unsigned)v;
+    return 0;
+}
+
+int bpy_local_arg(PyObject *local, bpy_args *a)
+{
+    char text[32];
+    if (!local || local == Py_None) {
+        strcpy(text, "auto");
+    } else if (PyUnicode_Check(local)) {
+        const char *s = PyUnicode_AsUTF8(local);
+        if (!s)
+            return -1;
+        if (strcmp(s, "auto") && strcmp(s, "driver") && strcmp(s, "tuned")) {
+            bpy_input_error("local: '%.60s': expected 'auto', 'driver', 'tuned' or a work-group "
+                            "size from 1 to %u",
+                            s, MAX_LOCAL);
+            return -1;
+        }
+        strcpy(text, s);
+    } else {
+        uint64_t v;
+        if (whole_arg(local, "local", 1, MAX_LOCAL, &v))
+            return -1;
+        snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+    }
+    bcl_error e = {0};
+    if (bcl_local_parse(text, &a->launch, &e)) {
+        bpy_raise(&e);
+        return -1;
+    }
+    return 0;
+}
+
+int bpy_device_arg(PyObject *device, const char **sel)
+{
+    *sel = NULL;
+    if (!device || device == Py_None)
+        return 0;
+    if (!PyUnicode_Check(device)) {
+        PyErr_Format(PyExc_TypeError, "device: expected a str selector or None, got %.80s",
+                     Py_TYPE(device)->tp_name);
+        return -1;
+    }
+    *sel = PyUnicode_AsUTF8(device);
+    return *sel ? 0 : -1;
+}
+
+/* One float32 parameter value: finite, and finite once rounded to float32. */
+static int param_float(PyObject *o, const char *name, float *out)
+{
+    if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || PyNumber_Check(o))) {
+        PyErr_Format(PyExc_TypeError, "params['%s']: expected a number, got %.80s", name,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred())
+        return -1;
+    float f = (float)d;
+    if (!isfinite(f)) {
+        bpy_input_error("params['%s']: %g is not a finite float32", name, d);
+        return -1;
+    }
+    *out = f;
+    return 0;
+}
+
+/* params[name] for parameter i of m: a number, or a sequence of `count`. */
+static int param_value(const bcl_model *m, unsigned i, PyObject *v, float *dst)
+{
+    const bcl_param *par = &m->params[i];
+    if (PyUnicode_Check(v) || PyBytes_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "params['%s']: expected a number%s, got %.80s", par->opt,
+                     par->count > 1 ? " pair" : "", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    if (par->count == 1 && !PySequence_Check(v))
+        return param_float(v, par->opt, dst);
+    if (!PySequence_Check(v) || PyUnicode_Check(v) ||
+        PySequence_Size(v) != (Py_ssize_t)par->count) {
+        PyErr_Clear();
+        bpy_input_error("params['%s']: expected %u number%s (%s)", par->opt, par->count,
+                        par->count == 1 ? "" : "s", par->help);
+        return -1;
+    }
+    for (unsigned c = 0; c < par->count; c++) {
+        PyObject *item = PySequence_GetItem(v, c);
+        if (!item)
+            return -1;
+        int rc = param_float(item, par->opt, &dst[c]);
+        Py_DECREF(item);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static void model_names(char *out, size_t size)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < bcl_model_count; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", bcl_models[i]->name);
+}
+
+static void param_names(const bcl_model *m, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (unsigned i = 0; i < m->nparams; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", m->params[i].opt);
+    if (!m->nparams)
+        snprintf(out, size, "none");
+}
+
+int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
+{
+    char names[256];
+    const char *name = "seed";
+    if (model && model != Py_None) {
+        if (!PyUnicode_Check(model)) {
+            PyErr_Format(PyExc_TypeError, "model: expected a str, got %.80s",
+                         Py_TYPE(model)->tp_name);
+            return -1;
+        }
+        if (!(name = PyUnicode_AsUTF8(model)))
+            return -1;
+    }
+    const bcl_model *m = bcl_model_find(name);
+    if (!m) {
+        model_names(names, sizeof names);
+        bpy_input_error("model: unknown model '%.60s': expected one of %s", name, names);
+        return -1;
+    }
+    a->model = m;
+    memset(a->params, 0, sizeof a->params);
+    bcl_model_param_defaults(m, a->params);
+    if (!params || params == Py_None)
+        return 0;
+    if (!PyDict_Check(params)) {
+        PyErr_Format(PyExc_TypeError, "params: expected a dict of parameter values, got %.80s",
+                     Py_TYPE(params)->tp_name);
+        return -1;
+    }
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(params, &pos, &key, &value)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (!k) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "params: keys must be parameter names (str)");
+            return -1;
+        }
+        unsigned i = 0, off = 0;
+        while (i < m->nparams && strcmp(m->params[i].opt, k) != 0)
+            off += m->params[i++].count;
+        if (i == m->nparams) {
+            param_names(m, names, sizeof names);
+            bpy_input_error("params: model '%s' has no parameter '%.60s': its parameters are %s",
+                            m->name, k, names);
+            return -1;
+        }
+        if (param_value(m, i, value, a->params + off))
+            return -1;
+    }
+    bcl_error e = {0};
+    if (m->check && m->check(a->params, &e)) {
+        bpy_raise(&e);
+        return -1;
+    }
+    return 0;
+}
+
+PyArrayObject *bpy_state_arg(PyObject *state)
+{
+    if (!PyArray_Check(state)) {
+        PyErr_Format(PyExc_TypeError,
+                     "state: expected a numpy.ndarray of shape (N, 4) and dtype float32, got %.80s",
+                     Py_TYPE(state)->tp_name);
+        return NULL;
+    }
+    PyArrayObject *arr = (PyArrayObject *)state;
+    PyArray_Descr *d = PyArray_DESCR(arr);
+    if (PyArray_TYPE(arr) != NPY_FLOAT32 || !PyArray_ISNBO(d->byteorder)) {
+        PyObject *s = PyObject_Str((PyObject *)d);
+        PyErr_Format(PyExc_TypeError,
+                     "state: expected dtype float32 (native byte order), got %s: convert with "
+                     "state.astype(numpy.float32) if rounding is meant",
+                     s ? PyUnicode_AsUTF8(s) : "?");
+        Py_XDECREF(s);
+        return NULL;
+    }
+    int nd = PyArray_NDIM(arr);
+    if (nd != 2 || PyArray_DIM(arr, 1) != 4) {
+        char shape[128] = "(";
+        for (int i = 0; i < nd && strlen(shape) < 100; i++)
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? ", " : "",
+                     (long long)PyArray_DIM(arr, i));
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s)", nd == 1 ? "," : "");
+        bpy_input_error("state: expected shape (N, 4) (x, y, z, w per ball), got %s", shape);
+        return NULL;
+    }
+    if (PyArray_DIM(arr, 0) < 1) {
+        bpy_input_error("state: no balls: expected shape (N, 4) with N >= 1");
+        return NULL;
+    }
+    /* A strided or misaligned array is copied once; a read-only one is fine:
+     * the input is never written. */
+    PyArrayObject *c =
+        (PyArrayObject *)PyArray_FromArray(arr, NULL, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    if (!c)
+        return NULL;
+    const float *f = PyArray_DATA(c);
+    size_t count = (size_t)PyArray_SIZE(c);
+    for (size_t i = 0; i < count; i++) {
+        if (!isfinite(f[i])) {
+            bpy_input_error("state: ball %zu holds %s: expected finite values (as in .npy input)",
+                            i / 4, isnan(f[i]) ? "NaN" : "an infinity");
+            Py_DECREF(c);
+            return NULL;
+        }
+    }
+    return c;
+}

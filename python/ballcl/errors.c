@@ -1,0 +1,116 @@
+/*
+ * Library errors as Python exceptions. Each BCL_EXIT_* class has its
+ * subclass of ballcl.Error (exit_code says which, as the CLI's exit status
+ * would); an OpenCL failure also names the call and the status.
+ */
+#include "core.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchError;
+
+int bpy_errors_init(PyObject *module)
+{
+    bpy_Error = PyErr_NewExceptionWithDoc("ballcl.Error", "Any error ballcl reports.", NULL, NULL);
+    if (!bpy_Error)
+        return -1;
+    bpy_DeviceError = PyErr_NewExceptionWithDoc(
+        "ballcl.DeviceError",
+        "An OpenCL or other runtime failure (the CLI's exit status 3). .call and .status name\n"
+        "the OpenCL function and its status (e.g. 'CL_OUT_OF_RESOURCES') when one failed,\n"
+        "else they are None.",
+        bpy_Error, NULL);
+    PyObject *input_bases = PyTuple_Pack(2, bpy_Error, PyExc_ValueError);
+    if (!input_bases)
+        return -1;
+    bpy_InputError = PyErr_NewExceptionWithDoc(
+        "ballcl.InputError",
+        "A bad argument or input (the CLI's exit status 2); also a ValueError.", input_bases, NULL);
+    Py_DECREF(input_bases);
+    bpy_MismatchError = PyErr_NewExceptionWithDoc(
+        "ballcl.MismatchError",
+        "The device's result differs from the C reference (the CLI's exit status 1).\n"
+        ".result is the run's Result and .state the state the device computed.",
+        bpy_Error, NULL);
+    if (!bpy_DeviceError || !bpy_InputError || !bpy_MismatchError)
+        return -1;
+    if (PyModule_AddObjectRef(module, "Error", bpy_Error) < 0 ||
+        PyModule_AddObjectRef(module, "DeviceError", bpy_DeviceError) < 0 ||
+        PyModule_AddObjectRef(module, "InputError", bpy_InputError) < 0 ||
+        PyModule_AddObjectRef(module, "MismatchError", bpy_MismatchError) < 0)
+        return -1;
+    return 0;
+}
+
+/* Finds "clSomething failed" in msg (possibly after a device prefix) and
+ * the status name after the next ": ". The library's messages have this
+ * form (bcl_cl_fail); its public API has no structured field for them. */
+static void parse_cl_failure(const char *msg, char *call, size_t call_size, char *status,
+                             size_t status_size)
+{
+    call[0] = status[0] = '\0';
+    for (const char *p = strstr(msg, " failed"); p; p = strstr(p + 1, " failed")) {
+        const char *w = p;
+        while (w > msg && (w[-1] == '_' || (w[-1] >= 'a' && w[-1] <= 'z') ||
+                           (w[-1] >= 'A' && w[-1] <= 'Z') || (w[-1] >= '0' && w[-1] <= '9')))
+            w--;
+        if (strncmp(w, "cl", 2) != 0 || p - w < 3)
+            continue;
+        const char *st = strstr(p, ": CL_");
+        if (!st)
+            return;
+        snprintf(call, call_size, "%.*s", (int)(p - w), w);
+        st += 2;
+        size_t len = strcspn(st, " ");
+        snprintf(status, status_size, "%.*s", (int)len, st);
+        return;
+    }
+}
+
+static int set_attr_str(PyObject *obj, const char *name, const char *value)
+{
+    PyObject *v = value && *value ? PyUnicode_DecodeUTF8(value, strlen(value), "replace")
+                                  : Py_NewRef(Py_None);
+    if (!v)
+        return -1;
+    int rc = PyObject_SetAttrString(obj, name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+PyObject *bpy_raise(const bcl_error *e)
+{
+    PyObject *type = e->code == BCL_EXIT_INPUT      ? bpy_InputError
+                     : e->code == BCL_EXIT_MISMATCH ? bpy_MismatchError
+                                                    : bpy_DeviceError;
+    PyObject *exc = PyObject_CallFunction(type, "s", e->msg[0] ? e->msg : "unknown error");
+    if (!exc)
+        return NULL;
+    char call[64], status[64];
+    parse_cl_failure(e->msg, call, sizeof call, status, sizeof status);
+    PyObject *code = PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME);
+    int rc = code ? PyObject_SetAttrString(exc, "exit_code", code) : -1;
+    Py_XDECREF(code);
+    if (rc == 0)
+        rc = set_attr_str(exc, "detail", e->detail);
+    if (rc == 0 && type == bpy_DeviceError)
+        rc = set_attr_str(exc, "call", call);
+    if (rc == 0 && type == bpy_DeviceError)
+        rc = set_attr_str(exc, "status", status);
+    if (rc == 0)
+        PyErr_SetObject(type, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+PyObject *bpy_input_error(const char *fmt, ...)
+{
+    bcl_error e = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+    va_end(ap);
+    e.code = BCL_EXIT_INPUT;
+    return bpy_raise(&e);
+}

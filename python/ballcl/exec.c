@@ -1,0 +1,137 @@
+/*
+ * One run on a context, with the GIL released. The steps go to the device
+ * in chunks of launches (bcl_sim_run queues a chunk back to back and waits
+ * once); between chunks the GIL is taken back for PyErr_CheckSignals, so
+ * Ctrl-C stops a long run within about one chunk. Chunks start at one
+ * launch and double until one lasts CHUNK_MS: a short run is one chunk, a
+ * long one waits for the device a few dozen times, not once per launch.
+ * The validation is cut into slices of balls for the same reason.
+ */
+#include "core.h"
+
+#include <string.h>
+
+#define CHUNK_MS 50.0
+/* Ball-steps of the C reference per validation slice: ~0.1-0.3 s on the
+ * host; never fewer balls than the library's parallel chunks can share. */
+#define SLICE_BALL_STEPS 250000000.0
+#define SLICE_MIN_BALLS  (1u << 17)
+
+/* Takes the GIL back, runs Python's signal handlers, releases it again.
+ * True when a handler raised (the exception stays pending). */
+static bool signalled(PyThreadState **ts)
+{
+    PyEval_RestoreThread(*ts);
+    int rc = PyErr_CheckSignals();
+    *ts = PyEval_SaveThread();
+    return rc < 0;
+}
+
+static bool warm_has(const bpy_warm_set *w, const bcl_plan *p)
+{
+    for (size_t i = 0; i < w->count; i++)
+        if (w->local[i] == p->launch.local && strcmp(w->kernel[i], p->kernel) == 0)
+            return true;
+    return false;
+}
+
+static void warm_add(bpy_warm_set *w, const bcl_plan *p)
+{
+    size_t i = w->count < BPY_WARM_MAX ? w->count++ : BPY_WARM_MAX - 1;
+    snprintf(w->kernel[i], sizeof w->kernel[i], "%s", p->kernel);
+    w->local[i] = p->launch.local;
+}
+
+static int run_steps(bpy_exec *x, bcl_error *e, PyThreadState **ts)
+{
+    memset(&x->t, 0, sizeof x->t);
+    uint64_t k = x->plan.steps_per_launch, left = x->args->steps, per = 1;
+    while (left) {
+        uint64_t chunk = per <= left / k ? per * k : left;
+        bcl_sim_timing ct;
+        int rc = bcl_sim_run(x->sim, &x->plan, chunk, &ct, e);
+        if (rc)
+            return rc;
+        x->t.device_ms += ct.device_ms;
+        x->t.wall_ms += ct.wall_ms;
+        x->t.launches += ct.launches;
+        left -= chunk;
+        if (left && signalled(ts))
+            return BPY_PENDING;
+        if (ct.wall_ms < CHUNK_MS && per < ((uint64_t)1 << 40))
+            per *= 2;
+    }
+    return BCL_OK;
+}
+
+static void merge(bcl_validation *into, const bcl_validation *part, size_t first)
+{
+    into->compared += part->compared;
+    into->mismatches += part->mismatches;
+    if (part->max_ulp > into->max_ulp)
+        into->max_ulp = part->max_ulp;
+    for (size_t i = 0; i < part->nreported && into->nreported < BCL_MAX_REPORTED_MISMATCHES; i++) {
+        into->first[into->nreported] = part->first[i];
+        into->first[into->nreported++].ball += first;
+    }
+}
+
+static int validate(bpy_exec *x, bcl_error *e, PyThreadState **ts)
+{
+    const bpy_args *a = x->args;
+    double per = SLICE_BALL_STEPS / (a->steps ? (double)a->steps : 1.0);
+    size_t slice = per < SLICE_MIN_BALLS    ? SLICE_MIN_BALLS
+                   : per > (double)x->balls ? x->balls
+                                            : (size_t)per;
+    memset(&x->v, 0, sizeof x->v);
+    for (size_t first = 0; first < x->balls; first += slice) {
+        size_t n = x->balls - first < slice ? x->balls - first : slice;
+        bcl_validation part;
+        int rc = bcl_validate(a->model, a->params, x->init + 4 * first, x->out + 4 * first, n,
+                              a->steps, 0, &part, e);
+        if (rc)
+            return rc;
+        merge(&x->v, &part, first);
+        if (first + n < x->balls && signalled(ts))
+            return BPY_PENDING;
+    }
+    return BCL_OK;
+}
+
+int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
+{
+    const bpy_args *a = x->args;
+    bcl_plan_request req = {
+        .params = a->params,
+        .balls = x->balls,
+        .steps = a->steps,
+        .steps_per_launch = a->steps_per_launch,
+        .sync = BCL_SYNC_END,
+        .launch = a->launch,
+    };
+    x->first_ms = 0;
+    x->buffers = bcl_sim_chunks(x->sim);
+    int rc = bcl_plan_resolve(x->ctx, &req, &x->plan, e);
+    if (rc)
+        return rc;
+    x->plan_ok = true;
+    if (!x->warmed || !warm_has(x->warmed, &x->plan)) {
+        if ((rc = bcl_sim_warmup(x->sim, &x->plan, &x->first_ms, e)))
+            return rc;
+        if (x->warmed)
+            warm_add(x->warmed, &x->plan);
+    }
+    /* After the first launch, so that the entry holds what the driver
+     * compiled for it (docs/cache.md). */
+    if (x->build && x->stored && !*x->stored) {
+        bcl_context_cache_store(x->ctx, x->build);
+        *x->stored = true;
+    }
+    if ((rc = run_steps(x, e, ts)))
+        return rc;
+    if ((rc = bcl_sim_read(x->sim, x->out, e)))
+        return rc;
+    if (a->validate && (rc = validate(x, e, ts)))
+        return rc;
+    return BCL_OK;
+}

@@ -1,0 +1,119 @@
+/*
+ * The result of a run: the fields of `ballcl run --json` (docs: PYTHON.md
+ * lists them), held by a ballcl.Result, the class __init__.py registers.
+ */
+#include "core.h"
+
+PyObject *bpy_result_type;
+
+static PyObject *params_list(const bcl_model *m, const float *p)
+{
+    unsigned n = bcl_model_param_floats(m);
+    PyObject *l = PyList_New(n);
+    for (unsigned i = 0; l && i < n; i++) {
+        PyObject *f = PyFloat_FromDouble(p[i]);
+        if (!f) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, f);
+    }
+    return l;
+}
+
+static PyObject *validation_dict(const bpy_exec *x)
+{
+    const bcl_validation *v = &x->v;
+    bool done = x->args->validate;
+    PyObject *first = PyList_New(0);
+    for (size_t i = 0; done && first && i < v->nreported; i++) {
+        const bcl_mismatch *mm = &v->first[i];
+        PyObject *one = Py_BuildValue("{s:n, s:(dddd), s:(dddd)}", "ball", (Py_ssize_t)mm->ball,
+                                      "want", mm->want[0], mm->want[1], mm->want[2], mm->want[3],
+                                      "got", mm->got[0], mm->got[1], mm->got[2], mm->got[3]);
+        if (!one || PyList_Append(first, one) < 0) {
+            Py_XDECREF(one);
+            Py_CLEAR(first);
+        }
+        Py_XDECREF(one);
+    }
+    PyObject *max_ulp = !done || v->max_ulp == UINT64_MAX ? Py_NewRef(Py_None)
+                                                          : PyLong_FromUnsignedLongLong(v->max_ulp);
+    return Py_BuildValue(
+        "{s:O, s:O, s:K, s:K, s:N, s:i, s:N}", "performed", done ? Py_True : Py_False, "passed",
+        done && v->mismatches == 0 ? Py_True : Py_False, "compared",
+        (unsigned long long)v->compared, "mismatches", (unsigned long long)v->mismatches, "max_ulp",
+        max_ulp, "tolerance_ulp", 0, "first_mismatches", first);
+}
+
+PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
+                     const bpy_ctx_report *cr)
+{
+    const bcl_plan *p = &x->plan;
+    const bcl_launch *l = &p->launch;
+    double steps = (double)x->args->steps;
+    double us_dev = steps ? x->t.device_ms * 1e3 / steps : 0;
+    double us_wall = steps ? x->t.wall_ms * 1e3 / steps : 0;
+    double rate = us_dev > 0 ? (double)x->balls / (us_dev * 1e-6) : 0;
+    char sel[32];
+    snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
+    PyObject *context =
+        cr ? Py_BuildValue("{s:O, s:K, s:K, s:K}", "uploaded", cr->uploaded ? Py_True : Py_False,
+                           "calls", cr->calls, "builds", cr->builds, "uploads", cr->uploads)
+           : Py_NewRef(Py_None);
+    PyObject *dict = Py_BuildValue(
+        "{s:{s:N, s:N, s:s, s:s, s:N}, s:s, s:N, s:s, s:n, s:K, s:n,"
+        " s:{s:n, s:n, s:s, s:s, s:s, s:I, s:I, s:s, s:s},"
+        " s:{s:O, s:d, s:N, s:O, s:d, s:d},"
+        " s:{s:d, s:d, s:d, s:d, s:d, s:d, s:K}, s:N, s:N}",
+        "device", "name", bpy_text(d->name), "platform", bpy_text(d->platform_name), "selector",
+        sel, "type", bcl_device_type_name(d->type), "driver", bpy_text(d->driver), "model",
+        x->args->model->name, "params", params_list(x->args->model, x->args->params), "init",
+        "array", "balls", (Py_ssize_t)x->balls, "steps", (unsigned long long)x->args->steps,
+        "buffers", (Py_ssize_t)x->buffers, "launch", "local", (Py_ssize_t)l->local, "global",
+        (Py_ssize_t)p->global, "how", l->how, "why", l->why, "variant", p->variant,
+        "balls_per_item", p->balls_per_item, "steps_per_launch", p->steps_per_launch,
+        "steps_per_launch_how", p->k_how, "sync", "end", "cache", "hit",
+        br->cache_hit ? Py_True : Py_False, "program_ms", br->program_ms, "note",
+        bpy_text(br->note), "stored", br->cache_stored ? Py_True : Py_False, "store_ms",
+        br->store_ms, "first_launch_ms", x->first_ms, "timing", "device_ms", x->t.device_ms,
+        "wall_ms", x->t.wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall,
+        "ball_steps_per_s", rate, "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9,
+        "launches", (unsigned long long)x->t.launches, "validation", validation_dict(x), "context",
+        context);
+    if (!dict)
+        return NULL;
+    PyObject *r = PyObject_CallOneArg(bpy_result_type, dict);
+    Py_DECREF(dict);
+    return r;
+}
+
+PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "validation failed: %llu of %llu floats differ from the C reference",
+             (unsigned long long)x->v.mismatches, (unsigned long long)x->v.compared);
+    PyObject *exc = PyObject_CallFunction(bpy_MismatchError, "s", msg);
+    if (!exc)
+        return NULL;
+    PyObject *code = PyLong_FromLong(BCL_EXIT_MISMATCH);
+    if (code && PyObject_SetAttrString(exc, "exit_code", code) == 0 &&
+        PyObject_SetAttrString(exc, "result", result) == 0 &&
+        PyObject_SetAttrString(exc, "state", state) == 0 &&
+        PyObject_SetAttrString(exc, "detail", Py_None) == 0)
+        PyErr_SetObject(bpy_MismatchError, exc);
+    Py_XDECREF(code);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+int bpy_warn(const bpy_exec *x, const bcl_build_report *build)
+{
+    if (build && build->warning[0] &&
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", build->warning) < 0)
+        return -1;
+    if (x->plan_ok && x->plan.warning[0] &&
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", x->plan.warning) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,26 @@
+"""Runs the Python module's tests with pytest, under the interpreter meson
+builds the module for (Debian's python3). Exits 77 (meson's "skipped") when
+there is no OpenCL device, like every device test of ballcl.
+
+Usage (tests/meson.build does this): run_pytest.py BUILD_PYTHON_DIR [pytest args]
+"""
+import os
+import sys
+
+sys.path.insert(0, sys.argv[1])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [sys.argv[1]] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+import ballcl  # noqa: E402
+import pytest  # noqa: E402
+
+try:
+    found = ballcl.devices()
+except ballcl.DeviceError as e:
+    print(f"skip: no OpenCL device: {e}")
+    sys.exit(77)
+if not found:
+    print("skip: no OpenCL device")
+    sys.exit(77)
+here = os.path.dirname(os.path.abspath(__file__))
+sys.exit(pytest.main(["-p", "no:cacheprovider", "-q", "-rs", here] + sys.argv[2:]))
