@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,11 +26,15 @@ typedef struct run_args {
     const char *snapshot;
     unsigned snap_w, snap_h; /* 0: from the box's aspect */
     bcl_launch launch;
+    bool local_given;
     uint64_t steps_per_launch;
     bool k_given;
     const char *k_how;              /* where K came from */
     char variant[BCL_VARIANT_NAME]; /* kernel variant, "" for the base kernel */
     const char *variant_opt;        /* --variant, NULL when not given */
+    bool tuned_stored;              /* a tuned record exists for the device and model */
+    bool tuned_used;                /* the run takes its configuration from it */
+    char tuned_note[160];           /* why it is used or not, for the report */
     bcl_sync sync;
     bool validate, use_cache, json, verbose;
     uint64_t tol_ulp;
@@ -50,15 +55,15 @@ static void help(void)
            "  --seed S               PRNG seed for --init (default 1)\n"
            "  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
            "  --output FILE.npy      save the final state (written atomically)\n"
-           "  --snapshot FILE.png    save a picture of the final state: the box, each ball\n"
-           "                         a dot, darker where many overlap (written atomically)\n"
+           "  --snapshot FILE.png    save a PNG picture of the final state: the box, each\n"
+           "                         ball a dot, darker where many overlap (written\n"
+           "                         atomically; the name must end in .png)\n"
            "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
-           "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
-           "  --steps-per-launch K   steps applied per kernel launch (default: tuned if\n"
-           "                         stored, else min(S, %u); 1 with --sync every)\n"
+           "  --local L              work-group size: auto, driver, tuned, or a number;\n"
+           "                         --local 1 alone runs the seed's launch: single steps\n"
+           "                         of the base kernel, one ball per work-group\n"
+           "  --steps-per-launch K   steps applied per kernel launch (default: see below)\n"
            "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
-           "                         (default: tuned with --local tuned, else the rule of\n"
-           "                         docs/BENCHMARK.md)\n"
            "  --sync every|end       wait for the device after every launch, or only at the\n"
            "                         end (default end)\n"
            "  --no-validate          skip the comparison with the C reference\n"
@@ -67,6 +72,19 @@ static void help(void)
            "  --json                 one JSON object on stdout instead of the report\n"
            "  -v, --verbose          more detail\n"
            "  -h, --help             this help\n\n"
+           "Launch configuration (K, variant and local size are taken together, never mixed):\n"
+           "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
+           "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
+           "    entry when K must be 1: S = 1 or --sync every); with nothing stored, the\n"
+           "    defaults: K = min(S, %u) (1 with --sync every), the variant rule of\n"
+           "    docs/BENCHMARK.md, local auto\n"
+           "  - any of them given: what you give, the defaults for the rest; nothing from\n"
+           "    the tuned record, except with --local tuned, which asks for it: the stored\n"
+           "    K (unless given), and the variant and local size of the stored entry for\n"
+           "    the kernel that runs\n"
+           "  - --local 1 without --steps-per-launch or --variant: K = 1 on the base kernel\n"
+           "    (the seed's launch, to see its cost)\n"
+           "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
            BCL_DEFAULT_K);
 }
@@ -161,6 +179,7 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             break;
         case OPT_LOCAL:
             rc = bcl_local_parse(optarg, &a->launch, e);
+            a->local_given = true;
             break;
         case OPT_SPL:
             rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
@@ -221,6 +240,13 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
                         "--input gives the balls: it cannot be combined with --balls or --init");
     if (a->snap_w && !a->snapshot)
         return bcl_fail(e, BCL_EXIT_INPUT, "--snapshot-size needs --snapshot FILE.png");
+    /* Only PNG is written: a name that promises another format would get
+     * PNG bytes under it. */
+    size_t sl = a->snapshot ? strlen(a->snapshot) : 0;
+    if (a->snapshot && (sl < 4 || strcasecmp(a->snapshot + sl - 4, ".png") != 0))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--snapshot: '%s': the picture is a PNG: expected a name ending in .png",
+                        a->snapshot);
     return cli_model_resolve(&a->model, e);
 }
 
@@ -283,9 +309,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
-    printf("steps       %llu (%llu per launch: %s; %llu launches, sync %s)\n",
+    printf("steps       %llu (%llu per launch: %s; %llu launch%s, sync %s)\n",
            (unsigned long long)a->steps, (unsigned long long)a->steps_per_launch, a->k_how,
-           (unsigned long long)t->launches, a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
+           (unsigned long long)t->launches, t->launches == 1 ? "" : "es",
+           a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
     char suffix[64];
     bcl_kernel_suffix(a->steps_per_launch > 1, a->variant, suffix, sizeof suffix);
     printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, suffix,
@@ -294,6 +321,8 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
         printf("launch      local %zu, global %zu (%s: %s)\n", l->local, global, l->how, l->why);
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
+    if (a->tuned_note[0])
+        printf("tuned       %s\n", a->tuned_note);
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
@@ -356,7 +385,7 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
-        " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
         params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
@@ -367,7 +396,8 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
         (json_int_t)a->steps_per_launch, "steps_per_launch_how", a->k_how, "sync",
         a->sync == BCL_SYNC_EVERY ? "every" : "end", "cache", "hit", br->cache_hit, "program_ms",
         br->program_ms, "note", br->note, "stored", br->cache_stored, "store_ms", br->store_ms,
-        "first_launch_ms", first_ms, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
+        "first_launch_ms", first_ms, "tuned", "stored", a->tuned_stored, "used", a->tuned_used,
+        "note", a->tuned_note, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
         "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
         rate * 32.0 / (double)a->steps_per_launch / 1e9, "validation", validation);
     return root;
@@ -383,25 +413,36 @@ static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_e
     return bcl_snapshot_write(a->snapshot, state, n, &so, e);
 }
 
-/* Steps per launch and kernel variant: the user's K, else the tuned one,
- * else the rule (bcl_default_steps_per_launch); the tuned variant with
- * --local tuned, else the rule (bcl_variant_default). */
+/* The launch configuration: K, variant and local size, taken together
+ * (the rule of 'ballcl run --help' and docs/BENCHMARK.md). A plain run takes
+ * the tuned record whole; any of --steps-per-launch, --variant, --local
+ * turns it off, except --local tuned, which asks for it. Never a tuned K
+ * with an untuned variant or local size: their best values depend on K. */
 static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(ctx);
     bcl_tuned t = {0};
     bcl_error te = {0};
-    if ((!a->k_given || a->launch.mode == BCL_LOCAL_TUNED) &&
-        bcl_tuned_load(d, a->model.model, &t, &te) != BCL_OK) {
+    if (bcl_tuned_load(d, a->model.model, &t, &te) != BCL_OK) {
         fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
         bcl_error_clear(&te);
     }
+    a->tuned_stored = t.single.found || t.fused.found;
+    bool any_given = a->k_given || a->variant_opt || a->local_given;
+    bool want_tuned = !any_given || a->launch.mode == BCL_LOCAL_TUNED;
+    /* The seed's first mistake as the seed made it: one step per launch,
+     * one ball per work-group. Fused K steps at local 1 hide its cost. */
+    bool seed_launch = a->local_given && a->launch.mode == BCL_LOCAL_FIXED &&
+                       a->launch.local == 1 && !a->k_given && !a->variant_opt;
     if (a->k_given) {
         a->k_how = "given";
     } else if (a->sync == BCL_SYNC_EVERY) {
         a->steps_per_launch = 1;
         a->k_how = "1 with --sync every";
-    } else if (t.fused.found && a->steps > 1) {
+    } else if (seed_launch) {
+        a->steps_per_launch = 1;
+        a->k_how = "1 with --local 1, the seed's launch";
+    } else if (want_tuned && t.fused.found && a->steps > 1) {
         a->steps_per_launch =
             t.fused.steps_per_launch < a->steps ? t.fused.steps_per_launch : a->steps;
         a->k_how = "tuned";
@@ -409,6 +450,27 @@ static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
         a->steps_per_launch = bcl_default_steps_per_launch(a->steps, a->sync);
         a->k_how = "default rule";
     }
+    bool fused_k = a->steps_per_launch > 1;
+    const bcl_tuned_entry *entry = fused_k ? &t.fused : &t.single;
+    a->tuned_used = want_tuned && entry->found;
+    /* A plain run resolves its local size from the record too. */
+    if (a->tuned_used && !a->local_given)
+        a->launch.mode = BCL_LOCAL_TUNED;
+    if (a->tuned_used)
+        snprintf(a->tuned_note, sizeof a->tuned_note,
+                 "used%s: K, variant and local size of the %s entry stored by 'ballcl tune' "
+                 "(%s, N = %llu)%s",
+                 any_given ? " (--local tuned)" : "", fused_k ? "k-step" : "one-step", t.date,
+                 (unsigned long long)t.balls, any_given ? ", where not given" : "");
+    else if (a->tuned_stored && want_tuned)
+        snprintf(a->tuned_note, sizeof a->tuned_note, "not used: no %s entry stored",
+                 fused_k ? "k-step" : "one-step");
+    else if (a->tuned_stored)
+        snprintf(a->tuned_note, sizeof a->tuned_note,
+                 "not used: %s given (the stored configuration is taken whole or not at all)",
+                 a->k_given       ? "--steps-per-launch"
+                 : a->variant_opt ? "--variant"
+                                  : "--local");
     bool fused = a->steps_per_launch > 1;
     bcl_variant vars[BCL_MAX_VARIANTS];
     size_t nv;
@@ -433,9 +495,8 @@ static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
                         "of %s",
                         fused ? "k-step" : "one-step", a->model.model->name, a->variant_opt, names);
     }
-    const bcl_tuned_entry *te_used = fused ? &t.fused : &t.single;
-    if (a->launch.mode == BCL_LOCAL_TUNED && te_used->found)
-        snprintf(a->variant, sizeof a->variant, "%s", te_used->variant);
+    if (a->tuned_used)
+        snprintf(a->variant, sizeof a->variant, "%s", entry->variant);
     else
         snprintf(a->variant, sizeof a->variant, "%s",
                  bcl_variant_default(d->type, fused, vars, nv));
