@@ -40,8 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check(json_is_object(doc), "accepted a non-object", &e);
     const char *schema = json_string_value(json_object_get(doc, "schema"));
-    check(schema && (strcmp(schema, BCL_SURVEY_SCHEMA) == 0 ||
-                     strcmp(schema, BCL_SURVEY_SCHEMA_V1) == 0),
+    check(schema &&
+              (strcmp(schema, BCL_SURVEY_SCHEMA) == 0 || strcmp(schema, BCL_SURVEY_SCHEMA_V1) == 0),
           "accepted another schema", &e);
     check(json_array_size(json_object_get(doc, "devices")) > 0, "accepted no devices", &e);
     char *text = json_dumps(doc, JSON_PRESERVE_ORDER);
