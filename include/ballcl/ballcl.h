@@ -89,6 +89,9 @@ typedef struct bcl_device_info {
     uint64_t local_mem;
     uint64_t max_alloc;
     bool fp64, fp16;
+    size_t preferred_multiple;          /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+                                           (OpenCL 3.0); 0 when the driver lacks it */
+    uint32_t native_vector_width_float; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
 } bcl_device_info;
 
 typedef struct bcl_device_list {
@@ -108,6 +111,9 @@ int bcl_device_select(const bcl_device_list *list, const char *selector, size_t 
                       bcl_error *e);
 /* "cpu", "gpu", "accelerator" or "other". */
 const char *bcl_device_type_name(uint64_t type);
+/* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
+ * or NULL with e set (the query failed, or out of memory). */
+char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
 
 /* ---- models ------------------------------------------------------------- */
 
@@ -221,6 +227,8 @@ typedef struct bcl_plan_request {
     const char *variant;       /* NULL: tuned (with local tuned), else the rule; "" or
                                   "base": the base kernel; else a variant of the program */
     bcl_launch launch;         /* from bcl_local_parse: auto, driver, tuned or a size */
+    bool take_tuned;           /* nothing of K, variant and local was chosen (a plain
+                                  'ballcl run'): the tuned record whole, when stored */
 } bcl_plan_request;
 
 /*
@@ -263,6 +271,8 @@ typedef struct bcl_plan {
                                        survey): a full and a partial launch of K */
     char warning[256];              /* the tuned file was consulted and could not be used;
                                        empty otherwise */
+    bool tuned_used;                /* K, variant and local size came from the tuned
+                                       record (those the request left open) */
 } bcl_plan;
 
 /* Resolves r on context c into *p: K, variant, kernel and local size. An

@@ -140,10 +140,44 @@ int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size
 int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
                    char *path_out, size_t path_size, bcl_error *e);
 
+/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
+ * found. A file that does not parse, is of another format version or names
+ * another device or model is an input error naming the file. */
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
+
+/* The tuned record of the context's device and model, read from its file
+ * at the first call (or the first plan that consults it) and kept: all
+ * entries not found when nothing is stored. A file that cannot be used
+ * counts as nothing tuned; *problem (optional) then says why, else it is
+ * NULL. The record lives as long as the context. */
+const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
+
+/* One tuned file of a cache folder, as `ballcl cache list` shows it. */
+typedef struct bcl_tuned_file_info {
+    char file[160];     /* file name under <cache>/tuned */
+    char model[32];     /* from the file (valid only) */
+    char device[256];   /* device name, from the file */
+    char platform[256]; /* platform name, from the file */
+    bcl_tuned tuned;    /* its entries, date and N */
+    uint64_t bytes;     /* file size */
+    int64_t mtime;      /* seconds since the epoch */
+    bool valid;         /* it parses as a tuned file */
+    char problem[128];  /* why not, when !valid */
+} bcl_tuned_file_info;
+
+/* Lists the tuned files of the cache folder cache_dir (its "tuned" folder),
+ * sorted by file name; *files is malloc'ed (NULL when none). No folder is an
+ * empty list. A file that does not parse is listed with its problem. */
+int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
+
 /* ---- device capability survey (docs/SURVEY.md) ---------------------------- */
 
-/* The schema version every survey file carries; readers refuse others. */
-#define BCL_SURVEY_SCHEMA "ballcl-survey/1"
+/* The schema version this program writes. The reader also reads the older
+ * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
+ * version lacks is shown as absent) and refuses any other. */
+#define BCL_SURVEY_SCHEMA       "ballcl-survey/2"
+#define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
+#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1 and ballcl-survey/2"
 
 typedef struct bcl_survey_opts {
     bool quick;                /* smaller N, fewer repeats (for CI) */

@@ -30,6 +30,17 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_st
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
+/* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
+ * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
+ * *read_gb) of one device buffer of `bytes` (capped at the allocation
+ * limit), from pageable host memory (malloc) or, with pinned, from memory
+ * the runtime allocates (a mapped CL_MEM_ALLOC_HOST_PTR buffer: page-locked
+ * on GPU drivers). The host bytes are pseudo-random; one untimed transfer
+ * each way, then `repeats` of each, alternating, timed by profiling events;
+ * GB/s = bytes / time. */
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
+
 /* The local sizes a sweep tries for a kernel: the preferred multiple pm
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
  * up to pm (at least one size). Returns the count written (cap at most). */
@@ -47,9 +58,5 @@ int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out
  * version, device name, vendor and version, driver version and address
  * bits, so a driver update invalidates tuned results. */
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
-/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
- * found. A file that does not parse, is of another format version or names
- * another device or model is an input error naming the file. */
-int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
 
 #endif

@@ -45,11 +45,6 @@ cl_command_queue bcl_context_queue(const bcl_context *c);
 cl_program bcl_context_program(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
-/* The tuned record of the context's device and model, read from its file
- * at the first call and kept (all entries not found when nothing is
- * stored). A file that cannot be used counts as nothing tuned; *problem
- * (optional) then says why, else it is NULL. */
-const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
 
 /* Where kernel sources are found: BALLCL_KERNEL_DIR, ../cl next to the
  * executable, or the installed data folder. */
