@@ -60,7 +60,8 @@ int bpy_spl_arg(PyObject *spl, bpy_args *a)
 int bpy_local_arg(PyObject *local, bpy_args *a)
 {
     char text[32];
-    if (!local || local == Py_None) {
+    a->local_given = local && local != Py_None;
+    if (!a->local_given) {
         strcpy(text, "auto");
     } else if (PyUnicode_Check(local)) {
         const char *s = PyUnicode_AsUTF8(local);

@@ -20,6 +20,7 @@
 #include <numpy/arrayobject.h>
 
 #include "ballcl/ballcl.h"
+#include "ballcl/measure.h"
 
 /* A return code of the run functions beyond the BCL_EXIT_* classes: a
  * Python exception (KeyboardInterrupt, from a signal) is pending. */
@@ -59,6 +60,7 @@ typedef struct bpy_args {
     uint64_t steps;
     unsigned steps_per_launch; /* 0: the plan chooses */
     bcl_launch launch;
+    bool local_given; /* local was not None */
     bool validate;
 } bpy_args;
 
@@ -100,8 +102,9 @@ typedef struct bpy_exec {
     /* out */
     bcl_plan plan;
     bool plan_ok;
-    size_t buffers;  /* device buffers the state is split into */
-    double first_ms; /* the warm-up launch; 0 when none was needed */
+    char tuned_note[200]; /* whether the tuned record was used, and why not */
+    size_t buffers;       /* device buffers the state is split into */
+    double first_ms;      /* the warm-up launch; 0 when none was needed */
     bcl_sim_timing t;
     bcl_validation v;
 } bpy_exec;

@@ -34,8 +34,7 @@ int bpy_device_pick(const char *sel, size_t *index)
     if (!sel)
         sel = getenv("BALLCL_DEVICE");
     bcl_error e = {0};
-    bcl_selector s;
-    if (bcl_selector_parse(sel, &s, &e) || bcl_selector_match(&s, list, index, &e)) {
+    if (bcl_device_select(list, sel, index, &e)) {
         bpy_raise(&e);
         bcl_error_clear(&e);
         return -1;

@@ -98,6 +98,28 @@ static int validate(bpy_exec *x, bcl_error *e, PyThreadState **ts)
     return BCL_OK;
 }
 
+/* The report's "tuned" note, worded as `ballcl run` words it. */
+static void tuned_note(bpy_exec *x, const bcl_plan_request *req)
+{
+    const bcl_tuned *t = bcl_context_tuned(x->ctx, NULL);
+    const char *kind = x->plan.fused ? "k-step" : "one-step";
+    x->tuned_note[0] = '\0';
+    if (!t->single.found && !t->fused.found)
+        return;
+    if (x->plan.tuned_used)
+        snprintf(x->tuned_note, sizeof x->tuned_note,
+                 "used%s: K, variant and local size of the %s entry stored by 'ballcl tune' "
+                 "(%s, N = %llu)%s",
+                 req->take_tuned ? "" : " (local='tuned')", kind, t->date,
+                 (unsigned long long)t->balls, req->take_tuned ? "" : ", where not given");
+    else if (req->take_tuned || req->launch.mode == BCL_LOCAL_TUNED)
+        snprintf(x->tuned_note, sizeof x->tuned_note, "not used: no %s entry stored", kind);
+    else
+        snprintf(x->tuned_note, sizeof x->tuned_note,
+                 "not used: %s given (the stored configuration is taken whole or not at all)",
+                 x->args->steps_per_launch ? "steps_per_launch" : "local");
+}
+
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
 {
     const bpy_args *a = x->args;
@@ -108,13 +130,16 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
         .steps_per_launch = a->steps_per_launch,
         .sync = BCL_SYNC_END,
         .launch = a->launch,
+        /* As `ballcl run`: the tuned record whole, or not at all. */
+        .take_tuned = !a->steps_per_launch && !a->local_given,
     };
     x->first_ms = 0;
-    x->buffers = bcl_sim_chunks(x->sim);
+    x->buffers = bcl_sim_buffers(x->sim);
     int rc = bcl_plan_resolve(x->ctx, &req, &x->plan, e);
     if (rc)
         return rc;
     x->plan_ok = true;
+    tuned_note(x, &req);
     if (!x->warmed || !warm_has(x->warmed, &x->plan)) {
         if ((rc = bcl_sim_warmup(x->sim, &x->plan, &x->first_ms, e)))
             return rc;

@@ -64,7 +64,7 @@ PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_buil
     PyObject *dict = Py_BuildValue(
         "{s:{s:N, s:N, s:s, s:s, s:N}, s:s, s:N, s:s, s:n, s:K, s:n,"
         " s:{s:n, s:n, s:s, s:s, s:s, s:I, s:I, s:s, s:s},"
-        " s:{s:O, s:d, s:N, s:O, s:d, s:d},"
+        " s:{s:O, s:d, s:N, s:O, s:d, s:d}, s:{s:O, s:O, s:s},"
         " s:{s:d, s:d, s:d, s:d, s:d, s:d, s:K}, s:N, s:N}",
         "device", "name", bpy_text(d->name), "platform", bpy_text(d->platform_name), "selector",
         sel, "type", bcl_device_type_name(d->type), "driver", bpy_text(d->driver), "model",
@@ -76,11 +76,12 @@ PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_buil
         "steps_per_launch_how", p->k_how, "sync", "end", "cache", "hit",
         br->cache_hit ? Py_True : Py_False, "program_ms", br->program_ms, "note",
         bpy_text(br->note), "stored", br->cache_stored ? Py_True : Py_False, "store_ms",
-        br->store_ms, "first_launch_ms", x->first_ms, "timing", "device_ms", x->t.device_ms,
-        "wall_ms", x->t.wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall,
-        "ball_steps_per_s", rate, "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9,
-        "launches", (unsigned long long)x->t.launches, "validation", validation_dict(x), "context",
-        context);
+        br->store_ms, "first_launch_ms", x->first_ms, "tuned", "stored",
+        x->tuned_note[0] ? Py_True : Py_False, "used", x->plan.tuned_used ? Py_True : Py_False,
+        "note", x->tuned_note, "timing", "device_ms", x->t.device_ms, "wall_ms", x->t.wall_ms,
+        "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
+        rate * 32.0 / (double)p->steps_per_launch / 1e9, "launches",
+        (unsigned long long)x->t.launches, "validation", validation_dict(x), "context", context);
     if (!dict)
         return NULL;
     PyObject *r = PyObject_CallOneArg(bpy_result_type, dict);

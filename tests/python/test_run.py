@@ -67,8 +67,8 @@ def test_result_has_the_cli_fields(dev, tmp_path):
                                     check=True).stdout)
     _, r = ballcl.run(s, 10, device=dev)
     mine = r.as_dict()
-    assert set(cli) - {"init", "seed"} <= set(mine)
-    for key in ("device", "launch", "cache", "timing", "validation"):
+    assert set(cli) - {"seed"} <= set(mine)
+    for key in ("device", "launch", "cache", "tuned", "timing", "validation"):
         assert set(cli[key]) <= set(mine[key]), key
     for key in ("device", "model", "params", "balls", "steps", "buffers"):
         assert mine[key] == cli[key], key
