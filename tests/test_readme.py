@@ -133,6 +133,10 @@ def scratch(tmp):
     """The paths and files the examples use."""
     os.makedirs(os.path.join(tmp, "build", "tools"))
     os.symlink(testlib.BALLCL, os.path.join(tmp, "build", "tools", "ballcl"))
+    # The Python module of this build and the examples (README's Python section).
+    build = os.path.dirname(os.path.dirname(os.path.abspath(testlib.BALLCL)))
+    os.symlink(os.path.join(build, "python"), os.path.join(tmp, "build", "python"))
+    os.symlink(os.path.join(testlib.SOURCE_ROOT, "examples"), os.path.join(tmp, "examples"))
     os.makedirs(os.path.join(tmp, "docs"))
     os.symlink(os.path.join(testlib.SOURCE_ROOT, "docs", "surveys"),
                os.path.join(tmp, "docs", "surveys"))

@@ -21,7 +21,7 @@ esac
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd
 libjansson-dev libssl-dev libpng-dev libomp-dev
-libcmocka-dev python3 python3-numpy python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev"
+libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev"
 
 missing=""
 for p in $packages; do
