@@ -109,9 +109,15 @@ def run_block(cmds, tmp, names):
     """Runs the commands of one block in one shell; returns each one's output
     and exit status."""
     script = ["exec 2>&1"]
+    asan = os.environ.get("BALLCL_ASAN_RUNTIME")
     for i, (cmd, _) in enumerate(cmds):
         script.append(f"__rc=$?; echo '@@ {i} begin'; (exit $__rc)")
-        script.append(strip_comment(cmd))
+        cmd = strip_comment(cmd)
+        if asan and "/usr/bin/python3" in cmd:
+            # The sanitizer build's module in an uninstrumented interpreter
+            # (tests/python/run_pytest.py says why).
+            cmd = f"LD_PRELOAD={asan} ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 {cmd}"
+        script.append(cmd)
         script.append(f"__rc=$?; echo \"@@ {i} end $__rc\"; (exit $__rc)")
     p = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp, capture_output=True,
                        text=True, timeout=900, env=dict(os.environ, LC_ALL="C"))

@@ -7,6 +7,15 @@ Usage (tests/meson.build does this): run_pytest.py BUILD_PYTHON_DIR [pytest args
 import os
 import sys
 
+# In the sanitizer build the module needs the ASan runtime loaded before
+# anything else; the interpreter's own allocations at exit are no leak of
+# ours, so LeakSanitizer is off here (memory errors still end the run).
+asan = os.environ.get("BALLCL_ASAN_RUNTIME")
+if asan and asan not in os.environ.get("LD_PRELOAD", ""):
+    env = dict(os.environ, LD_PRELOAD=asan,
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
 sys.path.insert(0, sys.argv[1])
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [sys.argv[1]] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
