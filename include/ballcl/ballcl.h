@@ -131,8 +131,13 @@ typedef struct bcl_model {
     unsigned flops_per_step;
     /* Checks parameter values (floats in declaration order). */
     int (*check)(const float *p, bcl_error *e);
-    /* Fills n balls (4 floats each) deterministically from seed. */
-    void (*init)(float *state, size_t n, bcl_init how, uint64_t seed, const float *p);
+    /* Fills n balls (4 floats each) deterministically from seed: state[0]
+     * is ball `first` of the whole state, and ball i depends only on seed
+     * and i (each ball takes a fixed number of PRNG draws, so a slice
+     * starts with bcl_rng_seed_at), so any cut of a run into slices,
+     * filled apart, gives the bits of one fill from ball 0. */
+    void (*init)(float *state, size_t first, size_t n, bcl_init how, uint64_t seed,
+                 const float *p);
     /* The scalar C reference: applies `steps` steps to each of n balls. */
     void (*reference)(float *state, size_t n, uint64_t steps, const float *p);
     /* The rectangle (x0, y0, x1, y1) the model keeps every ball in, for
@@ -157,6 +162,9 @@ typedef struct bcl_rng {
     uint64_t s;
 } bcl_rng;
 void bcl_rng_seed(bcl_rng *r, uint64_t seed);
+/* The generator seeded with seed after `draws` calls of bcl_rng_next, in
+ * O(1): SplitMix64's state after d draws is seed + d * gamma. */
+void bcl_rng_seed_at(bcl_rng *r, uint64_t seed, uint64_t draws);
 uint64_t bcl_rng_next(bcl_rng *r);
 /* Uniform integer in [0, bound), by the multiply-shift of the top 32 bits. */
 uint32_t bcl_rng_below(bcl_rng *r, uint32_t bound);

@@ -269,7 +269,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
-    m->init(init, n, a->init, a->seed, a->model.params);
+    m->init(init, 0, n, a->init, a->seed, a->model.params);
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
     setup_rows(bcl_context_tuned(ctx, NULL), a, n, res);

@@ -397,7 +397,7 @@ int cmd_run(int argc, char **argv)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
             goto out;
         }
-        a.model.model->init(state, n, a.init, a.seed, a.model.params);
+        a.model.model->init(state, 0, n, a.init, a.seed, a.model.params);
     }
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
