@@ -207,6 +207,9 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
                 .sync = a->sync,
                 .launch = a->launch,
                 .variant = a->variant,
+                /* As on one device: a plain run takes what 'ballcl tune'
+                 * stored for each device. */
+                .take_tuned = !a->steps_per_launch && !a->variant && !a->local_given,
             },
     };
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
