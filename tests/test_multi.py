@@ -139,6 +139,35 @@ for fault in ["clEnqueueNDRangeKernel:2@1", "clEnqueueReadBuffer:1@1", "clCreate
 r = run(["run", "-d", A, "-n", 300, "-s", 5], env=dict(TWO, BALLCL_FAULT="clFinish:1@1"))
 check(r.rc == 0, "a fault aimed at device 1 leaves a run on one device alone", r.describe())
 
+# ---- bench: each device alone, then all-devices with the efficiency -------------------
+r = run(["bench", "-d", PAIR, "-n", 65536, "-r", 2, "--repeat-ms", 20, "--json"], env=TWO,
+        timeout=300)
+j = r.json() if r.rc == 0 else {}
+rows = j.get("sweep", [{}])[0].get("rows", [])
+names = [x["name"] for x in rows]
+alld = rows[-1] if rows else {}
+check(names == [f"{A} alone", f"{B} alone", "all-devices"] and alld.get("efficiency", 0) > 0
+      and abs(alld["efficiency"] - alld["ball_steps_per_s"]
+              / sum(x["ball_steps_per_s"] for x in rows[:-1])) < 1e-6
+      and sum(x["balls"] for x in rows[:-1]) == 65536,
+      "bench over two devices: a row per device alone and all-devices with its efficiency",
+      r.out[-2500:] + r.err[-500:])
+
+# ---- tune: each device in turn; a later run weighs them by the tuned rates -------------
+cache = out("cache")
+os.makedirs(cache, exist_ok=True)
+TUNED = dict(TWO, BALLCL_CACHE_DIR=cache)
+r = run(["tune", "-d", PAIR, "-n", 4096, "-r", 1, "-s", 2, "--k", 2, "--json"], env=TUNED,
+        timeout=300)
+j = r.json() if r.rc == 0 else {}
+check(len(j.get("devices", [])) == 2 and all(d.get("path") for d in j["devices"]),
+      "tune -d A,B tunes and stores both devices", r.describe()[-1500:])
+r = run(["run", "-d", PAIR, "-n", 100000, "-s", 20, "--json"], env=TUNED)
+j = r.json() if r.rc == 0 else {}
+check([d.get("rate_how") for d in j.get("devices", [])] == ["tuned", "tuned"]
+      and j["aggregate"]["calibrate_ms"] == 0,
+      "with tuned records the split takes their rates and calibrates nothing", r.out[-2000:])
+
 # ---- bad lists -------------------------------------------------------------------------
 expect_error(["run", "-d", f"{A},", "-n", 300], 2, "an empty item", env=TWO)
 expect_error(["run", "-d", f"{A},{A}", "-n", 300], 2, "a second time", env=TWO)

@@ -20,7 +20,9 @@ static void help(void)
            "compares the final state bit for bit with the scalar C reference.\n\n"
            "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
            "                         platform name (default: $BALLCL_DEVICE, else the first\n"
-           "                         GPU, accelerator, CPU)\n"
+           "                         GPU, accelerator, CPU); a comma-separated list of them,\n"
+           "                         or all, runs on several devices at once, the balls\n"
+           "                         split by each one's measured rate (docs/DESIGN.md)\n"
            "  -n, --balls N          number of balls (default 100000)\n"
            "  -s, --steps S          number of steps (default 1000)\n");
     cli_print_model_help(stdout);
