@@ -200,14 +200,16 @@ static size_t calibration_balls(const bcl_device_info *d, size_t range)
 /* Measures m alone: a simulation of the first balls of the range, timed
  * with its own plan. The rate is from the host clock, which is what a run
  * waits for (a CPU device on a busy host computes in bursts that its
- * profiling clock does not show); the per-launch overhead is what the host
- * clock saw beyond the device's. */
+ * profiling clock does not show). The fixed cost of a launch is the round
+ * trip of a launch over one block of balls, measured apart: the difference
+ * between the host and device clocks of the big launches would count a busy
+ * host's delays as overhead. */
 static int calibrate_one(member *m, bcl_error *e)
 {
     bcl_group *g = m->g;
     double t0 = bcl_now_ms();
     size_t n = calibration_balls(m->pub.dev, g->o.req.balls);
-    bcl_sim *sim = NULL;
+    bcl_sim *sim = NULL, *tiny = NULL;
     bcl_plan saved = m->pub.plan;
     int rc = resolve(m, g->o.req.first, n, e);
     if (rc == BCL_OK)
@@ -221,13 +223,20 @@ static int calibrate_one(member *m, bcl_error *e)
     if (rc == BCL_OK)
         rc = bcl_measure_sim(sim, &m->pub.plan, &mo, &ms, e);
     bcl_sim_destroy(sim);
+    size_t few = m->pub.plan.block < n ? m->pub.plan.block : n;
+    bcl_stats trip = {0};
+    if (rc == BCL_OK)
+        rc = resolve(m, g->o.req.first, few, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_create(m->ctx, m->in, few, &tiny, e);
+    if (rc == BCL_OK)
+        rc = bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
+    bcl_sim_destroy(tiny);
     m->pub.plan = saved;
     if (rc)
         return rc;
-    double dev_us = ms.device_us.median > 0 ? ms.device_us.median : ms.wall_us.median;
     m->pub.rate = ms.wall_us.median > 0 ? (double)n / (ms.wall_us.median * 1e-6) : 0;
-    double extra_us = (ms.wall_us.median - dev_us) * (double)ms.steps;
-    m->pub.launch_ms = extra_us > 0 && ms.launches ? extra_us / (double)ms.launches / 1e3 : 0;
+    m->pub.launch_ms = trip.median / 1e3;
     m->pub.rate_how = "calibrated";
     m->pub.calibrate_ms = bcl_now_ms() - t0;
     return BCL_OK;
