@@ -1,6 +1,6 @@
 /*
  * The split of a run's balls among devices (bcl_split, docs/DESIGN.md,
- * "Several devices"), and device lists (bcl_selector_match_list): no
+ * "Several devices"), and device lists (bcl_device_select_list): no
  * device needed.
  */
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 
 #include <string.h>
 
@@ -96,33 +96,32 @@ static void test_lists(void **unused)
         memset(&fake[i], 0, sizeof fake[i]);
         fake[i].platform_index = i == 2;
         fake[i].device_index = i == 2 ? 0 : i;
-        fake[i].type = CL_DEVICE_TYPE_CPU;
+        fake[i].type = BCL_DEVICE_CPU;
         strcpy(fake[i].name, names[i]);
         strcpy(fake[i].platform_name, i == 2 ? "rusticl" : "Portable Computing Language");
     }
     size_t idx[8], count;
     bcl_error e = {0};
-    assert_int_equal(bcl_selector_match_list("all", &list, idx, 8, &count, &e), 0);
+    assert_int_equal(bcl_device_select_list(&list, "all", idx, 8, &count, &e), 0);
     assert_int_equal(count, 3);
-    assert_int_equal(bcl_selector_match_list("1:0,0:1", &list, idx, 8, &count, &e), 0);
+    assert_int_equal(bcl_device_select_list(&list, "1:0,0:1", idx, 8, &count, &e), 0);
     assert_int_equal(count, 2);
     assert_int_equal(idx[0], 2);
     assert_int_equal(idx[1], 1);
-    assert_int_equal(bcl_selector_match_list("0:0", &list, idx, 8, &count, &e), 0);
+    assert_int_equal(bcl_device_select_list(&list, "0:0", idx, 8, &count, &e), 0);
     assert_int_equal(count, 1);
-    assert_int_equal(bcl_selector_match_list(NULL, &list, idx, 8, &count, &e), 0);
+    assert_int_equal(bcl_device_select_list(&list, NULL, idx, 8, &count, &e), 0);
     assert_int_equal(count, 1);
-    assert_int_equal(bcl_selector_match_list("rusticl,0:0", &list, idx, 8, &count, &e), 0);
+    assert_int_equal(bcl_device_select_list(&list, "rusticl,0:0", idx, 8, &count, &e), 0);
     assert_int_equal(idx[0], 2);
     const char *bad[] = {"0:0,", ",0:0", "0:0,,0:1", "0:0,0:0", "0:0,9:9", "pthread"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         bcl_error_clear(&e);
-        assert_int_equal(bcl_selector_match_list(bad[i], &list, idx, 8, &count, &e),
-                         BCL_EXIT_INPUT);
+        assert_int_equal(bcl_device_select_list(&list, bad[i], idx, 8, &count, &e), BCL_EXIT_INPUT);
         assert_true(e.msg[0] != '\0');
     }
     bcl_error_clear(&e);
-    assert_int_equal(bcl_selector_match_list("0:0,0:1,1:0", &list, idx, 2, &count, &e),
+    assert_int_equal(bcl_device_select_list(&list, "0:0,0:1,1:0", idx, 2, &count, &e),
                      BCL_EXIT_INPUT);
     bcl_error_clear(&e);
 }

@@ -3,13 +3,13 @@
  * comma-separated list of selectors, each matched as a single selector is,
  * or the word "all" for every device of every platform.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int bcl_selector_match_list(const char *text, const bcl_device_list *list, size_t *index,
-                            size_t cap, size_t *count, bcl_error *e)
+int bcl_device_select_list(const bcl_device_list *list, const char *text, size_t *index, size_t cap,
+                           size_t *count, bcl_error *e)
 {
     *count = 0;
     if (text && strcmp(text, "all") == 0) {

@@ -13,8 +13,9 @@
  * another's, and all devices compute at once. Threads live for one phase;
  * the state lives on the devices for the whole group.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/program.h"
+#include "run/run.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -111,6 +112,36 @@ static int each_member(bcl_group *g, member_fn fn, bool busy_only, bool parallel
     return member_failed(g, e);
 }
 
+int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_t n,
+                         unsigned host_copies, const char *what, bcl_error *e)
+{
+    /* Every CPU device's buffers live in host memory: at most one more
+     * state, whatever the split. */
+    unsigned copies = host_copies;
+    for (size_t i = 0; i < count; i++)
+        if (devs[i]->type & BCL_DEVICE_CPU) {
+            copies++;
+            break;
+        }
+    double bytes = (double)n * BALL_BYTES, host = (double)bcl_host_memory_bytes();
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: no balls to simulate", what);
+    if (n > SIZE_MAX / BALL_BYTES || (host > 0 && bytes * copies > host))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
+                        "more than the %.1f MiB of this machine",
+                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
+    double dev_total = 0;
+    for (size_t i = 0; i < count; i++)
+        dev_total += (double)devs[i]->global_mem;
+    if (bytes > dev_total)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of the %zu "
+                        "devices together",
+                        what, n, bytes / 1048576.0, dev_total / 1048576.0, count);
+    return BCL_OK;
+}
+
 size_t bcl_group_size(const bcl_group *g)
 {
     return g->count;
@@ -190,7 +221,7 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
  * millions in flight), few enough to take a fraction of a second. */
 static size_t calibration_balls(const bcl_device_info *d, size_t range)
 {
-    size_t n = (d->type & CL_DEVICE_TYPE_CPU) ? (size_t)1 << 20 : (size_t)1 << 24;
+    size_t n = (d->type & BCL_DEVICE_CPU) ? (size_t)1 << 20 : (size_t)1 << 24;
     cl_ulong per_alloc = d->max_alloc / BALL_BYTES;
     if (per_alloc && n > per_alloc)
         n = (size_t)per_alloc;
@@ -426,7 +457,7 @@ static int load_one(member *m, bcl_error *e)
         rc = bcl_sim_warmup(m->sim, &m->pub.plan, &m->pub.first_launch_ms, e);
     if (rc)
         return rc;
-    m->pub.buffers = bcl_sim_chunks(m->sim);
+    m->pub.buffers = bcl_sim_buffers(m->sim);
     /* After the first launch, as a single run does (bcl_context_cache_store). */
     bcl_context_cache_store(m->ctx, &m->pub.build);
     return BCL_OK;

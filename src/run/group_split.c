@@ -15,7 +15,7 @@
  * few milliseconds of noise must not tilt an even split. A share under
  * half a block rounds to nothing and is dropped the same way.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 
 #include <math.h>
 #include <stdlib.h>

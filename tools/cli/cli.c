@@ -35,14 +35,8 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
 {
     if (!sel_text)
         sel_text = getenv("BALLCL_DEVICE");
-    bcl_selector sel;
-    int rc = bcl_selector_parse(sel_text, &sel, e);
-    if (rc)
-        return rc;
-    rc = bcl_devices_enumerate(list, e);
-    if (rc)
-        return rc;
-    return bcl_selector_match(&sel, list, index, e);
+    int rc = bcl_devices_enumerate(list, e);
+    return rc ? rc : bcl_device_select(list, sel_text, index, e);
 }
 
 int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index, size_t cap,
@@ -53,7 +47,7 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
     int rc = bcl_devices_enumerate(list, e);
     if (rc)
         return rc;
-    return bcl_selector_match_list(sel_text, list, index, cap, count, e);
+    return bcl_device_select_list(list, sel_text, index, cap, count, e);
 }
 
 void cli_add_param_options(struct option *opts, size_t used, size_t cap)

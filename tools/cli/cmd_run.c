@@ -514,7 +514,7 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && a.snapshot && (rc = run_write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
-        json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         /* The same "devices" array as a run over several devices: one entry. */
         bcl_group_member only = {.dev = dev,
                                  .build = br,
@@ -522,7 +522,7 @@ int cmd_run(int argc, char **argv)
                                  .shard = {0, n},
                                  .share = 1,
                                  .rate_how = "only device",
-                                 .buffers = bcl_sim_chunks(sim),
+                                 .buffers = bcl_sim_buffers(sim),
                                  .first_launch_ms = first_ms,
                                  .timing = t,
                                  .v = v};
@@ -534,7 +534,7 @@ int cmd_run(int argc, char **argv)
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        print_report(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

@@ -9,35 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The host must hold the state, the initial copy for validation and, for
- * every CPU device, that device's buffers (at most one more state). */
-static int host_fit(const run_args *a, const bcl_device_info *const *devs, size_t ndev, size_t n,
-                    bcl_error *e)
-{
-    const char *what = a->input ? a->input : "--balls";
-    unsigned copies = a->validate ? 2 : 1;
-    for (size_t i = 0; i < ndev; i++)
-        if (devs[i]->type & CL_DEVICE_TYPE_CPU) {
-            copies++;
-            break;
-        }
-    double bytes = (double)n * 16.0, host = (double)bcl_host_memory_bytes();
-    if (n > SIZE_MAX / 16 || (host > 0 && bytes * copies > host))
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
-                        "more than the %.1f MiB of this machine",
-                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
-    double dev_total = 0;
-    for (size_t i = 0; i < ndev; i++)
-        dev_total += (double)devs[i]->global_mem;
-    if (bytes > dev_total)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of the %zu "
-                        "devices together",
-                        what, n, bytes / 1048576.0, dev_total / 1048576.0, ndev);
-    return BCL_OK;
-}
-
 json_t *run_member_json(const run_args *a, const bcl_group_member *m)
 {
     const bcl_device_info *d = m->dev;
@@ -181,7 +152,9 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
 {
     bcl_group *g = NULL;
     float *init = NULL;
-    int rc = host_fit(a, devs, ndev, n, e);
+    /* The state, and for validation the initial state. */
+    int rc = bcl_group_memory_fit(devs, ndev, n, a->validate ? 2 : 1,
+                                  a->input ? a->input : "--balls", e);
     if (rc)
         return rc;
     if (!*state) {
