@@ -49,6 +49,11 @@ int bpy_device_pick(const char *sel, size_t *index);
 PyObject *bpy_text(const char *s);
 /* The `ballcl devices --json` fields of d, as a dict. */
 PyObject *bpy_device_dict(const bcl_device_info *d);
+/* Whether sel names several devices ("all", or a comma-separated list). */
+bool bpy_is_device_list(const char *sel);
+/* The devices sel names, in order, into idx (at most BCL_MAX_DEVICES); -1
+ * with an exception set. */
+int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count);
 /* ballcl.devices() */
 PyObject *bpy_devices_py(PyObject *self, PyObject *unused);
 
@@ -129,11 +134,42 @@ extern PyObject *bpy_result_type;
 /* A Result holding the `run --json` fields of x (ctx: NULL for ballcl.run). */
 PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *dev, const bcl_build_report *build,
                      const bpy_ctx_report *ctx);
+/* One device's part of a run, as an entry of the result's "devices". */
+typedef struct bpy_member {
+    const bcl_device_info *dev;
+    const char *selector; /* "P:D" */
+    size_t first, balls;  /* its shard */
+    double share, rate, launch_ms;
+    const char *rate_how;
+    double device_ms, wall_ms, wait_ms; /* over the whole run */
+    uint64_t steps;
+    const bcl_plan *plan; /* NULL when it got no balls */
+    size_t buffers;
+    const bcl_build_report *build;
+    const bcl_validation *v;
+    bool validate;
+    const char *excluded; /* why it got no balls */
+} bpy_member;
+PyObject *bpy_member_dict(const bpy_member *m);
+
+/* The same fields as a dict, and a dict made a Result (steals it). */
+PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *dev,
+                          const bcl_build_report *build, const bpy_ctx_report *ctx);
+PyObject *bpy_result_wrap(PyObject *dict);
+/* The "validation" fields of v (done: validation was asked for). */
+PyObject *bpy_validation_dict(const bcl_validation *v, bool done);
 /* Raises MismatchError for x's failed validation, with .result and .state. */
 PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x);
 /* Issues the plan's and the build's warnings as RuntimeWarnings; -1 when a
  * warning filter turned one into an exception. */
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build);
+
+/* ---- group.c: one run over several devices ------------------------------- */
+
+/* ballcl.run's work when the device selector names several devices: the
+ * balls split by rate, one shard per device, all at once (ballcl/ballcl.h,
+ * "A group"). Returns (new_state, Result) or NULL with an exception set. */
+PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count);
 
 /* ---- run.c and pycontext.c ------------------------------------------- */
 

@@ -80,3 +80,22 @@ PyObject *bpy_devices_py(PyObject *self, PyObject *unused)
     }
     return out;
 }
+
+bool bpy_is_device_list(const char *sel)
+{
+    return sel && (strchr(sel, ',') || strcmp(sel, "all") == 0);
+}
+
+int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count)
+{
+    const bcl_device_list *list = bpy_devices();
+    if (!list)
+        return -1;
+    bcl_error e = {0};
+    if (bcl_device_select_list(list, sel, idx, BCL_MAX_DEVICES, count, &e)) {
+        bpy_raise(&e);
+        bcl_error_clear(&e);
+        return -1;
+    }
+    return 0;
+}

@@ -16,6 +16,7 @@
 #include "core.h"
 
 #include <pythread.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct bpy_context {
@@ -69,8 +70,15 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
     }
     const char *sel;
     size_t di;
-    if (bpy_model_arg(model_o, params_o, &c->base) || bpy_device_arg(device_o, &sel) ||
-        bpy_device_pick(sel, &di))
+    if (bpy_model_arg(model_o, params_o, &c->base) || bpy_device_arg(device_o, &sel))
+        return -1;
+    if (bpy_is_device_list(sel ? sel : getenv("BALLCL_DEVICE"))) {
+        bpy_input_error("Context: device '%s' names several devices: a Context holds one "
+                        "(ballcl.run takes several)",
+                        sel ? sel : getenv("BALLCL_DEVICE"));
+        return -1;
+    }
+    if (bpy_device_pick(sel, &di))
         return -1;
     c->dev = &bpy_devices()->dev[di];
     bcl_error e = {0};

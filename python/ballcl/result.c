@@ -21,10 +21,8 @@ static PyObject *params_list(const bcl_model *m, const float *p)
     return l;
 }
 
-static PyObject *validation_dict(const bpy_exec *x)
+PyObject *bpy_validation_dict(const bcl_validation *v, bool done)
 {
-    const bcl_validation *v = &x->v;
-    bool done = x->args->validate;
     PyObject *first = PyList_New(0);
     for (size_t i = 0; done && first && i < v->nreported; i++) {
         const bcl_mismatch *mm = &v->first[i];
@@ -46,8 +44,71 @@ static PyObject *validation_dict(const bpy_exec *x)
         max_ulp, "tolerance_ulp", 0, "first_mismatches", first);
 }
 
+PyObject *bpy_member_dict(const bpy_member *m)
+{
+    const bcl_device_info *d = m->dev;
+    double steps = (double)m->steps;
+    double us = steps ? m->device_ms * 1e3 / steps : 0;
+    double us_wall = steps ? m->wall_ms * 1e3 / steps : 0;
+    double rate = us > 0 ? (double)m->balls / (us * 1e-6) : 0;
+    PyObject *dict = Py_BuildValue(
+        "{s:s, s:N, s:N, s:s, s:n, s:n, s:d, s:s, s:d, s:d, s:d, s:d, s:d, s:d}", "selector",
+        m->selector, "name", bpy_text(d->name), "platform", bpy_text(d->platform_name), "type",
+        bcl_device_type_name(d->type), "first_ball", (Py_ssize_t)m->first, "balls",
+        (Py_ssize_t)m->balls, "share", m->share, "rate_how", m->rate_how,
+        "split_rate_ball_steps_per_s", m->rate, "launch_overhead_ms", m->launch_ms, "us_per_step",
+        us, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "wait_ms", m->wait_ms);
+    if (!dict)
+        return NULL;
+    int rc = 0;
+    if (m->plan) {
+        const bcl_plan *p = m->plan;
+        PyObject *launch = Py_BuildValue(
+            "{s:s, s:I, s:n, s:s, s:n, s:n}", "variant", p->variant, "steps_per_launch",
+            p->steps_per_launch, "local", (Py_ssize_t)p->launch.local, "how", p->launch.how,
+            "global", (Py_ssize_t)p->global, "buffers", (Py_ssize_t)m->buffers);
+        PyObject *cache =
+            Py_BuildValue("{s:O, s:d, s:N}", "hit", m->build->cache_hit ? Py_True : Py_False,
+                          "program_ms", m->build->program_ms, "note", bpy_text(m->build->note));
+        PyObject *valid = bpy_validation_dict(m->v, m->validate);
+        rc = launch && cache && valid && PyDict_SetItemString(dict, "launch", launch) == 0 &&
+                     PyDict_SetItemString(dict, "cache", cache) == 0 &&
+                     PyDict_SetItemString(dict, "validation", valid) == 0
+                 ? 0
+                 : -1;
+        Py_XDECREF(launch);
+        Py_XDECREF(cache);
+        Py_XDECREF(valid);
+    } else {
+        PyObject *why = bpy_text(m->excluded);
+        rc = why && PyDict_SetItemString(dict, "excluded", why) == 0 &&
+                     PyDict_SetItemString(dict, "validation", Py_None) == 0
+                 ? 0
+                 : -1;
+        Py_XDECREF(why);
+    }
+    if (rc < 0)
+        Py_CLEAR(dict);
+    return dict;
+}
+
+PyObject *bpy_result_wrap(PyObject *dict)
+{
+    if (!dict)
+        return NULL;
+    PyObject *r = PyObject_CallOneArg(bpy_result_type, dict);
+    Py_DECREF(dict);
+    return r;
+}
+
 PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
                      const bpy_ctx_report *cr)
+{
+    return bpy_result_wrap(bpy_result_dict(x, d, br, cr));
+}
+
+PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
+                          const bpy_ctx_report *cr)
 {
     const bcl_plan *p = &x->plan;
     const bcl_launch *l = &p->launch;
@@ -81,12 +142,33 @@ PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_buil
         "note", x->tuned_note, "timing", "device_ms", x->t.device_ms, "wall_ms", x->t.wall_ms,
         "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
         rate * 32.0 / (double)p->steps_per_launch / 1e9, "launches",
-        (unsigned long long)x->t.launches, "validation", validation_dict(x), "context", context);
-    if (!dict)
-        return NULL;
-    PyObject *r = PyObject_CallOneArg(bpy_result_type, dict);
-    Py_DECREF(dict);
-    return r;
+        (unsigned long long)x->t.launches, "validation",
+        bpy_validation_dict(&x->v, x->args->validate), "context", context);
+    /* One device: "devices" holds it alone, as `ballcl run --json` does. */
+    bpy_member m = {
+        .dev = d,
+        .selector = sel,
+        .balls = x->balls,
+        .share = 1.0,
+        .rate_how = "only device",
+        .device_ms = x->t.device_ms,
+        .wall_ms = x->t.wall_ms,
+        .steps = x->args->steps,
+        .plan = p,
+        .buffers = x->buffers,
+        .build = br,
+        .v = &x->v,
+        .validate = x->args->validate,
+    };
+    PyObject *one = dict ? bpy_member_dict(&m) : NULL;
+    PyObject *devices = one ? PyList_New(1) : NULL;
+    if (devices)
+        PyList_SET_ITEM(devices, 0, Py_NewRef(one));
+    if (dict && (!devices || PyDict_SetItemString(dict, "devices", devices) < 0))
+        Py_CLEAR(dict);
+    Py_XDECREF(one);
+    Py_XDECREF(devices);
+    return dict;
 }
 
 PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)

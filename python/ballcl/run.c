@@ -5,6 +5,7 @@
  */
 #include "core.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
@@ -29,6 +30,13 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     size_t n = (size_t)PyArray_DIM(in, 0), di;
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
+    const char *eff = sel ? sel : getenv("BALLCL_DEVICE");
+    if (bpy_is_device_list(eff)) {
+        size_t idx[BCL_MAX_DEVICES], count;
+        if (bpy_device_pick_list(eff, idx, &count) == 0)
+            ret = bpy_run_group(in, &a, idx, count);
+        goto done;
+    }
     if (bpy_device_pick(sel, &di))
         goto done;
     const bcl_device_info *dev = &bpy_devices()->dev[di];

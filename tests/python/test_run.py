@@ -74,6 +74,10 @@ def test_result_has_the_cli_fields(dev, tmp_path):
         assert mine[key] == cli[key], key
     for key in ("local", "global", "how", "variant", "steps_per_launch", "sync"):
         assert mine["launch"][key] == cli["launch"][key], key
+    assert len(mine["devices"]) == len(cli["devices"]) == 1
+    assert set(cli["devices"][0]) <= set(mine["devices"][0])
+    for key in ("launch", "cache", "validation"):
+        assert set(cli["devices"][0][key]) <= set(mine["devices"][0][key]), key
     assert mine["context"] is None and mine["init"] == "array"
     assert r.timing["launches"] == 1 and r.timing["us_per_step"] > 0
     assert "passed" in repr(r)
