@@ -5,7 +5,20 @@
 #ifndef BALLCL_BENCH_H
 #define BALLCL_BENCH_H
 
-#include "cli.h"
+#include "options.h"
+
+/* The options of 'ballcl bench'. */
+typedef struct bench_args {
+    cli_options o; /* the shared options */
+    uint64_t k;
+    bool k_given;
+    const char *csv;
+} bench_args;
+
+/* bench over several devices (docs/BENCHMARK.md, "Several devices"): for
+ * each N, every device's shard timed alone and the row all-devices, all of
+ * them at once, with the scaling efficiency. */
+int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev, bcl_error *e);
 
 /* The rows, in table order; names are part of the output format. */
 enum {

@@ -7,18 +7,10 @@
  * cost in the footer), --json, --csv.
  */
 #include "bench.h"
-#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-typedef struct bench_args {
-    cli_options o; /* the shared options */
-    uint64_t k;
-    bool k_given;
-    const char *csv;
-} bench_args;
 
 static void help(void)
 {
@@ -205,7 +197,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
-    m->init(init, n, a->o.init, a->o.seed, a->o.model.params);
+    m->init(init, 0, n, a->o.init, a->o.seed, a->o.model.params);
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
     setup_rows(a, n, res);
@@ -266,8 +258,17 @@ int cmd_bench(int argc, char **argv)
     }
     if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
         goto out;
-    if ((rc = cli_pick_device(a.o.device, &list, &di, &e)))
+    size_t picked[BCL_MAX_DEVICES], ndev = 0;
+    if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
+    if (ndev > 1) {
+        const bcl_device_info *devs[BCL_MAX_DEVICES];
+        for (size_t i = 0; i < ndev; i++)
+            devs[i] = &list.dev[picked[i]];
+        rc = bench_multi(&a, devs, ndev, &e);
+        goto out;
+    }
+    di = picked[0];
     const bcl_device_info *d = &list.dev[di];
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, NULL, &e)))
