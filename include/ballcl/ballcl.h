@@ -33,6 +33,10 @@ typedef struct bcl_error {
 
 /* Sets the error (first error wins) and returns its code. */
 int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Copies in to out (size bytes, NUL-terminated), each control character
+ * (below 0x20, and 0x7f) written as \xNN: text from users, files and
+ * drivers shown on a terminal. Returns the length written. */
+size_t bcl_escape(const char *in, char *out, size_t size);
 /* Attaches a copy of text (e.g. a build log) to an error that is already set. */
 void bcl_error_set_detail(bcl_error *e, const char *text);
 void bcl_error_clear(bcl_error *e);
@@ -173,9 +177,58 @@ float bcl_rng_mixed(bcl_rng *r, int emin, int emax);
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
 /* Writes atomically: a temporary file in the same folder, then rename. */
 int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
+struct bcl_outputs;
+/* Writes the .npy file into output i of an output set (bcl_outputs_add). */
+int bcl_npy_write_to(struct bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);
 
-/* Writes `len` bytes to path atomically (temporary file + fsync + rename). */
+/* Writes `len` bytes to path atomically (temporary file + fsync + rename):
+ * an output set of one (below). */
 int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e);
+
+/* ---- outputs: checked before the work, committed all or none ------------- */
+
+/* The outputs of one command (src/files/atomic_file.c, docs/RELIABILITY.md):
+ * each is checked and gets its temporary file before any work, the data
+ * goes to the temporaries, and a commit renames them all or none. The
+ * temporaries are removed on any failure, and on SIGINT, SIGTERM and SIGHUP
+ * once bcl_cleanup_install ran. An existing destination must be a regular
+ * file; a symbolic link is followed and its target replaced. */
+#define BCL_OUTPUTS_MAX 4
+typedef struct bcl_output {
+    const char *path; /* as given; must outlive the set */
+    const char *what; /* the option, for messages ("--output"); may be NULL */
+    char *target;     /* the file replaced: path, or a symbolic link's target */
+    char *tmp;        /* the temporary beside target */
+    int fd;           /* open on tmp until the commit */
+    int slot;         /* in the signal clean-up registry, -1 when none */
+} bcl_output;
+typedef struct bcl_outputs {
+    bcl_output out[BCL_OUTPUTS_MAX];
+    size_t count;
+} bcl_outputs;
+
+/* Checks path as the next output (index count) and creates its temporary.
+ * BCL_EXIT_INPUT naming what and path when it cannot be written. */
+int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_error *e);
+/* Appends len bytes to output i's temporary. */
+int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bcl_error *e);
+/* Flushes every temporary, then replaces every destination, or none (a
+ * failed rename is undone). The set is empty afterwards, either way. */
+int bcl_outputs_commit(bcl_outputs *s, bcl_error *e);
+/* Removes every temporary; the destinations are untouched. Idempotent. */
+void bcl_outputs_discard(bcl_outputs *s);
+/* Installs the SIGINT/SIGTERM/SIGHUP handler that removes the registered
+ * temporaries and exits with 128 + the signal (130, 143, 129). For
+ * programs; the library never installs it itself. */
+void bcl_cleanup_install(void);
+/* "a FIFO", "a character device", ... for a st_mode, for messages. */
+const char *bcl_file_type_name(unsigned mode);
+/* Opens path for reading only if it is a regular file, without ever
+ * blocking (O_NONBLOCK: a FIFO would wait for a writer) and, with
+ * nofollow, not through a symbolic link. Returns the descriptor; -1 with
+ * errno set when open or fstat fails; -2 when the file is not a regular
+ * file, its type in *mode (optional; see bcl_file_type_name). */
+int bcl_open_regular(const char *path, bool nofollow, unsigned *mode);
 
 /* ---- pictures of a state -------------------------------------------------- */
 
@@ -222,6 +275,19 @@ uint64_t bcl_ulp_distance(float a, float b);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
                  bcl_validation *v);
+/* Where a state from finite input stopped being finite. */
+typedef struct bcl_overflow {
+    size_t ball;   /* the first ball with a non-finite value */
+    uint64_t step; /* the step that made it non-finite (from 1); 0 if unknown */
+    int component; /* 0..3: x, y, z, w */
+    float value;   /* inf, -inf or NaN */
+} bcl_overflow;
+/* Finds the first non-finite value of state (n balls after `steps` steps
+ * of model m from init); false when all are finite. With init, it also
+ * finds the step at which that ball overflowed by running the reference on
+ * it step by step (init NULL: step 0, unknown). */
+bool bcl_find_overflow(const bcl_model *m, const float *p, const float *init, const float *state,
+                       size_t n, uint64_t steps, bcl_overflow *o);
 /* Runs the model's reference on a copy of init chunk by chunk (on all host
  * cores) and compares with result. init is left unchanged. */
 int bcl_validate(const bcl_model *m, const float *p, const float *init, const float *result,
@@ -524,6 +590,10 @@ int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size
  * found. A file that does not parse, is of another format version or names
  * another device or model is an input error naming the file. */
 int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
+/* Forgets every entry of t whose variant the kernels of c's model do not
+ * define (a tuned file from other kernels): the default rule then
+ * decides. warning gets a line naming the file, or "" when all is well. */
+void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size);
 /* The hook of bcl_launch_resolve for --local tuned: true and *local when the
  * tuned entry stored for the context's device and model names kernel k
  * (function name and variant). A stored driver choice gives *local = 0. */
@@ -580,11 +650,18 @@ int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t 
  * malloc'ed: free with bcl_tune_result_free. Does not store anything. */
 int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
 void bcl_tune_result_free(bcl_tune_result *r);
-/* Stores r->best (with the device's identity, the date and every candidate
- * of r) atomically as the tuned file of (d, m), creating the folders with
- * mode 0700; the path is written to path_out. */
-int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
+/* Before a sweep: creates the tuned file's folders (mode 0700), checks
+ * that they are the user's (like the binary cache) and adds the tuned file
+ * to the output set o (its temporary created: the folder is writable), so
+ * that nothing stops the result from being stored after the sweep. The
+ * path is written to path_out, which must outlive o. */
+int bcl_tuned_open(const bcl_device_info *d, const bcl_model *m, struct bcl_outputs *o,
                    char *path_out, size_t path_size, bcl_error *e);
+/* Stores r->best (with the device's identity, the date and every candidate
+ * of r) as the tuned file of (d, m) through o (bcl_tuned_open): written
+ * and committed atomically. */
+int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
+                   struct bcl_outputs *o, bcl_error *e);
 
 /* ---- test hooks ----------------------------------------------------------- */
 
@@ -685,5 +762,7 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, struct json_t
 int bcl_survey_load(const char *path, struct json_t **out, bcl_error *e);
 /* Writes doc atomically (bcl_write_file_atomic) as indented JSON. */
 int bcl_survey_save(const char *path, const struct json_t *doc, bcl_error *e);
+/* Writes doc into output i of s and commits the set. */
+int bcl_survey_save_to(struct bcl_outputs *s, size_t i, const struct json_t *doc, bcl_error *e);
 
 #endif

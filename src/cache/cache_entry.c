@@ -167,15 +167,27 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
     return true;
 }
 
-/* Reads a whole regular file of at most `limit` bytes. Returns 0, or an
- * errno value (EFBIG past the limit). */
-static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len)
+/* Reads a whole regular file of at most `limit` bytes, never through a
+ * symbolic link and never a special file (a FIFO would block). Returns 0,
+ * or an errno value (EFBIG past the limit), or -1 with why filled for an
+ * entry that is not a plain file of the user's. */
+static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len, char *why,
+                      size_t why_size)
 {
     /* The fault hook, so the fault walk sees a cache that cannot be read. */
     int f = bcl_fault_take("read");
     if (f != 0)
         return f;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, true, &mode);
+    if (fd == -1 && errno == ELOOP) {
+        snprintf(why, why_size, "a symbolic link, not a file");
+        return -1;
+    }
+    if (fd == -2) {
+        snprintf(why, why_size, "%s, not a regular file", bcl_file_type_name(mode));
+        return -1;
+    }
     if (fd < 0)
         return errno;
     struct stat st;
@@ -184,9 +196,11 @@ static int read_whole(const char *path, uint64_t limit, unsigned char **out, siz
         close(fd);
         return err;
     }
-    if (!S_ISREG(st.st_mode)) {
+    /* Only the user (or root) may have made what we load into the driver:
+     * an entry of another user, or one others may write, is not trusted. */
+    if (!bcl_cache_owner_ok(&st, why, why_size)) {
         close(fd);
-        return EISDIR;
+        return -1;
     }
     if ((uint64_t)st.st_size > limit) {
         close(fd);
@@ -227,7 +241,10 @@ bcl_cache_lookup bcl_cache_entry_read(const char *path, const bcl_cache_key *key
     *file = NULL;
     unsigned char *buf = NULL;
     size_t size = 0;
-    int err = read_whole(path, BCL_CACHE_HEADER_SIZE + BCL_CACHE_MAX_PAYLOAD, &buf, &size);
+    int err =
+        read_whole(path, BCL_CACHE_HEADER_SIZE + BCL_CACHE_MAX_PAYLOAD, &buf, &size, why, why_size);
+    if (err == -1)
+        return BCL_CACHE_BAD;
     if (err == ENOENT) {
         snprintf(why, why_size, "no entry");
         return BCL_CACHE_ABSENT;

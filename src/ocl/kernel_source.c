@@ -66,9 +66,21 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e)
         return rc;
     char path[PATH_MAX + 256];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(errno));
+    /* Only a regular file: a FIFO in its place would block for ever. */
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, false, &mode);
+    if (fd == -2 && S_ISDIR(mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(EISDIR));
+    if (fd == -2)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': it is %s, not a regular file",
+                        path, bcl_file_type_name(mode));
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(err));
+    }
     char *buf = NULL;
     size_t used = 0, cap = 0;
     for (;;) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Bigger than any survey of a few devices, small enough to read at once. */
 #define MAX_FILE ((size_t)64 << 20)
@@ -349,10 +350,22 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
 int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
-    /* Grown as it is read: a pipe or /proc file has no size up front. */
+    /* Only a regular file: a FIFO would block and /dev/zero never ends. */
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, false, &mode);
+    if (fd == -2)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "cannot read '%s': it is %s, not a regular file: "
+                        "expected a survey file",
+                        path, bcl_file_type_name(mode));
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(err));
+    }
+    /* Grown as it is read, up to MAX_FILE. */
     size_t cap = 0, len = 0;
     char *buf = NULL;
     int rc = BCL_OK;
@@ -387,20 +400,26 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
     return rc;
 }
 
-int bcl_survey_save(const char *path, const json_t *doc, bcl_error *e)
+int bcl_survey_save_to(bcl_outputs *s, size_t i, const json_t *doc, bcl_error *e)
 {
     char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     if (!text)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
     size_t len = strlen(text);
-    char *withnl = realloc(text, len + 2);
-    if (!withnl) {
-        free(text);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
-    withnl[len] = '\n';
-    withnl[len + 1] = '\0';
-    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
-    free(withnl);
+    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
+    int rc = bcl_outputs_write(s, i, text, len + 1, e);
+    if (rc == BCL_OK)
+        rc = bcl_outputs_commit(s, e);
+    free(text);
+    return rc;
+}
+
+int bcl_survey_save(const char *path, const json_t *doc, bcl_error *e)
+{
+    bcl_outputs s = {0};
+    int rc = bcl_outputs_add(&s, path, NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_survey_save_to(&s, 0, doc, e);
+    bcl_outputs_discard(&s);
     return rc;
 }

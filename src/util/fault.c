@@ -1,10 +1,10 @@
 /*
  * Fault injection for tests. BALLCL_FAULT="name:n[:STATUS]" makes the n-th
  * call (counting from 1) of the named OpenCL or I/O function fail as if it
- * had returned STATUS. Every OpenCL call in the library goes through the
- * BCL_CL / BCL_CL_CREATE macros (src/ocl/clcall.h), and every file write through
- * the atomic writer, so a test can walk n upward through a whole run and see
- * each failure handled. Without the variable this costs one branch per call.
+ * had returned STATUS, or with STATUS "crash" be killed there (SIGKILL). Every OpenCL call in the
+ * library goes through the BCL_CL / BCL_CL_CREATE macros (src/ocl/clcall.h), and every file write
+ * through the atomic writer, so a test can walk n upward through a whole run and see each failure
+ * handled. Without the variable this costs one branch per call.
  *
  * BALLCL_FAULT_TRACE=1 prints "ballcl: fault point NAME" on stderr at every
  * call that could be failed, so a test learns the sequence of a whole run
@@ -14,9 +14,14 @@
 #include "ballcl/ballcl.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The STATUS "crash": the process is killed at that call. */
+#define FAULT_CRASH INT_MIN
 
 static struct {
     int parsed;
@@ -63,7 +68,10 @@ static void parse_spec(void)
         cl_int st;
         const char *s = end + 1;
         bool known = false;
-        if (bcl_cl_status_parse(s, &st)) {
+        if (strcmp(s, "crash") == 0) {
+            fault.status = FAULT_CRASH;
+            known = true;
+        } else if (bcl_cl_status_parse(s, &st)) {
             fault.status = st;
             known = true;
         }
@@ -90,5 +98,12 @@ int bcl_fault_take(const char *name)
         fprintf(stderr, "ballcl: fault point %s\n", name);
     if (!fault.name[0] || strcmp(name, fault.name) != 0)
         return 0;
-    return ++fault.seen == fault.nth ? fault.status : 0;
+    if (++fault.seen != fault.nth)
+        return 0;
+    /* A crash inside the call (a driver's SIGSEGV), as the in-use marker of
+     * the binary cache must survive it: SIGKILL, which nothing can catch,
+     * so that no handler or sanitizer report blurs it. */
+    if (fault.status == FAULT_CRASH)
+        raise(SIGKILL);
+    return fault.status;
 }

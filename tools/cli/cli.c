@@ -22,18 +22,32 @@ int cli_report(const bcl_error *e)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char raw[1024], shown[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "ballcl %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'ballcl %s --help')\n", cmd);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* The arguments are the user's text: no control characters raw. */
+    bcl_escape(raw, shown, sizeof shown);
+    fprintf(stderr, "ballcl %s: %s (see 'ballcl %s --help')\n", cmd, shown, cmd);
     return BCL_EXIT_INPUT;
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    char raw[1536], shown[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    bcl_escape(raw, shown, sizeof shown);
+    fprintf(stderr, "ballcl: warning: %s\n", shown);
 }
 
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e)
 {
-    if (!sel_text)
+    /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
+    if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
     bcl_selector sel;
     int rc = bcl_selector_parse(sel_text, &sel, e);
@@ -177,19 +191,6 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
     if (*count == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected one or more comma-separated numbers",
                         what, text);
-    return BCL_OK;
-}
-
-int cli_check_writable(const char *path, const char *what, bcl_error *e)
-{
-    char copy[4096];
-    if (strlen(path) >= sizeof copy)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
-    strcpy(copy, path);
-    const char *dir = dirname(copy);
-    if (access(dir, W_OK | X_OK) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
     return BCL_OK;
 }
 

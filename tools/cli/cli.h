@@ -22,6 +22,9 @@ int cli_report(const bcl_error *e);
 /* Usage error for a subcommand: one line, and a pointer to --help. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "ballcl: warning: <text>" on stderr, control characters escaped. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Enumerates devices and picks one by selector text (NULL: BALLCL_DEVICE,
  * then the default). list stays owned by the caller. */
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e);
@@ -61,10 +64,6 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 /* Parses "a,b,c" into out (at most cap values, each in [min, max]). */
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, size_t cap, size_t *count, bcl_error *e);
-
-/* Fails early (input error naming what) if path's folder is not writable,
- * so long work is not lost on a bad output path. */
-int cli_check_writable(const char *path, const char *what, bcl_error *e);
 
 /* Fails (input error naming what) before any allocation when n balls do
  * not fit the device's memory, or host_copies copies of the state (plus the

@@ -31,7 +31,8 @@ typedef struct bench_args {
 static void help(void)
 {
     printf("usage: ballcl bench [options]\n\n"
-           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference (the C\n"
+           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference "
+           "(the C\n"
            "reference, one host thread), openmp (host loop on all threads), local=1 (the\n"
            "seed's mistake), local=driver, local=auto, local=tuned, sync-every-step (host\n"
            "waits after every launch), batched (one wait at the end), fused (K steps per\n"
@@ -179,9 +180,13 @@ static int make_plan(bcl_context *ctx, const bench_args *a, plan *p, bcl_error *
     const bcl_device_info *d = bcl_context_device(ctx);
     bcl_error te = {0};
     if (bcl_tuned_load(d, a->model.model, &p->tuned, &te) != BCL_OK) {
-        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
+        cli_warn("%s; ignoring it", te.msg);
         bcl_error_clear(&te);
     }
+    char warning[4096 + 256];
+    bcl_tuned_check(ctx, &p->tuned, warning, sizeof warning);
+    if (warning[0])
+        cli_warn("%s", warning);
     int rc = bcl_variants_list(ctx, true, p->fused_vars, BCL_MAX_VARIANTS, &p->nfused_vars, e);
     if (rc)
         return rc;
@@ -360,11 +365,13 @@ int cmd_bench(int argc, char **argv)
     char *csv = NULL;
     size_t csv_len = 0, di;
     size_t failed = 0;
+    bcl_outputs outs = {0};
     if (!res) {
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
         goto out;
     }
-    if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
+    /* Checked, with its temporary file, before the long measurement. */
+    if (a.csv && (rc = bcl_outputs_add(&outs, a.csv, "--csv", &e)))
         goto out;
     if ((rc = cli_pick_device(a.device, &list, &di, &e)))
         goto out;
@@ -415,7 +422,8 @@ int cmd_bench(int argc, char **argv)
         json_object_set(root, "sweep", sweep);
     if (a.json)
         cli_print_json(root);
-    if (a.csv && (rc = bcl_write_file_atomic(a.csv, csv, csv_len, &e)))
+    if (a.csv && ((rc = bcl_outputs_write(&outs, 0, csv, csv_len, &e)) ||
+                  (rc = bcl_outputs_commit(&outs, &e))))
         goto out;
     if (failed)
         rc = bcl_fail(&e, BCL_EXIT_MISMATCH,
@@ -423,6 +431,7 @@ int cmd_bench(int argc, char **argv)
                       "%s not timed",
                       failed, failed == 1 ? "" : "s", failed == 1 ? "was" : "were");
 out:
+    bcl_outputs_discard(&outs);
     json_decref(root);
     json_decref(sweep);
     free(csv);

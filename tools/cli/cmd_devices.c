@@ -70,9 +70,14 @@ int cmd_devices(int argc, char **argv)
             char sel[32], mem[32];
             snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
             snprintf(mem, sizeof mem, "%.1f GiB", (double)d->global_mem / (1u << 30));
+            /* Driver strings reach a terminal: no control characters raw. */
+            char name[1024], plat[1024], ver[1024], drv[1024];
+            bcl_escape(d->name, name, sizeof name);
+            bcl_escape(d->platform_name, plat, sizeof plat);
+            bcl_escape(d->version, ver, sizeof ver);
+            bcl_escape(d->driver, drv, sizeof drv);
             printf("%-5s %-4s %4u %10s  %-32.32s %-26.26s %-16.16s %s\n", sel,
-                   bcl_device_type_name(d->type), d->compute_units, mem, d->name, d->platform_name,
-                   d->version, d->driver);
+                   bcl_device_type_name(d->type), d->compute_units, mem, name, plat, ver, drv);
         }
     }
     bcl_devices_free(&list);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -224,32 +225,6 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     return cli_model_resolve(&a->model, e);
 }
 
-/* Fails early, before any work, if the output could not be written. */
-static int check_output_path(const char *path, const char *what, bcl_error *e)
-{
-    char copy[PATH_MAX];
-    if (strlen(path) >= sizeof copy)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
-    strcpy(copy, path);
-    const char *dir = dirname(copy);
-    struct stat st;
-    /* stat first: access() on a file in place of the folder says EACCES. */
-    if (stat(dir, &st) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(ENOTDIR));
-    if (access(dir, W_OK | X_OK) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
-    /* Else the run would be done before rename() found the folder. */
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(EISDIR));
-    return BCL_OK;
-}
-
 /* Refuses an N whose host copies (the state, and for validation the initial
  * state) exceed the machine's memory: malloc would succeed on an
  * overcommitting kernel and the process be killed while filling them. */
@@ -278,8 +253,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     double bytes_per_ball_step = 32.0 / (double)a->steps_per_launch;
-    printf("device      %s (%s, selector %u:%u)\n", d->name, d->platform_name, d->platform_index,
-           d->device_index);
+    char name[1024], plat[1024];
+    bcl_escape(d->name, name, sizeof name);
+    bcl_escape(d->platform_name, plat, sizeof plat);
+    printf("device      %s (%s, selector %u:%u)\n", name, plat, d->platform_index, d->device_index);
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
@@ -374,13 +351,21 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
 }
 
 /* The picture frames the model's box when it has one, else the balls. */
-static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
+static int write_snapshot(const run_args *a, bcl_outputs *outs, size_t i, const float *state,
+                          size_t n, bcl_error *e)
 {
     const bcl_model *m = a->model.model;
     bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
     if (m->box)
         m->box(a->model.params, so.box);
-    return bcl_snapshot_write(a->snapshot, state, n, &so, e);
+    void *png;
+    size_t len;
+    int rc = bcl_snapshot_encode(state, n, &so, &png, &len, e);
+    if (rc)
+        return rc;
+    rc = bcl_outputs_write(outs, i, png, len, e);
+    free(png);
+    return rc;
 }
 
 /* Steps per launch and kernel variant: the user's K, else the tuned one,
@@ -393,9 +378,13 @@ static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
     bcl_error te = {0};
     if ((!a->k_given || a->launch.mode == BCL_LOCAL_TUNED) &&
         bcl_tuned_load(d, a->model.model, &t, &te) != BCL_OK) {
-        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
+        cli_warn("%s; ignoring it", te.msg);
         bcl_error_clear(&te);
     }
+    char warning[4096 + 256];
+    bcl_tuned_check(ctx, &t, warning, sizeof warning);
+    if (warning[0])
+        cli_warn("%s", warning);
     if (a->k_given) {
         a->k_how = "given";
     } else if (a->sync == BCL_SYNC_EVERY) {
@@ -458,9 +447,12 @@ int cmd_run(int argc, char **argv)
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
     size_t di;
-    if (a.output && (rc = check_output_path(a.output, "--output", &e)))
+    /* Every output is checked, and has its temporary file, before any
+     * work; they are all committed at the end, or none. */
+    bcl_outputs outs = {0};
+    if (a.output && (rc = bcl_outputs_add(&outs, a.output, "--output", &e)))
         goto out;
-    if (a.snapshot && (rc = check_output_path(a.snapshot, "--snapshot", &e)))
+    if (a.snapshot && (rc = bcl_outputs_add(&outs, a.snapshot, "--snapshot", &e)))
         goto out;
     if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
         goto out;
@@ -493,7 +485,7 @@ int cmd_run(int argc, char **argv)
     if (a.verbose)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
     if (br.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+        cli_warn("%s", br.warning);
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
@@ -528,7 +520,7 @@ int cmd_run(int argc, char **argv)
      * for it (PoCL: the work-group function for this local size). */
     bcl_context_cache_store(ctx, &br);
     if (br.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+        cli_warn("%s", br.warning);
     else if (a.verbose && br.cache_stored)
         fprintf(stderr, "ballcl: program stored in the binary cache in %.1f ms\n", br.store_ms);
     if ((rc = bcl_sim_run(sim, &so, &t, &e)))
@@ -539,12 +531,33 @@ int cmd_run(int argc, char **argv)
     if (a.validate && (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps,
                                          a.tol_ulp, &v, &e)))
         goto out;
+    /* Finite input that ends non-finite (values near FLT_MAX overflow):
+     * the device and the reference agree bit for bit, but the state is no
+     * result, and no file ballcl reads back. Say which ball and step. */
+    bcl_overflow ov;
+    if (v.mismatches == 0 &&
+        bcl_find_overflow(a.model.model, a.model.params, init, state, n, a.steps, &ov)) {
+        char at[64] = "";
+        if (ov.step)
+            snprintf(at, sizeof at, " at step %llu", (unsigned long long)ov.step);
+        rc = bcl_fail(&e, BCL_EXIT_INPUT,
+                      "ball %zu overflowed%s: its %c became %s (beyond float32): expected "
+                      "input whose state stays finite for %llu steps%s",
+                      ov.ball, at, "xyzw"[ov.component],
+                      isnan(ov.value) ? "nan" : (ov.value > 0 ? "inf" : "-inf"),
+                      (unsigned long long)a.steps,
+                      a.output || a.snapshot ? "; output not written" : "");
+        goto out;
+    }
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
      * report followed by a failure. A mismatching state is never saved. */
-    if (v.mismatches == 0 && a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
+    if (v.mismatches == 0 && a.output && (rc = bcl_npy_write_to(&outs, 0, state, n, &e)))
         goto out;
-    if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
+    if (v.mismatches == 0 && a.snapshot &&
+        (rc = write_snapshot(&a, &outs, a.output ? 1 : 0, state, n, &e)))
+        goto out;
+    if (v.mismatches == 0 && (rc = bcl_outputs_commit(&outs, &e)))
         goto out;
     if (a.json) {
         json_t *j =
@@ -563,6 +576,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
 out:
+    bcl_outputs_discard(&outs);
     bcl_sim_destroy(sim);
     bcl_context_destroy(ctx);
     bcl_devices_free(&list);

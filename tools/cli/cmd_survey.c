@@ -175,7 +175,9 @@ static int cmd_survey_devices(int argc, char **argv)
     if (rc)
         return cli_report(&e);
     bool json_stdout = a.json && strcmp(a.json, "-") == 0;
-    if (a.json && !json_stdout && (rc = cli_check_writable(a.json, "--json", &e)))
+    /* Checked, with its temporary file, before the long survey. */
+    bcl_outputs outs = {0};
+    if (a.json && !json_stdout && (rc = bcl_outputs_add(&outs, a.json, "--json", &e)))
         return cli_report(&e);
     /* Before any OpenCL call: drivers read these once, at start. */
     char caches[256];
@@ -227,7 +229,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         }
     }
-    if (a.json && !json_stdout && (rc = bcl_survey_save(a.json, doc, &e)))
+    if (a.json && !json_stdout && (rc = bcl_survey_save_to(&outs, 0, doc, &e)))
         goto out;
     size_t i;
     json_t *dev;
@@ -244,6 +246,7 @@ static int cmd_survey_devices(int argc, char **argv)
     }
     rc = status;
 out:
+    bcl_outputs_discard(&outs);
     cli_progress_end();
     if (rc && e.code)
         cli_report(&e);

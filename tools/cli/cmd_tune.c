@@ -216,11 +216,13 @@ int cmd_tune(int argc, char **argv)
     bcl_tune_result r = {0};
     size_t di;
     char path[4096] = "";
+    bcl_outputs outs = {0};
     if ((rc = cli_pick_device(a.device, &list, &di, &e)))
         goto out;
     const bcl_device_info *d = &list.dev[di];
-    /* Fail on an unusable cache folder before the long sweep, not after. */
-    if ((rc = bcl_tuned_path(d, a.model.model, path, sizeof path, &e)))
+    /* Fail on an unusable cache folder before the long sweep, not after:
+     * the tuned file gets its temporary file now. */
+    if ((rc = bcl_tuned_open(d, a.model.model, &outs, path, sizeof path, &e)))
         goto out;
     if ((rc = cli_check_memory(d, (size_t)a.balls, 2, "--balls", &e)))
         goto out;
@@ -242,7 +244,7 @@ int cmd_tune(int argc, char **argv)
     cli_progress_end();
     if (rc && rc != BCL_EXIT_MISMATCH)
         goto out;
-    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a.model.model, &r, path, sizeof path, &e)))
+    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a.model.model, &r, &outs, &e)))
         goto out;
     bool stored = rc == BCL_OK;
     if (a.json && stored) {
@@ -259,6 +261,7 @@ int cmd_tune(int argc, char **argv)
         print_table(&a, d, &r, stored ? path : NULL);
     }
 out:
+    bcl_outputs_discard(&outs);
     bcl_tune_result_free(&r);
     bcl_context_destroy(ctx);
     bcl_devices_free(&list);

@@ -11,7 +11,8 @@ static const cli_command commands[] = {
     {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
     {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
-    {"bench", cmd_bench, "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
+    {"bench", cmd_bench,
+     "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
     {"tune", cmd_tune, "measure the best launch configuration for a device and store it"},
     {"survey", cmd_survey, "device capability survey (docs/SURVEY.md); 'survey compare' for files"},
 };
@@ -41,6 +42,9 @@ int main(int argc, char **argv)
         printf("ballcl %s\n", BALLCL_VERSION);
         return 0;
     }
+    /* Ctrl-C or SIGTERM removes the temporaries of unfinished outputs and
+     * exits 130 or 143. */
+    bcl_cleanup_install();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) == 0) {
             int rc = commands[i].fn(argc - 1, argv + 1);
@@ -53,7 +57,9 @@ int main(int argc, char **argv)
             return rc;
         }
     }
-    fprintf(stderr, "ballcl: unknown command '%s': expected one of", name);
+    char shown[256];
+    bcl_escape(name, shown, sizeof shown);
+    fprintf(stderr, "ballcl: unknown command '%s': expected one of", shown);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
     fprintf(stderr, "\n");
