@@ -270,6 +270,12 @@ int bcl_cache_entry_write(const char *path, const bcl_cache_key *key,
     int rc = bcl_cache_entry_encode(key, labels, payload, len, &buf, &size, e);
     if (rc)
         return rc;
+    /* The entry's name is ballcl's own, in the user's own folder: a FIFO,
+     * socket or symbolic link found there is removed (not followed, not
+     * refused), so that the entry can be replaced. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        (void)unlink(path);
     rc = bcl_write_file_atomic(path, buf, size, e);
     free(buf);
     return rc;

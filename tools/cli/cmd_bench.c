@@ -377,8 +377,12 @@ int cmd_bench(int argc, char **argv)
         goto out;
     const bcl_device_info *d = &list.dev[di];
     bcl_context_opts copts = {.use_cache = a.use_cache};
-    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
+    bcl_build_report br;
+    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, &br, &e)))
         goto out;
+    /* An unusable cache folder: said once, the program built from source. */
+    if (br.warning[0])
+        cli_warn("%s", br.warning);
     /* Every N fits, or nothing runs: the initial state, the host rows'
      * state and a scratch copy for validation. */
     for (size_t i = 0; i < a.nballs; i++)

@@ -227,8 +227,12 @@ int cmd_tune(int argc, char **argv)
     if ((rc = cli_check_memory(d, (size_t)a.balls, 2, "--balls", &e)))
         goto out;
     bcl_context_opts copts = {.use_cache = a.use_cache};
-    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
+    bcl_build_report br;
+    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, &br, &e)))
         goto out;
+    /* An unusable cache folder: said once, the program built from source. */
+    if (br.warning[0])
+        cli_warn("%s", br.warning);
     bcl_tune_opts to = {
         .params = a.model.params,
         .balls = (size_t)a.balls,
