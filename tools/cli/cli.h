@@ -65,12 +65,6 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, size_t cap, size_t *count, bcl_error *e);
 
-/* Fails (input error naming what) before any allocation when n balls do
- * not fit the device's memory, or host_copies copies of the state (plus the
- * device's buffers for a CPU device) do not fit the host's memory. */
-int cli_check_memory(const bcl_device_info *d, size_t n, unsigned host_copies, const char *what,
-                     bcl_error *e);
-
 /* Progress on stderr when it is a terminal, nothing otherwise; matches
  * bcl_progress_fn (arg: the prefix, e.g. "tune"). */
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what);

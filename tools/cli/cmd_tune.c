@@ -224,7 +224,7 @@ int cmd_tune(int argc, char **argv)
      * the tuned file gets its temporary file now. */
     if ((rc = bcl_tuned_open(d, a.model.model, &outs, path, sizeof path, &e)))
         goto out;
-    if ((rc = cli_check_memory(d, (size_t)a.balls, 2, "--balls", &e)))
+    if ((rc = bcl_memory_fit(d, (size_t)a.balls, 2, "--balls", &e)))
         goto out;
     bcl_context_opts copts = {.use_cache = a.use_cache};
     bcl_build_report br;
