@@ -112,8 +112,8 @@ class Env:
                                     stderr=subprocess.PIPE, text=True)
         p = subprocess.run(cmd, cwd=cwd or self.root, env=e, capture_output=True, text=True,
                            timeout=timeout)
-        for mark in SANITIZER_MARKS:
-            check(mark not in p.stderr, f"ballcl {' '.join(cmd[-len(args):])}: no sanitizer report",
+        if any(mark in p.stderr for mark in SANITIZER_MARKS):
+            check(False, f"ballcl {' '.join(cmd[-len(args):])}: no sanitizer report",
                   p.stderr[-2000:])
         return p
 
@@ -556,6 +556,62 @@ def test_crash_at_load(env):
     check(not hidden(cache), "no marker or temporary left", str(hidden(cache)))
 
 
+# ---- resources ---------------------------------------------------------------------------
+
+def max_rss_kb(env, cache, args):
+    """Peak resident memory of one ballcl run, from wait4."""
+    proc = env.run(args, cache, background=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out, err = proc.communicate()
+    return proc.returncode, usage.ru_maxrss, err
+
+
+def test_launch_queue(env, cache):
+    """Host memory stays flat whatever S: 300000 one-step launches cost no
+    more than 2000 (a queue without bound grows by tens of MB here)."""
+    base = ["run", "-n", "7", "--steps-per-launch", "1", "--no-validate"]
+    rc1, small, err1 = max_rss_kb(env, cache, base + ["-s", "2000"])
+    rc2, big, err2 = max_rss_kb(env, cache, base + ["-s", "300000"])
+    check(rc1 == 0 and rc2 == 0, "the runs of 2000 and 300000 launches succeed", err1 + err2)
+    check(big - small < 4096, f"300000 launches: peak memory {big} KB against {small} KB for "
+          "2000 (at most 4 MB more)")
+
+
+def test_memory_limits(env, cache):
+    """One check counts every copy (the CPU device's too) against the
+    tightest limit: a cgroup's memory.max, here a fake cgroup tree."""
+    fake = env.folder("cgroup", 0o755)
+    os.makedirs(os.path.join(fake, "fs", "box"))
+    with open(os.path.join(fake, "fs", "box", "memory.max"), "w") as f:
+        f.write("104857600\n")  # 100 MiB
+    with open(os.path.join(fake, "proc"), "w") as f:
+        f.write("0::/box\n")
+    cg = {"BALLCL_TEST_PROC_CGROUP": os.path.join(fake, "proc"),
+          "BALLCL_TEST_CGROUP_FS": os.path.join(fake, "fs")}
+    cpu = testlib.require_device() == "cpu"
+    cases = [
+        (["run", "-n", "4000000"], "--balls: 4000000 balls need"),
+        (["bench", "-n", "4000000", "-r", "1"], "--balls: 4000000 balls need"),
+        (["tune", "-n", "4000000", "-r", "1"], "--balls: 4000000 balls need"),
+        (["survey", "--quick", "--large", "4000000"], "--large: 4000000 balls need"),
+    ]
+    if cpu:
+        # 2.5M balls are 40 MB: two host copies fit in 100 MiB, three do
+        # not, and a CPU device's buffer is the third.
+        cases.append((["run", "-n", "2500000"], "(3 copies of the state)"))
+    for args, words in cases:
+        t0 = time.monotonic()
+        p = env.run(args, cache, env=cg)
+        check(one_error(p, 2, words, "cgroup limit") and time.monotonic() - t0 < 30,
+              f"{' '.join(args)} under a 100 MiB cgroup: refused before any work", describe(p))
+    p = env.run(["run", "-n", "2500000", "--no-validate", "-s", "1"], cache, env=cg)
+    check(p.returncode == 0, "without validation one copy fewer is needed: it runs", describe(p))
+    p = env.run(["survey", "--large", str(10**9)], cache)
+    check(one_error(p, 2, "--large: 1000000000 balls need"),
+          "survey --large beyond the device: refused at once", describe(p))
+
+
 # ---- messages ----------------------------------------------------------------------------
 
 def test_messages(env):
@@ -659,6 +715,8 @@ def main():
         test_unwritable_tune(env)
         test_crash_at_load(env)
         test_messages(env)
+        test_launch_queue(env, cache)
+        test_memory_limits(env, cache)
         if os.geteuid() == 0:
             test_cross_user(env, nobody)
         else:

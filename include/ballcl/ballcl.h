@@ -386,8 +386,17 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
  * when they do not. */
 int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, const char *what,
                    bcl_error *e);
-/* The memory this process may use on the host, in bytes (0: unknown). */
+/* The memory this process may use on the host, in bytes (0: unknown):
+ * the machine's memory, or the cgroup limit when that is lower. */
 uint64_t bcl_host_memory_bytes(void);
+/* The smallest memory limit of the cgroups of the process described by
+ * proc_cgroup (a /proc/<pid>/cgroup file), and of their ancestors, under
+ * the cgroup file system at fs: memory.max (v2, also under fs/unified) and
+ * memory/…/memory.limit_in_bytes (v1). 0 when there is none. */
+uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
+/* Launches queued at most between two waits of bcl_sim_run (host memory
+ * stays flat whatever the step count; src/run/sim.c). */
+#define BCL_QUEUE_WINDOW 1024
 /* Applies `steps` steps as plan p says; the state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
 /* One launch of o's kernel with no balls, so that work a driver defers to

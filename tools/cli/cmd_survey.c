@@ -201,6 +201,18 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         count = list.count;
     }
+    /* Every N of the survey fits each device and the host (the initial
+     * state and a scratch copy, and a CPU device's own buffer), or nothing
+     * runs: --large is the user's to choose. */
+    for (size_t i = first; i < first + count; i++) {
+        size_t nmax = bcl_survey_large_n(&list.dev[i], &a.o);
+        if (a.o.sweep_n > nmax)
+            nmax = a.o.sweep_n;
+        if (a.o.small_n > nmax)
+            nmax = a.o.small_n;
+        if ((rc = bcl_memory_fit(&list.dev[i], nmax, 2, a.o.large_n ? "--large" : "survey", &e)))
+            goto out;
+    }
     doc = bcl_survey_document(&a.o);
     if (!doc) {
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
