@@ -30,8 +30,9 @@ command that reaches it:
 Run as root (CI), the cases that need another user run ballcl as user nobody
 through setpriv (or runuser), with the fixtures made by root; run as an
 ordinary user, all but the cases that need files of a third user run as
-that user. Exit 77 without an OpenCL device, or as root with no way to drop
-root.
+that user. `test_adversarial.py nobody` (the test 'adversarial-nobody') runs
+the whole test again as nobody when started as root, so CI covers both.
+Exit 77 without an OpenCL device, or as root with no way to drop root.
 """
 import json
 import os
@@ -162,15 +163,16 @@ def special_files(work):
     /dev/null itself, which a user cannot replace anyway)."""
     import socket
     out = {}
-    f = os.path.join(work, "fifo")
+    # Named .png, as --snapshot demands; the other outputs take any name.
+    f = os.path.join(work, "fifo.png")
     os.mkfifo(f)
     out["a FIFO"] = f
-    s = os.path.join(work, "sock")
+    s = os.path.join(work, "sock.png")
     sk = socket.socket(socket.AF_UNIX)
     sk.bind(s)
     sk.close()
     out["a socket"] = s
-    c = os.path.join(work, "null")
+    c = os.path.join(work, "null.png")
     try:
         os.mknod(c, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
         out["a character device"] = c
@@ -197,6 +199,8 @@ def test_special_outputs(env, cache):
     for what, path in specials.items():
         before = kind(path)
         for label, args in output_commands(path):
+            if label == "run --snapshot" and not path.endswith(".png"):
+                continue  # /dev/null: --snapshot refuses the name first
             t0 = time.monotonic()
             p = env.run(args, cache, cwd=work, timeout=60)
             took = time.monotonic() - t0
@@ -692,10 +696,51 @@ def test_messages(env):
               f"control characters in {args!r}: escaped, one line", describe(p))
 
 
+def as_nobody():
+    """The whole test again as user nobody: root copies the test, the
+    program and the kernels where nobody can read them and runs the test
+    through setpriv (or runuser). Skipped (77) when not root: the plain
+    test then already runs unprivileged."""
+    if os.geteuid() != 0:
+        print("skip: not root: 'adversarial' itself runs as this unprivileged user")
+        return testlib.SKIP
+    prefix = drop_prefix()
+    if prefix is None:
+        print("skip: running as root with neither setpriv nor runuser to run as nobody")
+        return testlib.SKIP
+    top = tempfile.mkdtemp(prefix="ballcl-adversarial-nobody.")
+    try:
+        os.chmod(top, 0o755)
+        for f in ("test_adversarial.py", "testlib.py"):
+            shutil.copy(os.path.join(testlib.HERE, f), os.path.join(top, f))
+        shutil.copy(testlib.BALLCL, os.path.join(top, "ballcl"))
+        shutil.copytree(testlib.KERNEL_DIR, os.path.join(top, "cl"))
+        for base, dirs, files in os.walk(top):
+            for d in dirs:
+                os.chmod(os.path.join(base, d), 0o755)
+            for f in files:
+                os.chmod(os.path.join(base, f), 0o755)
+        home = os.path.join(top, "home")
+        os.mkdir(home, 0o700)
+        os.chown(home, NOBODY, NOBODY)
+        env = dict(os.environ, BALLCL=os.path.join(top, "ballcl"),
+                   BALLCL_KERNEL_DIR=os.path.join(top, "cl"), HOME=home,
+                   BALLCL_CACHE_DIR=os.path.join(home, "cache"),
+                   POCL_CACHE_DIR=os.path.join(home, "pocl"))
+        print(f"running the test as nobody: {' '.join(prefix)}")
+        p = subprocess.run(prefix + [sys.executable, os.path.join(top, "test_adversarial.py")],
+                           env=env, cwd=home, timeout=900)
+        return p.returncode
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
 def main():
     if not testlib.BALLCL:
         print("BALLCL is not set: run this through 'meson test'")
         return 1
+    if sys.argv[1:] == ["nobody"]:
+        return as_nobody()
     testlib.require_device()
     nobody = drop_prefix()
     if nobody is None:
