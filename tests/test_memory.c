@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "ballcl/ballcl.h"
+#include "run/run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,15 +114,15 @@ static void test_fit_counts_every_copy(void **state)
     bcl_device_info d;
     memset(&d, 0, sizeof d);
     strcpy(d.name, "fake");
-    d.global_mem = (cl_ulong)1 << 30;
-    d.type = CL_DEVICE_TYPE_GPU;
+    d.global_mem = (uint64_t)1 << 30;
+    d.type = BCL_DEVICE_GPU;
     bcl_error e = {0};
     assert_int_equal(bcl_memory_fit(&d, 32768, 2, "--balls", &e), BCL_OK);
     assert_int_equal(bcl_memory_fit(&d, 32768, 3, "--balls", &e), BCL_EXIT_INPUT);
     assert_non_null(strstr(e.msg, "3 copies"));
     assert_non_null(strstr(e.msg, "cgroup"));
     bcl_error_clear(&e);
-    d.type = CL_DEVICE_TYPE_CPU;
+    d.type = BCL_DEVICE_CPU;
     assert_int_equal(bcl_memory_fit(&d, 32768, 2, "--balls", &e), BCL_EXIT_INPUT);
     assert_non_null(strstr(e.msg, "3 copies")); /* the CPU device's buffer is the third */
     bcl_error_clear(&e);

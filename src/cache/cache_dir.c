@@ -4,6 +4,7 @@
  * other parts of ballcl (the tuner's tune-*.json), so list and clear touch
  * only files named like program entries.
  */
+#include "files/files.h"
 #include "cache/cache.h"
 
 #include <dirent.h>

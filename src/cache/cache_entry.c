@@ -4,6 +4,7 @@
  * checked against the bytes actually present before it is used, so a
  * truncated or garbage file is a clean "bad entry", never a crash.
  */
+#include "files/files.h"
 #include "cache/cache.h"
 
 #include <errno.h>

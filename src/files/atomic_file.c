@@ -27,8 +27,9 @@
  * could point the link at a file of ours.
  */
 #define _GNU_SOURCE /* mkostemp, renameat2, O_CLOEXEC */
-#include "ballcl/ballcl.h"
+#include "files/files.h"
 #include "util/cleanup.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,6 +6,7 @@
  * here and reads only regular files.
  */
 #define _GNU_SOURCE
+#include "files/files.h"
 #include "ballcl/ballcl.h"
 
 #include <errno.h>

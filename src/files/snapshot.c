@@ -12,7 +12,8 @@
  * setjmp) and written with bcl_write_file_atomic, so a picture is never
  * half-written.
  */
-#include "ballcl/ballcl.h"
+#include "files/files.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <png.h>
@@ -255,6 +256,19 @@ int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl
     if (rc)
         return rc;
     rc = bcl_write_file_atomic(path, png, len, e);
+    free(png);
+    return rc;
+}
+
+int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,
+                          const bcl_snapshot_opts *o, bcl_error *e)
+{
+    void *png;
+    size_t len;
+    int rc = bcl_snapshot_encode(state, n, o, &png, &len, e);
+    if (rc)
+        return rc;
+    rc = bcl_outputs_write(s, i, png, len, e);
     free(png);
     return rc;
 }

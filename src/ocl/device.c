@@ -2,7 +2,7 @@
  * Platform and device enumeration, and the device selector of docs/DESIGN.md:
  * "P:D" indices, a device type, or a case-insensitive name substring.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 #include "ocl/clcall.h"
 
 #include <ctype.h>
@@ -166,7 +166,7 @@ void bcl_devices_free(bcl_device_list *list)
     list->count = 0;
 }
 
-const char *bcl_device_type_name(cl_device_type t)
+const char *bcl_device_type_name(uint64_t t)
 {
     if (t & CL_DEVICE_TYPE_GPU)
         return "gpu";
@@ -335,4 +335,12 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
     }
     *index = first;
     return BCL_OK;
+}
+
+int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
+                      bcl_error *e)
+{
+    bcl_selector sel;
+    int rc = bcl_selector_parse(selector, &sel, e);
+    return rc ? rc : bcl_selector_match(&sel, list, index, e);
 }

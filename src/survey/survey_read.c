@@ -8,7 +8,8 @@
  * ballcl-survey/1, which lacks the keys that version 2 added (`since`). Anything else is an input
  * error naming the file and the first offending key, never a crash: the reader takes any bytes.
  */
-#include "ballcl/ballcl.h"
+#include "files/files.h"
+#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <errno.h>
@@ -371,9 +372,9 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
     return BCL_OK;
 }
 
-int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
+int bcl_survey_load(const char *path, char **json, bcl_error *e)
 {
-    *out = NULL;
+    *json = NULL;
     /* Only a regular file: a FIFO would block and /dev/zero never ends. */
     unsigned mode = 0;
     int fd = bcl_open_regular(path, false, &mode);
@@ -394,7 +395,7 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
     char *buf = NULL;
     int rc = BCL_OK;
     for (;;) {
-        if (len == cap) {
+        if (len + 1 >= cap) {
             if (cap >= MAX_FILE) {
                 rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
                               MAX_FILE >> 20);
@@ -409,7 +410,7 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
             buf = p;
             cap = grown;
         }
-        size_t got = fread(buf + len, 1, cap - len, f);
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
         len += got;
         if (got == 0) {
             if (ferror(f))
@@ -418,32 +419,15 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
         }
     }
     fclose(f);
+    json_t *doc = NULL;
     if (rc == BCL_OK)
-        rc = bcl_survey_read(buf ? buf : "", len, path, out, e);
-    free(buf);
-    return rc;
-}
-
-int bcl_survey_save_to(bcl_outputs *s, size_t i, const json_t *doc, bcl_error *e)
-{
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-    if (!text)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
-    size_t len = strlen(text);
-    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
-    int rc = bcl_outputs_write(s, i, text, len + 1, e);
-    if (rc == BCL_OK)
-        rc = bcl_outputs_commit(s, e);
-    free(text);
-    return rc;
-}
-
-int bcl_survey_save(const char *path, const json_t *doc, bcl_error *e)
-{
-    bcl_outputs s = {0};
-    int rc = bcl_outputs_add(&s, path, NULL, e);
-    if (rc == BCL_OK)
-        rc = bcl_survey_save_to(&s, 0, doc, e);
-    bcl_outputs_discard(&s);
-    return rc;
+        rc = bcl_survey_read(buf ? buf : "", len, path, &doc, e);
+    json_decref(doc);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[len] = '\0';
+    *json = buf;
+    return BCL_OK;
 }

@@ -362,14 +362,7 @@ static int write_snapshot(const run_args *a, bcl_outputs *outs, size_t i, const 
     bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
     if (m->box)
         m->box(a->model.params, so.box);
-    void *png;
-    size_t len;
-    int rc = bcl_snapshot_encode(state, n, &so, &png, &len, e);
-    if (rc)
-        return rc;
-    rc = bcl_outputs_write(outs, i, png, len, e);
-    free(png);
-    return rc;
+    return bcl_snapshot_write_to(outs, i, state, n, &so, e);
 }
 
 /* Whether the tuned record was used, and why not, for the report. Empty
@@ -530,11 +523,11 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && (rc = bcl_outputs_commit(&outs, &e)))
         goto out;
     if (a.json) {
-        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        print_report(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

@@ -23,7 +23,9 @@ static void help(void)
            "       ballcl survey compare A.json [B.json ...]\n\n"
            "Surveys every OpenCL device (or the one -d selects): identity, limits and\n"
            "measured figures: build time cold and from the binary cache, launch latency\n"
-           "(queued to start) and round trip (enqueue + finish), copy bandwidth, and for\n"
+           "(queued to start) and round trip (enqueue + finish), copy bandwidth, host to\n"
+           "device and device to host transfer bandwidth (pinned host memory where the\n"
+           "platform gives it, else pageable; the JSON names the method), and for\n"
            "every model the ball-step time at a small and a large N, the best local size\n"
            "and the cost of local = 1, and fused throughput. Every ball-step figure is\n"
            "validated bit for bit against the model's C reference before it is timed.\n"
@@ -166,6 +168,35 @@ static void report_incomplete(const json_t *dev)
             json_string_value(json_object_iter_value(it)));
 }
 
+/* A document the library produced or checked: parsing fails only when
+ * out of memory. */
+static json_t *parse_json(const char *text, const char *what, bcl_error *e)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    if (!doc)
+        bcl_fail(e, BCL_EXIT_RUNTIME, "%s: cannot parse its JSON: %s", what, jerr.text);
+    return doc;
+}
+
+/* Survey files hold six significant digits, indented, with a final
+ * newline; written atomically. */
+/* Writes the survey into the output prepared before the survey ran, and
+ * commits it. */
+static int save(bcl_outputs *outs, const json_t *doc, bcl_error *e)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    if (!text)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    size_t len = strlen(text);
+    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
+    int rc = bcl_outputs_write(outs, 0, text, len + 1, e);
+    if (rc == BCL_OK)
+        rc = bcl_outputs_commit(outs, e);
+    free(text);
+    return rc;
+}
+
 static int cmd_survey_devices(int argc, char **argv)
 {
     bcl_error e = {0};
@@ -202,33 +233,14 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         count = list.count;
     }
-    /* Every N of the survey fits each device and the host (the initial
-     * state and a scratch copy, and a CPU device's own buffer), or nothing
-     * runs: --large is the user's to choose. */
-    for (size_t i = first; i < first + count; i++) {
-        size_t nmax = bcl_survey_large_n(&list.dev[i], &a.o);
-        if (a.o.sweep_n > nmax)
-            nmax = a.o.sweep_n;
-        if (a.o.small_n > nmax)
-            nmax = a.o.small_n;
-        if ((rc = bcl_memory_fit(&list.dev[i], nmax, 2, a.o.large_n ? "--large" : "survey", &e)))
-            goto out;
-    }
-    doc = bcl_survey_document(&a.o);
-    if (!doc) {
-        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+    char *text = NULL;
+    rc = bcl_survey_run(&list.dev[first], count, &a.o, &text, &status, &e);
+    if (rc == BCL_OK && !(doc = parse_json(text, "the survey", &e)))
+        rc = e.code;
+    free(text);
+    if (rc)
         goto out;
-    }
     json_t *devices = json_object_get(doc, "devices");
-    for (size_t i = first; i < first + count; i++) {
-        json_t *dev;
-        int st;
-        if ((rc = bcl_survey_device(&list.dev[i], &a.o, &dev, &st, &e)))
-            goto out;
-        json_array_append_new(devices, dev);
-        if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && status == BCL_OK))
-            status = st;
-    }
     cli_progress_end();
     /* What was printed is what is written: the table comes from the JSON. */
     if (json_stdout) {
@@ -242,7 +254,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         }
     }
-    if (a.json && !json_stdout && (rc = bcl_survey_save_to(&outs, 0, doc, &e)))
+    if (a.json && !json_stdout && (rc = save(&outs, doc, &e)))
         goto out;
     size_t i;
     json_t *dev;
@@ -310,7 +322,11 @@ static int cmd_survey_compare(int argc, char **argv)
     if (!docs || !labels)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
     for (int i = 0; i < n && rc == BCL_OK; i++) {
-        rc = bcl_survey_load(argv[first + i], &docs[i], &e);
+        char *text = NULL;
+        rc = bcl_survey_load(argv[first + i], &text, &e);
+        if (rc == BCL_OK && !(docs[i] = parse_json(text, argv[first + i], &e)))
+            rc = e.code;
+        free(text);
         const char *slash = strrchr(argv[first + i], '/');
         labels[i] = slash ? slash + 1 : argv[first + i];
     }
