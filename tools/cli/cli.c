@@ -56,7 +56,8 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
 int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index, size_t cap,
                      size_t *count, bcl_error *e)
 {
-    if (!sel_text)
+    /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
+    if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
     int rc = bcl_devices_enumerate(list, e);
     if (rc)
