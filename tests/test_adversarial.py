@@ -356,16 +356,15 @@ def test_special_inputs(env, cache):
     os.mkfifo(os.path.join(work, "in.npy"))
     for path, what in (("in.npy", "a FIFO"), ("/dev/zero", "a character device")):
         p = env.run(["run", "--input", path], cache, cwd=work, timeout=30)
-        check(one_error(p, 2, f"'{path}': is {what}, not a regular file: expected a .npy file"),
+        check(one_error(p, 2, f"'{path}'", "not a regular file"),
               f"--input {path}: refused at once, exit 2", describe(p))
     p = env.run(["survey", "compare", os.path.join(work, "in.npy")], cache, timeout=30)
-    check(one_error(p, 2, "it is a FIFO, not a regular file"),
-          "survey compare of a FIFO: refused", describe(p))
+    check(one_error(p, 2, "not a regular file"), "survey compare of a FIFO: refused", describe(p))
     kd = env.folder("kfifo", 0o755)
     os.mkfifo(os.path.join(kd, "seed.cl"))
     p = env.run(["run", "-n", "20", "-s", "2"], cache, timeout=30,
                 env={"BALLCL_KERNEL_DIR": kd})
-    check(one_error(p, 2, "cannot read kernel", "it is a FIFO"),
+    check(one_error(p, 2, "cannot read kernel", "not a regular file"),
           "a FIFO as the kernel source: refused", describe(p))
 
 

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* The data is copied byte for byte between the file and float arrays, which is
  * only right where the host's float is IEEE binary32 stored little-endian
@@ -47,79 +46,30 @@ _Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 && FLT
 
 /* ---- reading the file ---------------------------------------------------- */
 
-/* Reads all of path into a malloc'ed buffer. The buffer grows with what is
- * actually read, never with what a header claims, so a lying header cannot
- * make us allocate. */
+/* Reads all of path (bcl_read_file), bounded by the host's memory: a
+ * state larger than the machine could not be held anyway. */
 static int read_all(const char *path, unsigned char **out, size_t *out_len, bcl_error *e)
 {
-    /* Only a regular file: a FIFO would block and /dev/zero never ends. */
-    unsigned mode = 0;
-    int fd = bcl_open_regular(path, false, &mode);
-    if (fd == -2 && S_ISDIR(mode))
+    uint64_t limit = bcl_host_memory_bytes();
+    bool opened;
+    char *buf;
+    int err = bcl_read_file(path, limit ? limit : UINT64_MAX, &buf, out_len, &opened);
+    if (err == 0) {
+        *out = (unsigned char *)buf;
+        return BCL_OK;
+    }
+    if (err == EISDIR)
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
-    if (fd == -2)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is %s, not a regular file: expected a .npy file",
-                        path, bcl_file_type_name(mode));
-    FILE *fp = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!fp) {
-        int err = errno;
-        if (fd >= 0)
-            close(fd);
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot open: %s", path, strerror(err));
-    }
-
-    size_t cap = 1 << 16;
-    struct stat st;
-    /* One byte more than the size, so that EOF shows without a regrow. */
-    if (fstat(fileno(fp), &st) == 0 && st.st_size >= 0 && (uintmax_t)st.st_size < SIZE_MAX)
-        cap = (size_t)st.st_size + 1;
-
-    unsigned char *buf = malloc(cap);
-    size_t len = 0;
-    int err = 0;
-    if (!buf)
-        goto oom;
-    for (;;) {
-        if (len == cap) {
-            /* The file grew, or is a pipe: double (a regular file never gets
-             * here more than a few times). */
-            if (cap > SIZE_MAX / 2)
-                goto oom;
-            unsigned char *bigger = realloc(buf, cap * 2);
-            if (!bigger)
-                goto oom;
-            buf = bigger;
-            cap *= 2;
-        }
-        int f = bcl_fault_take("read");
-        if (f != 0) {
-            err = f;
-            break;
-        }
-        errno = 0;
-        size_t want = cap - len;
-        size_t got = fread(buf + len, 1, want, fp);
-        len += got;
-        if (got < want) {
-            if (ferror(fp))
-                err = errno != 0 ? errno : EIO;
-            break;
-        }
-    }
-    fclose(fp);
-    if (err != 0) {
-        free(buf);
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
-    }
-    *out = buf;
-    *out_len = len;
-    return BCL_OK;
-
-oom:
-    fclose(fp);
-    free(buf);
+    if (err == EFBIG)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': larger than the %.1f MiB of memory of this machine: expected a "
+                        ".npy file that fits",
+                        path, (double)limit / 1048576.0);
     /* Not the file's fault: the machine lacks memory for a file this big. */
-    return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
+    if (err == ENOMEM)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
+    return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot %s: %s", path, opened ? "read" : "open",
+                    bcl_read_error(err));
 }
 
 /* ---- parsing the header dict --------------------------------------------- */

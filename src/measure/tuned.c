@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,34 +25,30 @@
 #include <unistd.h>
 
 #define TUNED_FORMAT "ballcl-tuned/1"
+/* A tuned file lists a few hundred candidates at most. */
+#define MAX_TUNED_BYTES ((uint64_t)16 << 20)
 
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
 {
-    char bits[16];
-    snprintf(bits, sizeof bits, "%u", d->address_bits);
-    const char *parts[] = {d->platform_name, d->platform_version, d->name, d->vendor,
-                           d->version,       d->driver,           bits};
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    for (size_t i = 0; ok && i < sizeof parts / sizeof parts[0]; i++)
-        /* The terminating NUL separates the fields unambiguously. */
-        ok = EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1);
-    ok = ok && EVP_DigestFinal_ex(ctx, md, &len);
-    EVP_MD_CTX_free(ctx);
-    if (!ok || len < 16)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot compute the device key (SHA-256 failed)");
+    unsigned char id[32];
+    int rc = bcl_device_identity(d, id, e);
+    if (rc)
+        return rc;
     for (unsigned i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
     return BCL_OK;
 }
 
-int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
-                   bcl_error *e)
+/* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
+static int tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                         char *out, size_t size, bcl_error *e)
 {
     char dir[4096], key[33];
-    int rc = bcl_cache_dir(dir, sizeof dir, e);
+    int rc = BCL_OK;
+    if (cache_dir)
+        snprintf(dir, sizeof dir, "%s", cache_dir);
+    else
+        rc = bcl_cache_dir(dir, sizeof dir, e);
     if (rc == BCL_OK)
         rc = bcl_device_key(d, key, e);
     if (rc)
@@ -192,11 +187,23 @@ static int entry_parse(json_t *j, const char *what, const char *path, bool fused
     return BCL_OK;
 }
 
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e)
+{
+    return tuned_path_in(NULL, d, m, out, size, e);
+}
+
 int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e)
+{
+    return bcl_tuned_load_in(NULL, d, m, t, e);
+}
+
+int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                      bcl_tuned *t, bcl_error *e)
 {
     memset(t, 0, sizeof *t);
     char path[4096], key[33];
-    int rc = bcl_tuned_path(d, m, path, sizeof path, e);
+    int rc = tuned_path_in(cache_dir, d, m, path, sizeof path, e);
     if (rc == BCL_OK)
         rc = bcl_device_key(d, key, e);
     if (rc)

@@ -4,7 +4,6 @@
  * fallback), else cl/ beside the executable's folder (the build tree), else
  * the installed data folder.
  */
-#include "files/files.h"
 #include "ocl/ocl.h"
 
 #include <errno.h>
@@ -14,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Our kernels are a few KiB: a larger file is not one of them. */
+#define MAX_KERNEL_BYTES ((uint64_t)1 << 20)
 
 #ifndef BALLCL_DATADIR
 #define BALLCL_DATADIR "/usr/local/share/ballcl"
@@ -67,52 +69,18 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e)
         return rc;
     char path[PATH_MAX + 256];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    /* Only a regular file: a FIFO in its place would block for ever. */
-    unsigned mode = 0;
-    int fd = bcl_open_regular(path, false, &mode);
-    if (fd == -2 && S_ISDIR(mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(EISDIR));
-    if (fd == -2)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': it is %s, not a regular file",
-                        path, bcl_file_type_name(mode));
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        int err = errno;
-        if (fd >= 0)
-            close(fd);
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(err));
-    }
-    char *buf = NULL;
-    size_t used = 0, cap = 0;
-    for (;;) {
-        if (used + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 16384;
-            char *grown = realloc(buf, cap);
-            if (!grown) {
-                free(buf);
-                fclose(f);
-                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading '%s'", path);
-            }
-            buf = grown;
-        }
-        errno = 0;
-        size_t got = fread(buf + used, 1, cap - used - 1, f);
-        used += got;
-        if (got == 0)
-            break;
-    }
-    /* fopen succeeds on a folder; the read then fails with EISDIR. */
-    int bad = ferror(f) ? (errno ? errno : EIO) : 0;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(bad));
-    }
+    char *buf;
+    size_t used;
+    int err = bcl_read_file(path, MAX_KERNEL_BYTES, &buf, &used, NULL);
+    if (err == ENOMEM)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading '%s'", path);
+    if (err)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path,
+                        bcl_read_error(err));
     if (used == 0) {
         free(buf);
         return bcl_fail(e, BCL_EXIT_INPUT, "kernel '%s' is empty", path);
     }
-    buf[used] = '\0';
     *text = buf;
     *len = used;
     return BCL_OK;

@@ -57,16 +57,6 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
 bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 
-/* ---- memory (memory_fit.c) ---- */
-
-/* The memory this process may use on the host, in bytes (0: unknown):
- * the machine's memory, or the cgroup limit when that is lower. */
-uint64_t bcl_host_memory_bytes(void);
-/* The smallest memory limit of the cgroups of the process described by
- * proc_cgroup (a /proc/<pid>/cgroup file), and of their ancestors, under
- * the cgroup file system at fs: memory.max (v2, also under fs/unified) and
- * memory/.../memory.limit_in_bytes (v1). 0 when there is none. */
-uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
 /* Launches queued at most between two waits of bcl_sim_run (host memory
  * stays flat whatever the step count). */
 #define BCL_QUEUE_WINDOW 1024

@@ -8,7 +8,6 @@
  * ballcl-survey/1, which lacks the keys that version 2 added (`since`). Anything else is an input
  * error naming the file and the first offending key, never a crash: the reader takes any bytes.
  */
-#include "files/files.h"
 #include "measure/timing.h"
 #include "survey/survey.h"
 
@@ -16,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Bigger than any survey of a few devices, small enough to read at once. */
 #define MAX_FILE ((size_t)64 << 20)
@@ -375,59 +373,23 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
 int bcl_survey_load(const char *path, char **json, bcl_error *e)
 {
     *json = NULL;
-    /* Only a regular file: a FIFO would block and /dev/zero never ends. */
-    unsigned mode = 0;
-    int fd = bcl_open_regular(path, false, &mode);
-    if (fd == -2)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "cannot read '%s': it is %s, not a regular file: "
-                        "expected a survey file",
-                        path, bcl_file_type_name(mode));
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        int err = errno;
-        if (fd >= 0)
-            close(fd);
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(err));
-    }
-    /* Grown as it is read, up to MAX_FILE. */
-    size_t cap = 0, len = 0;
-    char *buf = NULL;
-    int rc = BCL_OK;
-    for (;;) {
-        if (len + 1 >= cap) {
-            if (cap >= MAX_FILE) {
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
-                              MAX_FILE >> 20);
-                break;
-            }
-            size_t grown = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, grown);
-            if (!p) {
-                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-                break;
-            }
-            buf = p;
-            cap = grown;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
+    char *buf;
+    size_t len;
+    int err = bcl_read_file(path, MAX_FILE, &buf, &len, NULL);
+    if (err == EFBIG)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
+                        (size_t)(MAX_FILE >> 20));
+    if (err == ENOMEM)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading '%s'", path);
+    if (err)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, bcl_read_error(err));
     json_t *doc = NULL;
-    if (rc == BCL_OK)
-        rc = bcl_survey_read(buf ? buf : "", len, path, &doc, e);
+    int rc = bcl_survey_read(buf, len, path, &doc, e);
     json_decref(doc);
     if (rc) {
         free(buf);
         return rc;
     }
-    buf[len] = '\0';
     *json = buf;
     return BCL_OK;
 }

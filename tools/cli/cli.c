@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_report(const bcl_error *e)
@@ -29,7 +30,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     /* The arguments are the user's text: no control characters raw. */
     bcl_escape(raw, shown, sizeof shown);
-    fprintf(stderr, "ballcl %s: %s (see 'ballcl %s --help')\n", cmd, shown, cmd);
+    fprintf(stderr, "ballcl: %s (see 'ballcl %s --help')\n", shown, cmd);
     return BCL_EXIT_INPUT;
 }
 
