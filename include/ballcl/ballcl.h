@@ -68,6 +68,7 @@ typedef struct bcl_device_info {
     cl_device_type type;
     cl_uint compute_units;
     cl_uint clock_mhz;
+    cl_uint native_float_width; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (lanes of a native add) */
     cl_uint address_bits;
     size_t max_work_group;
     size_t max_item_sizes[3];
@@ -401,10 +402,12 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
                       bcl_error *e);
 /* The documented default variant (docs/BENCHMARK.md): on a CPU device the
  * k-step kernel uses the available variant with the most balls per
- * work-item up to 16; everything else uses the base kernel. Returns a name
- * from list (or ""). */
-const char *bcl_variant_default(cl_device_type type, bool fused, const bcl_variant *list,
-                                size_t count);
+ * work-item up to four times the native float width (native_width, from
+ * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; 0 when unknown counts as 4): x32 on
+ * AVX2, x64 on AVX-512. Everything else uses the base kernel. Returns a
+ * name from list (or ""). */
+const char *bcl_variant_default(cl_device_type type, unsigned native_width, bool fused,
+                                const bcl_variant *list, size_t count);
 
 /* The kernel and the number of balls per work-item that o selects (its
  * variant, one-step or k-step kernel). */
@@ -416,9 +419,15 @@ int bcl_sim_kernel(bcl_context *c, const bcl_sim_opts *o, cl_kernel *k, unsigned
 int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, bcl_error *e);
 /* The default steps per launch (K) when the user gives none and nothing is
  * tuned: 1 when the host waits after every launch (the intermediate states
- * are wanted), else min(steps, BCL_DEFAULT_K). */
-#define BCL_DEFAULT_K 100
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
+ * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the
+ * loads and stores of some work-items with the additions of others, so
+ * K = 100 already hides them there; a CPU work-item loads, steps and stores
+ * in turn, and the 32 bytes a ball moves per launch cost as much as a
+ * hundred steps of additions (docs/PERFORMANCE.md), so a CPU gets 1000. */
+#define BCL_DEFAULT_K     100
+#define BCL_DEFAULT_K_CPU 1000
+unsigned bcl_default_k(cl_device_type type);
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, cl_device_type type);
 
 /* ---- measurement (docs/BENCHMARK.md; shared by bench, tune and survey) ------------- */
 
@@ -479,6 +488,40 @@ int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t
  * GB/s = 2 * bytes / time. */
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
+
+/* The add-rate bound (docs/PERFORMANCE.md): float32 adds per second the
+ * device retires, measured by cl/addrate.cl on the device (independent
+ * chains of native-width vectors, several chain counts, the fastest kept;
+ * warm-up excluded, profiling events, mo->repeats launches of about
+ * mo->repeat_ms each, default 5 of 50 ms). Every chain's final value is
+ * checked bit for bit against the host's adds: a difference is
+ * BCL_EXIT_MISMATCH. */
+typedef struct bcl_add_rate {
+    bcl_stats gflop_per_s;    /* of the fastest chain count: median, min, max */
+    unsigned width;           /* float lanes per chain (bcl_add_rate_width) */
+    unsigned chains;          /* independent chains per work-item of the fastest */
+    size_t global, local;     /* work-items and work-group size of each launch */
+    uint64_t adds_per_launch; /* of the fastest */
+    uint64_t compared;        /* chain values checked against the host */
+} bcl_add_rate;
+
+int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rate *out,
+                         bcl_error *e);
+/* The same measurement one repeat at a time, for a caller that interleaves
+ * it with other figures (bench does, so that a busy moment of a shared
+ * machine weighs on the bound and on the rows alike). Creating one builds
+ * the program and sizes and checks every chain count; each repeat is one
+ * timed launch (mo->repeats at most); the result checks the last launch's
+ * chains and gives the statistics. */
+typedef struct bcl_add_timer bcl_add_timer;
+int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_timer **out,
+                         bcl_error *e);
+int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e);
+int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e);
+void bcl_add_timer_free(bcl_add_timer *t);
+/* The vector width of the chains: the device's native float width, rounded
+ * down to a power of two from 1 to 16. */
+unsigned bcl_add_rate_width(const bcl_device_info *d);
 
 /* The host rows: the model's scalar C reference on one thread (openmp
  * false), or the OpenMP host loop (one step over all balls per iteration,

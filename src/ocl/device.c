@@ -45,6 +45,8 @@ static void fill_info(bcl_device_info *di)
     get_value(d, CL_DEVICE_TYPE, &di->type, sizeof di->type);
     get_value(d, CL_DEVICE_MAX_COMPUTE_UNITS, &di->compute_units, sizeof di->compute_units);
     get_value(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, &di->clock_mhz, sizeof di->clock_mhz);
+    get_value(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, &di->native_float_width,
+              sizeof di->native_float_width);
     get_value(d, CL_DEVICE_ADDRESS_BITS, &di->address_bits, sizeof di->address_bits);
     get_value(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, &di->max_work_group, sizeof di->max_work_group);
     get_value(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, di->max_item_sizes, sizeof di->max_item_sizes);

@@ -31,7 +31,8 @@ typedef struct bench_args {
 static void help(void)
 {
     printf("usage: ballcl bench [options]\n\n"
-           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference (the C\n"
+           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference "
+           "(the C\n"
            "reference, one host thread), openmp (host loop on all threads), local=1 (the\n"
            "seed's mistake), local=driver, local=auto, local=tuned, sync-every-step (host\n"
            "waits after every launch), batched (one wait at the end), fused (K steps per\n"
@@ -46,7 +47,8 @@ static void help(void)
            "  -r, --repeats R        timed repeats per row (default 9)\n"
            "  --repeat-ms MS         target length of one repeat (default 200)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
-           "  --steps-per-launch K   K of the fused row (default: tuned, else %u)\n"
+           "  --steps-per-launch K   K of the fused row (default: tuned, else %u on a\n"
+           "                         GPU, %u on a CPU)\n"
            "  --json                 JSON on stdout instead of the table\n"
            "  --csv FILE             also write one CSV line per N and row (for\n"
            "                         tools/plot_bench.sh)\n"
@@ -55,7 +57,7 @@ static void help(void)
            "Progress is shown on stderr when it is a terminal.\n"
            "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
            "error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
 }
 
 enum {
@@ -185,13 +187,13 @@ static int make_plan(bcl_context *ctx, const bench_args *a, plan *p, bcl_error *
     int rc = bcl_variants_list(ctx, true, p->fused_vars, BCL_MAX_VARIANTS, &p->nfused_vars, e);
     if (rc)
         return rc;
-    const char *v = p->tuned.fused.found
-                        ? p->tuned.fused.variant
-                        : bcl_variant_default(d->type, true, p->fused_vars, p->nfused_vars);
+    const char *v = p->tuned.fused.found ? p->tuned.fused.variant
+                                         : bcl_variant_default(d->type, d->native_float_width, true,
+                                                               p->fused_vars, p->nfused_vars);
     snprintf(p->fused_variant, sizeof p->fused_variant, "%s", v);
     p->k = a->k_given             ? (unsigned)a->k
            : p->tuned.fused.found ? p->tuned.fused.steps_per_launch
-                                  : BCL_DEFAULT_K;
+                                  : bcl_default_k(d->type);
     return BCL_OK;
 }
 
@@ -286,9 +288,10 @@ static int device_row(bench_row *r, bcl_sim *sim, const bench_args *a, const flo
     return bcl_timer_sim(sim, &r->so, &a->measure, timer, e);
 }
 
-/* One N: copy bandwidth, then every row validated and calibrated, then the
- * repeats of all rows interleaved (repeat 1 of every row, repeat 2, ...),
- * so that a busy moment of a shared machine weighs on all rows alike. */
+/* One N: copy bandwidth, the add-rate bound sized, then every row validated
+ * and calibrated, then the repeats of all rows and of the bound interleaved
+ * (repeat 1 of every row, repeat 2, ...), so that a busy moment of a shared
+ * machine weighs on all rows and on the bound alike. */
 static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_t n,
                      bench_result *res, bcl_error *e)
 {
@@ -299,6 +302,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
     float *scratch = malloc(n * 4 * sizeof(float));
     float *host = malloc(n * 4 * sizeof(float));
     bcl_timer *timers[ROW_COUNT] = {0};
+    bcl_add_timer *add = NULL;
     bcl_sim *sim = NULL;
     int rc = BCL_OK;
     if (!init || !scratch || !host) {
@@ -315,6 +319,13 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
     res->copy_bytes = n * 4 * sizeof(float);
     if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->measure.repeats, &res->copy_gb_per_s, e)))
         goto out;
+    snprintf(line, sizeof line, "N=%zu add-rate bound", n);
+    cli_progress("bench", 0, 0, line);
+    res->flops_per_step = m->flops_per_step;
+    bcl_measure_opts amo = a->measure;
+    amo.steps = 0;
+    if ((rc = bcl_add_timer_create(ctx, &amo, &add, e)))
+        goto out;
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         bench_row *r = &res->rows[i];
         snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
@@ -329,12 +340,17 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
         for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
             if (timers[i])
                 rc = bcl_timer_repeat(timers[i], e);
+        if (rc == BCL_OK)
+            rc = bcl_add_timer_repeat(add, e);
     }
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
         if (timers[i])
             bcl_timer_result(timers[i], &res->rows[i].m);
+    if (rc == BCL_OK)
+        rc = bcl_add_timer_result(add, &res->add, e);
 out:
     cli_progress_end();
+    bcl_add_timer_free(add);
     for (int i = 0; i < ROW_COUNT; i++)
         bcl_timer_free(timers[i]);
     bcl_sim_destroy(sim);

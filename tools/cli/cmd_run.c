@@ -55,7 +55,8 @@ static void help(void)
            "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
            "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
            "  --steps-per-launch K   steps applied per kernel launch (default: tuned if\n"
-           "                         stored, else min(S, %u); 1 with --sync every)\n"
+           "                         stored, else min(S, %u) on a GPU, min(S, %u) on a\n"
+           "                         CPU; 1 with --sync every)\n"
            "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
            "                         (default: tuned with --local tuned, else the rule of\n"
            "                         docs/BENCHMARK.md)\n"
@@ -68,7 +69,7 @@ static void help(void)
            "  -v, --verbose          more detail\n"
            "  -h, --help             this help\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
 }
 
 enum {
@@ -406,7 +407,7 @@ static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
             t.fused.steps_per_launch < a->steps ? t.fused.steps_per_launch : a->steps;
         a->k_how = "tuned";
     } else {
-        a->steps_per_launch = bcl_default_steps_per_launch(a->steps, a->sync);
+        a->steps_per_launch = bcl_default_steps_per_launch(a->steps, a->sync, d->type);
         a->k_how = "default rule";
     }
     bool fused = a->steps_per_launch > 1;
@@ -438,7 +439,7 @@ static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
         snprintf(a->variant, sizeof a->variant, "%s", te_used->variant);
     else
         snprintf(a->variant, sizeof a->variant, "%s",
-                 bcl_variant_default(d->type, fused, vars, nv));
+                 bcl_variant_default(d->type, d->native_float_width, fused, vars, nv));
     return BCL_OK;
 }
 
