@@ -491,9 +491,9 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
 
 /* The add-rate bound (docs/PERFORMANCE.md): float32 adds per second the
  * device retires, measured by cl/addrate.cl on the device (independent
- * chains of native-width vectors, several chain counts, the fastest kept;
- * warm-up excluded, profiling events, mo->repeats launches of about
- * mo->repeat_ms each, default 5 of 50 ms). Every chain's final value is
+ * chains of native-width vectors; 4, 8, 12 and 16 chains, the one with the
+ * best median kept; warm-up excluded, profiling events, mo->repeats
+ * repeats of each of about mo->repeat_ms, default 5 of 50 ms). Every chain's final value is
  * checked bit for bit against the host's adds: a difference is
  * BCL_EXIT_MISMATCH. */
 typedef struct bcl_add_rate {
@@ -501,7 +501,7 @@ typedef struct bcl_add_rate {
     unsigned width;           /* float lanes per chain (bcl_add_rate_width) */
     unsigned chains;          /* independent chains per work-item of the fastest */
     size_t global, local;     /* work-items and work-group size of each launch */
-    uint64_t adds_per_launch; /* of the fastest */
+    uint64_t adds_per_repeat; /* of the fastest: ten launches back to back */
     uint64_t compared;        /* chain values checked against the host */
 } bcl_add_rate;
 
@@ -511,8 +511,9 @@ int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rat
  * it with other figures (bench does, so that a busy moment of a shared
  * machine weighs on the bound and on the rows alike). Creating one builds
  * the program and sizes and checks every chain count; each repeat is one
- * timed launch (mo->repeats at most); the result checks the last launch's
- * chains and gives the statistics. */
+ * timed launch of every chain count (mo->repeats at most); the result
+ * checks the last launches' chains and gives the statistics of the chain
+ * count with the best median. */
 typedef struct bcl_add_timer bcl_add_timer;
 int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_timer **out,
                          bcl_error *e);

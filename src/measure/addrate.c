@@ -11,12 +11,20 @@
  * chains as they are written, in vector registers) and 16 work-groups per
  * compute unit; any other device gets work-groups of up to 256 and 2048
  * work-items per compute unit, enough to fill a GPU's multiprocessor.
- * Several chain counts are measured, and the fastest counts, so that the
- * figure is the units' throughput rather than their latency.
+ * Several chain counts are measured, their repeats interleaved (repeat 1 of
+ * every count, then repeat 2, ...) so that a busy moment weighs on all
+ * alike, and the count with the best median counts: the figure is the
+ * units' throughput rather than their latency.
  *
  * Same rules as every other figure (src/measure/measure.c): warm-up and
  * calibration never counted, device time from profiling events, median of
- * repeats. The result is validated: every chain's final value is compared
+ * repeats. A repeat is ten launches queued back to back and timed from the
+ * first one's start to the last one's end, as the launches of a simulation
+ * are: on a CPU shared with other work, the runtime's worker threads that
+ * wait between short launches get scheduled sooner than threads that run
+ * without a pause (the kernel's fair-share scheduler rewards sleepers), so a
+ * bound timed with one long launch could fall below a kernel of many short
+ * ones on a busy machine. The result is validated: every chain's final value is compared
  * bit for bit with the same adds done on the host, so a compiler that folded
  * or dropped adds would be caught rather than believed.
  */
@@ -36,6 +44,7 @@
 #define GPU_LOCAL      256
 #define MAX_ITERS      (1u << 28)
 #define MAX_REPEATS    1000
+#define LAUNCHES       10
 #define DEFAULT_TARGET 50.0 /* ms per timed launch */
 
 static const unsigned chain_counts[] = {4, 8, 12, 16};
@@ -59,39 +68,86 @@ unsigned bcl_add_rate_width(const bcl_device_info *d)
     return p;
 }
 
-typedef struct probe {
+/* One chain count: its kernel, output buffer, launch size and repeats. */
+typedef struct chain_set {
+    unsigned chains;
+    cl_kernel k;
+    cl_mem out;
+    unsigned iters;
+    uint64_t adds; /* per launch */
+    double *x;     /* GFLOP/s of each repeat */
+} chain_set;
+
+#define NSETS (sizeof chain_counts / sizeof chain_counts[0])
+
+struct bcl_add_timer {
     bcl_context *c;
     const bcl_device_info *d;
-    cl_kernel k;
-    cl_mem start, out;
+    cl_program prog;
+    cl_mem start;
     size_t global, local;
-    unsigned w, chains;
-} probe;
+    unsigned w, repeats, done;
+    uint64_t compared;
+    chain_set set[NSETS];
+};
 
-static int launch(probe *p, unsigned iters, double *ms, bcl_error *e)
+static uint64_t adds_of(const bcl_add_timer *t, const chain_set *cs, unsigned iters)
 {
-    cl_command_queue q = bcl_context_queue(p->c);
-    cl_int st = BCL_CL(clSetKernelArg, p->k, 2, sizeof iters, &iters);
+    return (uint64_t)t->global * cs->chains * t->w * UNROLL * iters;
+}
+
+/* `count` launches of cs with iters rounds each, queued back to back;
+ * *ms is the profiling time from the first one's start to the last one's
+ * end. */
+static int launch_n(bcl_add_timer *t, chain_set *cs, unsigned iters, unsigned count, double *ms,
+                    bcl_error *e)
+{
+    cl_command_queue q = bcl_context_queue(t->c);
+    cl_int st = BCL_CL(clSetKernelArg, cs->k, 2, sizeof iters, &iters);
     if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", p->d->name);
-    cl_event ev = NULL;
-    st = BCL_CL(clEnqueueNDRangeKernel, q, p->k, 1, NULL, &p->global, &p->local, 0, NULL, &ev);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", p->d->name);
-    st = BCL_CL(clWaitForEvents, 1, &ev);
-    if (st != CL_SUCCESS) {
-        clReleaseEvent(ev);
-        return bcl_cl_fail(e, st, "clWaitForEvents", p->d->name);
+        return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
+    cl_event first = NULL, last = NULL;
+    for (unsigned i = 0; i < count && st == CL_SUCCESS; i++) {
+        cl_event ev = NULL;
+        st = BCL_CL(clEnqueueNDRangeKernel, q, cs->k, 1, NULL, &t->global, &t->local, 0, NULL, &ev);
+        if (st != CL_SUCCESS)
+            break;
+        if (!first)
+            first = ev;
+        else if (last)
+            clReleaseEvent(last);
+        if (ev != first)
+            last = ev;
+    }
+    if (!last)
+        last = first;
+    const char *call = "clEnqueueNDRangeKernel";
+    if (st == CL_SUCCESS) {
+        call = "clWaitForEvents";
+        st = BCL_CL(clWaitForEvents, 1, &last);
     }
     cl_ulong a = 0, b = 0;
-    st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    if (st == CL_SUCCESS) {
+        call = "clGetEventProfilingInfo";
+        st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    }
     if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-    clReleaseEvent(ev);
+        st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
     if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clGetEventProfilingInfo", p->d->name);
+        BCL_CL(clFinish, q);
+    if (last && last != first)
+        clReleaseEvent(last);
+    if (first)
+        clReleaseEvent(first);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, call, t->d->name);
     *ms = b > a ? (double)(b - a) / 1e6 : 0;
     return BCL_OK;
+}
+
+static int launch(bcl_add_timer *t, chain_set *cs, unsigned iters, double *ms, bcl_error *e)
+{
+    return launch_n(t, cs, iters, 1, ms, e);
 }
 
 /* Iterations for a launch of about target ms, from one that took ms. */
@@ -105,29 +161,25 @@ static unsigned scale_iters(unsigned iters, double ms, double target)
     return (unsigned)want;
 }
 
-static uint64_t adds_of(const probe *p, unsigned iters)
+/* Reads cs's chains back and compares every value with the host's adds
+ * (cs->iters rounds). */
+static int check(bcl_add_timer *t, chain_set *cs, bcl_error *e)
 {
-    return (uint64_t)p->global * p->chains * p->w * UNROLL * iters;
-}
-
-/* Reads the chains back and compares every value with the host's adds. */
-static int check(probe *p, unsigned iters, uint64_t *compared, bcl_error *e)
-{
-    size_t per = (size_t)p->chains * p->w, n = p->global * per;
+    size_t per = (size_t)cs->chains * t->w, n = t->global * per;
     float *got = malloc(n * sizeof *got), want[MAX_CHAINS * MAX_W];
     if (!got)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(p->c), p->out, CL_TRUE, 0,
+    cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(t->c), cs->out, CL_TRUE, 0,
                        n * sizeof *got, got, 0, NULL, NULL);
     if (st != CL_SUCCESS) {
         free(got);
-        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", p->d->name);
+        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", t->d->name);
     }
     for (size_t j = 0; j < per; j++)
         want[j] = start_value((unsigned)j);
     /* Chain-major inner loop: the host's adds are independent too, so this
      * takes milliseconds even for the millions of adds of a chain. */
-    for (uint64_t i = 0; i < (uint64_t)iters * UNROLL; i++)
+    for (uint64_t i = 0; i < (uint64_t)cs->iters * UNROLL; i++)
         for (size_t j = 0; j < per; j++)
             want[j] = want[j] + INC;
     uint64_t bad = 0;
@@ -140,53 +192,62 @@ static int check(probe *p, unsigned iters, uint64_t *compared, bcl_error *e)
         rc = bcl_fail(e, BCL_EXIT_MISMATCH,
                       "add-rate kernel on '%s': %llu of %zu chain values differ from the host's "
                       "adds (first: work-item %zu, got %.9g, want %.9g)",
-                      p->d->name, (unsigned long long)bad, n, first / per, (double)got[first],
+                      t->d->name, (unsigned long long)bad, n, first / per, (double)got[first],
                       (double)want[first % per]);
-    *compared += n;
+    t->compared += n;
     free(got);
     return rc;
 }
 
-/* Sets the arguments of p->k, and the chain count it was made for. */
-static int set_args(probe *p, bcl_error *e)
+/* Makes cs's kernel and buffer, then sizes it: a warm-up launch (PoCL
+ * compiles the work-group function at the first launch), a tenth of the
+ * target, then one of the target's size, whose chains are checked. */
+static int prepare(bcl_add_timer *t, chain_set *cs, double target, bcl_error *e)
 {
+    char name[32];
+    snprintf(name, sizeof name, "addrate_c%u", cs->chains);
+    cl_int st;
+    cs->k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, name);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateKernel", t->d->name);
+    cs->out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(t->c), CL_MEM_WRITE_ONLY,
+                            t->global * cs->chains * t->w * sizeof(float), NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
     float inc = INC;
-    cl_int st = BCL_CL(clSetKernelArg, p->k, 0, sizeof p->start, &p->start);
+    st = BCL_CL(clSetKernelArg, cs->k, 0, sizeof t->start, &t->start);
     if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, p->k, 1, sizeof inc, &inc);
+        st = BCL_CL(clSetKernelArg, cs->k, 1, sizeof inc, &inc);
     if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, p->k, 3, sizeof p->out, &p->out);
-    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, "clSetKernelArg", p->d->name);
-}
-
-/* Warm-up (PoCL compiles the work-group function at the first launch),
- * then a tenth of the target, then one launch of the target's size, whose
- * chains are checked; *rate is that launch's GFLOP/s. */
-static int size_chains(probe *p, double target, unsigned *iters, double *rate, uint64_t *compared,
-                       bcl_error *e)
-{
+        st = BCL_CL(clSetKernelArg, cs->k, 3, sizeof cs->out, &cs->out);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
+    cs->x = calloc(t->repeats, sizeof *cs->x);
+    if (!cs->x)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     unsigned it = 16;
-    double ms;
-    int rc = set_args(p, e);
-    if (rc == BCL_OK)
-        rc = launch(p, it, &ms, e);
+    double ms = 0;
+    int rc = launch(t, cs, it, &ms, e);
     if (rc == BCL_OK) {
         it = scale_iters(it, ms, target / 10);
-        rc = launch(p, it, &ms, e);
+        rc = launch(t, cs, it, &ms, e);
     }
     if (rc == BCL_OK) {
         it = scale_iters(it, ms, target);
-        rc = launch(p, it, &ms, e);
+        rc = launch(t, cs, it, &ms, e);
     }
+    cs->iters = it;
     if (rc == BCL_OK)
-        rc = check(p, it, compared, e);
-    *iters = it;
-    *rate = ms > 0 ? (double)adds_of(p, it) / (ms * 1e6) : 0;
+        rc = check(t, cs, e);
+    /* A timed repeat is LAUNCHES launches of a tenth each, queued back to
+     * back like the launches of a simulation (see the top of this file). */
+    cs->iters = it / LAUNCHES ? it / LAUNCHES : 1;
+    cs->adds = adds_of(t, cs, cs->iters) * LAUNCHES;
     return rc;
 }
 
-/* Builds cl/addrate.cl for width w into *prog. */
-static int build(bcl_context *c, unsigned w, cl_program *prog, bcl_error *e)
+/* Builds cl/addrate.cl for the chains' width. */
+static int build(bcl_add_timer *t, bcl_error *e)
 {
     char *src = NULL;
     size_t len = 0;
@@ -194,67 +255,45 @@ static int build(bcl_context *c, unsigned w, cl_program *prog, bcl_error *e)
     if (rc)
         return rc;
     char opts[256];
-    snprintf(opts, sizeof opts, "%s -DBCL_W=%u", bcl_build_options(), w);
-    rc = bcl_program_from_source(bcl_context_cl(c), bcl_context_device(c), src, len, opts, prog, e);
+    snprintf(opts, sizeof opts, "%s -DBCL_W=%u", bcl_build_options(), t->w);
+    rc = bcl_program_from_source(bcl_context_cl(t->c), t->d, src, len, opts, &t->prog, e);
     free(src);
     return rc;
 }
 
-struct bcl_add_timer {
-    probe p;
-    cl_program prog;
-    unsigned iters, repeats, done;
-    double *x; /* GFLOP/s of each repeat */
-    bcl_add_rate r;
-};
-
-void bcl_add_timer_free(bcl_add_timer *t)
-{
-    if (!t)
-        return;
-    if (t->p.k)
-        clReleaseKernel(t->p.k);
-    if (t->p.start)
-        clReleaseMemObject(t->p.start);
-    if (t->p.out)
-        clReleaseMemObject(t->p.out);
-    if (t->prog)
-        clReleaseProgram(t->prog);
-    free(t->x);
-    free(t);
-}
-
 /* The launch shape from device queries (see the top of this file). */
-static void shape(probe *p)
+static void shape(bcl_add_timer *t)
 {
-    const bcl_device_info *d = p->d;
+    const bcl_device_info *d = t->d;
     unsigned cu = d->compute_units ? d->compute_units : 1;
     if (d->type & CL_DEVICE_TYPE_CPU) {
-        p->local = 1;
-        p->global = (size_t)cu * CPU_ITEMS_PER;
+        t->local = 1;
+        t->global = (size_t)cu * CPU_ITEMS_PER;
         return;
     }
     size_t lim = d->max_work_group ? d->max_work_group : 1;
     if (d->max_item_sizes[0] && d->max_item_sizes[0] < lim)
         lim = d->max_item_sizes[0];
-    p->local = lim < GPU_LOCAL ? lim : GPU_LOCAL;
-    p->global = bcl_round_up((size_t)cu * GPU_ITEMS_PER, p->local);
+    t->local = lim < GPU_LOCAL ? lim : GPU_LOCAL;
+    t->global = bcl_round_up((size_t)cu * GPU_ITEMS_PER, t->local);
 }
 
-/* Buffers: the start values, and room for the widest chain count's output. */
-static int buffers(probe *p, bcl_error *e)
+void bcl_add_timer_free(bcl_add_timer *t)
 {
-    float start[MAX_CHAINS * MAX_W];
-    for (unsigned j = 0; j < MAX_CHAINS * MAX_W; j++)
-        start[j] = start_value(j);
-    cl_int st;
-    cl_context ctx = bcl_context_cl(p->c);
-    p->start = BCL_CL_CREATE(&st, clCreateBuffer, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             sizeof start, start);
-    if (st == CL_SUCCESS)
-        p->out = BCL_CL_CREATE(&st, clCreateBuffer, ctx, CL_MEM_WRITE_ONLY,
-                               p->global * MAX_CHAINS * p->w * sizeof(float), NULL);
-    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, "clCreateBuffer", p->d->name);
+    if (!t)
+        return;
+    for (size_t i = 0; i < NSETS; i++) {
+        if (t->set[i].k)
+            clReleaseKernel(t->set[i].k);
+        if (t->set[i].out)
+            clReleaseMemObject(t->set[i].out);
+        free(t->set[i].x);
+    }
+    if (t->start)
+        clReleaseMemObject(t->start);
+    if (t->prog)
+        clReleaseProgram(t->prog);
+    free(t);
 }
 
 int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_timer **out,
@@ -264,62 +303,33 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     bcl_add_timer *t = calloc(1, sizeof *t);
     if (!t)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    t->c = c;
+    t->d = bcl_context_device(c);
+    t->w = bcl_add_rate_width(t->d);
     t->repeats = mo && mo->repeats ? mo->repeats : 5;
     if (t->repeats > MAX_REPEATS)
         t->repeats = MAX_REPEATS;
-    t->x = calloc(t->repeats, sizeof *t->x);
-    if (!t->x) {
-        free(t);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
     double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : DEFAULT_TARGET;
-    probe *p = &t->p;
-    *p =
-        (probe){.c = c, .d = bcl_context_device(c), .w = bcl_add_rate_width(bcl_context_device(c))};
-    shape(p);
-    int rc = build(c, p->w, &t->prog, e);
-    if (rc == BCL_OK)
-        rc = buffers(p, e);
-    /* Every chain count, sized and checked; the fastest is kept. */
-    double best = -1;
-    for (size_t i = 0; i < sizeof chain_counts / sizeof chain_counts[0] && rc == BCL_OK; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "addrate_c%u", chain_counts[i]);
+    shape(t);
+    float start[MAX_CHAINS * MAX_W];
+    for (unsigned j = 0; j < MAX_CHAINS * MAX_W; j++)
+        start[j] = start_value(j);
+    int rc = build(t, e);
+    if (rc == BCL_OK) {
         cl_int st;
-        cl_kernel k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, name);
-        if (st != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st, "clCreateKernel", p->d->name);
-            break;
-        }
-        cl_kernel keep = p->k;
-        unsigned keep_chains = p->chains;
-        p->k = k;
-        p->chains = chain_counts[i];
-        unsigned iters = 0;
-        double rate = 0;
-        rc = size_chains(p, target, &iters, &rate, &t->r.compared, e);
-        if (rc == BCL_OK && rate > best) {
-            best = rate;
-            t->iters = iters;
-            if (keep)
-                clReleaseKernel(keep);
-        } else {
-            clReleaseKernel(k);
-            p->k = keep;
-            p->chains = keep_chains;
-        }
+        t->start = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                                 CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof start, start);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
     }
-    if (rc == BCL_OK)
-        rc = set_args(p, e);
+    for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
+        t->set[i].chains = chain_counts[i];
+        rc = prepare(t, &t->set[i], target, e);
+    }
     if (rc) {
         bcl_add_timer_free(t);
         return rc;
     }
-    t->r.width = p->w;
-    t->r.chains = p->chains;
-    t->r.global = p->global;
-    t->r.local = p->local;
-    t->r.adds_per_launch = adds_of(p, t->iters);
     *out = t;
     return BCL_OK;
 }
@@ -328,28 +338,44 @@ int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e)
 {
     if (t->done == t->repeats)
         return BCL_OK;
-    double ms = 0;
-    int rc = launch(&t->p, t->iters, &ms, e);
-    if (rc)
-        return rc;
-    t->x[t->done++] = ms > 0 ? (double)t->r.adds_per_launch / (ms * 1e6) : 0;
+    for (size_t i = 0; i < NSETS; i++) {
+        chain_set *cs = &t->set[i];
+        double ms = 0;
+        int rc = launch_n(t, cs, cs->iters, LAUNCHES, &ms, e);
+        if (rc)
+            return rc;
+        cs->x[t->done] = ms > 0 ? (double)cs->adds / (ms * 1e6) : 0; /* adds per ns */
+    }
+    t->done++;
     return BCL_OK;
 }
 
 int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e)
 {
-    /* The last launch's chains too: what was timed is what was checked. */
-    int rc = t->done ? check(&t->p, t->iters, &t->r.compared, e) : BCL_OK;
-    *out = t->r;
-    if (rc == BCL_OK && t->done) {
-        double *x = malloc(t->done * sizeof *x);
-        if (!x)
-            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        memcpy(x, t->x, t->done * sizeof *x);
-        bcl_stats_compute(x, t->done, &out->gflop_per_s);
-        free(x);
+    memset(out, 0, sizeof *out);
+    out->width = t->w;
+    out->global = t->global;
+    out->local = t->local;
+    double x[MAX_REPEATS];
+    for (size_t i = 0; i < NSETS; i++) {
+        chain_set *cs = &t->set[i];
+        /* What was timed is what is checked: the last launch's chains. */
+        int rc = t->done ? check(t, cs, e) : BCL_OK;
+        if (rc)
+            return rc;
+        bcl_stats st = {0};
+        if (t->done) {
+            memcpy(x, cs->x, t->done * sizeof *x);
+            bcl_stats_compute(x, t->done, &st);
+        }
+        if (i == 0 || st.median > out->gflop_per_s.median) {
+            out->gflop_per_s = st;
+            out->chains = cs->chains;
+            out->adds_per_repeat = cs->adds;
+        }
     }
-    return rc;
+    out->compared = t->compared;
+    return BCL_OK;
 }
 
 int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rate *out,

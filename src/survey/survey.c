@@ -6,6 +6,8 @@
  *   build       cold (binary cache bypassed, drivers' caches off) and cached
  *   latency     queued->start of a tiny launch, and its host round trip
  *   copy        clEnqueueCopyBuffer bandwidth, pseudo-random data
+ *   add rate    float32 adds per second of the device (bcl_measure_add_rate),
+ *               the bound of every fused figure
  *   per model   small and large N one-step ball-step time, the local size
  *               sweep (best local, local = 1 penalty), fused throughput
  *
@@ -551,7 +553,9 @@ static void measure_device(surveyor *s, const bcl_model *m)
         failed(s, "measured.roundtrip_us", &e);
         e = copy;
         failed(s, "measured.copy_gb_per_s", &e);
-        s->done++;
+        e = copy;
+        failed(s, "measured.add_gflop_per_s", &e);
+        s->done += 2;
         return;
     }
     size_t pm = 0;
@@ -591,6 +595,13 @@ static void measure_device(surveyor *s, const bcl_model *m)
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
     json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+
+    progress(s, "add-rate bound");
+    bcl_add_rate add;
+    if (bcl_measure_add_rate(ctx, &o->measure, &add, &e) == BCL_OK)
+        json_object_set_new(s->measured, "add_gflop_per_s", number(add.gflop_per_s.median));
+    else
+        failed(s, "measured.add_gflop_per_s", &e);
     bcl_context_destroy(ctx);
 }
 
@@ -601,7 +612,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *status = BCL_OK;
     bcl_error qe = {0};
     char *ext = query_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 3 + 4 * (unsigned)bcl_model_count};
+    surveyor s = {.d = d, .o = o, .total = 4 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
     free(ext);
     s.measured = json_object();
@@ -621,7 +632,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     const bcl_model *def = bcl_models[0];
     json_object_set_new(s.measured, "model", json_string(def->name));
     static const char *const figures[] = {"build_ms_cold", "build_ms_cached", "launch_latency_us",
-                                          "roundtrip_us", "copy_gb_per_s"};
+                                          "roundtrip_us",  "copy_gb_per_s",   "add_gflop_per_s"};
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
         json_object_set_new(s.measured, figures[i], json_null());
     measure_builds(&s, def);

@@ -211,8 +211,8 @@ json_t *bench_result_json(const bench_result *res)
         "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
         "add_gflop_per_s", a->gflop_per_s.median, "add_rate", "gflop_per_s",
         stats_json(&a->gflop_per_s), "width", (int)a->width, "chains", (int)a->chains, "global",
-        (json_int_t)a->global, "local", (json_int_t)a->local, "adds_per_launch",
-        (json_int_t)a->adds_per_launch, "compared", (json_int_t)a->compared, "flops_per_ball_step",
+        (json_int_t)a->global, "local", (json_int_t)a->local, "adds_per_repeat",
+        (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared, "flops_per_ball_step",
         (int)res->flops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows", rows);
 }
 
