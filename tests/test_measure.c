@@ -60,17 +60,22 @@ static void test_variant_rule(void **state)
     (void)state;
     bcl_variant list[] = {{"", 1}, {"x8", 8}, {"x16", 16}, {"x32", 32}, {"x64", 64}};
     /* Four sets of the native width: x32 on 8-wide AVX2, x64 on AVX-512. */
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, true, list, 5), "x32");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, true, list, 5), "x64");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 4, true, list, 5), "x16");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 0, true, list, 5), "x16");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 1, true, list, 5), "");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, false, list, 5), "");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_GPU, 8, true, list, 5), "");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, 4, true, list, 5), "x32");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, 4, true, list, 5), "x64");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 4, 4, true, list, 5), "x16");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 0, 4, true, list, 5), "x16");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 1, 4, true, list, 5), "");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, 4, false, list, 5), "");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_GPU, 8, 4, true, list, 5), "");
+    /* Two sets (the bounce model): x16 on AVX2, x32 on AVX-512; no sets
+     * given counts as one. */
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, 2, true, list, 5), "x16");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, 2, true, list, 5), "x32");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, 0, true, list, 5), "x8");
     /* The largest there is when the wanted one is missing. */
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, true, list, 3), "x16");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, true, list, 2), "x8");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, true, list, 1), "");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 16, 4, true, list, 3), "x16");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, 4, true, list, 2), "x8");
+    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, 8, 4, true, list, 1), "");
 }
 
 static void test_k_rule(void **state)

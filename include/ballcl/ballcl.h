@@ -130,6 +130,14 @@ typedef struct bcl_model {
     unsigned nparams;
     /* float32 adds/muls etc. per ball-step, for rate figures */
     unsigned flops_per_step;
+    /* Every float32 operation of a branch-free step (comparisons and
+     * selections too): what a vectorised kernel must issue per ball-step,
+     * the operation count its bound is figured from (docs/PERFORMANCE.md). */
+    unsigned ops_per_step;
+    /* Independent sets of the native float width a CPU work-item of the
+     * k-step kernel should hold (bcl_variant_default): enough to cover the
+     * latency of a step, few enough for the registers. */
+    unsigned cpu_sets;
     /* Checks parameter values (floats in declaration order). */
     int (*check)(const float *p, bcl_error *e);
     /* Fills n balls (4 floats each) deterministically from seed. */
@@ -402,12 +410,13 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
                       bcl_error *e);
 /* The documented default variant (docs/BENCHMARK.md): on a CPU device the
  * k-step kernel uses the available variant with the most balls per
- * work-item up to four times the native float width (native_width, from
- * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; 0 when unknown counts as 4): x32 on
- * AVX2, x64 on AVX-512. Everything else uses the base kernel. Returns a
- * name from list (or ""). */
-const char *bcl_variant_default(cl_device_type type, unsigned native_width, bool fused,
-                                const bcl_variant *list, size_t count);
+ * work-item up to sets times the native float width (native_width, from
+ * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; 0 when unknown counts as 4; sets is
+ * the model's cpu_sets, 0 counts as 1): for the seed (4 sets) x32 on AVX2,
+ * x64 on AVX-512. Everything else uses the base kernel. Returns a name from
+ * list (or ""). */
+const char *bcl_variant_default(cl_device_type type, unsigned native_width, unsigned sets,
+                                bool fused, const bcl_variant *list, size_t count);
 
 /* The kernel and the number of balls per work-item that o selects (its
  * variant, one-step or k-step kernel). */

@@ -97,20 +97,21 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
     return BCL_OK;
 }
 
-const char *bcl_variant_default(cl_device_type type, unsigned native_width, bool fused,
-                                const bcl_variant *list, size_t count)
+const char *bcl_variant_default(cl_device_type type, unsigned native_width, unsigned sets,
+                                bool fused, const bcl_variant *list, size_t count)
 {
     /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
      * vectorises a one-step kernel across work-items by itself, but not the
      * k-step loop; there several balls per work-item in wide vectors keep
-     * the adders busy. A set of W balls (W the native float width: 8 for
-     * AVX2, 16 for AVX-512) gives three independent W-wide additions per
-     * step, and two add pipes of latency 3 or 4 need 6 to 8 in flight: four
-     * sets, 4W balls, give 12. GPUs want one ball per work-item so that
-     * loads coalesce. */
+     * the units busy. A set of W balls (W the native float width: 8 for
+     * AVX2, 16 for AVX-512) is one vector per component; its next step waits
+     * for its last, so a work-item holds several independent sets, as many
+     * as the model asks (the seed: 4, for 12 additions in flight where two
+     * pipes of latency 3 or 4 need 6 to 8). GPUs want one ball per
+     * work-item so that loads coalesce. */
     if (!(type & CL_DEVICE_TYPE_CPU) || !fused)
         return "";
-    unsigned want = 4 * (native_width ? native_width : 4);
+    unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
     const char *best = "";
     unsigned best_b = 1;
     for (size_t i = 0; i < count; i++) {

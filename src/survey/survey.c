@@ -323,8 +323,8 @@ static void fused(model_run *r, size_t n)
     double us;
     int rc = bcl_variants_list(r->ctx, true, vars, BCL_MAX_VARIANTS, &nv, &e);
     if (rc == BCL_OK) {
-        so.variant =
-            bcl_variant_default(r->s->d->type, r->s->d->native_float_width, true, vars, nv);
+        so.variant = bcl_variant_default(r->s->d->type, r->s->d->native_float_width, r->m->cpu_sets,
+                                         true, vars, nv);
         json_object_set_new(fig, "variant", json_string(so.variant));
         rc = new_sim(r, n, &sim, &e);
     }

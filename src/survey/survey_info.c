@@ -279,8 +279,6 @@ json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions,
  * FP32 lanes, eight times the 32 additions per clock of a CPU core with two
  * 512-bit units. No device does more, so no honest rate goes above. */
 #define MAX_FLOPS_PER_CLOCK_PER_CU 256.0
-/* How far above the measured add-rate bound a ball-step figure may be. */
-#define ADD_BOUND_SLACK 1.10
 
 static void add_flag(json_t *flags, const char *figure, double value, double limit,
                      const char *rule)
@@ -309,21 +307,12 @@ static const char *const rate_rule =
     "ball-steps/s above compute_units x clock x 256 float32 operations per clock / the model's "
     "operations per ball-step";
 
-static const char *const add_rule =
-    "ball-steps/s above 1.1 x the add-rate bound measured on the device (add_gflop_per_s) / the "
-    "model's float operations per ball-step";
-
-/* The rules for one model's figures in obj (at path); add_per_s is the
- * measured add-rate bound in float operations per second (0: unknown). */
+/* The rules for one model's figures in obj (at path). */
 static void flag_model(json_t *flags, json_t *obj, const char *path, const char *model,
-                       double flops_per_s, double add_per_s)
+                       double flops_per_s)
 {
     const bcl_model *m = model ? bcl_model_find(model) : NULL;
     double max_rate = m && m->flops_per_step ? flops_per_s / m->flops_per_step : 0;
-    /* 10% above the bound is noise at most (the bound and the figure are
-     * measured minutes apart on a machine that may be busy); more is a
-     * wrong bound or a wrong figure. */
-    double add_rate = m && m->flops_per_step ? ADD_BOUND_SLACK * add_per_s / m->flops_per_step : 0;
     char sub[128];
     for (int i = 0; i < 2; i++) {
         const char *size = i ? "large" : "small";
@@ -331,10 +320,8 @@ static void flag_model(json_t *flags, json_t *obj, const char *path, const char 
         json_t *fig = json_object_get(obj, size);
         check_max(flags, fig, "gb_per_s", sub, MAX_PLAUSIBLE_GB_PER_S, gb_rule);
         check_max(flags, fig, "ball_steps_per_s", sub, max_rate, rate_rule);
-        check_max(flags, fig, "ball_steps_per_s", sub, add_rate, add_rule);
     }
     check_max(flags, obj, "fused_ball_steps_per_s", path, max_rate, rate_rule);
-    check_max(flags, obj, "fused_ball_steps_per_s", path, add_rate, add_rule);
 }
 
 size_t bcl_survey_flag(json_t *dev)
@@ -349,20 +336,17 @@ size_t bcl_survey_flag(json_t *dev)
     double cu = (double)json_integer_value(json_object_get(lim, "compute_units"));
     double mhz = (double)json_integer_value(json_object_get(lim, "clock_mhz"));
     double flops_per_s = cu * mhz * 1e6 * MAX_FLOPS_PER_CLOCK_PER_CU;
-    json_t *add = json_object_get(m, "add_gflop_per_s");
-    double add_per_s = json_is_number(add) ? json_number_value(add) * 1e9 : 0;
     check_max(flags, m, "copy_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
     /* The default model's figures at the top of "measured", then every
      * model's under "models". */
-    flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s,
-               add_per_s);
+    flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s);
     const char *key;
     json_t *mm;
     json_object_foreach(json_object_get(m, "models"), key, mm)
     {
         char path[96];
         snprintf(path, sizeof path, "measured.models.%s", key);
-        flag_model(flags, mm, path, key, flops_per_s, add_per_s);
+        flag_model(flags, mm, path, key, flops_per_s);
     }
     return json_array_size(flags);
 }

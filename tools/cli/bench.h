@@ -42,7 +42,7 @@ typedef struct bench_result {
     bcl_stats copy_gb_per_s;
     size_t copy_bytes;
     bcl_add_rate add;        /* the add-rate bound, timed between the rows' repeats */
-    unsigned flops_per_step; /* the model's float operations per ball-step */
+    unsigned ops_per_step;   /* the model's float operations per ball-step (bcl_model) */
     bench_row rows[ROW_COUNT];
 } bench_result;
 

@@ -36,13 +36,13 @@ static double rate(const bench_row *r, size_t n)
 double bench_row_bound_fraction(const bench_result *res, const bench_row *r)
 {
     double bound = res->add.gflop_per_s.median * 1e9;
-    return r->validated && bound > 0 ? rate(r, res->balls) * res->flops_per_step / bound : 0;
+    return r->validated && bound > 0 ? rate(r, res->balls) * res->ops_per_step / bound : 0;
 }
 
 /* The ball-step rate the add-rate bound allows. */
 static double bound_rate(const bench_result *res)
 {
-    return res->flops_per_step ? res->add.gflop_per_s.median * 1e9 / res->flops_per_step : 0;
+    return res->ops_per_step ? res->add.gflop_per_s.median * 1e9 / res->ops_per_step : 0;
 }
 
 static double speedup(const bench_result *res, const bench_row *r)
@@ -133,7 +133,7 @@ void bench_print_table(const bench_info *info, const bench_result *res)
            "work-item, %zu work-items), %u float operations per ball-step: at most %.3g "
            "ball-steps/s\n\n",
            res->add.gflop_per_s.median, res->add.gflop_per_s.min, res->add.gflop_per_s.max,
-           res->add.chains, res->add.width, res->add.global, res->flops_per_step, bound_rate(res));
+           res->add.chains, res->add.width, res->add.global, res->ops_per_step, bound_rate(res));
     printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
@@ -212,8 +212,8 @@ json_t *bench_result_json(const bench_result *res)
         "add_gflop_per_s", a->gflop_per_s.median, "add_rate", "gflop_per_s",
         stats_json(&a->gflop_per_s), "width", (int)a->width, "chains", (int)a->chains, "global",
         (json_int_t)a->global, "local", (json_int_t)a->local, "adds_per_repeat",
-        (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared, "flops_per_ball_step",
-        (int)res->flops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows", rows);
+        (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared, "ops_per_ball_step",
+        (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows", rows);
 }
 
 json_t *bench_info_json(const bench_info *info)

@@ -188,7 +188,8 @@ static int make_plan(bcl_context *ctx, const bench_args *a, plan *p, bcl_error *
     if (rc)
         return rc;
     const char *v = p->tuned.fused.found ? p->tuned.fused.variant
-                                         : bcl_variant_default(d->type, d->native_float_width, true,
+                                         : bcl_variant_default(d->type, d->native_float_width,
+                                                               a->model.model->cpu_sets, true,
                                                                p->fused_vars, p->nfused_vars);
     snprintf(p->fused_variant, sizeof p->fused_variant, "%s", v);
     p->k = a->k_given             ? (unsigned)a->k
@@ -321,7 +322,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
         goto out;
     snprintf(line, sizeof line, "N=%zu add-rate bound", n);
     cli_progress("bench", 0, 0, line);
-    res->flops_per_step = m->flops_per_step;
+    res->ops_per_step = m->ops_per_step;
     /* The bound's own launch length (50 ms), whatever the rows' is: long
      * enough for any launch cost to vanish, short enough for a quick bench. */
     bcl_measure_opts amo = {.repeats = a->measure.repeats};

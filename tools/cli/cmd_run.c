@@ -439,7 +439,8 @@ static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
         snprintf(a->variant, sizeof a->variant, "%s", te_used->variant);
     else
         snprintf(a->variant, sizeof a->variant, "%s",
-                 bcl_variant_default(d->type, d->native_float_width, fused, vars, nv));
+                 bcl_variant_default(d->type, d->native_float_width, a->model.model->cpu_sets,
+                                     fused, vars, nv));
     return BCL_OK;
 }
 
