@@ -225,10 +225,12 @@ json_t *bench_info_json(const bench_info *info)
     for (unsigned i = 0; i < info->nparams; i++)
         json_array_append_new(params, json_real(info->params[i]));
     return json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:i, s:i}", "schema",
-        "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}, s:s, s:o, s:s, s:I, s:i, s:i}",
+        "schema", "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
         d->platform_name, "selector", sel, "type", bcl_device_type_name(d->type), "version",
-        d->version, "driver", d->driver, "model", info->model->name, "params", params, "init",
+        d->version, "driver", d->driver, "compute_units", (int)d->compute_units, "clock_mhz",
+        (int)d->clock_mhz, "native_float_width", (int)d->native_float_width, "model",
+        info->model->name, "params", params, "init",
         info->init == BCL_INIT_SEED ? "seed" : "random", "seed", (json_int_t)info->seed, "repeats",
         (int)info->repeats, "host_threads", (int)bcl_host_threads());
 }
