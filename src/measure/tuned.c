@@ -213,31 +213,3 @@ int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, b
     json_decref(root);
     return rc;
 }
-
-bool bcl_tuned_local(bcl_context *c, cl_kernel k, size_t *local)
-{
-    const bcl_device_info *d = bcl_context_device(c);
-    const bcl_model *m = bcl_context_model(c);
-    char fname[128] = "";
-    if (BCL_CL(clGetKernelInfo, k, CL_KERNEL_FUNCTION_NAME, sizeof fname - 1, fname, NULL) !=
-        CL_SUCCESS)
-        return false;
-    bcl_tuned t;
-    bcl_error e = {0};
-    /* An unreadable file means "nothing tuned" here; 'ballcl run' reports
-     * it when it loads the file itself. */
-    if (bcl_tuned_load(d, m, &t, &e) != BCL_OK) {
-        bcl_error_clear(&e);
-        return false;
-    }
-    const bcl_tuned_entry *entries[2] = {&t.single, &t.fused};
-    for (int i = 0; i < 2; i++) {
-        char name[128];
-        kernel_name(m, i == 1, entries[i]->variant, name, sizeof name);
-        if (entries[i]->found && strcmp(name, fname) == 0) {
-            *local = entries[i]->local;
-            return true;
-        }
-    }
-    return false;
-}

@@ -143,11 +143,13 @@ static int prime_cache(surveyor *s, const bcl_model *m, const char *dir, bcl_err
     bcl_model_param_defaults(m, p);
     m->init(ball, 1, BCL_INIT_RANDOM, s->o->seed, p);
     bcl_sim *sim = NULL;
-    bcl_sim_opts so = {.params = p, .steps_per_launch = 1, .variant = ""};
-    bcl_local_parse("auto", &so.launch, e);
-    rc = bcl_sim_create(c, ball, 1, &sim, e);
+    bcl_plan_request req = {.params = p, .balls = 1, .steps_per_launch = 1, .variant = ""};
+    bcl_plan plan;
+    rc = bcl_plan_resolve(c, &req, &plan, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_warmup(sim, &so, NULL, e);
+        rc = bcl_sim_create(c, ball, 1, &sim, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(sim, &plan, NULL, e);
     bcl_sim_destroy(sim);
     if (rc == BCL_OK)
         bcl_context_cache_store(c, &rep);
@@ -203,20 +205,14 @@ typedef struct model_run {
     char path[64];         /* of obj, for error keys: "measured" or "measured.models.x" */
 } model_run;
 
-static bcl_sim_opts base_opts(const model_run *r)
+/* The one-step base kernel, local size auto, over n balls. */
+static bcl_plan_request base_request(const model_run *r, size_t n)
 {
-    bcl_sim_opts so = {.params = r->params, .steps_per_launch = 1, .sync = BCL_SYNC_END};
-    bcl_error ignore = {0};
-    bcl_local_parse("auto", &so.launch, &ignore);
-    so.variant = "";
-    return so;
-}
-
-/* Steps of a validation: a few single steps, or a full and a partial
- * launch of K steps (as bench validates). */
-static uint64_t check_steps(unsigned k)
-{
-    return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+    return (bcl_plan_request){.params = r->params,
+                              .balls = n,
+                              .steps_per_launch = 1,
+                              .sync = BCL_SYNC_END,
+                              .variant = ""};
 }
 
 static json_t *local_json(const bcl_launch *l)
@@ -226,12 +222,10 @@ static json_t *local_json(const bcl_launch *l)
 
 /* Validates configuration so on sim bit for bit; a mismatch is an error of
  * class BCL_EXIT_MISMATCH that says how many floats differ. */
-static int validate(const model_run *r, bcl_sim *sim, const bcl_sim_opts *so, bool *valid,
-                    bcl_error *e)
+static int validate(const model_run *r, bcl_sim *sim, const bcl_plan *so, bool *valid, bcl_error *e)
 {
     bcl_validation v;
-    int rc =
-        bcl_check_sim(sim, so, r->init, check_steps(so->steps_per_launch), 0, r->scratch, &v, e);
+    int rc = bcl_check_sim(sim, so, r->init, 0, r->scratch, &v, e);
     if (rc)
         return rc;
     *valid = v.mismatches == 0;
@@ -244,15 +238,13 @@ static int validate(const model_run *r, bcl_sim *sim, const bcl_sim_opts *so, bo
     return BCL_OK;
 }
 
-/* Resolves, validates and times so on sim: the median device time per
- * step in *us. fig (optional) gets "local" and "validated". */
-static int time_config(const model_run *r, bcl_sim *sim, bcl_sim_opts *so, json_t *fig, double *us,
-                       bcl_error *e)
+/* Validates and times plan so on sim: the median device time per step in
+ * *us. fig (optional) gets "local" and "validated". */
+static int time_config(const model_run *r, bcl_sim *sim, const bcl_plan *so, json_t *fig,
+                       double *us, bcl_error *e)
 {
     *us = NAN;
-    int rc = bcl_sim_resolve(r->ctx, so, bcl_sim_balls(sim), NULL, e);
-    if (rc)
-        return rc;
+    int rc;
     if (fig)
         json_object_set_new(fig, "local", local_json(&so->launch));
     bool valid = false;
@@ -285,9 +277,12 @@ static void ball_step(model_run *r, const char *key, size_t n)
     json_object_set_new(r->obj, key, fig);
     bcl_error e = {0};
     bcl_sim *sim = NULL;
-    bcl_sim_opts so = base_opts(r);
+    bcl_plan_request req = base_request(r, n);
+    bcl_plan so;
     double us;
-    int rc = new_sim(r, n, &sim, &e);
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
+    if (rc == BCL_OK)
+        rc = new_sim(r, n, &sim, &e);
     if (rc == BCL_OK)
         rc = time_config(r, sim, &so, fig, &us, &e);
     bcl_sim_destroy(sim);
@@ -314,17 +309,15 @@ static void fused(model_run *r, size_t n)
                             (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
     json_object_set_new(r->obj, "fused", fig);
     bcl_error e = {0};
-    bcl_variant vars[BCL_MAX_VARIANTS];
-    size_t nv;
     bcl_sim *sim = NULL;
-    bcl_sim_opts so = base_opts(r);
-    so.fused = true;
-    so.steps_per_launch = o->fused_k ? o->fused_k : 1;
+    bcl_plan_request req = base_request(r, n);
+    req.fused = true;
+    req.steps_per_launch = o->fused_k ? o->fused_k : 1;
+    req.variant = NULL; /* the rule's */
+    bcl_plan so;
     double us;
-    int rc = bcl_variants_list(r->ctx, true, vars, BCL_MAX_VARIANTS, &nv, &e);
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
     if (rc == BCL_OK) {
-        so.variant = bcl_variant_default(r->s->d->type, r->s->d->native_float_width, r->m->cpu_sets,
-                                         true, vars, nv);
         json_object_set_new(fig, "variant", json_string(so.variant));
         rc = new_sim(r, n, &sim, &e);
     }
@@ -341,7 +334,7 @@ static void fused(model_run *r, size_t n)
 
 /* One point of the local size sweep. */
 typedef struct sweep_point {
-    bcl_sim_opts so;
+    bcl_plan so;
     bcl_timer *timer;
     bool ok;
     double us;
@@ -352,9 +345,12 @@ typedef struct sweep_point {
  * the one-step kernel, and the driver's choice (0). */
 static int sweep_locals(model_run *r, size_t n, size_t *out, size_t *count, bcl_error *e)
 {
-    bcl_sim_opts so = base_opts(r);
+    bcl_plan_request req = base_request(r, n);
+    bcl_plan so;
     size_t nl;
-    int rc = bcl_tune_locals(r->ctx, &so, n, out + 1, MAX_SWEEP - 2, &nl, NULL, e);
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, e);
+    if (rc == BCL_OK)
+        rc = bcl_tune_locals(r->ctx, &so, n, out + 1, MAX_SWEEP - 2, &nl, NULL, e);
     if (rc)
         return rc;
     out[0] = 1;
@@ -401,15 +397,15 @@ static void local_sweep(model_run *r, size_t n)
     }
     for (size_t i = 0; i < nl; i++) {
         sweep_point *p = &pt[i];
-        p->so = base_opts(r);
+        bcl_plan_request req = base_request(r, n);
         if (locals[i]) {
-            p->so.launch.mode = BCL_LOCAL_FIXED;
-            p->so.launch.local = locals[i];
+            req.launch.mode = BCL_LOCAL_FIXED;
+            req.launch.local = locals[i];
         } else {
-            p->so.launch.mode = BCL_LOCAL_DRIVER;
+            req.launch.mode = BCL_LOCAL_DRIVER;
         }
         bool valid;
-        p->ok = bcl_sim_resolve(r->ctx, &p->so, n, NULL, &p->e) == BCL_OK &&
+        p->ok = bcl_plan_resolve(r->ctx, &req, &p->so, &p->e) == BCL_OK &&
                 validate(r, sim, &p->so, &valid, &p->e) == BCL_OK &&
                 bcl_timer_sim(sim, &p->so, &s->o->measure, &p->timer, &p->e) == BCL_OK;
     }
@@ -559,15 +555,18 @@ static void measure_device(surveyor *s, const bcl_model *m)
         return;
     }
     size_t pm = 0;
-    bcl_sim_opts so = {.params = params, .steps_per_launch = 1, .variant = ""};
-    bcl_local_parse("auto", &so.launch, &e);
-    if (bcl_tune_locals(ctx, &so, 1, NULL, 0, &(size_t){0}, &pm, &e) == BCL_OK)
+    bcl_plan_request req = {.params = params, .balls = 1, .steps_per_launch = 1, .variant = ""};
+    bcl_plan so;
+    bool planned = bcl_plan_resolve(ctx, &req, &so, &e) == BCL_OK;
+    bcl_error plan_e = e; /* for the figures below, which need the plan too */
+    plan_e.detail = NULL;
+    if (planned && bcl_tune_locals(ctx, &so, 1, NULL, 0, &(size_t){0}, &pm, &e) == BCL_OK)
         json_object_set_new(json_object_get(s->dev, "limits"), "preferred_work_group_multiple",
                             json_integer((json_int_t)pm));
     else
         failed(s, "limits.preferred_work_group_multiple", &e);
     bcl_stats dispatch, roundtrip;
-    if (bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
+    if (planned && bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
         if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK)
             json_object_set_new(s->measured, "launch_latency_us", number(dispatch.median));
         else
@@ -577,6 +576,8 @@ static void measure_device(surveyor *s, const bcl_model *m)
         else
             failed(s, "measured.roundtrip_us", &e);
     } else {
+        if (!planned)
+            e = plan_e;
         bcl_error copy = e;
         copy.detail = NULL;
         failed(s, "measured.launch_latency_us", &e);

@@ -23,7 +23,7 @@ double bench_row_bytes_per_ball_step(const bench_row *r)
 {
     /* The reference keeps a ball in registers for all the steps of a call. */
     double k = r->host ? (!r->openmp && r->m.steps ? (double)r->m.steps : 1)
-                       : (double)r->so.steps_per_launch;
+                       : (double)r->plan.steps_per_launch;
     return 32.0 / (k > 0 ? k : 1);
 }
 
@@ -59,18 +59,18 @@ static void config_text(const bench_row *r, char *out, size_t size)
         return;
     }
     char local[32];
-    if (r->so.launch.local)
-        snprintf(local, sizeof local, "local %zu", r->so.launch.local);
+    if (r->plan.launch.local)
+        snprintf(local, sizeof local, "local %zu", r->plan.launch.local);
     else
         snprintf(local, sizeof local, "local driver");
     char k[24] = "";
-    if (r->so.steps_per_launch > 1 || r->so.fused)
-        snprintf(k, sizeof k, ", K=%u", r->so.steps_per_launch);
-    const char *v = r->so.variant && *r->so.variant ? r->so.variant : NULL;
+    if (r->plan.steps_per_launch > 1 || r->plan.fused)
+        snprintf(k, sizeof k, ", K=%u", r->plan.steps_per_launch);
+    const char *v = r->plan.variant[0] ? r->plan.variant : NULL;
     snprintf(out, size, "%s%s%s%s%s", v ? v : "", v ? ", " : "", local, k,
-             strcmp(r->so.launch.how, "tuned") == 0 ? " (tuned)"
-             : r->tuned_missing                     ? " (not tuned)"
-                                                    : "");
+             strcmp(r->plan.launch.how, "tuned") == 0 ? " (tuned)"
+             : r->tuned_missing                       ? " (not tuned)"
+                                                      : "");
 }
 
 static const bench_row *row(const bench_result *res, int i)
@@ -113,7 +113,7 @@ static void print_footer(const bench_result *res)
     if (!isnan(fu))
         printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s, %.1fx the C reference, "
                "%.1fx batched single steps, %.1f%% of the add-rate bound (%.3g).\n",
-               row(res, ROW_FUSED)->so.steps_per_launch, rate(row(res, ROW_FUSED), res->balls),
+               row(res, ROW_FUSED)->plan.steps_per_launch, rate(row(res, ROW_FUSED), res->balls),
                speedup(res, row(res, ROW_FUSED)), isnan(ba) ? 0 : ba / fu,
                100 * bench_row_bound_fraction(res, row(res, ROW_FUSED)), bound_rate(res));
     if (row(res, ROW_LOCAL_TUNED)->tuned_missing)
@@ -175,14 +175,15 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
     if (r->host) {
         cfg = json_pack("{s:s, s:i}", "where", "host", "threads", (int)r->threads);
     } else {
-        const char *v = r->so.variant ? r->so.variant : "";
-        cfg = json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
-                        "balls_per_item", (int)bcl_variant_balls(v), "local",
-                        r->so.launch.local ? json_integer((json_int_t)r->so.launch.local)
+        const char *v = r->plan.variant;
+        cfg =
+            json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
+                      "balls_per_item", (int)bcl_variant_balls(v), "local",
+                      r->plan.launch.local ? json_integer((json_int_t)r->plan.launch.local)
                                            : json_string("driver"),
-                        "local_how", r->so.launch.how ? r->so.launch.how : "", "global",
-                        (json_int_t)r->global, "steps_per_launch", (int)r->so.steps_per_launch,
-                        "sync", r->so.sync == BCL_SYNC_EVERY ? "every" : "end");
+                      "local_how", r->plan.launch.how ? r->plan.launch.how : "", "global",
+                      (json_int_t)r->plan.global, "steps_per_launch", (int)r->plan.steps_per_launch,
+                      "sync", r->plan.sync == BCL_SYNC_EVERY ? "every" : "end");
     }
     return json_pack(
         "{s:s, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:o}", "name",
@@ -268,13 +269,13 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
         const bench_row *r = row(res, i);
         char local[24] = "";
         if (!r->host) {
-            if (r->so.launch.local)
-                snprintf(local, sizeof local, "%zu", r->so.launch.local);
+            if (r->plan.launch.local)
+                snprintf(local, sizeof local, "%zu", r->plan.launch.local);
             else
                 snprintf(local, sizeof local, "driver");
         }
-        const char *variant = !r->host && r->so.variant ? r->so.variant : "";
-        unsigned k = r->host ? 1 : r->so.steps_per_launch;
+        const char *variant = !r->host ? r->plan.variant : "";
+        unsigned k = r->host ? 1 : r->plan.steps_per_launch;
         if (r->validated) {
             const bcl_stats *us = bench_row_us(r);
             double bs = rate(r, res->balls);

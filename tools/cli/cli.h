@@ -66,12 +66,6 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
  * so long work is not lost on a bad output path. */
 int cli_check_writable(const char *path, const char *what, bcl_error *e);
 
-/* Fails (input error naming what) before any allocation when n balls do
- * not fit the device's memory, or host_copies copies of the state (plus the
- * device's buffers for a CPU device) do not fit the host's memory. */
-int cli_check_memory(const bcl_device_info *d, size_t n, unsigned host_copies, const char *what,
-                     bcl_error *e);
-
 /* Progress on stderr when it is a terminal, nothing otherwise; matches
  * bcl_progress_fn (arg: the prefix, e.g. "tune"). */
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what);

@@ -222,7 +222,7 @@ int cmd_tune(int argc, char **argv)
     /* Fail on an unusable cache folder before the long sweep, not after. */
     if ((rc = bcl_tuned_path(d, a.model.model, path, sizeof path, &e)))
         goto out;
-    if ((rc = cli_check_memory(d, (size_t)a.balls, 2, "--balls", &e)))
+    if ((rc = bcl_memory_fit(d, (size_t)a.balls, 2, "--balls", &e)))
         goto out;
     bcl_context_opts copts = {.use_cache = a.use_cache};
     if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
