@@ -76,6 +76,9 @@ typedef struct bcl_device_info {
     cl_ulong local_mem;
     cl_ulong max_alloc;
     bool fp64, fp16;
+    size_t preferred_multiple;         /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+                                          (OpenCL 3.0); 0 when the driver lacks it */
+    cl_uint native_vector_width_float; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
 } bcl_device_info;
 
 typedef struct bcl_device_list {
@@ -87,6 +90,9 @@ typedef struct bcl_device_list {
  * (BCL_EXIT_RUNTIME) that says how to install one. */
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
+/* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
+ * or NULL with e set (the query failed, or out of memory). */
+char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
 const char *bcl_device_type_name(cl_device_type t);
 
 /* A parsed device selector (docs/DESIGN.md). */
@@ -442,6 +448,8 @@ typedef struct bcl_plan_request {
     const char *variant;       /* NULL: tuned (with local tuned), else the rule; "" or
                                   "base": the base kernel; else a variant of the program */
     bcl_launch launch;         /* from bcl_local_parse: auto, driver, tuned or a size */
+    bool take_tuned;           /* nothing of K, variant and local was chosen (a plain
+                                  'ballcl run'): the tuned record whole, when stored */
 } bcl_plan_request;
 
 /*
@@ -482,6 +490,8 @@ typedef struct bcl_plan {
                                        survey): a full and a partial launch of K */
     char warning[256];              /* the tuned file was consulted and could not be used;
                                        empty otherwise */
+    bool tuned_used;                /* K, variant and local size came from the tuned
+                                       record (those the request left open) */
 } bcl_plan;
 
 /* Resolves r on context c into *p: K, variant, kernel and local size. An
@@ -596,6 +606,16 @@ void bcl_add_timer_free(bcl_add_timer *t);
 /* The vector width of the chains: the device's native float width, rounded
  * down to a power of two from 1 to 16. */
 unsigned bcl_add_rate_width(const bcl_device_info *d);
+/* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
+ * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
+ * *read_gb) of one device buffer of `bytes` (capped at the allocation
+ * limit), from pageable host memory (malloc) or, with pinned, from memory
+ * the runtime allocates (a mapped CL_MEM_ALLOC_HOST_PTR buffer: page-locked
+ * on GPU drivers). The host bytes are pseudo-random; one untimed transfer
+ * each way, then `repeats` of each, alternating, timed by profiling events;
+ * GB/s = bytes / time. */
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
 
 /* The host rows: the model's scalar C reference on one thread (openmp
  * false), or the OpenMP host loop (one step over all balls per iteration,
@@ -704,6 +724,24 @@ void bcl_tune_result_free(bcl_tune_result *r);
 int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
                    char *path_out, size_t path_size, bcl_error *e);
 
+/* One tuned file of a cache folder, as `ballcl cache list` shows it. */
+typedef struct bcl_tuned_file_info {
+    char file[160];     /* file name under <cache>/tuned */
+    char model[32];     /* from the file (valid only) */
+    char device[256];   /* device name, from the file */
+    char platform[256]; /* platform name, from the file */
+    bcl_tuned tuned;    /* its entries, date and N */
+    uint64_t bytes;     /* file size */
+    int64_t mtime;      /* seconds since the epoch */
+    bool valid;         /* it parses as a tuned file */
+    char problem[128];  /* why not, when !valid */
+} bcl_tuned_file_info;
+
+/* Lists the tuned files of the cache folder cache_dir (its "tuned" folder),
+ * sorted by file name; *files is malloc'ed (NULL when none). No folder is an
+ * empty list. A file that does not parse is listed with its problem. */
+int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
+
 /* ---- test hooks ----------------------------------------------------------- */
 
 /* Fault injection: BALLCL_FAULT="name:n[:STATUS]" makes the n-th call (from
@@ -732,8 +770,12 @@ int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *o, unsigned repeats, bcl_s
 
 /* ---- device capability survey (docs/SURVEY.md; docs/SURVEY.md) ----------------- */
 
-/* The schema version every survey file carries; readers refuse others. */
-#define BCL_SURVEY_SCHEMA "ballcl-survey/1"
+/* The schema version this program writes. The reader also reads the older
+ * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
+ * version lacks is shown as absent) and refuses any other. */
+#define BCL_SURVEY_SCHEMA       "ballcl-survey/2"
+#define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
+#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1 and ballcl-survey/2"
 
 /* jansson's type; the survey functions hand JSON documents in and out. */
 struct json_t;

@@ -79,27 +79,6 @@ static void progress(surveyor *s, const char *what)
     s->done++;
 }
 
-/* The device's extension string (malloc'ed), or NULL with e set. */
-static char *query_extensions(const bcl_device_info *d, bcl_error *e)
-{
-    size_t size = 0;
-    cl_int st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
-    char *ext = st == CL_SUCCESS ? malloc(size + 1) : NULL;
-    if (st == CL_SUCCESS && !ext) {
-        bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        return NULL;
-    }
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
-    if (st != CL_SUCCESS) {
-        free(ext);
-        bcl_cl_fail(e, st, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", d->name);
-        return NULL;
-    }
-    ext[size] = '\0';
-    return ext;
-}
-
 /* ---- build ------------------------------------------------------------------- */
 
 /* Times `repeats` builds of m's program; with a cache folder, every one
@@ -526,6 +505,50 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
 
 /* ---- the device ------------------------------------------------------------------ */
 
+/* Host <-> device transfer bandwidth of `bytes`, from pinned host memory
+ * (what the platform offers for the fastest transfers) and from pageable
+ * memory; the headline write and read figures are the pinned ones, or the
+ * pageable ones where pinned memory fails, and "method" says which. */
+static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
+{
+    const bcl_survey_opts *o = s->o;
+    unsigned r = o->measure.repeats ? o->measure.repeats : 1;
+    bcl_error e = {0};
+    progress(s, "transfer bandwidth");
+    json_t *t = json_object();
+    json_object_set_new(s->measured, "transfer", t);
+    json_object_set_new(t, "bytes", json_integer((json_int_t)bytes));
+    bcl_stats w[2], rd[2];
+    bool ok[2];
+    static const char *const kind[] = {"pinned", "pageable"};
+    for (int i = 0; i < 2; i++) {
+        ok[i] = bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e) == BCL_OK;
+        char wk[64], rk[64], path[96];
+        snprintf(wk, sizeof wk, "%s_write_gb_per_s", kind[i]);
+        snprintf(rk, sizeof rk, "%s_read_gb_per_s", kind[i]);
+        json_object_set_new(t, wk, ok[i] ? number(w[i].median) : json_null());
+        json_object_set_new(t, rk, ok[i] ? number(rd[i].median) : json_null());
+        if (!ok[i]) {
+            snprintf(path, sizeof path, "measured.transfer.%s", rk);
+            json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
+            snprintf(path, sizeof path, "measured.transfer.%s", wk);
+            failed(s, path, &e);
+        }
+    }
+    int best = ok[0] ? 0 : ok[1] ? 1 : -1;
+    json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
+    json_object_set_new(s->measured, "write_gb_per_s",
+                        best >= 0 ? number(w[best].median) : json_null());
+    json_object_set_new(s->measured, "read_gb_per_s",
+                        best >= 0 ? number(rd[best].median) : json_null());
+    if (best < 0) {
+        json_object_set_new(s->errors, "measured.write_gb_per_s",
+                            json_string("neither pinned nor pageable transfers could be measured"));
+        json_object_set_new(s->errors, "measured.read_gb_per_s",
+                            json_string("neither pinned nor pageable transfers could be measured"));
+    }
+}
+
 /* Latency and copy bandwidth, on the default model's program; also the
  * preferred work-group multiple of its one-step kernel for "limits". */
 static void measure_device(surveyor *s, const bcl_model *m)
@@ -551,7 +574,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
         failed(s, "measured.copy_gb_per_s", &e);
         e = copy;
         failed(s, "measured.add_gflop_per_s", &e);
-        s->done += 2;
+        e = copy;
+        failed(s, "measured.write_gb_per_s", &e);
+        e = copy;
+        failed(s, "measured.read_gb_per_s", &e);
+        s->done += 3;
         return;
     }
     size_t pm = 0;
@@ -603,6 +630,7 @@ static void measure_device(surveyor *s, const bcl_model *m)
         json_object_set_new(s->measured, "add_gflop_per_s", number(add.gflop_per_s.median));
     else
         failed(s, "measured.add_gflop_per_s", &e);
+    measure_transfer(s, ctx, bytes / 16 * 16);
     bcl_context_destroy(ctx);
 }
 
@@ -612,8 +640,8 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *out = NULL;
     *status = BCL_OK;
     bcl_error qe = {0};
-    char *ext = query_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 4 + 4 * (unsigned)bcl_model_count};
+    char *ext = bcl_device_extensions(d, &qe);
+    surveyor s = {.d = d, .o = o, .total = 5 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
     free(ext);
     s.measured = json_object();

@@ -54,10 +54,11 @@ static void help(void)
            "                         tools/plot_bench.sh)\n"
            "  --no-cache             build from source, bypassing the binary cache\n"
            "  -h, --help             this help\n\n"
-           "Progress is shown on stderr when it is a terminal.\n"
+           "Progress goes to stderr: a line rewritten in place on a terminal, else a line\n"
+           "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
            "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
            "error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU, CLI_PROGRESS_SECONDS);
 }
 
 enum {

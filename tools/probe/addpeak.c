@@ -12,8 +12,9 @@
  * associate and the increment is only known at run time), and every chain's
  * final value is checked against the same adds done one lane at a time.
  *
- * usage: ballcl-addpeak [seconds]   prints the vector width used, GFLOP/s
- *        (best of 5 rounds) and the implied seed ball-steps/s (adds / 3)
+ * usage: ballcl-addpeak [SECONDS]   prints the vector width used, GFLOP/s
+ *        (best of 5 rounds) and the implied seed ball-steps/s (adds / 3);
+ *        --help says more
  */
 #include <omp.h>
 #include <stdio.h>
@@ -74,12 +75,30 @@ static chains_fn pick(int *lanes, int *chains, const char **isa)
     return chains_128;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ballcl-addpeak [SECONDS]\n\n"
+               "Measures the float32 add rate the host's cores sustain (independent\n"
+               "chains of the widest vectors the CPU has, chosen at run time: 16 of\n"
+               "512 bits with AVX-512, 12 of 256 bits with AVX2, else 12 of 128 bits,\n"
+               "per OpenMP thread), for SECONDS in all\n"
+               "(default 2, at most 3600): prints GFLOP/s and the bound it sets on the\n"
+               "seed model's fused kernel on a CPU (3 adds per ball-step).\n"
+               "OMP_NUM_THREADS sets the threads (default: every core).\n");
+}
+
 int main(int argc, char **argv)
 {
-    double seconds = argc > 1 ? atof(argv[1]) : 2.0;
-    if (!(seconds > 0) || seconds > 3600) {
-        fprintf(stderr, "ballcl-addpeak: seconds must be a number in (0, 3600], got '%s'\n",
-                argv[1]);
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    char *end = NULL;
+    double seconds = argc > 1 ? strtod(argv[1], &end) : 2.0;
+    if (argc > 2 || (argc > 1 && (end == argv[1] || *end || !(seconds > 0 && seconds <= 3600)))) {
+        fprintf(stderr, "ballcl-addpeak: '%s': expected SECONDS, a number from 0 to 3600\n",
+                argv[argc > 2 ? 2 : 1]);
+        usage(stderr);
         return 2;
     }
     int lanes, chains;
