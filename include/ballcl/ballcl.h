@@ -712,7 +712,8 @@ int bcl_tune_locals(bcl_context *c, const bcl_plan *o, size_t balls, size_t *out
                     size_t *count, size_t *pm_out, bcl_error *e);
 /* Sweeps local sizes (and the driver's choice) for every variant of the
  * one-step kernel, then for every variant of the k-step kernel at K =
- * BCL_DEFAULT_K, then K for the best of those; every candidate is validated
+ * bcl_default_k(device type), then K for the best of those (their repeats
+ * interleaved with the winner's); every candidate is validated
  * bit for bit before it is timed. The winner of each is the fastest
  * median; for K the smallest within 3% of the fastest. r->cand is
  * malloc'ed: free with bcl_tune_result_free. Does not store anything. */
