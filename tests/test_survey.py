@@ -326,6 +326,22 @@ r = compare(fout, out)
 check(r.rc == 0 and "n/a [1]" in r.out, "compare accepts and shows a survey with a null figure",
       r.describe())
 
+# Pinned host memory that cannot be mapped: the pageable figures stand in,
+# and the method says so; the pinned failure is an error of its own.
+pout = os.path.join(tmp, "nopinned.json")
+r = testlib.run(["survey", "-d", dev, "--quick", "--json", pout], timeout=600,
+                env={**cache_on, "BALLCL_FAULT": "clEnqueueMapBuffer:1"})
+pdoc = json.load(open(pout))
+pm = pdoc["devices"][0]["measured"]
+perr = pdoc["devices"][0]["errors"]
+check(r.rc == 3 and pm["transfer"]["method"] == "pageable"
+      and pm["write_gb_per_s"] == pm["transfer"]["pageable_write_gb_per_s"] > 0
+      and pm["transfer"]["pinned_write_gb_per_s"] is None
+      and "clEnqueueMapBuffer failed" in perr.get("measured.transfer.pinned_write_gb_per_s", "")
+      and not schema_errors(pdoc),
+      "pinned transfers failing: the pageable ones stand in, method 'pageable', the error kept",
+      json.dumps({"transfer": pm["transfer"], "errors": perr}))
+
 # ---- a kernel that gives other bits: its figures fail validation, are not timed ------
 if SANITIZED:
     # A changed kernel misses PoCL's cache: a dozen compiles of 30 s each

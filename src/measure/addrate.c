@@ -28,7 +28,7 @@
  * bit for bit with the same adds done on the host, so a compiler that folded
  * or dropped adds would be caught rather than believed.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -59,7 +59,7 @@ static float start_value(unsigned j)
 
 unsigned bcl_add_rate_width(const bcl_device_info *d)
 {
-    unsigned w = d->native_float_width;
+    unsigned w = d->native_vector_width_float;
     /* OpenCL's vector widths are 2, 3, 4, 8, 16; a driver that says 0
      * (query failed) or something odd gets the widest power of two below. */
     unsigned p = 1;
@@ -266,7 +266,7 @@ static void shape(bcl_add_timer *t)
 {
     const bcl_device_info *d = t->d;
     unsigned cu = d->compute_units ? d->compute_units : 1;
-    if (d->type & CL_DEVICE_TYPE_CPU) {
+    if (d->type & BCL_DEVICE_CPU) {
         t->local = 1;
         t->global = (size_t)cu * CPU_ITEMS_PER;
         return;

@@ -12,7 +12,8 @@
  *
  * A CPU device has no bus between host and device: both are memory copies.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
+#include "models/rng.h"
 #include "ocl/clcall.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * The file also carries the identity in clear, the date and every candidate
  * measured, so a reader can see why the winner won.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "cache/cache.h"
 #include "ocl/clcall.h"
 

@@ -2,7 +2,7 @@
  * Platform and device enumeration, and the device selector of docs/DESIGN.md:
  * "P:D" indices, a device type, or a case-insensitive name substring.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 #include "ocl/clcall.h"
 
 #include <ctype.h>
@@ -45,8 +45,6 @@ static void fill_info(bcl_device_info *di)
     get_value(d, CL_DEVICE_TYPE, &di->type, sizeof di->type);
     get_value(d, CL_DEVICE_MAX_COMPUTE_UNITS, &di->compute_units, sizeof di->compute_units);
     get_value(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, &di->clock_mhz, sizeof di->clock_mhz);
-    get_value(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, &di->native_float_width,
-              sizeof di->native_float_width);
     get_value(d, CL_DEVICE_ADDRESS_BITS, &di->address_bits, sizeof di->address_bits);
     get_value(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, &di->max_work_group, sizeof di->max_work_group);
     get_value(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, di->max_item_sizes, sizeof di->max_item_sizes);
@@ -168,7 +166,7 @@ void bcl_devices_free(bcl_device_list *list)
     list->count = 0;
 }
 
-const char *bcl_device_type_name(cl_device_type t)
+const char *bcl_device_type_name(uint64_t t)
 {
     if (t & CL_DEVICE_TYPE_GPU)
         return "gpu";
@@ -330,4 +328,12 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
     }
     *index = first;
     return BCL_OK;
+}
+
+int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
+                      bcl_error *e)
+{
+    bcl_selector sel;
+    int rc = bcl_selector_parse(selector, &sel, e);
+    return rc ? rc : bcl_selector_match(&sel, list, index, e);
 }

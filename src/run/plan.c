@@ -20,7 +20,7 @@
  *            driver's choice, the tuned size for this very kernel, or the
  *            automatic rule of launch.c.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 #include "ocl/clcall.h"
 
 #include <stdio.h>
@@ -38,8 +38,7 @@ static bool wants_tuned(const bcl_plan_request *r)
 }
 
 /* K and where it came from. */
-static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, cl_device_type type,
-                     bcl_plan *p)
+static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, uint64_t type, bcl_plan *p)
 {
     if (r->steps_per_launch) {
         p->steps_per_launch = r->steps_per_launch;
@@ -72,12 +71,14 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
     const char *want = r->variant;
     if (want && strcmp(want, "base") == 0)
         want = "";
+    p->variant_how = want ? "given" : "rule";
     if (want && !*want) {
         p->variant[0] = '\0';
         return BCL_OK;
     }
     if (!want && wants_tuned(r) && tuned->found) {
         snprintf(p->variant, sizeof p->variant, "%s", tuned->variant);
+        p->variant_how = "tuned";
         return BCL_OK;
     }
     bcl_variant vars[BCL_MAX_VARIANTS];
@@ -88,8 +89,8 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
     if (!want) {
         const bcl_device_info *d = bcl_context_device(c);
         snprintf(p->variant, sizeof p->variant, "%s",
-                 bcl_variant_default(d->type, d->native_float_width, bcl_context_model(c)->cpu_sets,
-                                     p->fused, vars, nv));
+                 bcl_variant_default(d->type, d->native_vector_width_float,
+                                     bcl_context_model(c)->cpu_sets, p->fused, vars, nv));
         return BCL_OK;
     }
     char names[256] = "base";

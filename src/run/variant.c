@@ -8,7 +8,7 @@
  * size the launch. Every variant is validated bit for bit before use
  * (bench, tune, tests) and chosen by measurement or by the rule below.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 #include "ocl/clcall.h"
 
 #include <ctype.h>
@@ -97,8 +97,8 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
     return BCL_OK;
 }
 
-const char *bcl_variant_default(cl_device_type type, unsigned native_width, unsigned sets,
-                                bool fused, const bcl_variant *list, size_t count)
+const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                const bcl_variant *list, size_t count)
 {
     /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
      * vectorises a one-step kernel across work-items by itself, but not the
@@ -109,7 +109,7 @@ const char *bcl_variant_default(cl_device_type type, unsigned native_width, unsi
      * as the model asks (the seed: 4, for 12 additions in flight where two
      * pipes of latency 3 or 4 need 6 to 8). GPUs want one ball per
      * work-item so that loads coalesce. */
-    if (!(type & CL_DEVICE_TYPE_CPU) || !fused)
+    if (!(type & BCL_DEVICE_CPU) || !fused)
         return "";
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
     const char *best = "";
@@ -124,12 +124,12 @@ const char *bcl_variant_default(cl_device_type type, unsigned native_width, unsi
     return best;
 }
 
-unsigned bcl_default_k(cl_device_type type)
+unsigned bcl_default_k(uint64_t type)
 {
-    return type & CL_DEVICE_TYPE_CPU ? BCL_DEFAULT_K_CPU : BCL_DEFAULT_K;
+    return type & BCL_DEVICE_CPU ? BCL_DEFAULT_K_CPU : BCL_DEFAULT_K;
 }
 
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, cl_device_type type)
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type)
 {
     if (sync == BCL_SYNC_EVERY || steps <= 1)
         return 1;

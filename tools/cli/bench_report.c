@@ -279,7 +279,7 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         const char *v = r->plan.variant;
         cfg =
             json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
-                      "balls_per_item", (int)bcl_variant_balls(v), "local",
+                      "balls_per_item", (int)r->plan.balls_per_item, "local",
                       r->plan.launch.local ? json_integer((json_int_t)r->plan.launch.local)
                                            : json_string("driver"),
                       "local_how", r->plan.launch.how ? r->plan.launch.how : "", "global",
@@ -332,7 +332,7 @@ json_t *bench_info_json(const bench_info *info)
         "schema", "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
         d->platform_name, "selector", sel, "type", bcl_device_type_name(d->type), "version",
         d->version, "driver", d->driver, "compute_units", (int)d->compute_units, "clock_mhz",
-        (int)d->clock_mhz, "native_float_width", (int)d->native_float_width, "model",
+        (int)d->clock_mhz, "native_vector_width_float", (int)d->native_vector_width_float, "model",
         info->model->name, "params", params, "init",
         info->init == BCL_INIT_SEED ? "seed" : "random", "seed", (json_int_t)info->seed, "repeats",
         (int)info->repeats, "host_threads", (int)bcl_host_threads());

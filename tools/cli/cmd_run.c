@@ -522,11 +522,11 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
-        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        print_report(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

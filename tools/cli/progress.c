@@ -34,6 +34,11 @@ static void init(void)
         double v = strtod(env, &end);
         if (*end == '\0' && v >= 0 && v <= 86400)
             interval = v;
+        else
+            fprintf(stderr,
+                    "ballcl: warning: BALLCL_PROGRESS_SECONDS: '%s' is not valid: expected "
+                    "seconds from 0 to 86400; using %d\n",
+                    env, CLI_PROGRESS_SECONDS);
     }
     last = now_s();
 }
