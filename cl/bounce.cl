@@ -219,18 +219,41 @@ static void bounce_run_x32(__global float4 *restrict s, uint n, uint k, float dt
     BOUNCE_STORE16(x1, y1, vx1, vy1, p + 64);
 }
 
-#define BOUNCE_KERNELS(B)                                                                          \
-    __kernel void bounce_steps_x##B(__global float4 *restrict s, uint n, uint k, float dt,         \
-                                    float g, float w, float h, float e)                            \
-    {                                                                                              \
-        bounce_run_x##B(s, n, k, dt, g, w, h, e);                                                  \
-    }                                                                                              \
-    __kernel void bounce_step_x##B(__global float4 *restrict s, uint n, uint k, float dt, float g, \
-                                   float w, float h, float e)                                      \
-    {                                                                                              \
-        bounce_run_x##B(s, n, 1, dt, g, w, h, e);                                                  \
-    }
+__kernel void bounce_steps_x8(__global float4 *restrict s, uint n, uint k, float dt, float g,
+                               float w, float h, float e)
+{
+    bounce_run_x8(s, n, k, dt, g, w, h, e);
+}
 
-BOUNCE_KERNELS(8)
-BOUNCE_KERNELS(16)
-BOUNCE_KERNELS(32)
+/* One step with 8 balls per work-item: the same code with k = 1. */
+__kernel void bounce_step_x8(__global float4 *restrict s, uint n, uint k, float dt, float g,
+                              float w, float h, float e)
+{
+    bounce_run_x8(s, n, 1, dt, g, w, h, e);
+}
+
+__kernel void bounce_steps_x16(__global float4 *restrict s, uint n, uint k, float dt, float g,
+                               float w, float h, float e)
+{
+    bounce_run_x16(s, n, k, dt, g, w, h, e);
+}
+
+/* One step with 16 balls per work-item: the same code with k = 1. */
+__kernel void bounce_step_x16(__global float4 *restrict s, uint n, uint k, float dt, float g,
+                              float w, float h, float e)
+{
+    bounce_run_x16(s, n, 1, dt, g, w, h, e);
+}
+
+__kernel void bounce_steps_x32(__global float4 *restrict s, uint n, uint k, float dt, float g,
+                               float w, float h, float e)
+{
+    bounce_run_x32(s, n, k, dt, g, w, h, e);
+}
+
+/* One step with 32 balls per work-item: the same code with k = 1. */
+__kernel void bounce_step_x32(__global float4 *restrict s, uint n, uint k, float dt, float g,
+                              float w, float h, float e)
+{
+    bounce_run_x32(s, n, 1, dt, g, w, h, e);
+}
