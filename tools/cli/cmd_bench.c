@@ -215,7 +215,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
     res->ops_per_step = m->ops_per_step;
     /* The bound's own launch length (50 ms), whatever the rows' is: long
      * enough for any launch cost to vanish, short enough for a quick bench. */
-    bcl_measure_opts amo = {.repeats = a->measure.repeats};
+    bcl_measure_opts amo = {.repeats = a->o.measure.repeats};
     if ((rc = bcl_add_timer_create(ctx, &amo, &add, e)))
         goto out;
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
