@@ -236,7 +236,8 @@ def tune_stores_and_run_uses_it():
     j = json.loads(p.stdout)
     fused = t["fused"]
     assert j["launch"]["how"] == "tuned", j["launch"]
-    assert j["launch"]["steps_per_launch"] == fused["steps_per_launch"]
+    # (never more than S: the CPU's sweep 2 runs at K = 1000)
+    assert j["launch"]["steps_per_launch"] == min(fused["steps_per_launch"], 250), j["launch"]
     assert j["launch"]["steps_per_launch_how"] == "tuned"
     assert j["launch"]["variant"] == fused["variant"]
     assert j["launch"]["local"] == (0 if fused["local"] == "driver" else fused["local"])
