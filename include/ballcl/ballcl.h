@@ -80,10 +80,17 @@ typedef struct bcl_device_info {
 typedef struct bcl_device_list {
     bcl_device_info *dev;
     size_t count;
+    /* One line per platform whose devices could not be listed ("clGetDeviceIDs
+     * failed on platform 'X': CL_STATUS (hint); its devices are left out"),
+     * separated by newlines; empty when every platform answered. */
+    char warnings[1024];
 } bcl_device_list;
 
 /* Enumerates every device of every platform. No platform at all is an error
- * (BCL_EXIT_RUNTIME) that says how to install one. */
+ * (BCL_EXIT_RUNTIME) that says how to install one. A platform whose devices
+ * cannot be listed is left out with a line in list->warnings for the caller
+ * to print, so that one broken driver does not hide the others; when no
+ * platform gives a device, its failure is the error. */
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
 const char *bcl_device_type_name(cl_device_type t);

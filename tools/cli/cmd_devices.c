@@ -53,7 +53,7 @@ int cmd_devices(int argc, char **argv)
         return cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
     bcl_error e = {0};
     bcl_device_list list;
-    if (bcl_devices_enumerate(&list, &e))
+    if (cli_enumerate(&list, &e))
         return cli_report(&e);
     if (as_json) {
         json_t *arr = json_array();
