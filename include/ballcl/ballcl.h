@@ -319,9 +319,12 @@ typedef struct bcl_sim_opts {
 } bcl_sim_opts;
 
 typedef struct bcl_sim_timing {
-    double device_ms; /* first launch start to last launch end (profiling) */
+    double device_ms; /* first launch start to last launch end (profiling); wall_ms when
+                         host_clock */
     double wall_ms;   /* host clock around the enqueues and the final wait */
     uint64_t launches;
+    bool host_clock; /* the device's profiling failed its check (bcl_profiling_unusable
+                        says why): device_ms is the host's time */
 } bcl_sim_timing;
 
 typedef struct bcl_sim bcl_sim;
@@ -427,6 +430,39 @@ int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, b
 #define BCL_DEFAULT_K 100
 unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
 
+/* ---- profiling checked before it is believed (docs/BENCHMARK.md, "Clocks") ----------- */
+
+/* No device starts and ends a kernel launch or a copy in less. */
+#define BCL_CLOCK_MIN_LAUNCH_NS 100.0
+/* No memory moves more (bytes/s): 20 times an H200's 4.8 TB/s. */
+#define BCL_CLOCK_MAX_BYTES_PER_S 1e14
+
+/* One span of device work as the profiling events and the host saw it. */
+typedef struct bcl_span_check {
+    cl_ulong start_ns,
+        end_ns;        /* CL_PROFILING_COMMAND_START of the first command, END of the last */
+    double host_ms;    /* host clock from before the first enqueue to after the wait; 0: unknown */
+    uint64_t launches; /* commands in the span (0 counts as 1) */
+    double bytes;      /* bytes the work must move at least; 0: unknown */
+} bcl_span_check;
+
+/* True when the span is believable: it ends after it starts, takes no
+ * longer than the host saw (within 2% + 5 us), at least
+ * BCL_CLOCK_MIN_LAUNCH_NS per launch, and moves at most
+ * BCL_CLOCK_MAX_BYTES_PER_S. Otherwise false, with the reason in why
+ * (optional). Pure: no device calls. */
+bool bcl_profiling_plausible(const bcl_span_check *s, char *why, size_t size);
+/* bcl_profiling_plausible, and on failure marks device d as having unusable
+ * profiling for the rest of the process. False also when d was marked
+ * before. */
+bool bcl_profiling_check(cl_device_id d, const bcl_span_check *s);
+/* Marks d: its figures come from the host clock from now on. The first
+ * reason is kept. */
+void bcl_profiling_reject(cl_device_id d, const char *why);
+/* NULL while d's profiling has passed every check, else why it failed.
+ * BALLCL_TEST_PROFILING=unusable (tests only) marks every device. */
+const char *bcl_profiling_unusable(cl_device_id d);
+
 /* ---- measurement (docs/BENCHMARK.md; shared by bench, tune and survey) ------------- */
 
 typedef struct bcl_stats {
@@ -450,6 +486,8 @@ typedef struct bcl_measurement {
     bcl_stats wall_us;   /* per step, host monotonic clock around enqueue and wait */
     uint64_t steps;      /* steps per repeat */
     uint64_t launches;   /* launches per repeat */
+    bool host_clock;     /* device_us holds the host clock's figures: the device's profiling
+                            failed its check (bcl_profiling_unusable says why) */
 } bcl_measurement;
 
 /* Times configuration o on s: one warm-up launch and untimed calibration runs
@@ -482,8 +520,9 @@ int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t
 /* Read+write bandwidth of clEnqueueCopyBuffer between two device buffers of
  * `bytes` bytes (capped at the device's allocation limit), the source filled
  * with pseudo-random bytes (memory compression would inflate the figure for
- * zeros): one warm-up copy, then `repeats` copies timed by profiling events;
- * GB/s = 2 * bytes / time. */
+ * zeros): one warm-up copy, then `repeats` copies timed by profiling events
+ * (by the host clock around each copy and its wait when the device's
+ * profiling fails its check); GB/s = 2 * bytes / time. */
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
 

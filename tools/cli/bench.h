@@ -42,6 +42,10 @@ typedef struct bench_result {
     bcl_stats copy_gb_per_s;
     size_t copy_bytes;
     bench_row rows[ROW_COUNT];
+    /* Why the device's profiling failed its check (the copy and the device
+     * rows are then timed by the host clock); NULL when it passed. */
+    const char *clock_note;
+    bool copy_host_clock; /* the copy bandwidth is the host clock's */
 } bench_result;
 
 typedef struct bench_info {

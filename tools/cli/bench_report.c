@@ -114,8 +114,9 @@ void bench_print_table(const bench_info *info, const bench_result *res)
     printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", info->model->name,
            res->balls, d->name, d->platform_name, d->platform_index, d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
-           "(clEnqueueCopyBuffer of %.1f MB)\n\n",
-           info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6);
+           "(clEnqueueCopyBuffer of %.1f MB%s)\n\n",
+           info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6,
+           res->copy_host_clock ? ", host clock" : "");
     printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
@@ -137,6 +138,10 @@ void bench_print_table(const bench_info *info, const bench_result *res)
                bs * bench_row_bytes_per_ball_step(r) / 1e9, speedup(res, r));
     }
     print_footer(res);
+    if (res->clock_note)
+        printf("Clock: this device's profiling failed its check (%s); its figures from then on "
+               "are timed by the host clock (column clock).\n",
+               res->clock_note);
 }
 
 static json_t *stats_json(const bcl_stats *s)
@@ -170,13 +175,13 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         "{s:s, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}}", "name",
         r->name, "validated", ok, "clock", r->host_clock ? "host" : "device", "us_per_step",
         ok ? stats_json(bench_row_us(r)) : json_null(), "device_us_per_step",
-        ok && !r->host ? stats_json(&r->m.device_us) : json_null(), "wall_us_per_step",
-        ok ? stats_json(&r->m.wall_us) : json_null(), "ball_steps_per_s", number_or_null(ok, bs),
-        "gb_per_s", number_or_null(ok, bs * bench_row_bytes_per_ball_step(r) / 1e9),
-        "speedup_vs_reference", number_or_null(ok, speedup(res, r)), "config", cfg,
-        "steps_per_repeat", (json_int_t)r->m.steps, "launches_per_repeat",
-        (json_int_t)r->m.launches, "validation", "compared", (json_int_t)r->v.compared,
-        "mismatches", (json_int_t)r->v.mismatches);
+        ok && !r->host && !r->m.host_clock ? stats_json(&r->m.device_us) : json_null(),
+        "wall_us_per_step", ok ? stats_json(&r->m.wall_us) : json_null(), "ball_steps_per_s",
+        number_or_null(ok, bs), "gb_per_s",
+        number_or_null(ok, bs * bench_row_bytes_per_ball_step(r) / 1e9), "speedup_vs_reference",
+        number_or_null(ok, speedup(res, r)), "config", cfg, "steps_per_repeat",
+        (json_int_t)r->m.steps, "launches_per_repeat", (json_int_t)r->m.launches, "validation",
+        "compared", (json_int_t)r->v.compared, "mismatches", (json_int_t)r->v.mismatches);
 }
 
 json_t *bench_result_json(const bench_result *res)
@@ -184,10 +189,11 @@ json_t *bench_result_json(const bench_result *res)
     json_t *rows = json_array();
     for (int i = 0; i < ROW_COUNT; i++)
         json_array_append_new(rows, row_json(res, row(res, i)));
-    return json_pack("{s:I, s:f, s:{s:I, s:o}, s:o}", "balls", (json_int_t)res->balls,
+    return json_pack("{s:I, s:f, s:{s:I, s:o, s:s}, s:o, s:o}", "balls", (json_int_t)res->balls,
                      "copy_gb_per_s", res->copy_gb_per_s.median, "copy", "bytes",
                      (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
-                     "rows", rows);
+                     "clock", res->copy_host_clock ? "host" : "device", "clock_note",
+                     res->clock_note ? json_string(res->clock_note) : json_null(), "rows", rows);
 }
 
 json_t *bench_info_json(const bench_info *info)

@@ -31,7 +31,8 @@ typedef struct bench_args {
 static void help(void)
 {
     printf("usage: ballcl bench [options]\n\n"
-           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference (the C\n"
+           "The seed's lessons on one device, side by side (docs/BENCHMARK.md). Rows: reference "
+           "(the C\n"
            "reference, one host thread), openmp (host loop on all threads), local=1 (the\n"
            "seed's mistake), local=driver, local=auto, local=tuned, sync-every-step (host\n"
            "waits after every launch), batched (one wait at the end), fused (K steps per\n"
@@ -315,6 +316,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
     res->copy_bytes = n * 4 * sizeof(float);
     if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->measure.repeats, &res->copy_gb_per_s, e)))
         goto out;
+    res->copy_host_clock = bcl_profiling_unusable(bcl_context_device(ctx)->device) != NULL;
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         bench_row *r = &res->rows[i];
         snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
@@ -330,9 +332,15 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
             if (timers[i])
                 rc = bcl_timer_repeat(timers[i], e);
     }
-    for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
-        if (timers[i])
+    for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
+        if (timers[i]) {
             bcl_timer_result(timers[i], &res->rows[i].m);
+            /* The device's profiling failed its check: the row's figure is
+             * the host clock's, and says so. */
+            res->rows[i].host_clock |= res->rows[i].m.host_clock;
+        }
+    }
+    res->clock_note = bcl_profiling_unusable(bcl_context_device(ctx)->device);
 out:
     cli_progress_end();
     for (int i = 0; i < ROW_COUNT; i++)

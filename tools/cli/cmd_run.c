@@ -295,7 +295,11 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
-    printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
+    printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
+           t->host_clock ? "host clock" : "device", us_wall);
+    if (t->host_clock)
+        printf("clock       host: the device's profiling failed its check: %s\n",
+               bcl_profiling_unusable(d->device));
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     if (!a->validate) {
@@ -356,7 +360,7 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
-        " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+        " s:{s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:o}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
         params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
@@ -369,7 +373,9 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
         br->program_ms, "note", br->note, "stored", br->cache_stored, "store_ms", br->store_ms,
         "first_launch_ms", first_ms, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
         "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
-        rate * 32.0 / (double)a->steps_per_launch / 1e9, "validation", validation);
+        rate * 32.0 / (double)a->steps_per_launch / 1e9, "clock", t->host_clock ? "host" : "device",
+        "clock_note", t->host_clock ? json_string(bcl_profiling_unusable(d->device)) : json_null(),
+        "validation", validation);
     return root;
 }
 
