@@ -236,6 +236,18 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         /* One footnote per error, shared by the cells it explains. */
         char key[256];
         const char *err = error_of(c->dev, full, key, sizeof key);
+        const json_t *why = json_object_get(c->dev, "profiling_note");
+        if (!err && strcmp(full, "measured.launch_latency_us") == 0 && json_is_string(why)) {
+            /* Null by design: it needs the device's clock. */
+            snprintf(note, sizeof note,
+                     "%s: %s needs the device's profiling clock, which failed "
+                     "its check: %s",
+                     c->head, full, json_string_value(why));
+            char esc[1200];
+            cell_text(note, esc, sizeof esc);
+            printf(" n/a [%zu] |", note_add(n, esc));
+            return;
+        }
         if (!err) {
             printf(" n/a |");
             return;
