@@ -86,6 +86,12 @@ typedef struct bcl_device_list {
     char warnings[1024];
 } bcl_device_list;
 
+/* The OpenCL version ballcl may use with d, as 10 * major + minor (12 for
+ * 1.2): the lower of the platform's and the device's, and of
+ * BALLCL_TEST_OPENCL_VERSION (tests only). Calls newer than 1.2 are made
+ * only when it allows them; each has its 1.2 path. */
+int bcl_opencl_version(const bcl_device_info *d);
+
 /* Enumerates every device of every platform. No platform at all is an error
  * (BCL_EXIT_RUNTIME) that says how to install one. A platform whose devices
  * cannot be listed is left out with a line in list->warnings for the caller
