@@ -24,16 +24,20 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-/* Runs `steps` steps of o on a copy of init and returns the final state. */
-static float *run(bcl_context *c, const float *init, size_t n, bcl_sim_opts o, uint64_t steps)
+/* Runs `steps` steps of what r asks for on a copy of init and returns the
+ * final state. */
+static float *run(bcl_context *c, const float *init, size_t n, bcl_plan_request r, uint64_t steps)
 {
     bcl_error e = {0};
     bcl_sim *s = NULL;
     float *out = malloc(n * 4 * sizeof(float));
-    o.steps = steps;
+    r.balls = n;
+    r.steps = steps;
+    bcl_plan p;
     bcl_sim_timing t;
-    if (!out || bcl_sim_create(c, init, n, &s, &e) || bcl_sim_warmup(s, &o, NULL, &e) ||
-        bcl_sim_run(s, &o, &t, &e) || bcl_sim_read(s, out, &e)) {
+    if (!out || bcl_plan_resolve(c, &r, &p, &e) || bcl_sim_create(c, init, n, &s, &e) ||
+        bcl_sim_warmup(s, &p, NULL, &e) || bcl_sim_run(s, &p, steps, &t, &e) ||
+        bcl_sim_read(s, out, &e)) {
         fprintf(stderr, "FAIL: %s\n", e.msg);
         failures++;
         free(out);
@@ -72,7 +76,8 @@ static void check_model(const bcl_device_info *d, const bcl_model *m)
         for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
             unsigned k = ks[ki];
             uint64_t steps = 2 * (uint64_t)k + 3;
-            bcl_sim_opts base = {.params = p, .steps_per_launch = 1, .sync = BCL_SYNC_END};
+            bcl_plan_request base = {
+                .params = p, .steps_per_launch = 1, .sync = BCL_SYNC_END, .variant = ""};
             bcl_local_parse("auto", &base.launch, &e);
             float *want = run(c, init, n, base, steps);
             float *ref = malloc(n * 4 * sizeof(float));
@@ -85,11 +90,11 @@ static void check_model(const bcl_device_info *d, const bcl_model *m)
                   (unsigned long long)steps);
             for (size_t vi = 0; vi < nf; vi++) {
                 for (int odd = 0; odd < 2; odd++) {
-                    bcl_sim_opts o = {.params = p,
-                                      .steps_per_launch = k,
-                                      .sync = BCL_SYNC_END,
-                                      .variant = fused[vi].name,
-                                      .fused = true};
+                    bcl_plan_request o = {.params = p,
+                                          .steps_per_launch = k,
+                                          .sync = BCL_SYNC_END,
+                                          .variant = fused[vi].name,
+                                          .fused = true};
                     bcl_local_parse(odd ? "3" : "auto", &o.launch, &e);
                     float *got = run(c, init, n, o, steps);
                     CHECK(got && memcmp(got, want, n * 4 * sizeof(float)) == 0,
@@ -103,11 +108,12 @@ static void check_model(const bcl_device_info *d, const bcl_model *m)
             free(ref);
         }
         /* One-step variants against the base one-step kernel. */
-        bcl_sim_opts base = {.params = p, .steps_per_launch = 1, .sync = BCL_SYNC_END};
+        bcl_plan_request base = {
+            .params = p, .steps_per_launch = 1, .sync = BCL_SYNC_END, .variant = ""};
         bcl_local_parse("auto", &base.launch, &e);
         float *want = run(c, init, n, base, 5);
         for (size_t vi = 1; vi < ns && want; vi++) {
-            bcl_sim_opts o = base;
+            bcl_plan_request o = base;
             o.variant = single[vi].name;
             bcl_local_parse("3", &o.launch, &e);
             float *got = run(c, init, n, o, 5);

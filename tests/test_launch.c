@@ -23,7 +23,7 @@ static size_t min3(size_t a, size_t b, size_t c)
 static size_t local_auto(size_t kwg, size_t pm, size_t dev_max, size_t item0, cl_uint cus, size_t n)
 {
     char why[160] = "";
-    size_t l = bcl_local_auto(kwg, pm, dev_max, item0, cus, CL_DEVICE_TYPE_GPU, n, why, sizeof why);
+    size_t l = bcl_local_auto(kwg, pm, dev_max, item0, cus, n, why, sizeof why);
     assert_true(strlen(why) > 10); /* always says how it was derived */
     return l;
 }
@@ -83,7 +83,7 @@ static void test_auto_properties(void **unused)
                         size_t prev = 0;
                         for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
                             size_t l = bcl_local_auto(kwgs[a], pms[b], devs[c], items[d], cuss[u],
-                                                      CL_DEVICE_TYPE_GPU, ns[k], NULL, 0);
+                                                      ns[k], NULL, 0);
                             char ctx[160];
                             snprintf(ctx, sizeof ctx,
                                      "kwg %zu pm %zu dev %zu item %zu cus %u n %zu -> %zu", kwgs[a],
@@ -118,9 +118,9 @@ static void test_auto_shrinks_for_small_n(void **unused)
     assert_int_equal(local_auto(1024, 32, 1024, 1024, 16, 100), 32);
     /* The reason says so. */
     char why[160];
-    bcl_local_auto(1024, 32, 1024, 1024, 16, CL_DEVICE_TYPE_GPU, 100, why, sizeof why);
+    bcl_local_auto(1024, 32, 1024, 1024, 16, 100, why, sizeof why);
     assert_non_null(strstr(why, "shrunk"));
-    bcl_local_auto(1024, 32, 1024, 1024, 16, CL_DEVICE_TYPE_GPU, 1000000, why, sizeof why);
+    bcl_local_auto(1024, 32, 1024, 1024, 16, 1000000, why, sizeof why);
     assert_null(strstr(why, "shrunk"));
     assert_non_null(strstr(why, "preferred 32"));
     /* A driver reporting multiple 1 still never gets groups of 1. */
@@ -186,6 +186,55 @@ static void test_round_up(void **unused)
     assert_int_equal(bcl_round_up(7, 0), 7); /* no multiple: unchanged */
 }
 
+/* Shards of a plan: contiguous, covering every ball once, whole blocks
+ * but the last, sizes within one block of each other, never empty. */
+static void test_shards(void **unused)
+{
+    (void)unused;
+    const size_t ns[] = {1, 15, 16, 17, 100003, 1u << 20, 1000000007};
+    const size_t parts[] = {1, 2, 3, 7, 8, 64};
+    const unsigned blocks[] = {0, 1, 8, 16};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof parts / sizeof parts[0]; b++)
+            for (size_t c = 0; c < sizeof blocks / sizeof blocks[0]; c++) {
+                bcl_shard sh[64];
+                size_t n = ns[a], blk = blocks[c] ? blocks[c] : 1;
+                size_t count = bcl_plan_shards(n, parts[b], blocks[c], sh);
+                assert_true(count >= 1 && count <= parts[b]);
+                size_t next = 0, lo = SIZE_MAX, hi = 0;
+                for (size_t i = 0; i < count; i++) {
+                    assert_int_equal(sh[i].first, next);
+                    assert_true(sh[i].count > 0);
+                    if (i + 1 < count) {
+                        assert_int_equal(sh[i].count % blk, 0);
+                        lo = sh[i].count < lo ? sh[i].count : lo;
+                        hi = sh[i].count > hi ? sh[i].count : hi;
+                    }
+                    next += sh[i].count;
+                }
+                assert_int_equal(next, n);
+                if (count > 2)
+                    assert_true(hi - lo <= blk);
+                /* As many shards as asked when there are enough blocks. */
+                if ((n + blk - 1) / blk >= parts[b])
+                    assert_int_equal(count, parts[b]);
+            }
+    assert_int_equal(bcl_plan_shards(0, 4, 16, NULL), 0);
+}
+
+static void test_check_steps(void **unused)
+{
+    (void)unused;
+    /* A few single steps; for K > 1 a full launch and a partial one. */
+    assert_int_equal(bcl_check_steps(1), 5);
+    assert_int_equal(bcl_check_steps(2), 4); /* two full launches: no partial one at K = 2 */
+    assert_int_equal(bcl_check_steps(100), 151);
+    for (unsigned k = 3; k < 5000; k++) {
+        uint64_t s = bcl_check_steps(k);
+        assert_true(s > k && s % k != 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +243,8 @@ int main(void)
         cmocka_unit_test(test_auto_shrinks_for_small_n),
         cmocka_unit_test(test_local_parse),
         cmocka_unit_test(test_round_up),
+        cmocka_unit_test(test_shards),
+        cmocka_unit_test(test_check_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,8 +52,9 @@ static void test_read_rejects(void **state)
     expect_reject_text("[1, 2]", "not a ballcl survey");
     expect_reject_text("{\"schema\": 1}", "not a ballcl survey");
     expect_reject_text("{\"devices\": []}", "not a ballcl survey");
-    expect_reject_text("{\"schema\": \"ballcl-survey/2\"}",
-                       "schema 'ballcl-survey/2' is not supported: expected 'ballcl-survey/1'");
+    expect_reject_text("{\"schema\": \"ballcl-survey/3\"}",
+                       "schema 'ballcl-survey/3' is not supported: expected ballcl-survey/1 and "
+                       "ballcl-survey/2");
     expect_reject_text("{\"schema\": \"ballcl-bench/1\"}", "is not supported");
     expect_reject_text("{\"schema\": \"ballcl-survey/1\"}", "missing key 'ballcl_version'");
     /* Nesting far deeper than any survey: refused, not a stack overflow. */

@@ -31,10 +31,13 @@ for p in $packages; do
 done
 if [ -n "$missing" ]; then
     echo "setup: installing$missing"
+    # sudo resets the environment, so the frontend is passed through env:
+    # a DEBIAN_FRONTEND set before "sudo" would not reach debconf, which
+    # would then ask its questions interactively.
     sudo=""
     [ "$(id -u)" -ne 0 ] && sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 fi
 
 # meson itself runs under /usr/bin/python3, which has numpy from Debian.

@@ -75,6 +75,9 @@ typedef struct bcl_device_info {
     cl_ulong local_mem;
     cl_ulong max_alloc;
     bool fp64, fp16;
+    size_t preferred_multiple;         /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+                                          (OpenCL 3.0); 0 when the driver lacks it */
+    cl_uint native_vector_width_float; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
 } bcl_device_info;
 
 typedef struct bcl_device_list {
@@ -99,6 +102,9 @@ int bcl_opencl_version(const bcl_device_info *d);
  * platform gives a device, its failure is the error. */
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
+/* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
+ * or NULL with e set (the query failed, or out of memory). */
+char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
 const char *bcl_device_type_name(cl_device_type t);
 
 /* A parsed device selector (docs/DESIGN.md). */
@@ -257,7 +263,6 @@ typedef struct bcl_build_report {
 
 typedef struct bcl_context_opts {
     bool use_cache;
-    bool verbose;          /* the library keeps notes; the caller prints them */
     const char *cache_dir; /* an existing folder to use instead of bcl_cache_dir(); NULL: that */
 } bcl_context_opts;
 
@@ -302,27 +307,14 @@ typedef struct bcl_launch {
 
 /* Parses --local: auto|driver|tuned|<n>. */
 int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e);
-/* Resolves the local size for kernel k over n work-items. */
-int bcl_launch_resolve(bcl_context *c, cl_kernel k, size_t n, bcl_launch *l, bcl_error *e);
 /* The local size from device and kernel queries alone (pure, testable). */
 size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, size_t item_max0,
-                      cl_uint compute_units, cl_device_type type, size_t n, char *why,
-                      size_t why_size);
+                      cl_uint compute_units, size_t n, char *why, size_t why_size);
 size_t bcl_round_up(size_t n, size_t multiple);
 
 /* ---- a simulation on the device ------------------------------------------ */
 
 typedef enum { BCL_SYNC_END, BCL_SYNC_EVERY } bcl_sync;
-
-typedef struct bcl_sim_opts {
-    const float *params;
-    uint64_t steps;
-    unsigned steps_per_launch; /* K: 1 uses the one-step kernel */
-    bcl_sync sync;
-    bcl_launch launch;
-    const char *variant; /* kernel variant ("x16"); NULL or "" for the base kernel */
-    bool fused;          /* use the k-step kernel even when K is 1 */
-} bcl_sim_opts;
 
 typedef struct bcl_sim_timing {
     double device_ms; /* first launch start to last launch end (profiling); wall_ms when
@@ -334,20 +326,30 @@ typedef struct bcl_sim_timing {
 } bcl_sim_timing;
 
 typedef struct bcl_sim bcl_sim;
+typedef struct bcl_plan bcl_plan; /* below, "the launch plan" */
 
 /* Allocates device buffers for n balls (split when one allocation is too
- * small) and uploads state. Fails before any work if n does not fit. */
+ * small) and uploads state. n is checked once, by bcl_memory_fit, before
+ * the caller allocates anything for it; here a count the device cannot
+ * hold fails as the allocation does. */
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
-/* Checks that n balls fit the memory of dev: BCL_OK, or BCL_EXIT_INPUT
- * naming both sizes. bcl_sim_create checks it too; callers check it first
- * to refuse a count before allocating or filling host memory for it. */
-int bcl_sim_check_size(const bcl_device_info *dev, size_t n, bcl_error *e);
-/* Runs opts->steps steps; state stays on the device. */
-int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *opts, bcl_sim_timing *t, bcl_error *e);
+/* The one check that n balls fit, done before anything is allocated for
+ * them: n >= 1, the state fits the device's memory, and host_copies
+ * copies of the state on the host (the state, a reference copy, a
+ * scratch copy...) plus the device's own copy when the device is a CPU
+ * (its buffers live in host memory) fit the host's memory
+ * (bcl_host_memory_bytes). BCL_EXIT_INPUT naming `what` and both sizes
+ * when they do not. */
+int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, const char *what,
+                   bcl_error *e);
+/* The memory this process may use on the host, in bytes (0: unknown). */
+uint64_t bcl_host_memory_bytes(void);
+/* Applies `steps` steps as plan p says; the state stays on the device. */
+int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
 /* One launch of o's kernel with no balls, so that work a driver defers to
  * the first launch (PoCL compiles per local size) is not timed as a step.
  * *ms is its wall time. */
-int bcl_sim_warmup(bcl_sim *s, const bcl_sim_opts *o, double *ms, bcl_error *e);
+int bcl_sim_warmup(bcl_sim *s, const bcl_plan *o, double *ms, bcl_error *e);
 /* Reads the state back into state (n balls). */
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a measurement from the same start). */
@@ -422,19 +424,91 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
 const char *bcl_variant_default(cl_device_type type, bool fused, const bcl_variant *list,
                                 size_t count);
 
-/* The kernel and the number of balls per work-item that o selects (its
- * variant, one-step or k-step kernel). */
-int bcl_sim_kernel(bcl_context *c, const bcl_sim_opts *o, cl_kernel *k, unsigned *balls_per_item,
-                   bcl_error *e);
-/* Resolves o->launch for o's kernel over n balls (work-items = n divided by
- * the variant's balls per work-item, rounded up); *global is the global size
- * (0 when the driver chooses the local size: then global = work-items). */
-int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, bcl_error *e);
 /* The default steps per launch (K) when the user gives none and nothing is
  * tuned: 1 when the host waits after every launch (the intermediate states
  * are wanted), else min(steps, BCL_DEFAULT_K). */
 #define BCL_DEFAULT_K 100
 unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
+
+/* ---- the launch plan ------------------------------------------------------ */
+
+/* What a caller asks for. Zero and NULL fields mean "choose": the plan then
+ * takes what 'ballcl tune' stored for the device, else the documented rules
+ * (docs/DESIGN.md, "The launch plan"). */
+typedef struct bcl_plan_request {
+    const float *params;       /* the model's parameters (bcl_model_param_floats of them) */
+    size_t first;              /* index of the first ball of this plan in the whole state */
+    size_t balls;              /* N: balls of this plan */
+    uint64_t steps;            /* S; 0 with fused: the caller chooses the steps per run */
+    bcl_sync sync;             /* wait after every launch, or once at the end */
+    unsigned steps_per_launch; /* K; 0: tuned when stored, else the rule */
+    bool fused;                /* the k-step kernel even when K is 1 */
+    const char *variant;       /* NULL: tuned (with local tuned), else the rule; "" or
+                                  "base": the base kernel; else a variant of the program */
+    bcl_launch launch;         /* from bcl_local_parse: auto, driver, tuned or a size */
+    bool take_tuned;           /* nothing of K, variant and local was chosen (a plain
+                                  'ballcl run'): the tuned record whole, when stored */
+} bcl_plan_request;
+
+/*
+ * A launch plan: everything a run on one device needs, resolved once by
+ * bcl_plan_resolve for one context, and never changed by the functions that
+ * take it (bcl_sim_run, bcl_sim_warmup, the timers, bcl_check_sim).
+ *
+ * Contract:
+ *  - A plan is plain data (no pointers into the request): it may be copied,
+ *    kept after the request is gone, and passed to any simulation of the
+ *    context it was resolved for, of any size (the kernel, K, variant and
+ *    local size do not depend on the balls; global is for `balls`).
+ *  - It describes the balls [first, first + balls) of a larger state. A
+ *    caller splitting one run over several devices cuts N into contiguous
+ *    shards (bcl_plan_shards), each a whole number of `block` balls but the
+ *    last, and resolves one plan per shard on that shard's own context: the
+ *    devices may differ, so may their kernels and local sizes, never the
+ *    bits (balls are independent).
+ *  - Steps are not part of what is resolved: S only bounds K; each run says
+ *    how many steps it applies.
+ */
+typedef struct bcl_plan {
+    float params[BCL_MAX_PARAMS];
+    size_t first, balls;
+    uint64_t steps;
+    bcl_sync sync;
+    unsigned steps_per_launch;      /* K, >= 1 */
+    const char *k_how;              /* "given", "tuned", "default rule", "1 with --sync every" */
+    bool fused;                     /* the k-step kernel (K > 1, or asked for) */
+    char variant[BCL_VARIANT_NAME]; /* "" for the base kernel */
+    unsigned balls_per_item;        /* of the variant */
+    unsigned block;                 /* shards other than the last hold a multiple of this */
+    char kernel[64];                /* suffix for bcl_context_kernel: "steps_x16" */
+    bcl_launch launch;              /* resolved: local (0: the driver's), how, why */
+    size_t global;                  /* global size for `balls` balls */
+    uint64_t check_steps;           /* validation schedule: steps of the check that runs
+                                       before a configuration is timed (bench, tune,
+                                       survey): a full and a partial launch of K */
+    char warning[256];              /* the tuned file was consulted and could not be used;
+                                       empty otherwise */
+    bool tuned_used;                /* K, variant and local size came from the tuned
+                                       record (those the request left open) */
+} bcl_plan;
+
+/* Resolves r on context c into *p: K, variant, kernel and local size. An
+ * unknown variant, or a local size beyond the kernel's limit, is an input
+ * error. Reads the tuned file only through bcl_context_tuned (once per
+ * context). */
+int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e);
+/* Steps of the validation that precedes a timing, for K steps per launch:
+ * a few single steps, or one full and one partial launch. */
+uint64_t bcl_check_steps(unsigned k);
+
+/* A contiguous part of a run's balls. */
+typedef struct bcl_shard {
+    size_t first, count;
+} bcl_shard;
+/* Cuts n balls into at most `parts` contiguous shards whose sizes are
+ * multiples of block (but the last) and differ by at most one block;
+ * shards are never empty. Returns the number written to out. */
+size_t bcl_plan_shards(size_t n, size_t parts, unsigned block, bcl_shard *out);
 
 /* ---- profiling checked before it is believed (docs/BENCHMARK.md, "Clocks") ----------- */
 
@@ -499,8 +573,8 @@ typedef struct bcl_measurement {
 /* Times configuration o on s: one warm-up launch and untimed calibration runs
  * first, then mo->repeats runs of the same number of steps. The state on the
  * device keeps evolving; it is not validated here (see bcl_check_sim). */
-int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
-                    bcl_measurement *out, bcl_error *e);
+int bcl_measure_sim(bcl_sim *s, const bcl_plan *o, const bcl_measure_opts *mo, bcl_measurement *out,
+                    bcl_error *e);
 
 /* A configuration being timed one repeat at a time, so that a caller can
  * interleave the repeats of several configurations (bench does: a noisy
@@ -508,7 +582,7 @@ int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *m
  * the warm-up and calibration; each bcl_timer_repeat adds one timed repeat
  * (mo->repeats at most); bcl_timer_result gives the statistics so far. */
 typedef struct bcl_timer bcl_timer;
-int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo, bcl_timer **out,
+int bcl_timer_sim(bcl_sim *s, const bcl_plan *o, const bcl_measure_opts *mo, bcl_timer **out,
                   bcl_error *e);
 int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
                    const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e);
@@ -516,12 +590,12 @@ int bcl_timer_repeat(bcl_timer *t, bcl_error *e);
 void bcl_timer_result(const bcl_timer *t, bcl_measurement *out);
 void bcl_timer_free(bcl_timer *t);
 
-/* Uploads init (all the simulation's balls), runs `steps` steps of
- * configuration o, reads the result into scratch (as many balls) and
+/* Uploads init (all the simulation's balls), runs o->check_steps steps of
+ * plan o, reads the result into scratch (as many balls) and
  * compares it with the model's C reference (bit for bit when tol_ulp is 0)
  * into v. A mismatch is not an error: v says so. */
-int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t steps,
-                  uint64_t tol_ulp, float *scratch, bcl_validation *v, bcl_error *e);
+int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
+                  float *scratch, bcl_validation *v, bcl_error *e);
 
 /* Read+write bandwidth of clEnqueueCopyBuffer between two device buffers of
  * `bytes` bytes (capped at the device's allocation limit), the source filled
@@ -531,6 +605,17 @@ int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t
  * profiling fails its check); GB/s = 2 * bytes / time. */
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
+
+/* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
+ * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
+ * *read_gb) of one device buffer of `bytes` (capped at the allocation
+ * limit), from pageable host memory (malloc) or, with pinned, from memory
+ * the runtime allocates (a mapped CL_MEM_ALLOC_HOST_PTR buffer: page-locked
+ * on GPU drivers). The host bytes are pseudo-random; one untimed transfer
+ * each way, then `repeats` of each, alternating, timed by profiling events;
+ * GB/s = bytes / time. */
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
 
 /* The host rows: the model's scalar C reference on one thread (openmp
  * false), or the OpenMP host loop (one step over all balls per iteration,
@@ -576,10 +661,11 @@ int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size
  * found. A file that does not parse, is of another format version or names
  * another device or model is an input error naming the file. */
 int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
-/* The hook of bcl_launch_resolve for --local tuned: true and *local when the
- * tuned entry stored for the context's device and model names kernel k
- * (function name and variant). A stored driver choice gives *local = 0. */
-bool bcl_tuned_local(bcl_context *c, cl_kernel k, size_t *local);
+/* The tuned record of the context's device and model, read from its file
+ * at the first call and kept (all entries not found when nothing is
+ * stored). A file that cannot be used counts as nothing tuned; *problem
+ * (optional) then says why, else it is NULL. */
+const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
 
 /* Progress of long work, for the caller to show; the library never prints. */
 typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
@@ -622,7 +708,7 @@ size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, 
  * choice when the list lacks it; at most cap (>= 2) sizes. The driver's
  * choice (NULL) is not in the list. *pm_out (optional) gets the kernel's
  * preferred work-group size multiple. */
-int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t *out, size_t cap,
+int bcl_tune_locals(bcl_context *c, const bcl_plan *o, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e);
 /* Sweeps local sizes (and the driver's choice) for every variant of the
  * one-step kernel, then for every variant of the k-step kernel at K =
@@ -638,6 +724,24 @@ void bcl_tune_result_free(bcl_tune_result *r);
 int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
                    char *path_out, size_t path_size, bcl_error *e);
 
+/* One tuned file of a cache folder, as `ballcl cache list` shows it. */
+typedef struct bcl_tuned_file_info {
+    char file[160];     /* file name under <cache>/tuned */
+    char model[32];     /* from the file (valid only) */
+    char device[256];   /* device name, from the file */
+    char platform[256]; /* platform name, from the file */
+    bcl_tuned tuned;    /* its entries, date and N */
+    uint64_t bytes;     /* file size */
+    int64_t mtime;      /* seconds since the epoch */
+    bool valid;         /* it parses as a tuned file */
+    char problem[128];  /* why not, when !valid */
+} bcl_tuned_file_info;
+
+/* Lists the tuned files of the cache folder cache_dir (its "tuned" folder),
+ * sorted by file name; *files is malloc'ed (NULL when none). No folder is an
+ * empty list. A file that does not parse is listed with its problem. */
+int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
+
 /* ---- test hooks ----------------------------------------------------------- */
 
 /* Fault injection: BALLCL_FAULT="name:n[:STATUS]" makes the n-th call (from
@@ -651,23 +755,27 @@ int bcl_fault_take(const char *name);
 /* One launch of o's kernel (o->steps_per_launch steps) over every chunk of
  * s, queued and not waited for; *ev (optional) is the event of the last
  * chunk's launch, which the caller releases. */
-int bcl_sim_enqueue(bcl_sim *s, const bcl_sim_opts *o, cl_event *ev, bcl_error *e);
+int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *o, cl_event *ev, bcl_error *e);
 
 /* Latency of a tiny launch of o's kernel on s (a simulation of a few
  * balls), two figures measured apart so that one can fail alone. Each does
  * a warm-up launch and a few untimed ones, then `repeats` samples (median,
  * min, max, in microseconds); the state evolves.
  * Dispatch: CL_PROFILING_COMMAND_QUEUED to _START of the launch's event. */
-int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *o, unsigned repeats, bcl_stats *us,
                          bcl_error *e);
 /* Round trip: the host's monotonic clock around the enqueue and clFinish. */
-int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *o, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
 /* ---- device capability survey (docs/SURVEY.md; docs/SURVEY.md) ----------------- */
 
-/* The schema version every survey file carries; readers refuse others. */
-#define BCL_SURVEY_SCHEMA "ballcl-survey/1"
+/* The schema version this program writes. The reader also reads the older
+ * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
+ * version lacks is shown as absent) and refuses any other. */
+#define BCL_SURVEY_SCHEMA       "ballcl-survey/2"
+#define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
+#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1 and ballcl-survey/2"
 
 /* jansson's type; the survey functions hand JSON documents in and out. */
 struct json_t;

@@ -30,7 +30,7 @@ static int finish(bcl_sim *s, bcl_error *e)
 }
 
 /* One round trip, in microseconds of the host clock. */
-static int round_trip(bcl_sim *s, const bcl_sim_opts *o, double *us, bcl_error *e)
+static int round_trip(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
 {
     double t0 = bcl_now_ms();
     int rc = bcl_sim_enqueue(s, o, NULL, e);
@@ -56,7 +56,7 @@ static int profiling_needed(const bcl_device_info *d, bcl_error *e)
 
 /* One launch with an event: queued to start, in microseconds. The launch's
  * own start and end are checked against the host's time for it first. */
-static int dispatch(bcl_sim *s, const bcl_sim_opts *o, double *us, bcl_error *e)
+static int dispatch(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(bcl_sim_context(s));
     const char *dev = d->name;
@@ -93,9 +93,9 @@ static int dispatch(bcl_sim *s, const bcl_sim_opts *o, double *us, bcl_error *e)
     return rc;
 }
 
-/* Resolves o's launch once, warms up, then takes `repeats` samples. */
-static int sample(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats,
-                  int (*one)(bcl_sim *, const bcl_sim_opts *, double *, bcl_error *), bcl_stats *us,
+/* Warms up, then takes `repeats` samples. */
+static int sample(bcl_sim *s, const bcl_plan *o, unsigned repeats,
+                  int (*one)(bcl_sim *, const bcl_plan *, double *, bcl_error *), bcl_stats *us,
                   bcl_error *e)
 {
     memset(us, 0, sizeof *us);
@@ -103,27 +103,23 @@ static int sample(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats,
         repeats = 1;
     if (repeats > MAX_REPEATS)
         repeats = MAX_REPEATS;
-    bcl_sim_opts so = *o;
-    int rc = bcl_sim_resolve(bcl_sim_context(s), &so, bcl_sim_balls(s), NULL, e);
-    if (rc)
-        return rc;
     double *x = malloc(repeats * sizeof *x), ignored;
     if (!x)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     /* Work the driver defers to the first launch, then a few untimed ones
      * (caches, clocks, the runtime's threads waking up). */
-    rc = bcl_sim_warmup(s, &so, NULL, e);
+    int rc = bcl_sim_warmup(s, o, NULL, e);
     for (unsigned i = 0; i < UNTIMED && rc == BCL_OK; i++)
-        rc = one(s, &so, &ignored, e);
+        rc = one(s, o, &ignored, e);
     for (unsigned i = 0; i < repeats && rc == BCL_OK; i++)
-        rc = one(s, &so, &x[i], e);
+        rc = one(s, o, &x[i], e);
     if (rc == BCL_OK)
         bcl_stats_compute(x, repeats, us);
     free(x);
     return rc;
 }
 
-int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *o, unsigned repeats, bcl_stats *us,
                          bcl_error *e)
 {
     memset(us, 0, sizeof *us);
@@ -132,7 +128,7 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bc
     return sample(s, o, repeats, dispatch, us, e);
 }
 
-int bcl_measure_roundtrip(bcl_sim *s, const bcl_sim_opts *o, unsigned repeats, bcl_stats *us,
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *o, unsigned repeats, bcl_stats *us,
                           bcl_error *e)
 {
     return sample(s, o, repeats, round_trip, us, e);

@@ -42,7 +42,7 @@ typedef int (*run_fn)(void *arg, uint64_t steps, double *device_ms, double *wall
 
 typedef struct sim_arg {
     bcl_sim *s;
-    bcl_sim_opts o;
+    bcl_plan o;
 } sim_arg;
 
 typedef struct host_arg {
@@ -198,28 +198,24 @@ static int run_sim(void *arg, uint64_t steps, double *device_ms, double *wall_ms
                    uint64_t *launches, bcl_error *e)
 {
     sim_arg *a = arg;
-    a->o.steps = steps;
     bcl_sim_timing t;
-    int rc = bcl_sim_run(a->s, &a->o, &t, e);
+    int rc = bcl_sim_run(a->s, &a->o, steps, &t, e);
     *device_ms = t.device_ms;
     *wall_ms = t.wall_ms;
     *launches = t.launches;
     return rc;
 }
 
-int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo, bcl_timer **out,
+int bcl_timer_sim(bcl_sim *s, const bcl_plan *o, const bcl_measure_opts *mo, bcl_timer **out,
                   bcl_error *e)
 {
     bcl_timer *t;
-    int rc = timer_new(run_sim, o->steps_per_launch ? o->steps_per_launch : 1, mo, &t, e);
+    int rc = timer_new(run_sim, o->steps_per_launch, mo, &t, e);
     if (rc)
         return rc;
     t->arg.sim.s = s;
     t->arg.sim.o = *o;
-    /* Resolve the launch once, so every run uses the same local size. */
-    rc = bcl_sim_resolve(bcl_sim_context(s), &t->arg.sim.o, bcl_sim_balls(s), NULL, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(s, &t->arg.sim.o, NULL, e);
+    rc = bcl_sim_warmup(s, &t->arg.sim.o, NULL, e);
     if (rc == BCL_OK)
         rc = calibrate(t, mo, e);
     if (rc) {
@@ -230,26 +226,25 @@ int bcl_timer_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
     return BCL_OK;
 }
 
-int bcl_measure_sim(bcl_sim *s, const bcl_sim_opts *o, const bcl_measure_opts *mo,
-                    bcl_measurement *out, bcl_error *e)
+int bcl_measure_sim(bcl_sim *s, const bcl_plan *o, const bcl_measure_opts *mo, bcl_measurement *out,
+                    bcl_error *e)
 {
     bcl_timer *t;
     int rc = bcl_timer_sim(s, o, mo, &t, e);
     return rc ? rc : measure_all(t, out, e);
 }
 
-int bcl_check_sim(bcl_sim *s, const bcl_sim_opts *o, const float *init, uint64_t steps,
-                  uint64_t tol_ulp, float *scratch, bcl_validation *v, bcl_error *e)
+int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
+                  float *scratch, bcl_validation *v, bcl_error *e)
 {
     bcl_context *c = bcl_sim_context(s);
     size_t n = bcl_sim_balls(s);
+    uint64_t steps = o->check_steps;
     memset(v, 0, sizeof *v);
-    bcl_sim_opts run = *o;
-    run.steps = steps;
     bcl_sim_timing t;
     int rc = bcl_sim_write(s, init, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_run(s, &run, &t, e);
+        rc = bcl_sim_run(s, o, steps, &t, e);
     if (rc == BCL_OK)
         rc = bcl_sim_read(s, scratch, e);
     if (rc == BCL_OK)

@@ -43,12 +43,6 @@ size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, 
     return count;
 }
 
-/* Validation run length: a full launch and a partial one for K > 1. */
-static uint64_t check_steps(unsigned k)
-{
-    return k > 1 ? (uint64_t)k + k / 2 + 1 : 3;
-}
-
 typedef struct tuner {
     bcl_context *c;
     const bcl_tune_opts *o;
@@ -81,22 +75,24 @@ static int add_candidate(tuner *t, bool fused, const char *variant, size_t local
     return BCL_OK;
 }
 
-static bcl_sim_opts opts_of(const tuner *t, const bcl_tune_candidate *c)
+/* The plan of a candidate: everything given, nothing left to the rules. */
+static int plan_of(const tuner *t, const bcl_tune_candidate *c, bcl_plan *p, bcl_error *e)
 {
-    bcl_sim_opts so = {
+    bcl_plan_request r = {
         .params = t->o->params,
+        .balls = t->o->balls,
         .steps_per_launch = c->steps_per_launch,
         .sync = BCL_SYNC_END,
         .variant = c->variant,
         .fused = c->fused,
     };
     if (c->local) {
-        so.launch.mode = BCL_LOCAL_FIXED;
-        so.launch.local = c->local;
+        r.launch.mode = BCL_LOCAL_FIXED;
+        r.launch.local = c->local;
     } else {
-        so.launch.mode = BCL_LOCAL_DRIVER;
+        r.launch.mode = BCL_LOCAL_DRIVER;
     }
-    return so;
+    return bcl_plan_resolve(t->c, &r, p, e);
 }
 
 /* Validates, then times candidate i. */
@@ -113,26 +109,27 @@ static int evaluate(tuner *t, size_t i, bcl_error *e)
     if (t->o->progress)
         t->o->progress(t->o->progress_arg, t->done, t->total, what);
     t->done++;
-    bcl_sim_opts so = opts_of(t, c);
+    bcl_plan plan;
     bcl_validation v;
-    int rc =
-        bcl_check_sim(t->sim, &so, t->init, check_steps(c->steps_per_launch), 0, t->scratch, &v, e);
+    int rc = plan_of(t, c, &plan, e);
+    if (rc == BCL_OK)
+        rc = bcl_check_sim(t->sim, &plan, t->init, 0, t->scratch, &v, e);
     if (rc)
         return rc;
     c->validated = v.mismatches == 0;
     if (!c->validated)
         return BCL_OK; /* shown as failed, never timed */
-    return bcl_measure_sim(t->sim, &so, &t->o->measure, &c->m, e);
+    return bcl_measure_sim(t->sim, &plan, &t->o->measure, &c->m, e);
 }
 
-int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t *out, size_t cap,
+int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e)
 {
     *count = 0;
     const bcl_device_info *d = bcl_context_device(c);
     cl_kernel kern;
-    unsigned b;
-    int rc = bcl_sim_kernel(c, o, &kern, &b, e);
+    unsigned b = p->balls_per_item;
+    int rc = bcl_context_kernel(c, p->kernel, &kern, e);
     if (rc)
         return rc;
     size_t kwg = 0, pm = 0;
@@ -155,7 +152,7 @@ int bcl_tune_locals(bcl_context *c, const bcl_sim_opts *o, size_t balls, size_t 
     /* The automatic choice is always a candidate, so the winner is never
      * one that measured slower than it. */
     size_t la = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
-                               d->type, items, NULL, 0);
+                               items, NULL, 0);
     bool have = false;
     for (size_t i = 0; i < n; i++)
         have = have || out[i] == la;
@@ -172,9 +169,15 @@ static int add_sweep(tuner *t, bool fused, unsigned k, bcl_error *e)
     size_t nv;
     int rc = bcl_variants_list(t->c, fused, vars, BCL_MAX_VARIANTS, &nv, e);
     for (size_t v = 0; v < nv && rc == BCL_OK; v++) {
-        bcl_sim_opts so = {.steps_per_launch = k, .variant = vars[v].name, .fused = fused};
+        bcl_plan_request req = {.params = t->o->params,
+                                .balls = t->o->balls,
+                                .steps_per_launch = k,
+                                .variant = vars[v].name,
+                                .fused = fused};
+        bcl_plan plan;
         size_t locals[MAX_LOCALS], nl;
-        if ((rc = bcl_tune_locals(t->c, &so, t->o->balls, locals, MAX_LOCALS, &nl, NULL, e)))
+        if ((rc = bcl_plan_resolve(t->c, &req, &plan, e)) ||
+            (rc = bcl_tune_locals(t->c, &plan, t->o->balls, locals, MAX_LOCALS, &nl, NULL, e)))
             break;
         for (size_t i = 0; i < nl && rc == BCL_OK; i++)
             rc = add_candidate(t, fused, vars[v].name, locals[i], k, e);
@@ -260,13 +263,14 @@ static int run_tune(tuner *t, bcl_error *e)
 
     /* The automatic choice, for comparison: sweep 1 measured it (its local
      * size is always a candidate), in the same conditions as the winner. */
-    bcl_sim_opts so = {.params = o->params, .steps_per_launch = 1, .sync = BCL_SYNC_END};
-    bcl_local_parse("auto", &so.launch, e);
-    if ((rc = bcl_sim_resolve(t->c, &so, o->balls, NULL, e)))
+    bcl_plan_request req = {
+        .params = o->params, .balls = o->balls, .steps_per_launch = 1, .variant = ""};
+    bcl_plan plan;
+    if ((rc = bcl_plan_resolve(t->c, &req, &plan, e)))
         return rc;
     for (size_t i = 0; i < single_end; i++)
         if (r->cand[i].validated && r->cand[i].variant[0] == '\0' &&
-            r->cand[i].local == so.launch.local)
+            r->cand[i].local == plan.launch.local)
             r->auto_us = r->cand[i].m.device_us.median;
     return BCL_OK;
 }

@@ -25,6 +25,11 @@ struct bcl_context {
         cl_kernel k;
     } kernels[MAX_KERNELS];
     unsigned nkernels;
+    /* What 'ballcl tune' stored for this device and model, read once, at
+     * the first plan that asks (bcl_context_tuned). */
+    bool tuned_read;
+    bcl_tuned tuned;
+    char tuned_problem[sizeof((bcl_error *)0)->msg];
 };
 
 /* Creates the profiling queue; *call names the OpenCL call used, for the
@@ -156,4 +161,20 @@ int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_err
     c->kernels[c->nkernels++].k = kern;
     *k = kern;
     return BCL_OK;
+}
+
+const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem)
+{
+    if (!c->tuned_read) {
+        bcl_error e = {0};
+        /* An unreadable file counts as nothing tuned; the problem is kept
+         * for the caller to show. */
+        if (bcl_tuned_load(&c->dev, c->model, &c->tuned, &e) != BCL_OK)
+            snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", e.msg);
+        bcl_error_clear(&e);
+        c->tuned_read = true;
+    }
+    if (problem)
+        *problem = c->tuned_problem[0] ? c->tuned_problem : NULL;
+    return &c->tuned;
 }

@@ -15,7 +15,6 @@
  * mistake, is never chosen.
  */
 #include "ballcl/ballcl.h"
-#include "ocl/clcall.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,10 +30,8 @@ static size_t min_size(size_t a, size_t b)
 }
 
 size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, size_t item_max0,
-                      cl_uint compute_units, cl_device_type type, size_t n, char *why,
-                      size_t why_size)
+                      cl_uint compute_units, size_t n, char *why, size_t why_size)
 {
-    (void)type;
     size_t limit = kernel_wg ? kernel_wg : 1;
     if (dev_max)
         limit = min_size(limit, dev_max);
@@ -95,60 +92,4 @@ int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e)
     l->mode = BCL_LOCAL_FIXED;
     l->local = (size_t)v;
     return BCL_OK;
-}
-
-int bcl_launch_resolve(bcl_context *c, cl_kernel k, size_t n, bcl_launch *l, bcl_error *e)
-{
-    const bcl_device_info *d = bcl_context_device(c);
-    size_t kwg = 0, pm = 0;
-    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
-                       sizeof kwg, &kwg, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
-    st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
-                CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
-    size_t limit = min_size(kwg, d->max_item_sizes[0] ? d->max_item_sizes[0] : kwg);
-    switch (l->mode) {
-    case BCL_LOCAL_DRIVER:
-        l->local = 0;
-        l->how = "driver";
-        snprintf(l->why, sizeof l->why, "NULL local size: the runtime chooses");
-        return BCL_OK;
-    case BCL_LOCAL_FIXED:
-        if (l->local > limit)
-            return bcl_fail(e, BCL_EXIT_INPUT,
-                            "--local %zu: exceeds the limit of %zu work-items for this kernel on "
-                            "'%s'",
-                            l->local, limit, d->name);
-        l->how = "user";
-        snprintf(l->why, sizeof l->why, "given with --local");
-        return BCL_OK;
-    case BCL_LOCAL_TUNED: {
-        /* bcl_tuned_local (tuned.c) reads what 'ballcl tune' stored for
-         * this device, model and kernel; 0 there is the driver's choice. */
-        size_t t = 0;
-        if (bcl_tuned_local(c, k, &t) && t <= limit) {
-            l->local = t;
-            l->how = "tuned";
-            snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device%s",
-                     t ? "" : ": NULL local size, the runtime chooses");
-            return BCL_OK;
-        }
-        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                  d->compute_units, d->type, n, l->why, sizeof l->why);
-        l->how = "auto";
-        char tmp[sizeof l->why];
-        memcpy(tmp, l->why, sizeof tmp);
-        snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
-        return BCL_OK;
-    }
-    case BCL_LOCAL_AUTO:
-    default:
-        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                  d->compute_units, d->type, n, l->why, sizeof l->why);
-        l->how = "auto";
-        return BCL_OK;
-    }
 }

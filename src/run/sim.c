@@ -61,24 +61,12 @@ size_t bcl_sim_balls(const bcl_sim *s)
     return s->n;
 }
 
-int bcl_sim_check_size(const bcl_device_info *d, size_t n, bcl_error *e)
-{
-    if (n == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    if (n > SIZE_MAX / BALL_BYTES || (d->global_mem && (cl_ulong)n * BALL_BYTES > d->global_mem))
-        return bcl_fail(
-            e, BCL_EXIT_INPUT, "%zu balls need %.1f MiB, more than the %.1f MiB of memory of '%s'",
-            n, (double)n * BALL_BYTES / 1048576.0, (double)d->global_mem / 1048576.0, d->name);
-    return BCL_OK;
-}
-
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
 {
     *out = NULL;
     const bcl_device_info *d = bcl_context_device(c);
-    int size_rc = bcl_sim_check_size(d, n, e);
-    if (size_rc)
-        return size_rc;
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
     /* Whole balls per chunk, and n must fit the kernels' uint argument. */
     size_t per = (size_t)(alloc_limit(d) / BALL_BYTES);
     if (per > UINT32_MAX)
@@ -178,138 +166,91 @@ static cl_ulong event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
     return t;
 }
 
-/* Launches the kernel for o over every chunk with n = 0: no work-item
- * touches the state, but the driver finishes whatever it defers to the
- * first launch (PoCL compiles once per local size). */
-int bcl_sim_kernel(bcl_context *c, const bcl_sim_opts *o, cl_kernel *k, unsigned *balls_per_item,
-                   bcl_error *e)
-{
-    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
-    char suffix[64];
-    bcl_kernel_suffix(kper > 1 || o->fused, o->variant, suffix, sizeof suffix);
-    if (balls_per_item)
-        *balls_per_item = bcl_variant_balls(o->variant);
-    return bcl_context_kernel(c, suffix, k, e);
-}
+/* Which arguments the kernel holds: they persist on a kernel, so a launch
+ * sets them only when the chunk or the step count changes. */
+typedef struct arg_state {
+    size_t chunk; /* SIZE_MAX: none set yet */
+    cl_uint steps;
+} arg_state;
 
-/* Work-items for n balls of a kernel handling b balls per work-item. */
-static size_t items_for(size_t n, unsigned b)
-{
-    return (n + b - 1) / b;
-}
-
-int bcl_sim_resolve(bcl_context *c, bcl_sim_opts *o, size_t n, size_t *global, bcl_error *e)
-{
-    cl_kernel k;
-    unsigned b;
-    int rc = bcl_sim_kernel(c, o, &k, &b, e);
-    if (rc)
-        return rc;
-    size_t items = items_for(n, b);
-    if ((rc = bcl_launch_resolve(c, k, items, &o->launch, e)))
-        return rc;
-    if (global)
-        *global = o->launch.local ? bcl_round_up(items, o->launch.local) : items;
-    return BCL_OK;
-}
-
-/* Launches the kernel for o over every chunk with n = 0: no work-item
- * touches the state, but the driver finishes whatever it defers to the
- * first launch (PoCL compiles once per local size). */
-int bcl_sim_warmup(bcl_sim *s, const bcl_sim_opts *o, double *ms, bcl_error *e)
+/* The one enqueue loop: one launch of k (ksteps steps) over every chunk of
+ * s, queued and not waited for. empty launches over no balls (n = 0), so
+ * that work a driver defers to the first launch is done. *first and *last
+ * (each optional) get the events of the first and the last chunk's launch;
+ * with one chunk only *first is set. */
+static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint ksteps, bool empty,
+                         arg_state *as, cl_event *first, cl_event *last, bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(s->c);
     cl_command_queue q = bcl_context_queue(s->c);
-    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
-    cl_kernel k;
-    unsigned b;
+    const size_t *local = p->launch.local ? &p->launch.local : NULL;
+    for (size_t c = 0; c < s->nchunks; c++) {
+        chunk ch = s->chunks[c];
+        size_t items = (ch.n + p->balls_per_item - 1) / p->balls_per_item;
+        size_t global = local ? bcl_round_up(items, *local) : items;
+        if (empty)
+            ch.n = 0;
+        if (c != as->chunk || ksteps != as->steps) {
+            int rc = set_args(s, k, &ch, ksteps, p->params, e);
+            if (rc)
+                return rc;
+            as->chunk = c;
+            as->steps = ksteps;
+        }
+        cl_event *evp = c == 0 ? first : (c + 1 == s->nchunks ? last : NULL);
+        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL, evp);
+        if (st != CL_SUCCESS)
+            return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+    }
+    return BCL_OK;
+}
+
+static int finish(bcl_sim *s, bcl_error *e)
+{
+    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
+    return BCL_OK;
+}
+
+int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
+{
     double t0 = bcl_now_ms();
-    int rc = bcl_sim_kernel(s->c, o, &k, &b, e);
-    if (rc)
-        return rc;
-    bcl_launch l = o->launch;
-    if (l.how == NULL && (rc = bcl_launch_resolve(s->c, k, items_for(s->chunks[0].n, b), &l, e)))
-        return rc;
-    for (size_t c = 0; c < s->nchunks && rc == BCL_OK; c++) {
-        chunk empty = s->chunks[c];
-        size_t items = items_for(empty.n, b);
-        size_t global = l.local ? bcl_round_up(items, l.local) : items;
-        empty.n = 0;
-        if ((rc = set_args(s, k, &empty, kper, o->params, e)))
-            break;
-        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global,
-                           l.local ? &l.local : NULL, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
-    }
-    if (rc == BCL_OK) {
-        cl_int st = BCL_CL(clFinish, q);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clFinish", d->name);
-    }
+    cl_kernel k;
+    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
+    arg_state as = {SIZE_MAX, 0};
+    if (rc == BCL_OK)
+        rc = launch_chunks(s, p, k, p->steps_per_launch, true, &as, NULL, NULL, e);
+    if (rc == BCL_OK)
+        rc = finish(s, e);
     if (ms)
         *ms = bcl_now_ms() - t0;
     return rc;
 }
 
-int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error *e)
+int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
 {
     memset(t, 0, sizeof *t);
     const bcl_device_info *d = bcl_context_device(s->c);
-    cl_command_queue q = bcl_context_queue(s->c);
-    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
+    unsigned kper = p->steps_per_launch;
     cl_kernel k;
-    unsigned b;
-    int rc = bcl_sim_kernel(s->c, o, &k, &b, e);
-    if (rc)
+    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
+    if (rc || steps == 0)
         return rc;
-    if (o->steps == 0)
-        return BCL_OK;
-    bcl_launch l = o->launch;
-    if (l.how == NULL) {
-        rc = bcl_launch_resolve(s->c, k, items_for(s->chunks[0].n, b), &l, e);
-        if (rc)
-            return rc;
-    }
-    uint64_t launches = (o->steps + kper - 1) / kper;
+    uint64_t launches = (steps + kper - 1) / kper;
     cl_event first = NULL, last = NULL;
-    cl_uint cur_k = 0;
-    size_t cur_chunk = SIZE_MAX;
+    arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
-        cl_uint ksteps = (cl_uint)(o->steps - done < kper ? o->steps - done : kper);
-        for (size_t c = 0; c < s->nchunks && rc == BCL_OK; c++) {
-            const chunk *ch = &s->chunks[c];
-            /* Arguments persist on the kernel: set them only when they change. */
-            if (c != cur_chunk || ksteps != cur_k) {
-                rc = set_args(s, k, ch, ksteps, o->params, e);
-                cur_chunk = c;
-                cur_k = ksteps;
-                if (rc)
-                    break;
-            }
-            size_t items = items_for(ch->n, b);
-            size_t global = l.local ? bcl_round_up(items, l.local) : items;
-            bool is_first = i == 0 && c == 0;
-            bool is_last = i + 1 == launches && c + 1 == s->nchunks;
-            cl_event *evp = is_first ? &first : (is_last ? &last : NULL);
-            cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global,
-                               l.local ? &l.local : NULL, 0, NULL, evp);
-            if (st != CL_SUCCESS)
-                rc = bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
-        }
-        if (rc == BCL_OK && o->sync == BCL_SYNC_EVERY) {
-            cl_int st = BCL_CL(clFinish, q);
-            if (st != CL_SUCCESS)
-                rc = bcl_cl_fail(e, st, "clFinish", d->name);
-        }
+        cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
+        rc = launch_chunks(s, p, k, ksteps, false, &as, i == 0 ? &first : NULL,
+                           i + 1 == launches ? &last : NULL, e);
+        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
+            rc = finish(s, e);
     }
-    if (rc == BCL_OK) {
-        cl_int st = BCL_CL(clFinish, q);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clFinish", d->name);
-    }
+    if (rc == BCL_OK)
+        rc = finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
     /* Some drivers let clFinish succeed after a launch that died (a lost
@@ -356,32 +297,18 @@ int bcl_sim_run(bcl_sim *s, const bcl_sim_opts *o, bcl_sim_timing *t, bcl_error 
     return rc;
 }
 
-int bcl_sim_enqueue(bcl_sim *s, const bcl_sim_opts *o, cl_event *ev, bcl_error *e)
+int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
 {
     if (ev)
         *ev = NULL;
-    const bcl_device_info *d = bcl_context_device(s->c);
-    cl_command_queue q = bcl_context_queue(s->c);
-    unsigned kper = o->steps_per_launch ? o->steps_per_launch : 1;
     cl_kernel k;
-    unsigned b;
-    int rc = bcl_sim_kernel(s->c, o, &k, &b, e);
-    if (rc)
-        return rc;
-    bcl_launch l = o->launch;
-    if (l.how == NULL && (rc = bcl_launch_resolve(s->c, k, items_for(s->chunks[0].n, b), &l, e)))
-        return rc;
-    for (size_t c = 0; c < s->nchunks && rc == BCL_OK; c++) {
-        const chunk *ch = &s->chunks[c];
-        if ((rc = set_args(s, k, ch, kper, o->params, e)))
-            break;
-        size_t items = items_for(ch->n, b);
-        size_t global = l.local ? bcl_round_up(items, l.local) : items;
-        cl_event *evp = ev && c + 1 == s->nchunks ? ev : NULL;
-        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global,
-                           l.local ? &l.local : NULL, 0, NULL, evp);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
+    arg_state as = {SIZE_MAX, 0};
+    if (rc == BCL_OK) {
+        /* The event of the last chunk's launch: with one chunk, the first. */
+        cl_event *first = s->nchunks == 1 ? ev : NULL;
+        cl_event *last = s->nchunks == 1 ? NULL : ev;
+        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, first, last, e);
     }
     return rc;
 }

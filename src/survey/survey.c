@@ -77,27 +77,6 @@ static void progress(surveyor *s, const char *what)
     s->done++;
 }
 
-/* The device's extension string (malloc'ed), or NULL with e set. */
-static char *query_extensions(const bcl_device_info *d, bcl_error *e)
-{
-    size_t size = 0;
-    cl_int st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
-    char *ext = st == CL_SUCCESS ? malloc(size + 1) : NULL;
-    if (st == CL_SUCCESS && !ext) {
-        bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        return NULL;
-    }
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
-    if (st != CL_SUCCESS) {
-        free(ext);
-        bcl_cl_fail(e, st, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", d->name);
-        return NULL;
-    }
-    ext[size] = '\0';
-    return ext;
-}
-
 /* ---- build ------------------------------------------------------------------- */
 
 /* Times `repeats` builds of m's program; with a cache folder, every one
@@ -141,11 +120,13 @@ static int prime_cache(surveyor *s, const bcl_model *m, const char *dir, bcl_err
     bcl_model_param_defaults(m, p);
     m->init(ball, 1, BCL_INIT_RANDOM, s->o->seed, p);
     bcl_sim *sim = NULL;
-    bcl_sim_opts so = {.params = p, .steps_per_launch = 1, .variant = ""};
-    bcl_local_parse("auto", &so.launch, e);
-    rc = bcl_sim_create(c, ball, 1, &sim, e);
+    bcl_plan_request req = {.params = p, .balls = 1, .steps_per_launch = 1, .variant = ""};
+    bcl_plan plan;
+    rc = bcl_plan_resolve(c, &req, &plan, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_warmup(sim, &so, NULL, e);
+        rc = bcl_sim_create(c, ball, 1, &sim, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(sim, &plan, NULL, e);
     bcl_sim_destroy(sim);
     if (rc == BCL_OK)
         bcl_context_cache_store(c, &rep);
@@ -201,20 +182,14 @@ typedef struct model_run {
     char path[64];         /* of obj, for error keys: "measured" or "measured.models.x" */
 } model_run;
 
-static bcl_sim_opts base_opts(const model_run *r)
+/* The one-step base kernel, local size auto, over n balls. */
+static bcl_plan_request base_request(const model_run *r, size_t n)
 {
-    bcl_sim_opts so = {.params = r->params, .steps_per_launch = 1, .sync = BCL_SYNC_END};
-    bcl_error ignore = {0};
-    bcl_local_parse("auto", &so.launch, &ignore);
-    so.variant = "";
-    return so;
-}
-
-/* Steps of a validation: a few single steps, or a full and a partial
- * launch of K steps (as bench validates). */
-static uint64_t check_steps(unsigned k)
-{
-    return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+    return (bcl_plan_request){.params = r->params,
+                              .balls = n,
+                              .steps_per_launch = 1,
+                              .sync = BCL_SYNC_END,
+                              .variant = ""};
 }
 
 static json_t *local_json(const bcl_launch *l)
@@ -224,12 +199,10 @@ static json_t *local_json(const bcl_launch *l)
 
 /* Validates configuration so on sim bit for bit; a mismatch is an error of
  * class BCL_EXIT_MISMATCH that says how many floats differ. */
-static int validate(const model_run *r, bcl_sim *sim, const bcl_sim_opts *so, bool *valid,
-                    bcl_error *e)
+static int validate(const model_run *r, bcl_sim *sim, const bcl_plan *so, bool *valid, bcl_error *e)
 {
     bcl_validation v;
-    int rc =
-        bcl_check_sim(sim, so, r->init, check_steps(so->steps_per_launch), 0, r->scratch, &v, e);
+    int rc = bcl_check_sim(sim, so, r->init, 0, r->scratch, &v, e);
     if (rc)
         return rc;
     *valid = v.mismatches == 0;
@@ -242,15 +215,13 @@ static int validate(const model_run *r, bcl_sim *sim, const bcl_sim_opts *so, bo
     return BCL_OK;
 }
 
-/* Resolves, validates and times so on sim: the median device time per
- * step in *us. fig (optional) gets "local" and "validated". */
-static int time_config(const model_run *r, bcl_sim *sim, bcl_sim_opts *so, json_t *fig, double *us,
-                       bcl_error *e)
+/* Validates and times plan so on sim: the median device time per step in
+ * *us. fig (optional) gets "local" and "validated". */
+static int time_config(const model_run *r, bcl_sim *sim, const bcl_plan *so, json_t *fig,
+                       double *us, bcl_error *e)
 {
     *us = NAN;
-    int rc = bcl_sim_resolve(r->ctx, so, bcl_sim_balls(sim), NULL, e);
-    if (rc)
-        return rc;
+    int rc;
     if (fig)
         json_object_set_new(fig, "local", local_json(&so->launch));
     bool valid = false;
@@ -283,9 +254,12 @@ static void ball_step(model_run *r, const char *key, size_t n)
     json_object_set_new(r->obj, key, fig);
     bcl_error e = {0};
     bcl_sim *sim = NULL;
-    bcl_sim_opts so = base_opts(r);
+    bcl_plan_request req = base_request(r, n);
+    bcl_plan so;
     double us;
-    int rc = new_sim(r, n, &sim, &e);
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
+    if (rc == BCL_OK)
+        rc = new_sim(r, n, &sim, &e);
     if (rc == BCL_OK)
         rc = time_config(r, sim, &so, fig, &us, &e);
     bcl_sim_destroy(sim);
@@ -312,16 +286,15 @@ static void fused(model_run *r, size_t n)
                             (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
     json_object_set_new(r->obj, "fused", fig);
     bcl_error e = {0};
-    bcl_variant vars[BCL_MAX_VARIANTS];
-    size_t nv;
     bcl_sim *sim = NULL;
-    bcl_sim_opts so = base_opts(r);
-    so.fused = true;
-    so.steps_per_launch = o->fused_k ? o->fused_k : 1;
+    bcl_plan_request req = base_request(r, n);
+    req.fused = true;
+    req.steps_per_launch = o->fused_k ? o->fused_k : 1;
+    req.variant = NULL; /* the rule's */
+    bcl_plan so;
     double us;
-    int rc = bcl_variants_list(r->ctx, true, vars, BCL_MAX_VARIANTS, &nv, &e);
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
     if (rc == BCL_OK) {
-        so.variant = bcl_variant_default(r->s->d->type, true, vars, nv);
         json_object_set_new(fig, "variant", json_string(so.variant));
         rc = new_sim(r, n, &sim, &e);
     }
@@ -338,7 +311,7 @@ static void fused(model_run *r, size_t n)
 
 /* One point of the local size sweep. */
 typedef struct sweep_point {
-    bcl_sim_opts so;
+    bcl_plan so;
     bcl_timer *timer;
     bool ok;
     double us;
@@ -349,9 +322,12 @@ typedef struct sweep_point {
  * the one-step kernel, and the driver's choice (0). */
 static int sweep_locals(model_run *r, size_t n, size_t *out, size_t *count, bcl_error *e)
 {
-    bcl_sim_opts so = base_opts(r);
+    bcl_plan_request req = base_request(r, n);
+    bcl_plan so;
     size_t nl;
-    int rc = bcl_tune_locals(r->ctx, &so, n, out + 1, MAX_SWEEP - 2, &nl, NULL, e);
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, e);
+    if (rc == BCL_OK)
+        rc = bcl_tune_locals(r->ctx, &so, n, out + 1, MAX_SWEEP - 2, &nl, NULL, e);
     if (rc)
         return rc;
     out[0] = 1;
@@ -398,15 +374,15 @@ static void local_sweep(model_run *r, size_t n)
     }
     for (size_t i = 0; i < nl; i++) {
         sweep_point *p = &pt[i];
-        p->so = base_opts(r);
+        bcl_plan_request req = base_request(r, n);
         if (locals[i]) {
-            p->so.launch.mode = BCL_LOCAL_FIXED;
-            p->so.launch.local = locals[i];
+            req.launch.mode = BCL_LOCAL_FIXED;
+            req.launch.local = locals[i];
         } else {
-            p->so.launch.mode = BCL_LOCAL_DRIVER;
+            req.launch.mode = BCL_LOCAL_DRIVER;
         }
         bool valid;
-        p->ok = bcl_sim_resolve(r->ctx, &p->so, n, NULL, &p->e) == BCL_OK &&
+        p->ok = bcl_plan_resolve(r->ctx, &req, &p->so, &p->e) == BCL_OK &&
                 validate(r, sim, &p->so, &valid, &p->e) == BCL_OK &&
                 bcl_timer_sim(sim, &p->so, &s->o->measure, &p->timer, &p->e) == BCL_OK;
     }
@@ -527,6 +503,50 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
 
 /* ---- the device ------------------------------------------------------------------ */
 
+/* Host <-> device transfer bandwidth of `bytes`, from pinned host memory
+ * (what the platform offers for the fastest transfers) and from pageable
+ * memory; the headline write and read figures are the pinned ones, or the
+ * pageable ones where pinned memory fails, and "method" says which. */
+static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
+{
+    const bcl_survey_opts *o = s->o;
+    unsigned r = o->measure.repeats ? o->measure.repeats : 1;
+    bcl_error e = {0};
+    progress(s, "transfer bandwidth");
+    json_t *t = json_object();
+    json_object_set_new(s->measured, "transfer", t);
+    json_object_set_new(t, "bytes", json_integer((json_int_t)bytes));
+    bcl_stats w[2], rd[2];
+    bool ok[2];
+    static const char *const kind[] = {"pinned", "pageable"};
+    for (int i = 0; i < 2; i++) {
+        ok[i] = bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e) == BCL_OK;
+        char wk[64], rk[64], path[96];
+        snprintf(wk, sizeof wk, "%s_write_gb_per_s", kind[i]);
+        snprintf(rk, sizeof rk, "%s_read_gb_per_s", kind[i]);
+        json_object_set_new(t, wk, ok[i] ? number(w[i].median) : json_null());
+        json_object_set_new(t, rk, ok[i] ? number(rd[i].median) : json_null());
+        if (!ok[i]) {
+            snprintf(path, sizeof path, "measured.transfer.%s", rk);
+            json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
+            snprintf(path, sizeof path, "measured.transfer.%s", wk);
+            failed(s, path, &e);
+        }
+    }
+    int best = ok[0] ? 0 : ok[1] ? 1 : -1;
+    json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
+    json_object_set_new(s->measured, "write_gb_per_s",
+                        best >= 0 ? number(w[best].median) : json_null());
+    json_object_set_new(s->measured, "read_gb_per_s",
+                        best >= 0 ? number(rd[best].median) : json_null());
+    if (best < 0) {
+        json_object_set_new(s->errors, "measured.write_gb_per_s",
+                            json_string("neither pinned nor pageable transfers could be measured"));
+        json_object_set_new(s->errors, "measured.read_gb_per_s",
+                            json_string("neither pinned nor pageable transfers could be measured"));
+    }
+}
+
 /* Latency and copy bandwidth, on the default model's program; also the
  * preferred work-group multiple of its one-step kernel for "limits". */
 static void measure_device(surveyor *s, const bcl_model *m)
@@ -550,19 +570,26 @@ static void measure_device(surveyor *s, const bcl_model *m)
         failed(s, "measured.roundtrip_us", &e);
         e = copy;
         failed(s, "measured.copy_gb_per_s", &e);
-        s->done++;
+        e = copy;
+        failed(s, "measured.write_gb_per_s", &e);
+        e = copy;
+        failed(s, "measured.read_gb_per_s", &e);
+        s->done += 2;
         return;
     }
     size_t pm = 0;
-    bcl_sim_opts so = {.params = params, .steps_per_launch = 1, .variant = ""};
-    bcl_local_parse("auto", &so.launch, &e);
-    if (bcl_tune_locals(ctx, &so, 1, NULL, 0, &(size_t){0}, &pm, &e) == BCL_OK)
+    bcl_plan_request req = {.params = params, .balls = 1, .steps_per_launch = 1, .variant = ""};
+    bcl_plan so;
+    bool planned = bcl_plan_resolve(ctx, &req, &so, &e) == BCL_OK;
+    bcl_error plan_e = e; /* for the figures below, which need the plan too */
+    plan_e.detail = NULL;
+    if (planned && bcl_tune_locals(ctx, &so, 1, NULL, 0, &(size_t){0}, &pm, &e) == BCL_OK)
         json_object_set_new(json_object_get(s->dev, "limits"), "preferred_work_group_multiple",
                             json_integer((json_int_t)pm));
     else
         failed(s, "limits.preferred_work_group_multiple", &e);
     bcl_stats dispatch, roundtrip;
-    if (bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
+    if (planned && bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
         if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK) {
             json_object_set_new(s->measured, "launch_latency_us", number(dispatch.median));
         } else if (bcl_profiling_unusable(s->d->device)) {
@@ -578,6 +605,8 @@ static void measure_device(surveyor *s, const bcl_model *m)
         else
             failed(s, "measured.roundtrip_us", &e);
     } else {
+        if (!planned)
+            e = plan_e;
         bcl_error copy = e;
         copy.detail = NULL;
         failed(s, "measured.launch_latency_us", &e);
@@ -596,6 +625,7 @@ static void measure_device(surveyor *s, const bcl_model *m)
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
     json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+    measure_transfer(s, ctx, bytes / 16 * 16);
     bcl_context_destroy(ctx);
 }
 
@@ -605,8 +635,8 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *out = NULL;
     *status = BCL_OK;
     bcl_error qe = {0};
-    char *ext = query_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 3 + 4 * (unsigned)bcl_model_count};
+    char *ext = bcl_device_extensions(d, &qe);
+    surveyor s = {.d = d, .o = o, .total = 4 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
     free(ext);
     s.measured = json_object();
@@ -627,6 +657,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     json_object_set_new(s.measured, "model", json_string(def->name));
     static const char *const figures[] = {"build_ms_cold", "build_ms_cached", "launch_latency_us",
                                           "roundtrip_us", "copy_gb_per_s"};
+    /* write_gb_per_s, read_gb_per_s and transfer follow copy_bytes. */
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
         json_object_set_new(s.measured, figures[i], json_null());
     measure_builds(&s, def);

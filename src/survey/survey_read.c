@@ -3,9 +3,10 @@
  * needs and lenient about what it does not: a file must be JSON, carry the
  * schema version this program writes, and have every required key with its
  * type (the tables below, which docs/SURVEY.md and docs/survey.schema.json
- * describe); keys it does not know are allowed, so a later ballcl-survey/1
- * writer may add some. Anything else is an input error naming the file and
- * the first offending key, never a crash: the reader takes any bytes.
+ * describe); keys it does not know are allowed, so a later writer of the
+ * same version may add some. It reads ballcl-survey/2 (what it writes) and
+ * ballcl-survey/1, which lacks the keys that version 2 added (`since`). Anything else is an input
+ * error naming the file and the first offending key, never a crash: the reader takes any bytes.
  */
 #include "ballcl/ballcl.h"
 #include "survey/survey.h"
@@ -28,7 +29,7 @@ enum {
     T_OBJ = 64,       /* the fields of `sub` */
     T_MAP = 128,      /* any keys, each value of type `elem` (and `sub`) */
     T_DRIVER = 256,   /* the string "driver" (a local size the runtime chose) */
-    T_OPTIONAL = 512, /* may be missing: a key added within version 1 (older files lack it) */
+    T_OPTIONAL = 512, /* may be missing: added within a version (older files lack it) */
     T_NUM = T_INT | T_REAL,
 };
 
@@ -37,6 +38,7 @@ typedef struct field {
     unsigned types;
     const struct field *sub;
     unsigned elem;
+    unsigned since; /* the schema version that added the key (0: 1) */
 } field;
 
 #define END                                                                                        \
@@ -87,6 +89,16 @@ static const field model_fields[] = {
     END,
 };
 
+static const field transfer_fields[] = {
+    {"bytes", T_INT, NULL, 0, 0},
+    {"method", T_STR | T_NULL, NULL, 0, 0},
+    {"pinned_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"pinned_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"pageable_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"pageable_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    END,
+};
+
 static const field measured_fields[] = {
     {"model", T_STR, NULL, 0},
     {"build_ms_cold", T_NUM | T_NULL, NULL, 0},
@@ -95,6 +107,9 @@ static const field measured_fields[] = {
     {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
     {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
     {"copy_bytes", T_INT, NULL, 0},
+    {"write_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
+    {"read_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
+    {"transfer", T_OBJ, transfer_fields, 0, 2},
     {NULL, 0, model_fields, 0},
     {"models", T_MAP, model_fields, T_OBJ},
     END,
@@ -258,6 +273,7 @@ static const char *found_text(const json_t *v)
 typedef struct checker {
     const char *name;
     bcl_error *e;
+    unsigned version; /* of the file's schema */
 } checker;
 
 static int check_fields(checker *c, const json_t *obj, const field *f, const char *path);
@@ -309,7 +325,10 @@ static int check_fields(checker *c, const json_t *obj, const field *f, const cha
             continue;
         }
         const json_t *v = json_object_get(obj, f->key);
-        if (!v && (f->types & T_OPTIONAL))
+        /* A key that a later version added is checked when present: an
+         * older file lacks it, and the table shows it as absent. So is an
+         * optional key, which a writer of the same version may add. */
+        if (!v && (f->since > c->version || (f->types & T_OPTIONAL)))
             continue;
         if (!v)
             return bcl_fail(c->e, BCL_EXIT_INPUT, "'%s': %s%smissing key '%s'", c->name, path,
@@ -337,11 +356,15 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
         rc = bcl_fail(e, BCL_EXIT_INPUT,
                       "'%s': not a ballcl survey: expected a JSON object with \"schema\": \"%s\"",
                       name, BCL_SURVEY_SCHEMA);
-    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA) != 0)
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': schema '%.64s' is not supported: expected '%s'",
-                      name, json_string_value(schema), BCL_SURVEY_SCHEMA);
-    else if ((rc = check_fields(&c, doc, document_fields, "")) == BCL_OK &&
-             json_array_size(json_object_get(doc, "devices")) == 0)
+    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA) == 0)
+        c.version = 2;
+    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA_V1) == 0)
+        c.version = 1;
+    else
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': schema '%.64s' is not supported: expected %s", name,
+                      json_string_value(schema), BCL_SURVEY_SCHEMAS_READ);
+    if (rc == BCL_OK && (rc = check_fields(&c, doc, document_fields, "")) == BCL_OK &&
+        json_array_size(json_object_get(doc, "devices")) == 0)
         rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': devices: expected at least one device", name);
     if (rc) {
         json_decref(doc);

@@ -25,14 +25,14 @@ extern const char *const bench_row_names[ROW_COUNT];
 
 typedef struct bench_row {
     const char *name;
-    bool host;       /* a host loop, not a device launch */
-    bool openmp;     /* the OpenMP host loop (else the reference, for host rows) */
-    bool host_clock; /* the figure is host wall time (else device time) */
-    bcl_sim_opts so; /* device rows: the resolved configuration */
-    size_t global;
-    unsigned threads;   /* host rows */
-    bool validated;     /* same bits as the C reference */
-    bool tuned_missing; /* local=tuned fell back to auto */
+    bool host;            /* a host loop, not a device launch */
+    bool openmp;          /* the OpenMP host loop (else the reference, for host rows) */
+    bool host_clock;      /* the figure is host wall time (else device time) */
+    bcl_plan_request req; /* device rows: what the row asks for */
+    bcl_plan plan;        /* and what it runs, resolved */
+    unsigned threads;     /* host rows */
+    bool validated;       /* same bits as the C reference */
+    bool tuned_missing;   /* local=tuned fell back to auto */
     bcl_validation v;
     bcl_measurement m;
 } bench_row;

@@ -206,26 +206,6 @@ int cli_check_writable(const char *path, const char *what, bcl_error *e)
     return BCL_OK;
 }
 
-int cli_check_memory(const bcl_device_info *d, size_t n, unsigned host_copies, const char *what,
-                     bcl_error *e)
-{
-    double bytes = (double)n * 4 * sizeof(float);
-    if (d->global_mem && bytes > (double)d->global_mem)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of '%s'",
-                        what, n, bytes / 1048576.0, (double)d->global_mem / 1048576.0, d->name);
-    /* A CPU device's buffers live in host memory too. */
-    unsigned copies = host_copies + ((d->type & CL_DEVICE_TYPE_CPU) ? 1 : 0);
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double host = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
-    if (host > 0 && bytes * copies > host)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
-                        "more than the %.1f MiB of this machine",
-                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
-    return BCL_OK;
-}
-
 int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e)
 {
     const char *arg = argv[optind - 1];

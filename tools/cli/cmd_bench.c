@@ -53,10 +53,11 @@ static void help(void)
            "                         tools/plot_bench.sh)\n"
            "  --no-cache             build from source, bypassing the binary cache\n"
            "  -h, --help             this help\n\n"
-           "Progress is shown on stderr when it is a terminal.\n"
+           "Progress goes to stderr: a line rewritten in place on a terminal, else a line\n"
+           "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
            "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
            "error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, CLI_PROGRESS_SECONDS);
 }
 
 enum {
@@ -164,83 +165,49 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     return cli_model_resolve(&a->model, e);
 }
 
-/* What the device rows run, decided once per device from the tuned file
- * and the variant rule. */
-typedef struct plan {
-    bcl_tuned tuned;
-    bcl_variant fused_vars[BCL_MAX_VARIANTS];
-    size_t nfused_vars;
-    char fused_variant[BCL_VARIANT_NAME];
-    unsigned k;
-} plan;
-
-static int make_plan(bcl_context *ctx, const bench_args *a, plan *p, bcl_error *e)
-{
-    memset(p, 0, sizeof *p);
-    const bcl_device_info *d = bcl_context_device(ctx);
-    bcl_error te = {0};
-    if (bcl_tuned_load(d, a->model.model, &p->tuned, &te) != BCL_OK) {
-        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
-        bcl_error_clear(&te);
-    }
-    int rc = bcl_variants_list(ctx, true, p->fused_vars, BCL_MAX_VARIANTS, &p->nfused_vars, e);
-    if (rc)
-        return rc;
-    const char *v = p->tuned.fused.found
-                        ? p->tuned.fused.variant
-                        : bcl_variant_default(d->type, true, p->fused_vars, p->nfused_vars);
-    snprintf(p->fused_variant, sizeof p->fused_variant, "%s", v);
-    p->k = a->k_given             ? (unsigned)a->k
-           : p->tuned.fused.found ? p->tuned.fused.steps_per_launch
-                                  : BCL_DEFAULT_K;
-    return BCL_OK;
-}
-
-/* The configuration of each device row. */
-static void setup_rows(const plan *p, const bench_args *a, bench_result *res)
+/* What each row asks for; bcl_plan_resolve turns it into what runs. The
+ * fused row takes the tuned K, variant and local size when they are
+ * stored, so that it shows the best this device is known to do. */
+static void setup_rows(const bcl_tuned *tuned, const bench_args *a, size_t n, bench_result *res)
 {
     for (int i = 0; i < ROW_COUNT; i++) {
         bench_row *r = &res->rows[i];
         memset(r, 0, sizeof *r);
         r->name = bench_row_names[i];
-        r->so.params = a->model.params;
-        r->so.steps_per_launch = 1;
-        r->so.sync = BCL_SYNC_END;
-        r->so.variant = "";
-        bcl_error ignore = {0};
-        bcl_local_parse("auto", &r->so.launch, &ignore);
+        r->req.params = a->model.params;
+        r->req.balls = n;
+        r->req.steps_per_launch = 1;
+        r->req.sync = BCL_SYNC_END;
+        r->req.variant = "";
+        r->req.launch.mode = BCL_LOCAL_AUTO;
     }
     res->rows[ROW_REFERENCE].host = res->rows[ROW_OPENMP].host = true;
     res->rows[ROW_REFERENCE].host_clock = res->rows[ROW_OPENMP].host_clock = true;
     res->rows[ROW_REFERENCE].threads = 1;
     res->rows[ROW_OPENMP].threads = bcl_host_threads();
     res->rows[ROW_OPENMP].openmp = true;
-    res->rows[ROW_LOCAL_1].so.launch.mode = BCL_LOCAL_FIXED;
-    res->rows[ROW_LOCAL_1].so.launch.local = 1;
-    res->rows[ROW_LOCAL_DRIVER].so.launch.mode = BCL_LOCAL_DRIVER;
+    res->rows[ROW_LOCAL_1].req.launch.mode = BCL_LOCAL_FIXED;
+    res->rows[ROW_LOCAL_1].req.launch.local = 1;
+    res->rows[ROW_LOCAL_DRIVER].req.launch.mode = BCL_LOCAL_DRIVER;
     /* local=tuned, and the best one-step launch known for sync-every-step
-     * and batched, so that those two differ only in the waiting. */
+     * and batched, so that those two differ only in the waiting: the tuned
+     * variant with the tuned local size (bcl_plan_resolve's rule). */
     int best[] = {ROW_LOCAL_TUNED, ROW_SYNC_EVERY, ROW_BATCHED};
     for (size_t i = 0; i < sizeof best / sizeof best[0]; i++) {
         bench_row *r = &res->rows[best[i]];
-        r->so.launch.mode = BCL_LOCAL_TUNED;
-        if (p->tuned.single.found)
-            r->so.variant = p->tuned.single.variant;
+        r->req.launch.mode = BCL_LOCAL_TUNED;
+        r->req.variant = NULL;
     }
-    res->rows[ROW_SYNC_EVERY].so.sync = BCL_SYNC_EVERY;
+    res->rows[ROW_SYNC_EVERY].req.sync = BCL_SYNC_EVERY;
     res->rows[ROW_SYNC_EVERY].host_clock = true;
     res->rows[ROW_BATCHED].host_clock = true;
+    /* K open (the measurement chooses the steps): the given K, else the
+     * tuned one, else BCL_DEFAULT_K. */
     bench_row *f = &res->rows[ROW_FUSED];
-    f->so.fused = true;
-    f->so.steps_per_launch = p->k;
-    f->so.variant = p->fused_variant;
-    f->so.launch.mode = p->tuned.fused.found ? BCL_LOCAL_TUNED : BCL_LOCAL_AUTO;
-}
-
-/* Validation run: a few single steps, or a full and a partial launch. */
-static uint64_t check_steps(unsigned k)
-{
-    return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+    f->req.fused = true;
+    f->req.steps_per_launch = a->k_given ? (unsigned)a->k : 0;
+    f->req.variant = tuned->fused.found ? tuned->fused.variant : NULL;
+    f->req.launch.mode = tuned->fused.found ? BCL_LOCAL_TUNED : BCL_LOCAL_AUTO;
 }
 
 /* Validates a host row (the reference defines the bits) and prepares its
@@ -251,7 +218,7 @@ static int host_row(bench_row *r, const bench_args *a, const float *init, float 
     const bcl_model *m = a->model.model;
     memcpy(state, init, n * 4 * sizeof(float));
     if (r->openmp) {
-        uint64_t steps = check_steps(1);
+        uint64_t steps = bcl_check_steps(1);
         bcl_host_steps(m, a->model.params, state, n, steps, true);
         int rc = bcl_validate(m, a->model.params, init, state, n, steps, 0, &r->v, e);
         if (rc)
@@ -270,28 +237,25 @@ static int host_row(bench_row *r, const bench_args *a, const float *init, float 
 static int device_row(bench_row *r, bcl_sim *sim, const bench_args *a, const float *init,
                       float *scratch, bcl_timer **timer, bcl_error *e)
 {
-    bcl_context *ctx = bcl_sim_context(sim);
-    size_t n = bcl_sim_balls(sim);
-    bcl_local_mode asked = r->so.launch.mode;
-    int rc = bcl_sim_resolve(ctx, &r->so, n, &r->global, e);
+    int rc = bcl_plan_resolve(bcl_sim_context(sim), &r->req, &r->plan, e);
     if (rc)
         return rc;
-    r->tuned_missing = asked == BCL_LOCAL_TUNED && strcmp(r->so.launch.how, "tuned") != 0;
-    rc =
-        bcl_check_sim(sim, &r->so, init, check_steps(r->so.steps_per_launch), 0, scratch, &r->v, e);
+    r->tuned_missing =
+        r->req.launch.mode == BCL_LOCAL_TUNED && strcmp(r->plan.launch.how, "tuned") != 0;
+    rc = bcl_check_sim(sim, &r->plan, init, 0, scratch, &r->v, e);
     if (rc)
         return rc;
     r->validated = r->v.mismatches == 0;
     if (!r->validated)
         return BCL_OK; /* failed rows are shown as failed, never timed */
-    return bcl_timer_sim(sim, &r->so, &a->measure, timer, e);
+    return bcl_timer_sim(sim, &r->plan, &a->measure, timer, e);
 }
 
 /* One N: copy bandwidth, then every row validated and calibrated, then the
  * repeats of all rows interleaved (repeat 1 of every row, repeat 2, ...),
  * so that a busy moment of a shared machine weighs on all rows alike. */
-static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_t n,
-                     bench_result *res, bcl_error *e)
+static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_result *res,
+                     bcl_error *e)
 {
     memset(res, 0, sizeof *res);
     res->balls = n;
@@ -309,7 +273,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, const plan *p, size_
     m->init(init, n, a->init, a->seed, a->model.params);
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
-    setup_rows(p, a, res);
+    setup_rows(bcl_context_tuned(ctx, NULL), a, n, res);
     char line[128];
     snprintf(line, sizeof line, "N=%zu copy bandwidth", n);
     cli_progress("bench", 0, 0, line);
@@ -383,11 +347,12 @@ int cmd_bench(int argc, char **argv)
     /* Every N fits, or nothing runs: the initial state, the host rows'
      * state and a scratch copy for validation. */
     for (size_t i = 0; i < a.nballs; i++)
-        if ((rc = cli_check_memory(d, (size_t)a.balls[i], 3, "--balls", &e)))
+        if ((rc = bcl_memory_fit(d, (size_t)a.balls[i], 3, "--balls", &e)))
             goto out;
-    plan p;
-    if ((rc = make_plan(ctx, &a, &p, &e)))
-        goto out;
+    const char *tuned_problem;
+    bcl_context_tuned(ctx, &tuned_problem);
+    if (tuned_problem)
+        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", tuned_problem);
     bench_info info = {
         .dev = d,
         .model = a.model.model,
@@ -402,7 +367,7 @@ int cmd_bench(int argc, char **argv)
     gmtime_r(&now, &tm);
     strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     for (size_t i = 0; i < a.nballs; i++) {
-        if ((rc = bench_one(ctx, &a, &p, (size_t)a.balls[i], &res[i], &e)))
+        if ((rc = bench_one(ctx, &a, (size_t)a.balls[i], &res[i], &e)))
             goto out;
         for (int r = 0; r < ROW_COUNT; r++)
             failed += !res[i].rows[r].validated;

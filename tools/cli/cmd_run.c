@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,11 +26,10 @@ typedef struct run_args {
     const char *snapshot;
     unsigned snap_w, snap_h; /* 0: from the box's aspect */
     bcl_launch launch;
-    uint64_t steps_per_launch;
-    bool k_given;
-    const char *k_how;              /* where K came from */
-    char variant[BCL_VARIANT_NAME]; /* kernel variant, "" for the base kernel */
-    const char *variant_opt;        /* --variant, NULL when not given */
+    bool local_given;          /* --local was given */
+    uint64_t steps_per_launch; /* 0: not given */
+    const char *variant;       /* --variant, NULL when not given */
+    char tuned_note[200];      /* the report's 'tuned' line: used or not, and why */
     bcl_sync sync;
     bool validate, use_cache, json, verbose;
     uint64_t tol_ulp;
@@ -50,15 +50,15 @@ static void help(void)
            "  --seed S               PRNG seed for --init (default 1)\n"
            "  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
            "  --output FILE.npy      save the final state (written atomically)\n"
-           "  --snapshot FILE.png    save a picture of the final state: the box, each ball\n"
-           "                         a dot, darker where many overlap (written atomically)\n"
+           "  --snapshot FILE.png    save a PNG picture of the final state: the box, each\n"
+           "                         ball a dot, darker where many overlap (written\n"
+           "                         atomically; the name must end in .png)\n"
            "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
-           "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
-           "  --steps-per-launch K   steps applied per kernel launch (default: tuned if\n"
-           "                         stored, else min(S, %u); 1 with --sync every)\n"
+           "  --local L              work-group size: auto, driver, tuned, or a number;\n"
+           "                         --local 1 alone runs the seed's launch: single steps\n"
+           "                         of the base kernel, one ball per work-group\n"
+           "  --steps-per-launch K   steps applied per kernel launch (default: see below)\n"
            "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
-           "                         (default: tuned with --local tuned, else the rule of\n"
-           "                         docs/BENCHMARK.md)\n"
            "  --sync every|end       wait for the device after every launch, or only at the\n"
            "                         end (default end)\n"
            "  --no-validate          skip the comparison with the C reference\n"
@@ -67,6 +67,19 @@ static void help(void)
            "  --json                 one JSON object on stdout instead of the report\n"
            "  -v, --verbose          more detail\n"
            "  -h, --help             this help\n\n"
+           "Launch configuration (K, variant and local size are taken together, never mixed):\n"
+           "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
+           "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
+           "    entry when K must be 1: S = 1 or --sync every); with nothing stored, the\n"
+           "    defaults: K = min(S, %u) (1 with --sync every), the variant rule of\n"
+           "    docs/BENCHMARK.md, local auto\n"
+           "  - any of them given: what you give, the defaults for the rest; nothing from\n"
+           "    the tuned record, except with --local tuned, which asks for it: the stored\n"
+           "    K (unless given), and the variant and local size of the stored entry for\n"
+           "    the kernel that runs\n"
+           "  - --local 1 without --steps-per-launch or --variant: K = 1 on the base kernel\n"
+           "    (the seed's launch, to see its cost)\n"
+           "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
            BCL_DEFAULT_K);
 }
@@ -121,7 +134,6 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     a->balls = 100000;
     a->steps = 1000;
     a->seed = 1;
-    a->steps_per_launch = 1;
     a->validate = true;
     a->use_cache = true;
     a->init = BCL_INIT_SEED;
@@ -161,10 +173,10 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             break;
         case OPT_LOCAL:
             rc = bcl_local_parse(optarg, &a->launch, e);
+            a->local_given = true;
             break;
         case OPT_SPL:
             rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
-            a->k_given = true;
             break;
         case OPT_SYNC:
             if (strcmp(optarg, "every") == 0)
@@ -181,7 +193,7 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             rc = bcl_snapshot_size_parse(optarg, "--snapshot-size", &a->snap_w, &a->snap_h, e);
             break;
         case OPT_VARIANT:
-            a->variant_opt = optarg;
+            a->variant = optarg;
             break;
         case OPT_NO_VALIDATE:
             a->validate = false;
@@ -221,6 +233,13 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
                         "--input gives the balls: it cannot be combined with --balls or --init");
     if (a->snap_w && !a->snapshot)
         return bcl_fail(e, BCL_EXIT_INPUT, "--snapshot-size needs --snapshot FILE.png");
+    /* Only PNG is written: a name that promises another format would get
+     * PNG bytes under it. */
+    size_t sl = a->snapshot ? strlen(a->snapshot) : 0;
+    if (a->snapshot && (sl < 4 || strcasecmp(a->snapshot + sl - 4, ".png") != 0))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--snapshot: '%s': the picture is a PNG: expected a name ending in .png",
+                        a->snapshot);
     return cli_model_resolve(&a->model, e);
 }
 
@@ -250,50 +269,34 @@ static int check_output_path(const char *path, const char *what, bcl_error *e)
     return BCL_OK;
 }
 
-/* Refuses an N whose host copies (the state, and for validation the initial
- * state) exceed the machine's memory: malloc would succeed on an
- * overcommitting kernel and the process be killed while filling them. */
-static int check_host_memory(size_t n, unsigned copies, bcl_error *e)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return BCL_OK;
-    double need = (double)n * 16.0 * copies, have = (double)pages * (double)page;
-    if (need > have)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%zu balls need %.1f GiB of host memory (%u copies of the state), more "
-                        "than the %.1f GiB of this machine",
-                        n, need / 1073741824.0, copies, have / 1073741824.0);
-    return BCL_OK;
-}
-
 static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
-                         const bcl_build_report *br, const bcl_launch *l, size_t global,
-                         size_t chunks, double first_ms, const bcl_sim_timing *t,
-                         const bcl_validation *v)
+                         const bcl_build_report *br, const bcl_plan *p, size_t chunks,
+                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
 {
+    const bcl_launch *l = &p->launch;
     const bcl_model *m = a->model.model;
     double steps = (double)a->steps;
     double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
-    double bytes_per_ball_step = 32.0 / (double)a->steps_per_launch;
+    double bytes_per_ball_step = 32.0 / (double)p->steps_per_launch;
     printf("device      %s (%s, selector %u:%u)\n", d->name, d->platform_name, d->platform_index,
            d->device_index);
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
-    printf("steps       %llu (%llu per launch: %s; %llu launches, sync %s)\n",
-           (unsigned long long)a->steps, (unsigned long long)a->steps_per_launch, a->k_how,
-           (unsigned long long)t->launches, a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
-    char suffix[64];
-    bcl_kernel_suffix(a->steps_per_launch > 1, a->variant, suffix, sizeof suffix);
-    printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, suffix,
-           bcl_variant_balls(a->variant), bcl_variant_balls(a->variant) == 1 ? "" : "s");
+    printf("steps       %llu (%llu per launch: %s; %llu launch%s, sync %s)\n",
+           (unsigned long long)a->steps, (unsigned long long)p->steps_per_launch, p->k_how,
+           (unsigned long long)t->launches, t->launches == 1 ? "" : "es",
+           a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
+    printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, p->kernel, p->balls_per_item,
+           p->balls_per_item == 1 ? "" : "s");
     if (l->local)
-        printf("launch      local %zu, global %zu (%s: %s)\n", l->local, global, l->how, l->why);
+        printf("launch      local %zu, global %zu (%s: %s)\n", l->local, p->global, l->how, l->why);
     else
-        printf("launch      local chosen by the driver, global %zu (%s)\n", global, l->how);
+        printf("launch      local chosen by the driver, global %zu (%s)\n", p->global, l->how);
+    if (a->tuned_note[0])
+        printf("tuned       %s\n", a->tuned_note);
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
            t->host_clock ? "host clock" : "device", us_wall);
@@ -326,10 +329,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
 }
 
 static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n,
-                           const bcl_build_report *br, const bcl_launch *l, size_t global,
-                           size_t chunks, double first_ms, const bcl_sim_timing *t,
-                           const bcl_validation *v)
+                           const bcl_build_report *br, const bcl_plan *p, size_t chunks,
+                           double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
 {
+    const bcl_launch *l = &p->launch;
     double steps = (double)a->steps;
     double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
@@ -360,22 +363,24 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
-        " s:{s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:o}, s:o}",
+        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:o}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
         params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
         (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps, "buffers",
-        (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global", (json_int_t)global,
-        "how", l->how, "why", l->why, "variant", a->variant, "balls_per_item",
-        (json_int_t)bcl_variant_balls(a->variant), "steps_per_launch",
-        (json_int_t)a->steps_per_launch, "steps_per_launch_how", a->k_how, "sync",
+        (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global",
+        (json_int_t)p->global, "how", l->how, "why", l->why, "variant", p->variant,
+        "balls_per_item", (json_int_t)p->balls_per_item, "steps_per_launch",
+        (json_int_t)p->steps_per_launch, "steps_per_launch_how", p->k_how, "sync",
         a->sync == BCL_SYNC_EVERY ? "every" : "end", "cache", "hit", br->cache_hit, "program_ms",
         br->program_ms, "note", br->note, "stored", br->cache_stored, "store_ms", br->store_ms,
-        "first_launch_ms", first_ms, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
-        "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
-        rate * 32.0 / (double)a->steps_per_launch / 1e9, "clock", t->host_clock ? "host" : "device",
-        "clock_note", t->host_clock ? json_string(bcl_profiling_unusable(d->device)) : json_null(),
-        "validation", validation);
+        "first_launch_ms", first_ms, "tuned", "stored", a->tuned_note[0] != '\0', "used",
+        p->tuned_used, "note", a->tuned_note, "timing", "device_ms", t->device_ms, "wall_ms",
+        t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
+        "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "clock",
+        t->host_clock ? "host" : "device", "clock_note",
+        t->host_clock ? json_string(bcl_profiling_unusable(d->device)) : json_null(), "validation",
+        validation);
     return root;
 }
 
@@ -389,63 +394,30 @@ static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_e
     return bcl_snapshot_write(a->snapshot, state, n, &so, e);
 }
 
-/* Steps per launch and kernel variant: the user's K, else the tuned one,
- * else the rule (bcl_default_steps_per_launch); the tuned variant with
- * --local tuned, else the rule (bcl_variant_default). */
-static int choose_kernel(bcl_context *ctx, run_args *a, bcl_error *e)
+/* Whether the tuned record was used, and why not, for the report. Empty
+ * when nothing is stored for the device and model. */
+static void tuned_note(run_args *a, bcl_context *ctx, const bcl_plan_request *req,
+                       const bcl_plan *p)
 {
-    const bcl_device_info *d = bcl_context_device(ctx);
-    bcl_tuned t = {0};
-    bcl_error te = {0};
-    if ((!a->k_given || a->launch.mode == BCL_LOCAL_TUNED) &&
-        bcl_tuned_load(d, a->model.model, &t, &te) != BCL_OK) {
-        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", te.msg);
-        bcl_error_clear(&te);
-    }
-    if (a->k_given) {
-        a->k_how = "given";
-    } else if (a->sync == BCL_SYNC_EVERY) {
-        a->steps_per_launch = 1;
-        a->k_how = "1 with --sync every";
-    } else if (t.fused.found && a->steps > 1) {
-        a->steps_per_launch =
-            t.fused.steps_per_launch < a->steps ? t.fused.steps_per_launch : a->steps;
-        a->k_how = "tuned";
-    } else {
-        a->steps_per_launch = bcl_default_steps_per_launch(a->steps, a->sync);
-        a->k_how = "default rule";
-    }
-    bool fused = a->steps_per_launch > 1;
-    bcl_variant vars[BCL_MAX_VARIANTS];
-    size_t nv;
-    int rc = bcl_variants_list(ctx, fused, vars, BCL_MAX_VARIANTS, &nv, e);
-    if (rc)
-        return rc;
-    if (a->variant_opt) {
-        const char *want = strcmp(a->variant_opt, "base") == 0 ? "" : a->variant_opt;
-        char names[256] = "base";
-        for (size_t i = 0; i < nv; i++) {
-            if (strcmp(vars[i].name, want) == 0) {
-                snprintf(a->variant, sizeof a->variant, "%s", want);
-                return BCL_OK;
-            }
-            if (i > 0) {
-                strncat(names, ", ", sizeof names - strlen(names) - 1);
-                strncat(names, vars[i].name, sizeof names - strlen(names) - 1);
-            }
-        }
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "--variant: the %s kernel of model '%s' has no variant '%s': expected one "
-                        "of %s",
-                        fused ? "k-step" : "one-step", a->model.model->name, a->variant_opt, names);
-    }
-    const bcl_tuned_entry *te_used = fused ? &t.fused : &t.single;
-    if (a->launch.mode == BCL_LOCAL_TUNED && te_used->found)
-        snprintf(a->variant, sizeof a->variant, "%s", te_used->variant);
+    const bcl_tuned *t = bcl_context_tuned(ctx, NULL);
+    const char *kind = p->fused ? "k-step" : "one-step";
+    a->tuned_note[0] = '\0';
+    if (!t->single.found && !t->fused.found)
+        return;
+    if (p->tuned_used)
+        snprintf(a->tuned_note, sizeof a->tuned_note,
+                 "used%s: K, variant and local size of the %s entry stored by 'ballcl tune' "
+                 "(%s, N = %llu)%s",
+                 req->take_tuned ? "" : " (--local tuned)", kind, t->date,
+                 (unsigned long long)t->balls, req->take_tuned ? "" : ", where not given");
+    else if (req->take_tuned || req->launch.mode == BCL_LOCAL_TUNED)
+        snprintf(a->tuned_note, sizeof a->tuned_note, "not used: no %s entry stored", kind);
     else
-        snprintf(a->variant, sizeof a->variant, "%s",
-                 bcl_variant_default(d->type, fused, vars, nv));
-    return BCL_OK;
+        snprintf(a->tuned_note, sizeof a->tuned_note,
+                 "not used: %s given (the stored configuration is taken whole or not at all)",
+                 a->steps_per_launch ? "--steps-per-launch"
+                 : a->variant        ? "--variant"
+                                     : "--local");
 }
 
 int cmd_run(int argc, char **argv)
@@ -475,11 +447,10 @@ int cmd_run(int argc, char **argv)
     if ((rc = cli_pick_device(a.device, &list, &di, &e)))
         goto out;
     const bcl_device_info *dev = &list.dev[di];
-    /* A count too large for the device is an input error, found before
-     * gigabytes of host memory are allocated and filled for it. */
-    if ((rc = bcl_sim_check_size(dev, n, &e)))
-        goto out;
-    if (!a.input && (rc = check_host_memory(n, a.validate ? 2 : 1, &e)))
+    /* A count too large for the device or the host is an input error,
+     * found before gigabytes of host memory are allocated and filled for
+     * it: the state, and for validation the initial state. */
+    if ((rc = bcl_memory_fit(dev, n, a.validate ? 2 : 1, a.input ? a.input : "--balls", &e)))
         goto out;
     if (!a.input) {
         state = malloc(n * 4 * sizeof(float));
@@ -492,7 +463,7 @@ int cmd_run(int argc, char **argv)
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
                 dev->device_index, dev->name, bcl_build_options());
-    bcl_context_opts copts = {.use_cache = a.use_cache, .verbose = a.verbose};
+    bcl_context_opts copts = {.use_cache = a.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(dev, a.model.model, &copts, &ctx, &br, &e)))
         goto out;
@@ -503,20 +474,24 @@ int cmd_run(int argc, char **argv)
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
-    if ((rc = choose_kernel(ctx, &a, &e)))
-        goto out;
-    bcl_sim_opts so = {
+    bcl_plan_request req = {
         .params = a.model.params,
+        .balls = n,
         .steps = a.steps,
         .steps_per_launch = (unsigned)a.steps_per_launch,
         .sync = a.sync,
         .launch = a.launch,
         .variant = a.variant,
+        /* The rule of 'run --help': the tuned record whole, or not at all. */
+        .take_tuned = !a.steps_per_launch && !a.variant && !a.local_given,
     };
-    size_t global;
-    if ((rc = bcl_sim_resolve(ctx, &so, n, &global, &e)))
+    bcl_plan plan;
+    rc = bcl_plan_resolve(ctx, &req, &plan, &e);
+    if (plan.warning[0])
+        fprintf(stderr, "ballcl: warning: %s\n", plan.warning);
+    if (rc)
         goto out;
-    bcl_launch launch = so.launch;
+    tuned_note(&a, ctx, &req, &plan);
     /* Validation needs the initial state; keep a copy only when it will run. */
     if (a.validate) {
         init = malloc(n * 4 * sizeof(float));
@@ -528,7 +503,7 @@ int cmd_run(int argc, char **argv)
     }
     bcl_sim_timing t;
     double first_ms = 0;
-    if ((rc = bcl_sim_warmup(sim, &so, &first_ms, &e)))
+    if ((rc = bcl_sim_warmup(sim, &plan, &first_ms, &e)))
         goto out;
     /* After the first launch, so the entry holds what the driver compiled
      * for it (PoCL: the work-group function for this local size). */
@@ -537,7 +512,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "ballcl: warning: %s\n", br.warning);
     else if (a.verbose && br.cache_stored)
         fprintf(stderr, "ballcl: program stored in the binary cache in %.1f ms\n", br.store_ms);
-    if ((rc = bcl_sim_run(sim, &so, &t, &e)))
+    if ((rc = bcl_sim_run(sim, &plan, a.steps, &t, &e)))
         goto out;
     if ((rc = bcl_sim_read(sim, state, &e)))
         goto out;
@@ -553,12 +528,11 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
-        json_t *j =
-            report_json(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &launch, global, bcl_sim_chunks(sim), first_ms, &t, &v);
+        print_report(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

@@ -23,7 +23,9 @@ static void help(void)
            "       ballcl survey compare A.json [B.json ...]\n\n"
            "Surveys every OpenCL device (or the one -d selects): identity, limits and\n"
            "measured figures: build time cold and from the binary cache, launch latency\n"
-           "(queued to start) and round trip (enqueue + finish), copy bandwidth, and for\n"
+           "(queued to start) and round trip (enqueue + finish), copy bandwidth, host to\n"
+           "device and device to host transfer bandwidth (pinned host memory where the\n"
+           "platform gives it, else pageable; the JSON names the method), and for\n"
            "every model the ball-step time at a small and a large N, the best local size\n"
            "and the cost of local = 1, and fused throughput. Every ball-step figure is\n"
            "validated bit for bit against the model's C reference before it is timed.\n"
@@ -48,11 +50,12 @@ static void help(void)
            "that are not valid JSON or lack a required key, are refused (exit 2).\n\n"
            "The drivers' own program caches are turned off for the process (PoCL:\n"
            "POCL_KERNEL_CACHE=0, NVIDIA: CUDA_CACHE_DISABLE=1) unless you set them, so\n"
-           "that the cold build is cold. Progress is shown on stderr when it is a terminal.\n"
+           "that the cold build is cold. Progress goes to stderr: a line rewritten in place\n"
+           "on a terminal, else a line every %u s (BALLCL_PROGRESS_SECONDS sets it).\n"
            "Exit status: 0 every figure measured, 1 a figure failed validation, 2 usage or\n"
            "input error, 3 OpenCL error or a figure that could not be measured (the\n"
            "survey is still printed and written, with that figure null).\n",
-           BCL_SURVEY_SCHEMA);
+           BCL_SURVEY_SCHEMA, CLI_PROGRESS_SECONDS);
 }
 
 enum { OPT_JSON = 256, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_REPEAT_MS, OPT_SEED };
@@ -254,11 +257,25 @@ out:
     return rc;
 }
 
+static void compare_help(void)
+{
+    printf("usage: ballcl survey compare A.json [B.json ...]\n\n"
+           "Reads survey files written by 'ballcl survey --json' (schemas %s), each\n"
+           "with one or more devices, and prints one Markdown table: one column per device,\n"
+           "headed by the device and the file name, one row per figure; '-' where a file\n"
+           "lacks a figure (an older schema, a model it did not survey), 'n/a' where the\n"
+           "survey could not measure it. A file that is not valid JSON, is of another\n"
+           "schema or lacks a required key is refused with one line naming it (exit 2),\n"
+           "and nothing is printed. '--' before the files ends the options.\n\n"
+           "  -h, --help   this help\n",
+           BCL_SURVEY_SCHEMAS_READ);
+}
+
 static int cmd_survey_compare(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            help();
+            compare_help();
             return 0;
         }
     }

@@ -11,7 +11,8 @@ static const cli_command commands[] = {
     {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
     {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
-    {"bench", cmd_bench, "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
+    {"bench", cmd_bench,
+     "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
     {"tune", cmd_tune, "measure the best launch configuration for a device and store it"},
     {"survey", cmd_survey, "device capability survey (docs/SURVEY.md); 'survey compare' for files"},
 };

@@ -1,0 +1,238 @@
+/*
+ * The launch plan (docs/DESIGN.md): one place that turns what a caller asks
+ * for into what runs. Every command and the survey resolve their
+ * configurations here, so the rules below exist once:
+ *
+ *   tuned    the record 'ballcl tune' stored is taken whole (K, variant
+ *            and local size of one entry) or not at all: when the request
+ *            leaves all three open (take_tuned), or asks for it with
+ *            --local tuned (then for what it leaves open). Never a tuned K
+ *            with an untuned variant or local size: their best values
+ *            depend on K (docs/BENCHMARK.md);
+ *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
+ *            variant (the seed's own launch, whose cost a fused launch
+ *            would hide); the tuned K (never more than S); else
+ *            min(S, BCL_DEFAULT_K) (bcl_default_steps_per_launch),
+ *            BCL_DEFAULT_K when S is open;
+ *   variant  the caller's (checked against the program); the tuned one;
+ *            else bcl_variant_default;
+ *   local    the caller's size (checked against the kernel's limit), the
+ *            driver's choice, the tuned size for this very kernel, or the
+ *            automatic rule of launch.c.
+ */
+#include "ballcl/ballcl.h"
+#include "ocl/clcall.h"
+
+#include <stdio.h>
+#include <string.h>
+
+uint64_t bcl_check_steps(unsigned k)
+{
+    return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+}
+
+/* Whether the request takes what the tuned record says. */
+static bool wants_tuned(const bcl_plan_request *r)
+{
+    return r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED;
+}
+
+/* K and where it came from. */
+static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p)
+{
+    if (r->steps_per_launch) {
+        p->steps_per_launch = r->steps_per_launch;
+        p->k_how = "given";
+    } else if (r->sync == BCL_SYNC_EVERY) {
+        p->steps_per_launch = 1;
+        p->k_how = "1 with --sync every";
+    } else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant &&
+               !r->fused) {
+        p->steps_per_launch = 1;
+        p->k_how = "1 with --local 1, the seed's launch";
+    } else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused))) {
+        unsigned k = t->fused.steps_per_launch;
+        p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
+        p->k_how = "tuned";
+    } else if (r->steps == 0 && r->fused) {
+        p->steps_per_launch = BCL_DEFAULT_K;
+        p->k_how = "default rule";
+    } else {
+        p->steps_per_launch = bcl_default_steps_per_launch(r->steps, r->sync);
+        p->k_how = "default rule";
+    }
+}
+
+/* The variant: the caller's when it names one of the program's, the tuned
+ * one with --local tuned, else the rule. */
+static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_tuned_entry *tuned,
+                          bcl_plan *p, bcl_error *e)
+{
+    const char *want = r->variant;
+    if (want && strcmp(want, "base") == 0)
+        want = "";
+    if (want && !*want) {
+        p->variant[0] = '\0';
+        return BCL_OK;
+    }
+    if (!want && wants_tuned(r) && tuned->found) {
+        snprintf(p->variant, sizeof p->variant, "%s", tuned->variant);
+        return BCL_OK;
+    }
+    bcl_variant vars[BCL_MAX_VARIANTS];
+    size_t nv;
+    int rc = bcl_variants_list(c, p->fused, vars, BCL_MAX_VARIANTS, &nv, e);
+    if (rc)
+        return rc;
+    if (!want) {
+        snprintf(p->variant, sizeof p->variant, "%s",
+                 bcl_variant_default(bcl_context_device(c)->type, p->fused, vars, nv));
+        return BCL_OK;
+    }
+    char names[256] = "base";
+    for (size_t i = 0; i < nv; i++) {
+        if (strcmp(vars[i].name, want) == 0) {
+            snprintf(p->variant, sizeof p->variant, "%s", want);
+            return BCL_OK;
+        }
+        if (i > 0) {
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, vars[i].name, sizeof names - strlen(names) - 1);
+        }
+    }
+    return bcl_fail(
+        e, BCL_EXIT_INPUT,
+        "--variant: the %s kernel of model '%s' has no variant '%s': expected one of %s",
+        p->fused ? "k-step" : "one-step", bcl_context_model(c)->name, r->variant, names);
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The local size of kernel k over `items` work-items. tuned is the entry
+ * stored for this very kernel (NULL when none). */
+static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tuned_entry *tuned,
+                        bcl_launch *l, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(c);
+    size_t kwg = 0, pm = 0;
+    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
+                       sizeof kwg, &kwg, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
+                CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    size_t limit = min_size(kwg, d->max_item_sizes[0] ? d->max_item_sizes[0] : kwg);
+    switch (l->mode) {
+    case BCL_LOCAL_DRIVER:
+        l->local = 0;
+        l->how = "driver";
+        snprintf(l->why, sizeof l->why, "NULL local size: the runtime chooses");
+        return BCL_OK;
+    case BCL_LOCAL_FIXED:
+        if (l->local > limit)
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "--local %zu: exceeds the limit of %zu work-items for this kernel on "
+                            "'%s'",
+                            l->local, limit, d->name);
+        l->how = "user";
+        snprintf(l->why, sizeof l->why, "given with --local");
+        return BCL_OK;
+    case BCL_LOCAL_TUNED:
+        /* 0 in the tuned file is the driver's choice. */
+        if (tuned && tuned->local <= limit) {
+            l->local = tuned->local;
+            l->how = "tuned";
+            snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device%s",
+                     tuned->local ? "" : ": NULL local size, the runtime chooses");
+            return BCL_OK;
+        }
+        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
+                                  d->compute_units, items, l->why, sizeof l->why);
+        l->how = "auto";
+        char tmp[sizeof l->why];
+        memcpy(tmp, l->why, sizeof tmp);
+        snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
+        return BCL_OK;
+    case BCL_LOCAL_AUTO:
+    default:
+        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
+                                  d->compute_units, items, l->why, sizeof l->why);
+        l->how = "auto";
+        return BCL_OK;
+    }
+}
+
+int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e)
+{
+    memset(p, 0, sizeof *p);
+    const bcl_model *m = bcl_context_model(c);
+    unsigned np = bcl_model_param_floats(m);
+    if (r->params)
+        memcpy(p->params, r->params, np * sizeof(float));
+    p->first = r->first;
+    p->balls = r->balls;
+    p->steps = r->steps;
+    p->sync = r->sync;
+    p->launch = r->launch;
+    /* The tuned file is consulted only when the plan leaves something to
+     * it; a file that cannot be used is a warning, not an error. */
+    static const bcl_tuned none;
+    const bcl_tuned *t = &none;
+    if (!r->steps_per_launch || wants_tuned(r)) {
+        const char *problem;
+        t = bcl_context_tuned(c, &problem);
+        if (problem)
+            snprintf(p->warning, sizeof p->warning, "%s; ignoring it", problem);
+    }
+    choose_k(r, t, p);
+    p->fused = p->steps_per_launch > 1 || r->fused;
+    const bcl_tuned_entry *entry = p->fused ? &t->fused : &t->single;
+    int rc = choose_variant(c, r, entry, p, e);
+    if (rc)
+        return rc;
+    p->balls_per_item = bcl_variant_balls(p->variant);
+    p->block = p->balls_per_item;
+    bcl_kernel_suffix(p->fused, p->variant, p->kernel, sizeof p->kernel);
+    cl_kernel k;
+    if ((rc = bcl_context_kernel(c, p->kernel, &k, e)))
+        return rc;
+    /* The tuned local size belongs to the kernel it was measured with. A
+     * plain request takes it as --local tuned would. */
+    bool same_kernel = entry->found && strcmp(entry->variant, p->variant) == 0;
+    if (r->take_tuned && entry->found)
+        p->launch.mode = BCL_LOCAL_TUNED;
+    p->tuned_used = wants_tuned(r) && entry->found;
+    size_t items = (p->balls + p->balls_per_item - 1) / p->balls_per_item;
+    if ((rc = choose_local(c, k, items, same_kernel ? entry : NULL, &p->launch, e)))
+        return rc;
+    p->global = p->launch.local ? bcl_round_up(items, p->launch.local) : items;
+    p->check_steps = bcl_check_steps(p->steps_per_launch);
+    return BCL_OK;
+}
+
+size_t bcl_plan_shards(size_t n, size_t parts, unsigned block, bcl_shard *out)
+{
+    if (n == 0 || parts == 0)
+        return 0;
+    size_t b = block ? block : 1;
+    size_t blocks = (n + b - 1) / b;
+    if (parts > blocks)
+        parts = blocks;
+    size_t first = 0;
+    for (size_t i = 0; i < parts; i++) {
+        /* Blocks spread evenly: the first (blocks % parts) get one more. */
+        size_t mine = blocks / parts + (i < blocks % parts ? 1 : 0);
+        size_t count = mine * b;
+        if (first + count > n)
+            count = n - first;
+        out[i].first = first;
+        out[i].count = count;
+        first += count;
+    }
+    return parts;
+}
