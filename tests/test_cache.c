@@ -15,6 +15,7 @@
 
 #include "cache/cache.h"
 #include "ocl/program.h"
+#include "models/rng.h"
 
 #include <dirent.h>
 #include <errno.h>

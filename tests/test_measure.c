@@ -10,7 +10,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -214,25 +217,26 @@ static void test_profiling_check(void **state)
 static void test_profiling_verdict(void **state)
 {
     (void)state;
-    cl_device_id a = (cl_device_id)(uintptr_t)0x1000, b = (cl_device_id)(uintptr_t)0x2000;
+    bcl_device_info a = {.device = (void *)(uintptr_t)0x1000},
+                    b = {.device = (void *)(uintptr_t)0x2000};
     bcl_span_check good = {.start_ns = 1000, .end_ns = 21000, .host_ms = 0.03, .launches = 1};
     bcl_span_check bad = {.start_ns = 2, .end_ns = 3, .host_ms = 1, .launches = 1};
-    assert_null(bcl_profiling_unusable(a));
-    assert_true(bcl_profiling_check(a, &good));
-    assert_null(bcl_profiling_unusable(a));
-    assert_false(bcl_profiling_check(a, &bad));
-    const char *why = bcl_profiling_unusable(a);
+    assert_null(bcl_profiling_unusable(&a));
+    assert_true(bcl_profiling_check(a.device, &good));
+    assert_null(bcl_profiling_unusable(&a));
+    assert_false(bcl_profiling_check(a.device, &bad));
+    const char *why = bcl_profiling_unusable(&a);
     assert_non_null(why);
     assert_non_null(strstr(why, "1 command took 1 ns"));
-    assert_false(bcl_profiling_check(a, &good));
-    bcl_profiling_reject(a, "another reason");
-    assert_string_equal(bcl_profiling_unusable(a), why);
-    assert_null(bcl_profiling_unusable(b));
-    assert_true(bcl_profiling_check(b, &good));
+    assert_false(bcl_profiling_check(a.device, &good));
+    bcl_profiling_reject(a.device, "another reason");
+    assert_string_equal(bcl_profiling_unusable(&a), why);
+    assert_null(bcl_profiling_unusable(&b));
+    assert_true(bcl_profiling_check(b.device, &good));
     setenv("BALLCL_TEST_PROFILING", "unusable", 1);
-    assert_non_null(bcl_profiling_unusable(b));
+    assert_non_null(bcl_profiling_unusable(&b));
     unsetenv("BALLCL_TEST_PROFILING");
-    assert_null(bcl_profiling_unusable(b));
+    assert_null(bcl_profiling_unusable(&b));
 }
 
 int main(void)

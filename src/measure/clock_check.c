@@ -22,7 +22,7 @@
  * per context, because survey and bench open several contexts on one device.
  * ballcl measures from one thread, so the table needs no lock.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +86,7 @@ static struct {
 } rejected[MAX_DEVICES];
 static size_t nrejected;
 
-const char *bcl_profiling_unusable(cl_device_id d)
+static const char *verdict(cl_device_id d)
 {
     const char *forced = getenv("BALLCL_TEST_PROFILING");
     if (forced && strcmp(forced, "unusable") == 0)
@@ -97,9 +97,14 @@ const char *bcl_profiling_unusable(cl_device_id d)
     return NULL;
 }
 
+const char *bcl_profiling_unusable(const bcl_device_info *d)
+{
+    return verdict(d->device);
+}
+
 void bcl_profiling_reject(cl_device_id d, const char *why)
 {
-    if (bcl_profiling_unusable(d))
+    if (verdict(d))
         return;
     /* More devices than the table holds: the last slot is reused, so the
      * device is still marked (with the newest reason). */
@@ -110,7 +115,7 @@ void bcl_profiling_reject(cl_device_id d, const char *why)
 
 bool bcl_profiling_check(cl_device_id d, const bcl_span_check *s)
 {
-    if (bcl_profiling_unusable(d))
+    if (verdict(d))
         return false;
     char why[256];
     if (bcl_profiling_plausible(s, why, sizeof why))

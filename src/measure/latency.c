@@ -12,7 +12,7 @@
  * Same rules as every other figure (src/measure/measure.c): warm-up never counted,
  * median of repeats.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -44,7 +44,7 @@ static int round_trip(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
  * profiling failed its check it is an error that says why. */
 static int profiling_needed(const bcl_device_info *d, bcl_error *e)
 {
-    const char *why = bcl_profiling_unusable(d->device);
+    const char *why = bcl_profiling_unusable(d);
     if (!why)
         return BCL_OK;
     return bcl_fail(

@@ -8,7 +8,8 @@
  * number of steps; device time comes from profiling events, host time from
  * the monotonic clock.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
+#include "models/rng.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -166,7 +167,7 @@ void bcl_timer_result(const bcl_timer *t, bcl_measurement *out)
      * other measurement of this process: every repeat of the figure comes
      * from the host clock, not a mix. */
     if (t->run == run_sim &&
-        bcl_profiling_unusable(bcl_context_device(bcl_sim_context(t->arg.sim.s))->device)) {
+        bcl_profiling_unusable(bcl_context_device(bcl_sim_context(t->arg.sim.s)))) {
         out->device_us = out->wall_us;
         out->host_clock = true;
     }
@@ -363,7 +364,7 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
     }
     /* Once the device's profiling failed a check, every copy is timed by
      * the host clock (bytes per ns = GB/s). */
-    if (bcl_profiling_unusable(d->device))
+    if (bcl_profiling_unusable(d))
         for (unsigned i = 0; i < repeats; i++)
             x[i] = host[i] > 0 ? 2.0 * (double)bytes / host[i] : 0;
     bcl_stats_compute(x, repeats, gb_per_s);

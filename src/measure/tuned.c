@@ -9,7 +9,7 @@
  * The file also carries the identity in clear, the date and every candidate
  * measured, so a reader can see why the winner won.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "cache/cache.h"
 #include "ocl/clcall.h"
 
@@ -118,7 +118,7 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
                              c->m.host_clock ? "host" : "device"));
     }
     /* Which clock timed the candidates (docs/BENCHMARK.md, "Clocks"). */
-    const char *clock_note = bcl_profiling_unusable(d->device);
+    const char *clock_note = bcl_profiling_unusable(d);
     json_t *root = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o}",
         "format", TUNED_FORMAT, "model", m->name, "device", "key", key, "type",

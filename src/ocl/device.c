@@ -2,7 +2,7 @@
  * Platform and device enumeration, and the device selector of docs/DESIGN.md:
  * "P:D" indices, a device type, or a case-insensitive name substring.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 #include "ocl/clcall.h"
 
 #include <ctype.h>
@@ -53,9 +53,11 @@ static void fill_info(bcl_device_info *di)
     get_value(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, &di->max_alloc, sizeof di->max_alloc);
     get_value(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, &di->native_vector_width_float,
               sizeof di->native_vector_width_float);
-    /* An OpenCL 3.0 query: a 1.2 driver says CL_INVALID_VALUE, left 0. */
-    get_value(d, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &di->preferred_multiple,
-              sizeof di->preferred_multiple);
+    /* An OpenCL 3.0 query, asked of 3.0 platforms only (docs/IMPLEMENTATIONS.md);
+     * the 1.2 path leaves it 0 and the kernel's own multiple is used. */
+    if (bcl_opencl_version(di) >= 30)
+        get_value(d, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &di->preferred_multiple,
+                  sizeof di->preferred_multiple);
     cl_device_fp_config fp = 0;
     get_value(d, CL_DEVICE_DOUBLE_FP_CONFIG, &fp, sizeof fp);
     di->fp64 = fp != 0;
@@ -188,7 +190,7 @@ void bcl_devices_free(bcl_device_list *list)
     list->count = 0;
 }
 
-const char *bcl_device_type_name(cl_device_type t)
+const char *bcl_device_type_name(uint64_t t)
 {
     if (t & CL_DEVICE_TYPE_GPU)
         return "gpu";
@@ -350,4 +352,12 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
     }
     *index = first;
     return BCL_OK;
+}
+
+int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
+                      bcl_error *e)
+{
+    bcl_selector sel;
+    int rc = bcl_selector_parse(selector, &sel, e);
+    return rc ? rc : bcl_selector_match(&sel, list, index, e);
 }

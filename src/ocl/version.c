@@ -6,7 +6,7 @@
  * BALLCL_TEST_OPENCL_VERSION=M.m (tests only) pretends the version is M.m when
  * that is lower, so the 1.2 paths run on any implementation.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

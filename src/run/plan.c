@@ -20,7 +20,7 @@
  *            driver's choice, the tuned size for this very kernel, or the
  *            automatic rule of launch.c.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 #include "ocl/clcall.h"
 
 #include <stdio.h>
@@ -71,12 +71,14 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
     const char *want = r->variant;
     if (want && strcmp(want, "base") == 0)
         want = "";
+    p->variant_how = want ? "given" : "rule";
     if (want && !*want) {
         p->variant[0] = '\0';
         return BCL_OK;
     }
     if (!want && wants_tuned(r) && tuned->found) {
         snprintf(p->variant, sizeof p->variant, "%s", tuned->variant);
+        p->variant_how = "tuned";
         return BCL_OK;
     }
     bcl_variant vars[BCL_MAX_VARIANTS];

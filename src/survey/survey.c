@@ -16,7 +16,7 @@
  * failing measurement never takes the device's other figures, or the other
  * devices, down with it.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "survey/survey.h"
 
@@ -592,7 +592,7 @@ static void measure_device(surveyor *s, const bcl_model *m)
     if (planned && bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
         if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK) {
             json_object_set_new(s->measured, "launch_latency_us", number(dispatch.median));
-        } else if (bcl_profiling_unusable(s->d->device)) {
+        } else if (bcl_profiling_unusable(s->d)) {
             /* Not a failure: the figure needs the device's clock, which
              * failed its check. Null, not in "errors": profiling_note says
              * why (docs/SURVEY.md). */
@@ -674,7 +674,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     }
     /* Whether the device's profiling passed every check (docs/SURVEY.md):
      * when not, every time figure above came from the host clock. */
-    const char *clock_note = bcl_profiling_unusable(d->device);
+    const char *clock_note = bcl_profiling_unusable(d);
     json_object_set_new(s.dev, "profiling_usable", json_boolean(clock_note == NULL));
     json_object_set_new(s.dev, "profiling_note",
                         clock_note ? bcl_survey_text(clock_note) : json_null());
@@ -683,4 +683,33 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *out = s.dev;
     *status = s.status;
     return BCL_OK;
+}
+
+int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts *o, char **json,
+                   int *status, bcl_error *e)
+{
+    *json = NULL;
+    *status = BCL_OK;
+    json_t *doc = bcl_survey_document(o);
+    if (!doc)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    json_t *devices = json_object_get(doc, "devices");
+    int rc = BCL_OK;
+    for (size_t i = 0; i < n && rc == BCL_OK; i++) {
+        json_t *dev;
+        int st;
+        if ((rc = bcl_survey_device(&devs[i], o, &dev, &st, e)))
+            break;
+        json_array_append_new(devices, dev);
+        if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && *status == BCL_OK))
+            *status = st;
+    }
+    /* Every digit of every figure: the caller rounds when it writes. */
+    if (rc == BCL_OK) {
+        *json = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+        if (!*json)
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    }
+    json_decref(doc);
+    return rc;
 }

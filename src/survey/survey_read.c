@@ -8,7 +8,7 @@
  * ballcl-survey/1, which lacks the keys that version 2 added (`since`). Anything else is an input
  * error naming the file and the first offending key, never a crash: the reader takes any bytes.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <errno.h>
@@ -374,9 +374,9 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
     return BCL_OK;
 }
 
-int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
+int bcl_survey_load(const char *path, char **json, bcl_error *e)
 {
-    *out = NULL;
+    *json = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
@@ -385,7 +385,7 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
     char *buf = NULL;
     int rc = BCL_OK;
     for (;;) {
-        if (len == cap) {
+        if (len + 1 >= cap) {
             if (cap >= MAX_FILE) {
                 rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
                               MAX_FILE >> 20);
@@ -400,7 +400,7 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
             buf = p;
             cap = grown;
         }
-        size_t got = fread(buf + len, 1, cap - len, f);
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
         len += got;
         if (got == 0) {
             if (ferror(f))
@@ -409,26 +409,15 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
         }
     }
     fclose(f);
+    json_t *doc = NULL;
     if (rc == BCL_OK)
-        rc = bcl_survey_read(buf ? buf : "", len, path, out, e);
-    free(buf);
-    return rc;
-}
-
-int bcl_survey_save(const char *path, const json_t *doc, bcl_error *e)
-{
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-    if (!text)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
-    size_t len = strlen(text);
-    char *withnl = realloc(text, len + 2);
-    if (!withnl) {
-        free(text);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        rc = bcl_survey_read(buf ? buf : "", len, path, &doc, e);
+    json_decref(doc);
+    if (rc) {
+        free(buf);
+        return rc;
     }
-    withnl[len] = '\n';
-    withnl[len + 1] = '\0';
-    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
-    free(withnl);
-    return rc;
+    buf[len] = '\0';
+    *json = buf;
+    return BCL_OK;
 }

@@ -10,7 +10,11 @@
  *     back to text is accepted again (the reader is stable on its own
  *     output).
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
+#include "survey/survey.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -265,7 +265,7 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         const char *v = r->plan.variant;
         cfg =
             json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
-                      "balls_per_item", (int)bcl_variant_balls(v), "local",
+                      "balls_per_item", (int)r->plan.balls_per_item, "local",
                       r->plan.launch.local ? json_integer((json_int_t)r->plan.launch.local)
                                            : json_string("driver"),
                       "local_how", r->plan.launch.how ? r->plan.launch.how : "", "global",

@@ -6,6 +6,7 @@
 #define BALLCL_CLI_H
 
 #include "ballcl/ballcl.h"
+#include "ballcl/measure.h"
 
 #include <getopt.h>
 #include <jansson.h>

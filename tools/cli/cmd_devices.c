@@ -136,10 +136,8 @@ static void default_device(const bcl_device_list *list, size_t *index, bool *has
 {
     *has = false;
     const char *env = getenv("BALLCL_DEVICE");
-    bcl_selector sel;
     bcl_error e = {0};
-    if (bcl_selector_parse(env, &sel, &e) == BCL_OK &&
-        bcl_selector_match(&sel, list, index, &e) == BCL_OK)
+    if (bcl_device_select(list, env, index, &e) == BCL_OK)
         *has = true;
     else
         fprintf(stderr, "ballcl: warning: BALLCL_DEVICE: %s\n", e.msg);

@@ -302,7 +302,7 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
            t->host_clock ? "host clock" : "device", us_wall);
     if (t->host_clock)
         printf("clock       host: the device's profiling failed its check: %s\n",
-               bcl_profiling_unusable(d->device));
+               bcl_profiling_unusable(d));
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     if (!a->validate) {
@@ -379,7 +379,7 @@ static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n
         t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
         "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "clock",
         t->host_clock ? "host" : "device", "clock_note",
-        t->host_clock ? json_string(bcl_profiling_unusable(d->device)) : json_null(), "validation",
+        t->host_clock ? json_string(bcl_profiling_unusable(d)) : json_null(), "validation",
         validation);
     return root;
 }
@@ -528,11 +528,11 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
-        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        print_report(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

@@ -168,6 +168,37 @@ static void report_incomplete(const json_t *dev)
             json_string_value(json_object_iter_value(it)));
 }
 
+/* A document the library produced or checked: parsing fails only when
+ * out of memory. */
+static json_t *parse_json(const char *text, const char *what, bcl_error *e)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    if (!doc)
+        bcl_fail(e, BCL_EXIT_RUNTIME, "%s: cannot parse its JSON: %s", what, jerr.text);
+    return doc;
+}
+
+/* Survey files hold six significant digits, indented, with a final
+ * newline; written atomically. */
+static int save(const char *path, const json_t *doc, bcl_error *e)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    if (!text)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    size_t len = strlen(text);
+    char *withnl = realloc(text, len + 2);
+    if (!withnl) {
+        free(text);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    withnl[len] = '\n';
+    withnl[len + 1] = '\0';
+    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
+    free(withnl);
+    return rc;
+}
+
 static int cmd_survey_devices(int argc, char **argv)
 {
     bcl_error e = {0};
@@ -202,21 +233,14 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         count = list.count;
     }
-    doc = bcl_survey_document(&a.o);
-    if (!doc) {
-        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+    char *text = NULL;
+    rc = bcl_survey_run(&list.dev[first], count, &a.o, &text, &status, &e);
+    if (rc == BCL_OK && !(doc = parse_json(text, "the survey", &e)))
+        rc = e.code;
+    free(text);
+    if (rc)
         goto out;
-    }
     json_t *devices = json_object_get(doc, "devices");
-    for (size_t i = first; i < first + count; i++) {
-        json_t *dev;
-        int st;
-        if ((rc = bcl_survey_device(&list.dev[i], &a.o, &dev, &st, &e)))
-            goto out;
-        json_array_append_new(devices, dev);
-        if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && status == BCL_OK))
-            status = st;
-    }
     cli_progress_end();
     /* What was printed is what is written: the table comes from the JSON. */
     if (json_stdout) {
@@ -230,7 +254,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         }
     }
-    if (a.json && !json_stdout && (rc = bcl_survey_save(a.json, doc, &e)))
+    if (a.json && !json_stdout && (rc = save(a.json, doc, &e)))
         goto out;
     size_t i;
     json_t *dev;
@@ -297,7 +321,11 @@ static int cmd_survey_compare(int argc, char **argv)
     if (!docs || !labels)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
     for (int i = 0; i < n && rc == BCL_OK; i++) {
-        rc = bcl_survey_load(argv[first + i], &docs[i], &e);
+        char *text = NULL;
+        rc = bcl_survey_load(argv[first + i], &text, &e);
+        if (rc == BCL_OK && !(docs[i] = parse_json(text, argv[first + i], &e)))
+            rc = e.code;
+        free(text);
         const char *slash = strrchr(argv[first + i], '/');
         labels[i] = slash ? slash + 1 : argv[first + i];
     }

@@ -193,7 +193,7 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
     printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->model.model->name,
            (unsigned long long)a->balls, d->name, d->platform_name, d->platform_index,
            d->device_index);
-    const char *clock_note = bcl_profiling_unusable(d->device);
+    const char *clock_note = bcl_profiling_unusable(d);
     printf("%u repeats per candidate; us/step: median (min..max) of %s time\n", a->measure.repeats,
            clock_note ? "host clock" : "device");
     if (clock_note)

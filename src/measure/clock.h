@@ -1,0 +1,39 @@
+/* Profiling checked before it is believed (src/measure/clock_check.c): the
+ * one check every figure from profiling events passes, in the simulation
+ * (src/run/sim.c) and in every measurement. */
+#ifndef BALLCL_CLOCK_H
+#define BALLCL_CLOCK_H
+
+#include "ballcl/measure.h"
+
+#include <CL/cl.h>
+
+/* No device starts and ends a kernel launch or a copy in less. */
+#define BCL_CLOCK_MIN_LAUNCH_NS 100.0
+/* No memory moves more (bytes/s): 20 times an H200's 4.8 TB/s. */
+#define BCL_CLOCK_MAX_BYTES_PER_S 1e14
+
+/* One span of device work as the profiling events and the host saw it. */
+typedef struct bcl_span_check {
+    cl_ulong start_ns, end_ns; /* START of the first command, END of the last */
+    double host_ms;            /* host clock from before the first enqueue to after the
+                                  wait; 0: unknown */
+    uint64_t launches;         /* commands in the span (0 counts as 1) */
+    double bytes;              /* bytes the work must move at least; 0: unknown */
+} bcl_span_check;
+
+/* True when the span is believable: it ends after it starts, takes no
+ * longer than the host saw (within 2% + 5 us), at least
+ * BCL_CLOCK_MIN_LAUNCH_NS per launch, and moves at most
+ * BCL_CLOCK_MAX_BYTES_PER_S. Otherwise false, with the reason in why
+ * (optional). Pure: no device calls. */
+bool bcl_profiling_plausible(const bcl_span_check *s, char *why, size_t size);
+/* bcl_profiling_plausible, and on failure marks device d as having unusable
+ * profiling for the rest of the process (bcl_profiling_unusable). False also
+ * when d was marked before. */
+bool bcl_profiling_check(cl_device_id d, const bcl_span_check *s);
+/* Marks d: its figures come from the host clock from now on. The first
+ * reason is kept. */
+void bcl_profiling_reject(cl_device_id d, const char *why);
+
+#endif
