@@ -675,6 +675,10 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     /* Whether the device's profiling passed every check (docs/SURVEY.md):
      * when not, every time figure above came from the host clock. */
     const char *clock_note = bcl_profiling_unusable(d);
+    /* The queued-to-start latency has no host-clock equivalent: measured
+     * before a later figure failed the check, it is not believed either. */
+    if (clock_note)
+        json_object_set_new(s.measured, "launch_latency_us", json_null());
     json_object_set_new(s.dev, "profiling_usable", json_boolean(clock_note == NULL));
     json_object_set_new(s.dev, "profiling_note",
                         clock_note ? bcl_survey_text(clock_note) : json_null());
