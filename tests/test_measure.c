@@ -207,6 +207,54 @@ static void test_profiling_check(void **state)
                            .launches = 100,
                            .bytes = 100 * 16777216.0 * 32};
     assert_true(bcl_profiling_plausible(&h200, why, sizeof why));
+    /* What PoCL 3.1 reported here for 143 launches of 1024 balls: 21 ns each,
+     * 1.5 TB/s on two 2 GHz cores. Under the 100 TB/s of any memory, above
+     * what two cores can move (256 bytes per unit and cycle: 1 TB/s). */
+    bcl_span_check pocl_small = {.start_ns = 1000,
+                                 .end_ns = 1000 + 3115,
+                                 .host_ms = 0.8,
+                                 .launches = 143,
+                                 .bytes = 143 * 1024.0 * 32,
+                                 .flops = 143 * 1024.0 * 3,
+                                 .compute_units = 2,
+                                 .clock_mhz = 1996};
+    assert_false(bcl_profiling_plausible(&pocl_small, why, sizeof why));
+    assert_non_null(strstr(why, "its compute units and clock can move"));
+    pocl_small.compute_units = 0; /* unknown: the general ceiling only */
+    assert_true(bcl_profiling_plausible(&pocl_small, NULL, 0));
+    /* K = 1000 steps of 1024 balls in 1 us: 3 TFLOP/s, above two cores. */
+    bcl_span_check fused = {.start_ns = 0,
+                            .end_ns = 1000,
+                            .host_ms = 0.1,
+                            .launches = 1,
+                            .bytes = 1024.0 * 32,
+                            .flops = 1000 * 1024.0 * 3,
+                            .compute_units = 2,
+                            .clock_mhz = 1996};
+    fused.start_ns = 5;
+    fused.end_ns = 1005;
+    assert_false(bcl_profiling_plausible(&fused, why, sizeof why));
+    assert_non_null(strstr(why, "GFLOP/s"));
+    h200.compute_units = 132;
+    h200.clock_mhz = 1980;
+    h200.flops = 100 * 16777216.0 * 3;
+    assert_true(bcl_profiling_plausible(&h200, why, sizeof why));
+    /* What PoCL reported on this loaded machine for 10 launches of K = 100
+     * steps of 100000 balls: 1.1 us a step, 272 GFLOP/s of adds on two
+     * AVX2 cores (8 lanes) at 2445 MHz, whose peak is at most 235. */
+    bcl_span_check loaded = {.start_ns = 7,
+                             .end_ns = 7 + 1103000,
+                             .host_ms = 67.9,
+                             .launches = 10,
+                             .bytes = 10 * 100000.0 * 32,
+                             .flops = 1000 * 100000.0 * 3,
+                             .compute_units = 2,
+                             .clock_mhz = 2445,
+                             .cpu_vector_width = 8};
+    assert_false(bcl_profiling_plausible(&loaded, why, sizeof why));
+    assert_non_null(strstr(why, "two vector FMAs per core"));
+    loaded.end_ns = 7 + 16214000; /* the idle machine's 16.2 us a step */
+    assert_true(bcl_profiling_plausible(&loaded, why, sizeof why));
     /* A PoCL-like span with no host time known (0): only the other rules. */
     bcl_span_check pocl = {.start_ns = 500, .end_ns = 500 + 16000, .launches = 1, .bytes = 32000};
     assert_true(bcl_profiling_plausible(&pocl, NULL, 0));

@@ -65,12 +65,31 @@ bool bcl_profiling_plausible(const bcl_span_check *s, char *why, size_t size)
                  BCL_CLOCK_MIN_LAUNCH_NS);
         return false;
     }
-    if (s->bytes > 0 && s->bytes / (dev_ns * 1e-9) > BCL_CLOCK_MAX_BYTES_PER_S) {
-        snprintf(
-            why, size,
-            "%.0f bytes moved in %.0f ns by the device's clock: %.3g GB/s, above the %.0f GB/s "
-            "that no memory reaches",
-            s->bytes, dev_ns, s->bytes / dev_ns, BCL_CLOCK_MAX_BYTES_PER_S / 1e9);
+    /* The device's own peak (bytes per second = per ns * 1e9). */
+    double peak = (double)s->compute_units * s->clock_mhz * 1e6 * BCL_CLOCK_PER_CU_CYCLE;
+    double max_bytes =
+        peak > 0 && peak < BCL_CLOCK_MAX_BYTES_PER_S ? peak : BCL_CLOCK_MAX_BYTES_PER_S;
+    if (s->bytes > 0 && s->bytes / (dev_ns * 1e-9) > max_bytes) {
+        snprintf(why, size,
+                 "%.0f bytes moved in %.0f ns by the device's clock: %.3g GB/s, above the %.0f "
+                 "GB/s that %s",
+                 s->bytes, dev_ns, s->bytes / dev_ns, max_bytes / 1e9,
+                 max_bytes < BCL_CLOCK_MAX_BYTES_PER_S
+                     ? "its compute units and clock can move (256 bytes per unit and cycle)"
+                     : "no memory reaches");
+        return false;
+    }
+    double ops = peak;
+    if (s->cpu_vector_width)
+        ops = (double)s->compute_units * s->clock_mhz * 1e6 * s->cpu_vector_width *
+              BCL_CLOCK_CPU_OPS_PER_LANE;
+    if (s->flops > 0 && ops > 0 && s->flops / (dev_ns * 1e-9) > ops) {
+        snprintf(why, size,
+                 "%.3g float32 operations in %.0f ns by the device's clock: %.3g GFLOP/s, above "
+                 "the %.0f GFLOP/s its compute units and clock can do (%s)",
+                 s->flops, dev_ns, s->flops / dev_ns, ops / 1e9,
+                 s->cpu_vector_width ? "two vector FMAs per core and cycle, 1.5 times the clock"
+                                     : "256 per unit and cycle");
         return false;
     }
     return true;

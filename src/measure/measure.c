@@ -350,8 +350,11 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
         }
         st = BCL_CL(clWaitForEvents, 1, &ev);
         host[i] = (bcl_now_ms() - t0) * 1e6;
-        bcl_span_check span = {
-            .host_ms = host[i] / 1e6, .launches = 1, .bytes = 2.0 * (double)bytes};
+        bcl_span_check span = {.host_ms = host[i] / 1e6,
+                               .launches = 1,
+                               .bytes = 2.0 * (double)bytes,
+                               .compute_units = d->compute_units,
+                               .clock_mhz = d->clock_mhz};
         if (st == CL_SUCCESS)
             st = event_span(ev, &span.start_ns, &span.end_ns);
         clReleaseEvent(ev);

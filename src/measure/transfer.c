@@ -50,7 +50,11 @@ static int timed(bcl_context *c, bool write, cl_mem dev, void *host, size_t byte
         return bcl_cl_fail(e, st, call, d->name);
     st = BCL_CL(clWaitForEvents, 1, &ev);
     double host_ms = bcl_now_ms() - t0;
-    bcl_span_check sc = {.host_ms = host_ms, .launches = 1, .bytes = (double)bytes};
+    bcl_span_check sc = {.host_ms = host_ms,
+                         .launches = 1,
+                         .bytes = (double)bytes,
+                         .compute_units = d->compute_units,
+                         .clock_mhz = d->clock_mhz};
     if (st == CL_SUCCESS)
         st = span(ev, &sc.start_ns, &sc.end_ns);
     clReleaseEvent(ev);

@@ -278,11 +278,16 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
         } else {
             /* Believed only after the check (src/measure/clock_check.c):
              * every launch reads and writes each ball of its chunk once. */
-            bcl_span_check span = {.start_ns = start,
-                                   .end_ns = stop,
-                                   .host_ms = t->wall_ms,
-                                   .launches = launches * s->nchunks,
-                                   .bytes = (double)launches * (double)s->n * 2 * BALL_BYTES};
+            bcl_span_check span = {
+                .start_ns = start,
+                .end_ns = stop,
+                .host_ms = t->wall_ms,
+                .launches = launches * s->nchunks,
+                .bytes = (double)launches * (double)s->n * 2 * BALL_BYTES,
+                .flops = (double)steps * (double)s->n * bcl_context_model(s->c)->flops_per_step,
+                .compute_units = d->compute_units,
+                .clock_mhz = d->clock_mhz,
+                .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
             if (bcl_profiling_check(d->device, &span)) {
                 t->device_ms = (double)(stop - start) / 1e6;
             } else {
