@@ -135,8 +135,11 @@ def bench_table_tells_the_story():
         assert re.search(rf"^{re.escape(name)}\s", out, re.M), name
     assert "FAILED" not in out
     story = out[out.index("The seed's three mistakes"):]
-    assert re.search(r"^  1\. N work-groups of one work-item \(local=1\): [\d.]+ us/step, "
-                     r"[\d.]+x the time of local=auto", story, re.M), story
+    # A cost, or (on a busy machine, where a device's figures may come from
+    # the host clock) overlapping ranges, said as such.
+    assert re.search(r"^  1\. N work-groups of one work-item \(local=1\): [\d.]+ us/step"
+                     r"(, [\d.]+x the time of local=auto| against local=auto's [\d.]+: within "
+                     r"the noise)", story, re.M), story
     assert re.search(r"^  2\. .*local=driver", story, re.M), story
     assert re.search(r"^  3\. .*sync-every-step [\d.]+ us/step against batched", story, re.M)
     assert "nothing is tuned" in story
