@@ -271,7 +271,7 @@ static void test_steps_compose(void **state)
     bcl_model_param_defaults(m, p);
     enum { N = 500 };
     static float a[4 * N], b[4 * N];
-    m->init(a, N, BCL_INIT_RANDOM, 7, p);
+    m->init(a, 0, N, BCL_INIT_RANDOM, 7, p);
     memcpy(b, a, sizeof a);
     m->reference(a, N, 37, p);
     for (int k = 0; k < 37; k++)
@@ -287,16 +287,16 @@ static void test_init(void **state)
     bcl_model_param_defaults(m, p);
     enum { N = 4000 };
     static float s[4 * N], t[4 * N];
-    m->init(s, N, BCL_INIT_SEED, 3, p);
+    m->init(s, 0, N, BCL_INIT_SEED, 3, p);
     for (size_t i = 0; i < N; i++) {
         const float *q = s + 4 * i;
         assert_true(q[0] >= 0.0f && q[0] <= 800.0f && q[1] >= 0.0f && q[1] <= 600.0f);
         assert_true(q[2] >= -200.0f && q[2] < 200.0f && q[3] >= -200.0f && q[3] < 200.0f);
     }
-    m->init(t, N, BCL_INIT_SEED, 3, p);
+    m->init(t, 0, N, BCL_INIT_SEED, 3, p);
     assert_memory_equal(s, t, sizeof s); /* deterministic */
     /* Random: positions on both sides of every wall, velocities of both signs. */
-    m->init(s, N, BCL_INIT_RANDOM, 3, p);
+    m->init(s, 0, N, BCL_INIT_RANDOM, 3, p);
     int left = 0, right = 0, top = 0, bottom = 0, neg = 0, pos = 0, fast = 0;
     for (size_t i = 0; i < N; i++) {
         const float *q = s + 4 * i;

@@ -75,7 +75,7 @@ static void check_model(const bcl_device_info *d, const bcl_model *m)
         float *init = malloc(n * 4 * sizeof(float));
         if (!init)
             abort();
-        m->init(init, n, BCL_INIT_RANDOM, 7 + si, p);
+        m->init(init, 0, n, BCL_INIT_RANDOM, 7 + si, p);
         for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
             unsigned k = ks[ki];
             uint64_t steps = 2 * (uint64_t)k + 3;

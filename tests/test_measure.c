@@ -119,7 +119,7 @@ static void test_openmp_matches_reference(void **state)
         float *a = malloc(n * 4 * sizeof(float)), *b = malloc(n * 4 * sizeof(float));
         assert_non_null(a);
         assert_non_null(b);
-        m->init(a, n, BCL_INIT_RANDOM, 42, p);
+        m->init(a, 0, n, BCL_INIT_RANDOM, 42, p);
         memcpy(b, a, n * 4 * sizeof(float));
         bcl_host_steps(m, p, a, n, steps, false);
         bcl_host_steps(m, p, b, n, steps, true);
@@ -140,7 +140,7 @@ static void test_measure_host(void **state)
     const size_t n = 1000;
     float *s = malloc(n * 4 * sizeof(float));
     assert_non_null(s);
-    m->init(s, n, BCL_INIT_SEED, 1, p);
+    m->init(s, 0, n, BCL_INIT_SEED, 1, p);
     bcl_measure_opts mo = {.repeats = 3, .steps = 20};
     bcl_measurement out;
     bcl_error e = {0};

@@ -152,7 +152,7 @@ static void test_reference_matches_step_major(void **unused)
     float *a = malloc(N * 4 * sizeof(float)), *b = malloc(N * 4 * sizeof(float));
     assert_non_null(a);
     assert_non_null(b);
-    m->init(a, N, BCL_INIT_RANDOM, 77, NULL);
+    m->init(a, 0, N, BCL_INIT_RANDOM, 77, NULL);
     memcpy(b, a, N * 4 * sizeof(float));
     m->reference(a, N, STEPS, NULL);
     step_major(b, N, STEPS);
@@ -160,7 +160,7 @@ static void test_reference_matches_step_major(void **unused)
     /* Random data really moves: x, y and z change, w does not. */
     float *c = malloc(N * 4 * sizeof(float));
     assert_non_null(c);
-    m->init(c, N, BCL_INIT_RANDOM, 77, NULL);
+    m->init(c, 0, N, BCL_INIT_RANDOM, 77, NULL);
     size_t moved = 0;
     for (size_t i = 0; i < N; i++) {
         moved += bits(a[4 * i]) != bits(c[4 * i]);
@@ -188,7 +188,7 @@ static void test_validate_chunked_equals_plain(void **unused)
     assert_non_null(init);
     assert_non_null(want);
     assert_non_null(keep);
-    m->init(init, BIG_N, BCL_INIT_RANDOM, 2024, NULL);
+    m->init(init, 0, BIG_N, BCL_INIT_RANDOM, 2024, NULL);
     memcpy(keep, init, bytes);
     memcpy(want, init, bytes);
     m->reference(want, BIG_N, BIG_STEPS, NULL); /* plain, one pass, whole array */

@@ -168,7 +168,7 @@ static void test_seed_model_init(void **unused)
      * z = 1, w = 0 (golden values from the Python SplitMix64). */
     enum { N = 3000 };
     static float s[N * 4], again[N * 4];
-    m->init(s, N, BCL_INIT_SEED, 1, NULL);
+    m->init(s, 0, N, BCL_INIT_SEED, 1, NULL);
     static const float first[3][4] = {
         {44800, 44400, 1, 0}, {77600, 26400, 1, 0}, {35200, 45600, 1, 0}};
     assert_memory_equal(s, first, sizeof first);
@@ -180,15 +180,15 @@ static void test_seed_model_init(void **unused)
         assert_int_equal(bits(s[4 * i + 3]), bits(0.0f));
     }
     /* Deterministic from the seed; another seed gives another state. */
-    m->init(again, N, BCL_INIT_SEED, 1, NULL);
+    m->init(again, 0, N, BCL_INIT_SEED, 1, NULL);
     assert_memory_equal(s, again, sizeof s);
-    m->init(again, N, BCL_INIT_SEED, 2, NULL);
+    m->init(again, 0, N, BCL_INIT_SEED, 2, NULL);
     assert_memory_not_equal(s, again, sizeof s);
 
     /* --init random: four mixed(-6, 14) draws per ball, w never zero. */
     static const uint32_t rnd[8] = {0xc45ec890, 0xc12eefb3, 0x44cd8d10, 0xc1c6cd73,
                                     0x448de357, 0x42c77015, 0x4278a4ba, 0x3e5ae6f4};
-    m->init(s, N, BCL_INIT_RANDOM, 1, NULL);
+    m->init(s, 0, N, BCL_INIT_RANDOM, 1, NULL);
     for (size_t i = 0; i < 8; i++)
         assert_int_equal(bits(s[i]), rnd[i]);
     unsigned neg_w = 0;
@@ -197,8 +197,41 @@ static void test_seed_model_init(void **unused)
     for (size_t i = 0; i < N; i++)
         neg_w += s[4 * i + 3] < 0;
     assert_in_range(neg_w, N / 2 - 150, N / 2 + 150);
-    m->init(again, N, BCL_INIT_RANDOM, 1, NULL);
+    m->init(again, 0, N, BCL_INIT_RANDOM, 1, NULL);
     assert_memory_equal(s, again, sizeof s);
+}
+
+/* A slice filled on its own (first > 0) has the bits of the same balls of
+ * one fill from ball 0, for every model and init: a run split over devices
+ * (or ranks) gives a single run's initial state. */
+static void test_init_slices(void **unused)
+{
+    (void)unused;
+    enum { N = 1001 };
+    static float whole[N * 4], part[N * 4];
+    static const size_t cuts[] = {0, 1, 16, 333, 1000};
+    bcl_rng a, b;
+    bcl_rng_seed(&a, 9);
+    for (int i = 0; i < 77; i++)
+        bcl_rng_next(&a);
+    bcl_rng_seed_at(&b, 9, 77);
+    assert_true(bcl_rng_next(&a) == bcl_rng_next(&b));
+    for (size_t mi = 0; mi < bcl_model_count; mi++) {
+        const bcl_model *m = bcl_models[mi];
+        float p[BCL_MAX_PARAMS];
+        bcl_model_param_defaults(m, p);
+        for (int how = 0; how < 2; how++) {
+            bcl_init init = how ? BCL_INIT_RANDOM : BCL_INIT_SEED;
+            m->init(whole, 0, N, init, 12345, p);
+            for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+                size_t first = cuts[c];
+                memset(part, 0, sizeof part);
+                m->init(part + 4 * first, first, N - first, init, 12345, p);
+                assert_memory_equal(part + 4 * first, whole + 4 * first,
+                                    (N - first) * 4 * sizeof(float));
+            }
+        }
+    }
 }
 
 int main(void)
@@ -207,7 +240,7 @@ int main(void)
         cmocka_unit_test(test_splitmix64_golden), cmocka_unit_test(test_below_golden),
         cmocka_unit_test(test_below_range),       cmocka_unit_test(test_uniform),
         cmocka_unit_test(test_mixed_golden),      cmocka_unit_test(test_mixed_finite_normal),
-        cmocka_unit_test(test_seed_model_init),
+        cmocka_unit_test(test_seed_model_init),   cmocka_unit_test(test_init_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

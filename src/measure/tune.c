@@ -290,7 +290,7 @@ int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_err
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
-    m->init(t.init, n, o->init, o->seed, o->params);
+    m->init(t.init, 0, n, o->init, o->seed, o->params);
     if ((rc = bcl_sim_create(c, t.init, n, &t.sim, e)))
         goto out;
     rc = run_tune(&t, e);

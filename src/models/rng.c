@@ -14,9 +14,18 @@ void bcl_rng_seed(bcl_rng *r, uint64_t seed)
     r->s = seed;
 }
 
+/* The Weyl sequence's increment (the golden ratio in 64 bits). */
+#define GAMMA 0x9e3779b97f4a7c15ull
+
+void bcl_rng_seed_at(bcl_rng *r, uint64_t seed, uint64_t draws)
+{
+    /* Unsigned arithmetic wraps modulo 2^64, as the state does. */
+    r->s = seed + draws * GAMMA;
+}
+
 uint64_t bcl_rng_next(bcl_rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    uint64_t z = (r->s += GAMMA);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);

@@ -9,6 +9,9 @@ typedef struct bcl_rng {
     uint64_t s;
 } bcl_rng;
 void bcl_rng_seed(bcl_rng *r, uint64_t seed);
+/* The generator seeded with seed after `draws` calls of bcl_rng_next, in
+ * O(1): SplitMix64's state after d draws is seed + d * gamma. */
+void bcl_rng_seed_at(bcl_rng *r, uint64_t seed, uint64_t draws);
 uint64_t bcl_rng_next(bcl_rng *r);
 /* Uniform integer in [0, bound), by the multiply-shift of the top 32 bits. */
 uint32_t bcl_rng_below(bcl_rng *r, uint32_t bound);

@@ -118,7 +118,7 @@ static int prime_cache(surveyor *s, const bcl_model *m, const char *dir, bcl_err
         return rc;
     float p[BCL_MAX_PARAMS], ball[4];
     bcl_model_param_defaults(m, p);
-    m->init(ball, 1, BCL_INIT_RANDOM, s->o->seed, p);
+    m->init(ball, 0, 1, BCL_INIT_RANDOM, s->o->seed, p);
     bcl_sim *sim = NULL;
     bcl_plan_request req = {.params = p, .balls = 1, .steps_per_launch = 1, .variant = ""};
     bcl_plan plan;
@@ -457,7 +457,7 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
         if (!r.init || !r.scratch)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", nmax);
         else
-            m->init(r.init, nmax, BCL_INIT_RANDOM, o->seed, r.params);
+            m->init(r.init, 0, nmax, BCL_INIT_RANDOM, o->seed, r.params);
     }
     if (rc == BCL_OK) {
         ball_step(&r, "small", o->small_n);
@@ -558,7 +558,7 @@ static void measure_device(surveyor *s, const bcl_model *m)
     bcl_sim *sim = NULL;
     float params[BCL_MAX_PARAMS], ball[4];
     bcl_model_param_defaults(m, params);
-    m->init(ball, 1, BCL_INIT_RANDOM, o->seed, params);
+    m->init(ball, 0, 1, BCL_INIT_RANDOM, o->seed, params);
     progress(s, "launch latency");
     int rc = bcl_context_create(s->d, m, &co, &ctx, NULL, &e);
     if (rc) {

@@ -1,0 +1,50 @@
+/*
+ * ballcl run: the options, shared by the run on one device (cmd_run.c) and
+ * the run over several (run_multi.c).
+ */
+#ifndef BALLCL_RUN_H
+#define BALLCL_RUN_H
+
+#include "cli.h"
+
+typedef struct run_args {
+    const char *device;
+    uint64_t balls;
+    bool balls_given;
+    uint64_t steps;
+    cli_model_args model;
+    bcl_init init;
+    bool init_given;
+    uint64_t seed;
+    const char *input, *output;
+    const char *snapshot;
+    unsigned snap_w, snap_h; /* 0: from the box's aspect */
+    bcl_launch launch;
+    bool local_given;          /* --local was given */
+    uint64_t steps_per_launch; /* 0: not given */
+    const char *variant;       /* --variant, NULL when not given */
+    char tuned_note[200];      /* the report's 'tuned' line: used or not, and why */
+    bcl_sync sync;
+    bool validate, use_cache, json, verbose;
+    uint64_t tol_ulp;
+} run_args;
+
+/* The run over several devices (docs/DESIGN.md, "Several devices"): state
+ * holds the n initial balls from --input, or NULL: run_multi fills it (the
+ * caller frees *state). Writes the
+ * output files and the report; returns the exit class with e set. */
+int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev, float **state,
+              size_t n, bcl_error *e);
+/* The picture of the final state, as --snapshot asks. */
+int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e);
+/* The report of a run on one device, or the common fields of one over
+ * several (the first device's launch, the aggregate timing). */
+json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
+                        const bcl_build_report *br, const bcl_plan *p, size_t chunks,
+                        double first_ms, const bcl_sim_timing *t, const bcl_validation *v);
+/* One entry of the report's "devices" array. */
+json_t *run_member_json(const run_args *a, const bcl_group_member *m);
+/* The "validation" object of the JSON report. */
+json_t *run_validation_json(const run_args *a, const bcl_validation *v);
+
+#endif
