@@ -20,10 +20,12 @@
  * then on its figures come from the host clock, and bcl_profiling_unusable
  * gives the reason for the output to say so. The verdict is per device, not
  * per context, because survey and bench open several contexts on one device.
- * ballcl measures from one thread, so the table needs no lock.
+ * A run over several devices measures them from one thread each, so the
+ * table is behind a lock.
  */
 #include "measure/timing.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,16 +106,22 @@ static struct {
     char why[256];
 } rejected[MAX_DEVICES];
 static size_t nrejected;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The reason stays put once written (a device is marked once), so the
+ * pointer may be used after the lock is released. */
 static const char *verdict(cl_device_id d)
 {
     const char *forced = getenv("BALLCL_TEST_PROFILING");
     if (forced && strcmp(forced, "unusable") == 0)
         return "BALLCL_TEST_PROFILING=unusable (a test setting)";
-    for (size_t i = 0; i < nrejected; i++)
+    const char *why = NULL;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nrejected && !why; i++)
         if (rejected[i].device == d)
-            return rejected[i].why;
-    return NULL;
+            why = rejected[i].why;
+    pthread_mutex_unlock(&lock);
+    return why;
 }
 
 const char *bcl_profiling_unusable(const bcl_device_info *d)
@@ -125,11 +133,18 @@ void bcl_profiling_reject(cl_device_id d, const char *why)
 {
     if (verdict(d))
         return;
-    /* More devices than the table holds: the last slot is reused, so the
-     * device is still marked (with the newest reason). */
-    size_t i = nrejected < MAX_DEVICES ? nrejected++ : MAX_DEVICES - 1;
-    rejected[i].device = d;
-    snprintf(rejected[i].why, sizeof rejected[i].why, "%s", why);
+    pthread_mutex_lock(&lock);
+    bool known = false;
+    for (size_t i = 0; i < nrejected; i++)
+        known = known || rejected[i].device == d;
+    /* A full table keeps its entries: the devices beyond it are not marked,
+     * and their later spans are checked one by one still. */
+    if (!known && nrejected < MAX_DEVICES) {
+        rejected[nrejected].device = d;
+        snprintf(rejected[nrejected].why, sizeof rejected[nrejected].why, "%s", why);
+        nrejected++;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 bool bcl_profiling_check(cl_device_id d, const bcl_span_check *s)

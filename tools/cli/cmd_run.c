@@ -249,6 +249,14 @@ static int check_output_path(const char *path, const char *what, bcl_error *e)
     return BCL_OK;
 }
 
+/* Why the timing is the host clock's: d's verdict, or (in a run over
+ * several devices, where d is the first) another device's. */
+static const char *clock_note(const bcl_device_info *d)
+{
+    const char *why = bcl_profiling_unusable(d);
+    return why ? why : "the profiling of one of the devices failed its check";
+}
+
 static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
                          const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                          double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
@@ -281,8 +289,7 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
            t->host_clock ? "host clock" : "device", us_wall);
     if (t->host_clock)
-        printf("clock       host: the device's profiling failed its check: %s\n",
-               bcl_profiling_unusable(d));
+        printf("clock       host: the device's profiling failed its check: %s\n", clock_note(d));
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     if (!a->validate) {
@@ -364,8 +371,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
         t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
         "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "clock",
         t->host_clock ? "host" : "device", "clock_note",
-        t->host_clock ? json_string(bcl_profiling_unusable(d)) : json_null(), "validation",
-        validation);
+        t->host_clock ? json_string(clock_note(d)) : json_null(), "validation", validation);
     return root;
 }
 
