@@ -57,7 +57,7 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
 {
     if (!sel_text)
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = bcl_devices_enumerate(list, e);
+    int rc = cli_enumerate(list, e);
     if (rc)
         return rc;
     return bcl_device_select_list(list, sel_text, index, cap, count, e);
