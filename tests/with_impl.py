@@ -41,6 +41,14 @@ def environment(impl, tmp):
     env = dict(os.environ)
     if impl == "rusticl":
         env["RUSTICL_ENABLE"] = "llvmpipe"
+        # Mesa prints a line on stderr when it cannot create its shader
+        # cache folder (a test running as user nobody has no home): a folder
+        # anyone may write keeps stderr to ballcl's own lines.
+        shader = os.path.join(tmp, "mesa-shader-cache")
+        os.mkdir(shader)
+        os.chmod(tmp, 0o755)
+        os.chmod(shader, 0o1777)
+        env["MESA_SHADER_CACHE_DIR"] = shader
     elif impl == "oclgrind":
         if not os.path.exists(OCLGRIND_ICD):
             print(f"skip: Oclgrind's ICD runtime {OCLGRIND_ICD} is not installed")
