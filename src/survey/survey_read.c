@@ -107,6 +107,7 @@ static const field measured_fields[] = {
     {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
     {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
     {"copy_bytes", T_INT, NULL, 0},
+    {"add_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 0},
     {"write_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"read_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"transfer", T_OBJ, transfer_fields, 0, 2},
