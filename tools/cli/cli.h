@@ -26,6 +26,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* "ballcl: warning: <text>" on stderr, control characters escaped. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* bcl_devices_enumerate, printing each of list->warnings as a line
+ * "ballcl: warning: ..." on stderr when it succeeds. */
+int cli_enumerate(bcl_device_list *list, bcl_error *e);
 /* Enumerates devices and picks one by selector text (NULL: BALLCL_DEVICE,
  * then the default). list stays owned by the caller. */
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e);
