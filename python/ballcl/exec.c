@@ -55,6 +55,7 @@ static int run_steps(bpy_exec *x, bcl_error *e, PyThreadState **ts)
         x->t.device_ms += ct.device_ms;
         x->t.wall_ms += ct.wall_ms;
         x->t.launches += ct.launches;
+        x->t.host_clock = x->t.host_clock || ct.host_clock;
         left -= chunk;
         if (left && signalled(ts))
             return BPY_PENDING;

@@ -22,6 +22,7 @@ typedef struct group_job {
     double wall_ms_m[BCL_MAX_DEVICES];  /* per member, all chunks */
     double wait_ms[BCL_MAX_DEVICES];    /* per member, all chunks */
     uint64_t launches[BCL_MAX_DEVICES]; /* per member, all chunks */
+    bool host_clock;                    /* a device's profiling failed its check */
     bcl_validation total;
 } group_job;
 
@@ -56,6 +57,7 @@ static int run_chunks(group_job *j, bcl_error *e, PyThreadState **ts)
             j->wall_ms_m[i] += m->timing.wall_ms;
             j->wait_ms[i] += m->wait_ms;
             j->launches[i] += m->timing.launches;
+            j->host_clock = j->host_clock || m->timing.host_clock;
         }
         left -= chunk;
         if (left && signalled(ts))
@@ -138,6 +140,7 @@ static PyObject *group_result(group_job *j)
     x.first_ms = l->first_launch_ms;
     x.t.wall_ms = j->wall_ms;
     x.t.launches = j->launches[lead];
+    x.t.host_clock = j->host_clock;
     x.v = j->total;
     for (size_t i = 0; i < nd; i++) {
         if (j->device_ms[i] > x.t.device_ms)

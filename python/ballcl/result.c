@@ -118,6 +118,12 @@ PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl
     double rate = us_dev > 0 ? (double)x->balls / (us_dev * 1e-6) : 0;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
+    /* As `ballcl run`: why the host's clock stands in for the device's. */
+    const char *why = x->t.host_clock ? bcl_profiling_unusable(d) : NULL;
+    PyObject *clock_note =
+        !x->t.host_clock
+            ? Py_NewRef(Py_None)
+            : bpy_text(why ? why : "the profiling of one of the devices failed its check");
     PyObject *context =
         cr ? Py_BuildValue("{s:O, s:K, s:K, s:K}", "uploaded", cr->uploaded ? Py_True : Py_False,
                            "calls", cr->calls, "builds", cr->builds, "uploads", cr->uploads)
@@ -126,7 +132,7 @@ PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl
         "{s:{s:N, s:N, s:s, s:s, s:N}, s:s, s:N, s:s, s:n, s:K, s:n,"
         " s:{s:n, s:n, s:s, s:s, s:s, s:I, s:I, s:s, s:s},"
         " s:{s:O, s:d, s:N, s:O, s:d, s:d}, s:{s:O, s:O, s:s},"
-        " s:{s:d, s:d, s:d, s:d, s:d, s:d, s:K}, s:N, s:N}",
+        " s:{s:d, s:d, s:d, s:d, s:d, s:d, s:K, s:s, s:N}, s:N, s:N}",
         "device", "name", bpy_text(d->name), "platform", bpy_text(d->platform_name), "selector",
         sel, "type", bcl_device_type_name(d->type), "driver", bpy_text(d->driver), "model",
         x->args->model->name, "params", params_list(x->args->model, x->args->params), "init",
@@ -142,8 +148,9 @@ PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl
         "note", x->tuned_note, "timing", "device_ms", x->t.device_ms, "wall_ms", x->t.wall_ms,
         "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
         rate * 32.0 / (double)p->steps_per_launch / 1e9, "launches",
-        (unsigned long long)x->t.launches, "validation",
-        bpy_validation_dict(&x->v, x->args->validate), "context", context);
+        (unsigned long long)x->t.launches, "clock", x->t.host_clock ? "host" : "device",
+        "clock_note", clock_note, "validation", bpy_validation_dict(&x->v, x->args->validate),
+        "context", context);
     /* One device: "devices" holds it alone, as `ballcl run --json` does. */
     bpy_member m = {
         .dev = d,
