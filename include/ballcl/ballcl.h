@@ -136,8 +136,7 @@ typedef struct bcl_model {
      * and i (each ball takes a fixed number of PRNG draws, so a slice
      * starts with bcl_rng_seed_at), so any cut of a run into slices,
      * filled apart, gives the bits of one fill from ball 0. */
-    void (*init)(float *state, size_t first, size_t n, bcl_init how, uint64_t seed,
-                 const float *p);
+    void (*init)(float *state, size_t first, size_t n, bcl_init how, uint64_t seed, const float *p);
     /* The scalar C reference: applies `steps` steps to each of n balls. */
     void (*reference)(float *state, size_t n, uint64_t steps, const float *p);
     /* The rectangle (x0, y0, x1, y1) the model keeps every ball in, for
@@ -179,6 +178,17 @@ float bcl_rng_mixed(bcl_rng *r, int emin, int emax);
  * malloc'ed; the caller frees it. Every header defect and every non-finite
  * value is an input error naming the file. */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
+/* The pieces of a state file for those who read and write it in slices
+ * (an MPI run, each rank its own balls): the header of path checked as
+ * bcl_npy_read checks it (and the file's size against the shape), giving
+ * the ball count and the byte offset of the data, ball i at offset + 16 i;
+ * the finite-value check of bcl_npy_read for balls [first, first + n)
+ * held in state; and the header bcl_npy_write writes for n balls, copied
+ * into out when size allows, its length returned either way. */
+int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e);
+int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first,
+                         bcl_error *e);
+size_t bcl_npy_header(size_t n, unsigned char *out, size_t size);
 /* Writes atomically: a temporary file in the same folder, then rename. */
 int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
 

@@ -2,7 +2,8 @@
  * ballcl run: the main job. N balls, S steps on one device, the state kept
  * on the device between steps, then validated against the C reference.
  */
-#include "cli.h"
+#include "ranks.h"
+#include "run.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -11,26 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct run_args {
-    const char *device;
-    uint64_t balls;
-    bool balls_given;
-    uint64_t steps;
-    cli_model_args model;
-    bcl_init init;
-    bool init_given;
-    uint64_t seed;
-    const char *input, *output;
-    const char *snapshot;
-    unsigned snap_w, snap_h; /* 0: from the box's aspect */
-    bcl_launch launch;
-    uint64_t steps_per_launch; /* 0: not given */
-    const char *variant;       /* --variant, NULL when not given */
-    bcl_sync sync;
-    bool validate, use_cache, json, verbose;
-    uint64_t tol_ulp;
-} run_args;
 
 static void help(void)
 {
@@ -220,7 +201,7 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
 }
 
 /* Fails early, before any work, if the output could not be written. */
-static int check_output_path(const char *path, const char *what, bcl_error *e)
+int run_check_output_path(const char *path, const char *what, bcl_error *e)
 {
     char copy[PATH_MAX];
     if (strlen(path) >= sizeof copy)
@@ -297,9 +278,9 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     }
 }
 
-static json_t *report_json(const run_args *a, const bcl_device_info *d, size_t n,
-                           const bcl_build_report *br, const bcl_plan *p, size_t chunks,
-                           double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
+json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
+                        const bcl_build_report *br, const bcl_plan *p, size_t chunks,
+                        double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
 {
     const bcl_launch *l = &p->launch;
     double steps = (double)a->steps;
@@ -366,8 +347,13 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &e);
     if (rc < 0)
         return 0; /* --help */
+    /* Under mpirun every rank parses the same options: one message. */
     if (rc)
-        return cli_report(&e);
+        return ranks_active() ? ranks_verdict(rc, &e) : cli_report(&e);
+#ifdef BALLCL_HAVE_MPI
+    if (ranks_active())
+        return run_ranks(&a);
+#endif
 
     float *state = NULL, *init = NULL;
     size_t n = 0;
@@ -375,9 +361,9 @@ int cmd_run(int argc, char **argv)
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
     size_t di;
-    if (a.output && (rc = check_output_path(a.output, "--output", &e)))
+    if (a.output && (rc = run_check_output_path(a.output, "--output", &e)))
         goto out;
-    if (a.snapshot && (rc = check_output_path(a.snapshot, "--snapshot", &e)))
+    if (a.snapshot && (rc = run_check_output_path(a.snapshot, "--snapshot", &e)))
         goto out;
     if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
         goto out;
@@ -464,7 +450,7 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
-        json_t *j = report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {

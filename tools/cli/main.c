@@ -3,6 +3,7 @@
  * own file (cmd_<name>.c) and parses its own options.
  */
 #include "cli.h"
+#include "ranks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +12,8 @@ static const cli_command commands[] = {
     {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
     {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
-    {"bench", cmd_bench, "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
+    {"bench", cmd_bench,
+     "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
     {"tune", cmd_tune, "measure the best launch configuration for a device and store it"},
     {"survey", cmd_survey, "device capability survey (docs/SURVEY.md); 'survey compare' for files"},
 };
@@ -43,14 +45,18 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) == 0) {
-            int rc = commands[i].fn(argc - 1, argv + 1);
+            /* MPI only under a launcher (ranks.h); a plain run never starts it. */
+            int rc = ranks_start(&argc, &argv);
+            if (rc)
+                return ranks_finish(rc);
+            rc = commands[i].fn(argc - 1, argv + 1);
             /* A result that did not reach stdout (a full disk, a closed pipe)
              * is a failure, not a success. */
             if (fflush(stdout) != 0 || ferror(stdout)) {
                 fprintf(stderr, "ballcl: cannot write to standard output\n");
-                return BCL_EXIT_RUNTIME;
+                return ranks_finish(BCL_EXIT_RUNTIME);
             }
-            return rc;
+            return ranks_finish(rc);
         }
     }
     fprintf(stderr, "ballcl: unknown command '%s': expected one of", name);
