@@ -230,6 +230,15 @@ def input_cases(work):
     for opt in ["--bogus", "-x", "--s"]:
         cases.append(Case("unknown or ambiguous option", ["run", opt], 2,
                           [f"unknown option '{opt}'"]))
+    for v in ["x.jpg", "out", "pic.png.tmp"]:
+        cases.append(Case("--snapshot: a name that does not end in .png",
+                          ["run", "--snapshot", v], 2,
+                          [f"--snapshot: '{v}': the picture is a PNG: expected a name ending "
+                           "in .png"]))
+    for extra, name in ((["-r", "3"], "repeats"), (["-n", "5"], "balls"), (["--k", "4"], "k")):
+        cases.append(Case("tune --show with a sweep option", ["tune", "--show", *extra], 2,
+                          [f"--show prints the stored record and measures nothing: --{name} "
+                           "does not go with it"]))
     cases += [
         Case("extra argument", ["run", "extra"], 2, ["unexpected argument 'extra'"]),
         Case("--input with --balls", ["run", "--input", "good.npy", "-n", "5"], 2,

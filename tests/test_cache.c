@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cache/cache.h"
+#include "models/rng.h"
 
 #include <dirent.h>
 #include <errno.h>

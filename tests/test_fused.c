@@ -6,7 +6,10 @@
  * size or of the balls per work-item, and the local size is both the
  * automatic one and an odd one. Exits 77 (skipped) without a device.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 
 #include <stdio.h>
 #include <stdlib.h>

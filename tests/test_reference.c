@@ -11,7 +11,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 
 #include <float.h>
 #include <math.h>

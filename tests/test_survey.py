@@ -85,7 +85,7 @@ check(r.rc == 0 and r.err == "", "survey --quick: exit 0, nothing on stderr", r.
 doc = json.load(open(out))
 errs = schema_errors(doc)
 check(not errs, "survey JSON validates against docs/survey.schema.json", "\n".join(errs[:5]))
-check(doc["schema"] == "ballcl-survey/1" and doc["quick"] is True
+check(doc["schema"] == "ballcl-survey/2" and doc["quick"] is True
       and doc["command"] == f"ballcl survey -d {dev} --quick --json {out}"
       and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["date"]),
       "schema version, quick, the command and the date are recorded", str(doc)[:300])
@@ -107,6 +107,15 @@ for key in ("build_ms_cold", "build_ms_cached", "launch_latency_us", "roundtrip_
             "copy_gb_per_s"):
     check(isinstance(m[key], float) and m[key] > 0, f"measured.{key} is a positive number",
           str(m[key]))
+tr = m["transfer"]
+check(tr["method"] == "pinned" and m["write_gb_per_s"] == tr["pinned_write_gb_per_s"]
+      and m["read_gb_per_s"] == tr["pinned_read_gb_per_s"]
+      and all(isinstance(tr[k], float) and tr[k] > 0 for k in
+              ("pinned_write_gb_per_s", "pinned_read_gb_per_s", "pageable_write_gb_per_s",
+               "pageable_read_gb_per_s"))
+      and tr["bytes"] == m["copy_bytes"],
+      "host-device transfers: pinned and pageable measured, the headline names its method",
+      json.dumps({k: m[k] for k in ("write_gb_per_s", "read_gb_per_s", "transfer")}))
 for name, mm in all_models(m).items():
     ok = True
     for size, n in (("small", doc["settings"]["small_n"]), ("large", 65536)):
@@ -135,7 +144,9 @@ for name, mm in all_models(m).items():
 rows = check_table(r.out, 1, "survey table")
 labels = [row.split("|")[1].strip() for row in rows]
 check(all(f"{mod}: large, us/step" in labels for mod in MODELS)
-      and "copy bandwidth (GB/s)" in labels and "local = 1 penalty" in " ".join(labels),
+      and "copy bandwidth (GB/s)" in labels and "local = 1 penalty" in " ".join(labels)
+      and "host to device (GB/s)" in labels and "device to host (GB/s)" in labels
+      and "transfer method" in labels,
       "the table has the figures of every model", str(labels))
 
 # ---- the program's reader agrees with the documented schema ------------------------
@@ -215,6 +226,21 @@ check(all(os.path.basename(f) in rows[0] for f in [out] + COMMITTED),
       "each column names its file", rows[0] if rows else "")
 check(any(row.startswith("| surveyed |") and "(quick)" in row for row in rows),
       "a quick survey is marked as such", "")
+# ballcl-survey/1 files (the committed ones) lack the transfer figures: '-'.
+v1 = [json.load(open(f))["schema"] == "ballcl-survey/1" for f in COMMITTED]
+wrow = next((row for row in rows if row.startswith("| host to device (GB/s) |")), "")
+cells = [c.strip() for c in wrow.split("|")[2:-1]]
+check(any(v1) and cells and cells[0] not in ("-", "n/a") and cells.count("-") == sum(
+      len(json.load(open(f))["devices"]) for f, old in zip(COMMITTED, v1) if old),
+      "compare reads ballcl-survey/1 files: their transfer figures show '-'", wrow)
+# A ballcl-survey/1 document is read without the version 2 keys; a version 2
+# document without them is refused.
+old = copy.deepcopy(doc)
+old["schema"] = "ballcl-survey/1"
+for k in ("write_gb_per_s", "read_gb_per_s", "transfer"):
+    del old["devices"][0]["measured"][k]
+check(not schema_errors(old) and reader_accepts(old),
+      "a ballcl-survey/1 document without the transfer keys: accepted by schema and reader")
 
 # Bad files: one line on stderr, exit 2, nothing on stdout.
 def bad(name, content, *want):
@@ -230,8 +256,11 @@ text = open(out).read()
 bad("truncated.json", text[: len(text) // 2], "not valid JSON", "line")
 bad("garbage.json", b"\x89PNG\r\n\x1a\n\x00\x00", "not valid JSON")
 bad("empty.json", "", "not valid JSON")
-bad("v2.json", text.replace('"ballcl-survey/1"', '"ballcl-survey/2"', 1),
-    "schema 'ballcl-survey/2' is not supported: expected 'ballcl-survey/1'")
+bad("v3.json", text.replace('"ballcl-survey/2"', '"ballcl-survey/3"', 1),
+    "schema 'ballcl-survey/3' is not supported: expected ballcl-survey/1 and ballcl-survey/2")
+notr = copy.deepcopy(doc)
+del notr["devices"][0]["measured"]["write_gb_per_s"]
+bad("no-write.json", json.dumps(notr), "devices[0].measured: missing key 'write_gb_per_s'")
 bad("bench.json", json.dumps({"schema": "ballcl-bench/1"}), "is not supported")
 bad("array.json", "[]", "not a ballcl survey")
 missing = copy.deepcopy(doc)
@@ -248,6 +277,10 @@ testlib.expect_error(["survey", "compare", out, os.path.join(tmp, "absent.json")
 testlib.expect_error(["survey", "compare", out, tmp], 2, f"'{tmp}'")
 testlib.expect_error(["survey", "compare"], 2, "no survey file given")
 testlib.expect_error(["survey", "compare", "--bogus", out], 2, "unknown option '--bogus'")
+r = testlib.run(["survey", "compare", "--help"])
+check(r.rc == 0 and r.out.startswith("usage: ballcl survey compare A.json")
+      and "--quick" not in r.out and "ballcl-survey/1 and ballcl-survey/2" in r.out,
+      "survey compare --help: compare's own help", r.describe())
 testlib.expect_error(["survey", "--bogus"], 2, "unknown option '--bogus'")
 testlib.expect_error(["survey", "--repeats", "0"], 2, "--repeats")
 testlib.expect_error(["survey", "extra"], 2, "unexpected argument 'extra'")
@@ -284,6 +317,22 @@ check(re.search(r"\| copy bandwidth \(GB/s\) \| n/a \[1\] \|", r.out) is not Non
 r = compare(fout, out)
 check(r.rc == 0 and "n/a [1]" in r.out, "compare accepts and shows a survey with a null figure",
       r.describe())
+
+# Pinned host memory that cannot be mapped: the pageable figures stand in,
+# and the method says so; the pinned failure is an error of its own.
+pout = os.path.join(tmp, "nopinned.json")
+r = testlib.run(["survey", "-d", dev, "--quick", "--json", pout], timeout=600,
+                env={**cache_on, "BALLCL_FAULT": "clEnqueueMapBuffer:1"})
+pdoc = json.load(open(pout))
+pm = pdoc["devices"][0]["measured"]
+perr = pdoc["devices"][0]["errors"]
+check(r.rc == 3 and pm["transfer"]["method"] == "pageable"
+      and pm["write_gb_per_s"] == pm["transfer"]["pageable_write_gb_per_s"] > 0
+      and pm["transfer"]["pinned_write_gb_per_s"] is None
+      and "clEnqueueMapBuffer failed" in perr.get("measured.transfer.pinned_write_gb_per_s", "")
+      and not schema_errors(pdoc),
+      "pinned transfers failing: the pageable ones stand in, method 'pageable', the error kept",
+      json.dumps({"transfer": pm["transfer"], "errors": perr}))
 
 # ---- a kernel that gives other bits: its figures fail validation, are not timed ------
 if SANITIZED:

@@ -47,7 +47,12 @@ mkdir -p "$dir/artifacts"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 failed=0
+count=$(echo $targets | wc -w)
+i=0
 for t in $targets; do
+    i=$((i + 1))
+    # A line before each target, so a log shows what the next minute is.
+    echo "fuzz: [$i/$count] $t: running for ${seconds} s (log $dir/fuzz-$t.log)"
     # New inputs go to a scratch corpus; the seeds in the repository stay as
     # they are (read-only second folder).
     work="$dir/corpus-work/$t"

@@ -32,10 +32,13 @@ for p in $packages; do
 done
 if [ -n "$missing" ]; then
     echo "setup: installing$missing"
+    # sudo resets the environment, so the frontend is passed through env:
+    # a DEBIAN_FRONTEND set before "sudo" would not reach debconf, which
+    # would then ask its questions interactively.
     sudo=""
     [ "$(id -u)" -ne 0 ] && sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 fi
 
 # meson itself runs under /usr/bin/python3, which has numpy from Debian.
@@ -52,12 +55,15 @@ status=0
 meson test -C build --print-errorlogs --num-processes 2 || status=$?
 # Reliability jobs (docs/RELIABILITY.md): the suites again on the ASan+UBSan
 # build, then bounded fuzzing of every fuzz target (BALLCL_FUZZ_SECONDS each).
-rm -f build-asan/meson-logs/testlog.json build-fuzz/fuzz-results.jsonl
+rm -f build-asan/meson-logs/testlog.json build-fuzz/fuzz-results.jsonl build/embed-results.jsonl
 tools/sanitize.sh || status=1
 tools/fuzz.sh "${BALLCL_FUZZ_SECONDS:-60}" || status=1
+# The library as another program uses it: installed, then examples/embed.c
+# built against the installed copy through pkg-config and run.
+tools/embed_check.sh build || status=1
 # One closing line with the counts from the test logs of all of them.
 /usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
-    build-fuzz/fuzz-results.jsonl <<'PY'
+    build-fuzz/fuzz-results.jsonl build/embed-results.jsonl <<'PY'
 import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
 # A job that ran no test at all left no log: it counts as one failure.

@@ -24,6 +24,7 @@
 #define BALLCL_CACHE_H
 
 #include "ballcl/ballcl.h"
+#include "util/util.h"
 
 #include <limits.h>
 
@@ -110,5 +111,8 @@ typedef struct bcl_cache_slot {
  * 0700 (src/cache/cache_dir.c). Shared by the cache and the tuned files kept in
  * the same folder. */
 int bcl_make_folders(char *path, bcl_error *e);
+/* Like bcl_cache_dir, and creates the folder (and missing parents) with mode
+ * 0700. BCL_EXIT_INPUT with the path and the reason when it cannot. */
+int bcl_cache_dir_create(char *out, size_t size, bcl_error *e);
 
 #endif

@@ -6,7 +6,8 @@
  * checkpoint, even if the program is killed or the machine loses power.
  */
 #define _GNU_SOURCE /* mkostemp, O_CLOEXEC */
-#include "ballcl/ballcl.h"
+#include "files/files.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

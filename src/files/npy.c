@@ -10,7 +10,8 @@
  *   HLEN bytes of a Python dict literal padded with spaces and ending in '\n',
  *   then the raw array data.
  */
-#include "ballcl/ballcl.h"
+#include "files/files.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <float.h>

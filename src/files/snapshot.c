@@ -12,7 +12,8 @@
  * setjmp) and written with bcl_write_file_atomic, so a picture is never
  * half-written.
  */
-#include "ballcl/ballcl.h"
+#include "files/files.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <png.h>

@@ -7,7 +7,7 @@
  * additions of the reference, in the same order: the same bits, which bench
  * checks before it times the row.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 
 #include <omp.h>
 

@@ -12,7 +12,7 @@
  * Same rules as every other figure (src/measure/measure.c): warm-up never counted,
  * median of repeats.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 

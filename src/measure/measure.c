@@ -8,7 +8,8 @@
  * number of steps; device time comes from profiling events, host time from
  * the monotonic clock.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
+#include "models/rng.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 

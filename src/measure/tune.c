@@ -12,7 +12,7 @@
  * winner is the smallest K within 3% of the fastest: beyond the point where
  * the launch cost is paid off, a larger K only delays the results.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 
 #include <stdio.h>

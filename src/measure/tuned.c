@@ -9,10 +9,11 @@
  * The file also carries the identity in clear, the date and every candidate
  * measured, so a reader can see why the winner won.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "cache/cache.h"
 #include "ocl/clcall.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -212,4 +213,101 @@ int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, b
     }
     json_decref(root);
     return rc;
+}
+
+static int by_tuned_file(const void *a, const void *b)
+{
+    return strcmp(((const bcl_tuned_file_info *)a)->file, ((const bcl_tuned_file_info *)b)->file);
+}
+
+/* Reads one tuned file for the listing: its labels and entries, or why it
+ * cannot be used. Nothing here is trusted for a run (bcl_tuned_load checks
+ * the device key); it is what `ballcl cache list` shows. */
+static void describe_tuned(const char *dir, const char *name, bcl_tuned_file_info *x)
+{
+    memset(x, 0, sizeof *x);
+    snprintf(x->file, sizeof x->file, "%s", name);
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        x->bytes = (uint64_t)st.st_size;
+        x->mtime = (int64_t)st.st_mtime;
+    }
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root) {
+        snprintf(x->problem, sizeof x->problem, "not valid JSON (line %d)", jerr.line);
+        return;
+    }
+    const char *format = NULL, *model = NULL, *dev = "", *plat = "", *date = "";
+    json_int_t balls = 0;
+    json_t *single = NULL, *fused = NULL;
+    bcl_error e = {0};
+    if (json_unpack(root, "{s:s, s:s, s:{s?s, s?s}, s?s, s?I, s?o, s?o}", "format", &format,
+                    "model", &model, "device", "name", &dev, "platform", &plat, "date", &date,
+                    "balls", &balls, "single", &single, "fused", &fused) != 0)
+        snprintf(x->problem, sizeof x->problem, "expected format, model and device fields");
+    else if (strcmp(format, TUNED_FORMAT) != 0)
+        snprintf(x->problem, sizeof x->problem, "format '%.40s', expected '%s'", format,
+                 TUNED_FORMAT);
+    else if (entry_parse(single, "single", name, false, &x->tuned.single, &e) != BCL_OK ||
+             entry_parse(fused, "fused", name, true, &x->tuned.fused, &e) != BCL_OK)
+        snprintf(x->problem, sizeof x->problem, "an entry is malformed");
+    else
+        x->valid = true;
+    bcl_error_clear(&e);
+    if (x->valid) {
+        snprintf(x->model, sizeof x->model, "%s", model);
+        snprintf(x->device, sizeof x->device, "%s", dev);
+        snprintf(x->platform, sizeof x->platform, "%s", plat);
+        snprintf(x->tuned.date, sizeof x->tuned.date, "%s", date);
+        x->tuned.balls = balls > 0 ? (uint64_t)balls : 0;
+    }
+    json_decref(root);
+}
+
+int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e)
+{
+    *files = NULL;
+    *count = 0;
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s/tuned", cache_dir) >= (int)sizeof dir)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cache folder path is too long");
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT)
+            return BCL_OK;
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read folder '%s': %s", dir, strerror(errno));
+    }
+    size_t n = 0, cap = 0;
+    bcl_tuned_file_info *list = NULL;
+    struct dirent *de;
+    int rc = BCL_OK;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        /* <model>-<key>.json; temporaries of an interrupted write are not. */
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            bcl_tuned_file_info *grown = realloc(list, cap * sizeof *list);
+            if (!grown) {
+                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory listing '%s'", dir);
+                break;
+            }
+            list = grown;
+        }
+        describe_tuned(dir, de->d_name, &list[n++]);
+    }
+    closedir(d);
+    if (rc) {
+        free(list);
+        return rc;
+    }
+    if (n)
+        qsort(list, n, sizeof *list, by_tuned_file);
+    *files = list;
+    *count = n;
+    return BCL_OK;
 }

@@ -2,7 +2,8 @@
  * The model table: the only place the models are named. Launch, cache,
  * validation and benchmark code reach a model only through this table.
  */
-#include "ballcl/ballcl.h"
+#include "models/rng.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,6 +3,8 @@
 #define BALLCL_MODEL_IMPL_H
 
 #include "ballcl/ballcl.h"
+#include "models/rng.h"
+#include "util/util.h"
 
 #include <float.h>
 

@@ -4,7 +4,8 @@
  * integer operations, so every machine produces the same sequence, and the
  * floats built from it are assembled from bits, never from libm.
  */
-#include "ballcl/ballcl.h"
+#include "models/rng.h"
+#include "util/util.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * One list of OpenCL status codes gives both their names and short hints, so
  * every error message in ballcl reads "clFoo failed: CL_BAR (hint)".
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 #include "ocl/clcall.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #ifndef BALLCL_CLCALL_H
 #define BALLCL_CLCALL_H
 
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 
 /* For functions that return a cl_int status. */
 #define BCL_CL(fn, ...) (bcl_fault_take(#fn) ?: fn(__VA_ARGS__))

@@ -2,7 +2,8 @@
  * A device context: the OpenCL context, one in-order profiling queue, the
  * model's program and its kernels (created once, kept until destroy).
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -70,7 +71,8 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         goto fail;
     cl_int st;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
-    c->ctx = BCL_CL_CREATE(&st, clCreateContext, props, 1, &dev->device, NULL, NULL);
+    cl_device_id id = dev->device;
+    c->ctx = BCL_CL_CREATE(&st, clCreateContext, props, 1, &id, NULL, NULL);
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clCreateContext", dev->name);
         goto fail;

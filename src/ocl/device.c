@@ -2,7 +2,7 @@
  * Platform and device enumeration, and the device selector of docs/DESIGN.md:
  * "P:D" indices, a device type, or a case-insensitive name substring.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 #include "ocl/clcall.h"
 
 #include <ctype.h>
@@ -51,6 +51,11 @@ static void fill_info(bcl_device_info *di)
     get_value(d, CL_DEVICE_GLOBAL_MEM_SIZE, &di->global_mem, sizeof di->global_mem);
     get_value(d, CL_DEVICE_LOCAL_MEM_SIZE, &di->local_mem, sizeof di->local_mem);
     get_value(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, &di->max_alloc, sizeof di->max_alloc);
+    get_value(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, &di->native_vector_width_float,
+              sizeof di->native_vector_width_float);
+    /* An OpenCL 3.0 query: a 1.2 driver says CL_INVALID_VALUE, left 0. */
+    get_value(d, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &di->preferred_multiple,
+              sizeof di->preferred_multiple);
     cl_device_fp_config fp = 0;
     get_value(d, CL_DEVICE_DOUBLE_FP_CONFIG, &fp, sizeof fp);
     di->fp64 = fp != 0;
@@ -134,6 +139,26 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     return rc;
 }
 
+char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e)
+{
+    size_t size = 0;
+    cl_int st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
+    char *ext = st == CL_SUCCESS ? malloc(size + 1) : NULL;
+    if (st == CL_SUCCESS && !ext) {
+        bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        return NULL;
+    }
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
+    if (st != CL_SUCCESS) {
+        free(ext);
+        bcl_cl_fail(e, st, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", d->name);
+        return NULL;
+    }
+    ext[size] = '\0';
+    return ext;
+}
+
 void bcl_devices_free(bcl_device_list *list)
 {
     free(list->dev);
@@ -141,7 +166,7 @@ void bcl_devices_free(bcl_device_list *list)
     list->count = 0;
 }
 
-const char *bcl_device_type_name(cl_device_type t)
+const char *bcl_device_type_name(uint64_t t)
 {
     if (t & CL_DEVICE_TYPE_GPU)
         return "gpu";
@@ -303,4 +328,12 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
     }
     *index = first;
     return BCL_OK;
+}
+
+int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
+                      bcl_error *e)
+{
+    bcl_selector sel;
+    int rc = bcl_selector_parse(selector, &sel, e);
+    return rc ? rc : bcl_selector_match(&sel, list, index, e);
 }

@@ -4,7 +4,7 @@
  * fallback), else cl/ beside the executable's folder (the build tree), else
  * the installed data folder.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 
 #include <errno.h>
 #include <limits.h>

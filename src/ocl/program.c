@@ -53,7 +53,7 @@ int bcl_program_from_source(cl_context ctx, const bcl_device_info *dev, const ch
     cl_program prog = BCL_CL_CREATE(&st, clCreateProgramWithSource, ctx, 1, &src, &len);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, "clCreateProgramWithSource", dev->name);
-    st = BCL_CL(clBuildProgram, prog, 1, &dev->device, options, NULL, NULL);
+    st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, options, NULL, NULL);
     if (st != CL_SUCCESS) {
         int rc = bcl_cl_fail(e, st, "clBuildProgram", dev->name);
         attach_build_log(prog, dev, e);
@@ -89,8 +89,8 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     if (r != BCL_CACHE_FOUND)
         return false;
     cl_int st, bin_st = CL_SUCCESS;
-    cl_program prog =
-        BCL_CL_CREATE(&st, clCreateProgramWithBinary, ctx, 1, &dev->device, &len, &bin, &bin_st);
+    cl_program prog = BCL_CL_CREATE(&st, clCreateProgramWithBinary, ctx, 1,
+                                    &(cl_device_id){dev->device}, &len, &bin, &bin_st);
     free(file);
     if (st == CL_SUCCESS && bin_st != CL_SUCCESS)
         st = bin_st;
@@ -101,7 +101,8 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
         return false;
     }
     /* Options matter for a binary too: they are what the key promised. */
-    st = BCL_CL(clBuildProgram, prog, 1, &dev->device, bcl_build_options(), NULL, NULL);
+    st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, bcl_build_options(), NULL,
+                NULL);
     if (st != CL_SUCCESS) {
         clReleaseProgram(prog);
         snprintf(why, why_size, "building from the binary failed (%s)", bcl_cl_status_name(st));
@@ -180,7 +181,6 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
         text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         text(rep->note, sizeof rep->note, "built from source, cache not usable");
     } else {
-        rep->cache_used = true;
         char why[160];
         bool absent = false;
         if (program_from_entry(ctx, dev, slot->path, &slot->key, out, &absent, why, sizeof why)) {

@@ -2,7 +2,7 @@
 #ifndef BALLCL_PROGRAM_H
 #define BALLCL_PROGRAM_H
 
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 #include "cache/cache.h"
 
 /* Builds source for dev in ctx. On a build failure the device's build log

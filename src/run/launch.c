@@ -14,7 +14,7 @@
  * vectoriser's width) keeps every lane of a group busy. Local = 1, the seed's
  * mistake, is never chosen.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 
 #include <stdio.h>
 #include <string.h>

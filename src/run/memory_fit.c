@@ -4,7 +4,7 @@
  * killed while filling gigabytes it cannot have; a device allocation
  * beyond the device's memory fails late, after the host work.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 
 #include <unistd.h>
 

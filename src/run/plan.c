@@ -3,16 +3,24 @@
  * for into what runs. Every command and the survey resolve their
  * configurations here, so the rules below exist once:
  *
- *   K        the caller's; 1 with --sync every; what 'ballcl tune' stored
- *            (never more than S); else min(S, BCL_DEFAULT_K)
- *            (bcl_default_steps_per_launch), BCL_DEFAULT_K when S is open;
- *   variant  the caller's (checked against the program); the tuned one
- *            with --local tuned; else bcl_variant_default;
+ *   tuned    the record 'ballcl tune' stored is taken whole (K, variant
+ *            and local size of one entry) or not at all: when the request
+ *            leaves all three open (take_tuned), or asks for it with
+ *            --local tuned (then for what it leaves open). Never a tuned K
+ *            with an untuned variant or local size: their best values
+ *            depend on K (docs/BENCHMARK.md);
+ *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
+ *            variant (the seed's own launch, whose cost a fused launch
+ *            would hide); the tuned K (never more than S); else
+ *            min(S, BCL_DEFAULT_K) (bcl_default_steps_per_launch),
+ *            BCL_DEFAULT_K when S is open;
+ *   variant  the caller's (checked against the program); the tuned one;
+ *            else bcl_variant_default;
  *   local    the caller's size (checked against the kernel's limit), the
  *            driver's choice, the tuned size for this very kernel, or the
  *            automatic rule of launch.c.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 #include "ocl/clcall.h"
 
 #include <stdio.h>
@@ -21,6 +29,12 @@
 uint64_t bcl_check_steps(unsigned k)
 {
     return k > 1 ? (uint64_t)k + k / 2 + 1 : 5;
+}
+
+/* Whether the request takes what the tuned record says. */
+static bool wants_tuned(const bcl_plan_request *r)
+{
+    return r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED;
 }
 
 /* K and where it came from. */
@@ -32,7 +46,11 @@ static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p)
     } else if (r->sync == BCL_SYNC_EVERY) {
         p->steps_per_launch = 1;
         p->k_how = "1 with --sync every";
-    } else if (t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused))) {
+    } else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant &&
+               !r->fused) {
+        p->steps_per_launch = 1;
+        p->k_how = "1 with --local 1, the seed's launch";
+    } else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused))) {
         unsigned k = t->fused.steps_per_launch;
         p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
         p->k_how = "tuned";
@@ -53,12 +71,14 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
     const char *want = r->variant;
     if (want && strcmp(want, "base") == 0)
         want = "";
+    p->variant_how = want ? "given" : "rule";
     if (want && !*want) {
         p->variant[0] = '\0';
         return BCL_OK;
     }
-    if (!want && r->launch.mode == BCL_LOCAL_TUNED && tuned->found) {
+    if (!want && wants_tuned(r) && tuned->found) {
         snprintf(p->variant, sizeof p->variant, "%s", tuned->variant);
+        p->variant_how = "tuned";
         return BCL_OK;
     }
     bcl_variant vars[BCL_MAX_VARIANTS];
@@ -165,7 +185,7 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
      * it; a file that cannot be used is a warning, not an error. */
     static const bcl_tuned none;
     const bcl_tuned *t = &none;
-    if (!r->steps_per_launch || r->launch.mode == BCL_LOCAL_TUNED) {
+    if (!r->steps_per_launch || wants_tuned(r)) {
         const char *problem;
         t = bcl_context_tuned(c, &problem);
         if (problem)
@@ -183,8 +203,12 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
     cl_kernel k;
     if ((rc = bcl_context_kernel(c, p->kernel, &k, e)))
         return rc;
-    /* The tuned local size belongs to the kernel it was measured with. */
+    /* The tuned local size belongs to the kernel it was measured with. A
+     * plain request takes it as --local tuned would. */
     bool same_kernel = entry->found && strcmp(entry->variant, p->variant) == 0;
+    if (r->take_tuned && entry->found)
+        p->launch.mode = BCL_LOCAL_TUNED;
+    p->tuned_used = wants_tuned(r) && entry->found;
     size_t items = (p->balls + p->balls_per_item - 1) / p->balls_per_item;
     if ((rc = choose_local(c, k, items, same_kernel ? entry : NULL, &p->launch, e)))
         return rc;

@@ -8,7 +8,7 @@
  * step launches the kernel once per chunk. Balls are independent, so the
  * split changes no bits.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -46,7 +46,7 @@ static cl_ulong alloc_limit(const bcl_device_info *d)
     return lim;
 }
 
-size_t bcl_sim_chunks(const bcl_sim *s)
+size_t bcl_sim_buffers(const bcl_sim *s)
 {
     return s->nchunks;
 }

@@ -7,7 +7,7 @@
  * run on all host cores: balls are independent, so the bits are those of
  * the plain loop over all balls (a test checks this).
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * size the launch. Every variant is validated bit for bit before use
  * (bench, tune, tests) and chosen by measurement or by the rule below.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
 #include "ocl/clcall.h"
 
 #include <ctype.h>

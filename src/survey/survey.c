@@ -16,7 +16,7 @@
  * failing measurement never takes the device's other figures, or the other
  * devices, down with it.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "survey/survey.h"
 
@@ -75,27 +75,6 @@ static void progress(surveyor *s, const char *what)
         s->o->progress(s->o->progress_arg, s->done, s->total, line);
     }
     s->done++;
-}
-
-/* The device's extension string (malloc'ed), or NULL with e set. */
-static char *query_extensions(const bcl_device_info *d, bcl_error *e)
-{
-    size_t size = 0;
-    cl_int st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
-    char *ext = st == CL_SUCCESS ? malloc(size + 1) : NULL;
-    if (st == CL_SUCCESS && !ext) {
-        bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        return NULL;
-    }
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetDeviceInfo, d->device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
-    if (st != CL_SUCCESS) {
-        free(ext);
-        bcl_cl_fail(e, st, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", d->name);
-        return NULL;
-    }
-    ext[size] = '\0';
-    return ext;
 }
 
 /* ---- build ------------------------------------------------------------------- */
@@ -524,6 +503,50 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
 
 /* ---- the device ------------------------------------------------------------------ */
 
+/* Host <-> device transfer bandwidth of `bytes`, from pinned host memory
+ * (what the platform offers for the fastest transfers) and from pageable
+ * memory; the headline write and read figures are the pinned ones, or the
+ * pageable ones where pinned memory fails, and "method" says which. */
+static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
+{
+    const bcl_survey_opts *o = s->o;
+    unsigned r = o->measure.repeats ? o->measure.repeats : 1;
+    bcl_error e = {0};
+    progress(s, "transfer bandwidth");
+    json_t *t = json_object();
+    json_object_set_new(s->measured, "transfer", t);
+    json_object_set_new(t, "bytes", json_integer((json_int_t)bytes));
+    bcl_stats w[2], rd[2];
+    bool ok[2];
+    static const char *const kind[] = {"pinned", "pageable"};
+    for (int i = 0; i < 2; i++) {
+        ok[i] = bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e) == BCL_OK;
+        char wk[64], rk[64], path[96];
+        snprintf(wk, sizeof wk, "%s_write_gb_per_s", kind[i]);
+        snprintf(rk, sizeof rk, "%s_read_gb_per_s", kind[i]);
+        json_object_set_new(t, wk, ok[i] ? number(w[i].median) : json_null());
+        json_object_set_new(t, rk, ok[i] ? number(rd[i].median) : json_null());
+        if (!ok[i]) {
+            snprintf(path, sizeof path, "measured.transfer.%s", rk);
+            json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
+            snprintf(path, sizeof path, "measured.transfer.%s", wk);
+            failed(s, path, &e);
+        }
+    }
+    int best = ok[0] ? 0 : ok[1] ? 1 : -1;
+    json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
+    json_object_set_new(s->measured, "write_gb_per_s",
+                        best >= 0 ? number(w[best].median) : json_null());
+    json_object_set_new(s->measured, "read_gb_per_s",
+                        best >= 0 ? number(rd[best].median) : json_null());
+    if (best < 0) {
+        json_object_set_new(s->errors, "measured.write_gb_per_s",
+                            json_string("neither pinned nor pageable transfers could be measured"));
+        json_object_set_new(s->errors, "measured.read_gb_per_s",
+                            json_string("neither pinned nor pageable transfers could be measured"));
+    }
+}
+
 /* Latency and copy bandwidth, on the default model's program; also the
  * preferred work-group multiple of its one-step kernel for "limits". */
 static void measure_device(surveyor *s, const bcl_model *m)
@@ -547,7 +570,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
         failed(s, "measured.roundtrip_us", &e);
         e = copy;
         failed(s, "measured.copy_gb_per_s", &e);
-        s->done++;
+        e = copy;
+        failed(s, "measured.write_gb_per_s", &e);
+        e = copy;
+        failed(s, "measured.read_gb_per_s", &e);
+        s->done += 2;
         return;
     }
     size_t pm = 0;
@@ -592,6 +619,7 @@ static void measure_device(surveyor *s, const bcl_model *m)
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
     json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+    measure_transfer(s, ctx, bytes / 16 * 16);
     bcl_context_destroy(ctx);
 }
 
@@ -601,8 +629,8 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *out = NULL;
     *status = BCL_OK;
     bcl_error qe = {0};
-    char *ext = query_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 3 + 4 * (unsigned)bcl_model_count};
+    char *ext = bcl_device_extensions(d, &qe);
+    surveyor s = {.d = d, .o = o, .total = 4 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
     free(ext);
     s.measured = json_object();
@@ -623,6 +651,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     json_object_set_new(s.measured, "model", json_string(def->name));
     static const char *const figures[] = {"build_ms_cold", "build_ms_cached", "launch_latency_us",
                                           "roundtrip_us", "copy_gb_per_s"};
+    /* write_gb_per_s, read_gb_per_s and transfer follow copy_bytes. */
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
         json_object_set_new(s.measured, figures[i], json_null());
     measure_builds(&s, def);
@@ -642,4 +671,33 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *out = s.dev;
     *status = s.status;
     return BCL_OK;
+}
+
+int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts *o, char **json,
+                   int *status, bcl_error *e)
+{
+    *json = NULL;
+    *status = BCL_OK;
+    json_t *doc = bcl_survey_document(o);
+    if (!doc)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    json_t *devices = json_object_get(doc, "devices");
+    int rc = BCL_OK;
+    for (size_t i = 0; i < n && rc == BCL_OK; i++) {
+        json_t *dev;
+        int st;
+        if ((rc = bcl_survey_device(&devs[i], o, &dev, &st, e)))
+            break;
+        json_array_append_new(devices, dev);
+        if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && *status == BCL_OK))
+            *status = st;
+    }
+    /* Every digit of every figure: the caller rounds when it writes. */
+    if (rc == BCL_OK) {
+        *json = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+        if (!*json)
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    }
+    json_decref(doc);
+    return rc;
 }

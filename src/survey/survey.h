@@ -1,9 +1,10 @@
-/* The survey's internal helpers, shared by its measuring, describing and
- * reading parts (public API in ballcl.h). */
+/* The survey, internal side: the JSON document it builds (jansson), shared
+ * by its measuring, describing and reading parts and by the tests. The
+ * public side (ballcl/measure.h) hands documents out as text. */
 #ifndef BALLCL_SURVEY_H
 #define BALLCL_SURVEY_H
 
-#include "ballcl/ballcl.h"
+#include "ballcl/measure.h"
 
 #include <jansson.h>
 
@@ -11,5 +12,39 @@
  * replaced by '?' (json_string refuses such text, and a driver's strings
  * are not ours to trust). NULL only when out of memory. */
 json_t *bcl_survey_text(const char *s);
+
+/* The "large" N for d: 16M balls (256 MiB) on a GPU or accelerator, 4M
+ * (64 MiB) on a CPU, 64K with quick; never more than one allocation
+ * (max_alloc) or a quarter of the device's memory holds, at least small_n. */
+size_t bcl_survey_large_n(const bcl_device_info *d, const bcl_survey_opts *o);
+/* The N of the fused figure: enough balls to fill the device (65536 per
+ * compute unit), at least sweep_n, at most the large N. A k-step launch
+ * costs K times a one-step one, so N = large would take minutes on a CPU
+ * for a rate that no longer changes with N once the device is full. */
+size_t bcl_survey_fused_n(const bcl_device_info *d, const bcl_survey_opts *o);
+
+/* The document without devices: schema, version, date, command, settings
+ * and an empty "devices" array. NULL when out of memory. */
+json_t *bcl_survey_document(const bcl_survey_opts *o);
+/* Identity and limits of d as the survey's "identity" and "limits"
+ * objects, in a new device object (no device calls: extensions is the
+ * CL_DEVICE_EXTENSIONS text or NULL, pm the preferred multiple or 0 when
+ * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
+ * by '?', so the JSON is always valid. NULL when out of memory. */
+json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
+/* Surveys one device into a new device object (*out); see bcl_survey_run.
+ * *status is the worst outcome of its figures. Returns non-zero only when
+ * out of memory. */
+int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
+                      bcl_error *e);
+/* Adds to dev's "flags" every figure above a plausible peak (the rules of
+ * docs/SURVEY.md); returns the number of flags. */
+size_t bcl_survey_flag(json_t *dev);
+
+/* Parses and checks a survey held in buf (len bytes, no NUL needed): valid
+ * JSON, schema BCL_SURVEY_SCHEMA, every required key with its type. name
+ * labels the messages. BCL_EXIT_INPUT with a one-line message on any
+ * defect; else *out is the document (the caller decrefs it). */
+int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out, bcl_error *e);
 
 #endif

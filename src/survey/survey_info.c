@@ -4,7 +4,7 @@
  * and the plausibility rules that flag a figure above a possible peak.
  * docs/SURVEY.md documents every key written here.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <jansson.h>
@@ -337,6 +337,8 @@ size_t bcl_survey_flag(json_t *dev)
     double mhz = (double)json_integer_value(json_object_get(lim, "clock_mhz"));
     double flops_per_s = cu * mhz * 1e6 * MAX_FLOPS_PER_CLOCK_PER_CU;
     check_max(flags, m, "copy_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+    check_max(flags, m, "write_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+    check_max(flags, m, "read_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
     /* The default model's figures at the top of "measured", then every
      * model's under "models". */
     flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s);

@@ -3,11 +3,12 @@
  * needs and lenient about what it does not: a file must be JSON, carry the
  * schema version this program writes, and have every required key with its
  * type (the tables below, which docs/SURVEY.md and docs/survey.schema.json
- * describe); keys it does not know are allowed, so a later ballcl-survey/1
- * writer may add some. Anything else is an input error naming the file and
- * the first offending key, never a crash: the reader takes any bytes.
+ * describe); keys it does not know are allowed, so a later writer of the
+ * same version may add some. It reads ballcl-survey/2 (what it writes) and
+ * ballcl-survey/1, which lacks the keys that version 2 added (`since`). Anything else is an input
+ * error naming the file and the first offending key, never a crash: the reader takes any bytes.
  */
-#include "ballcl/ballcl.h"
+#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@ typedef struct field {
     unsigned types;
     const struct field *sub;
     unsigned elem;
+    unsigned since; /* the schema version that added the key (0: 1) */
 } field;
 
 #define END                                                                                        \
@@ -86,6 +88,16 @@ static const field model_fields[] = {
     END,
 };
 
+static const field transfer_fields[] = {
+    {"bytes", T_INT, NULL, 0, 0},
+    {"method", T_STR | T_NULL, NULL, 0, 0},
+    {"pinned_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"pinned_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"pageable_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"pageable_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    END,
+};
+
 static const field measured_fields[] = {
     {"model", T_STR, NULL, 0},
     {"build_ms_cold", T_NUM | T_NULL, NULL, 0},
@@ -94,6 +106,9 @@ static const field measured_fields[] = {
     {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
     {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
     {"copy_bytes", T_INT, NULL, 0},
+    {"write_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
+    {"read_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
+    {"transfer", T_OBJ, transfer_fields, 0, 2},
     {NULL, 0, model_fields, 0},
     {"models", T_MAP, model_fields, T_OBJ},
     END,
@@ -255,6 +270,7 @@ static const char *found_text(const json_t *v)
 typedef struct checker {
     const char *name;
     bcl_error *e;
+    unsigned version; /* of the file's schema */
 } checker;
 
 static int check_fields(checker *c, const json_t *obj, const field *f, const char *path);
@@ -306,6 +322,10 @@ static int check_fields(checker *c, const json_t *obj, const field *f, const cha
             continue;
         }
         const json_t *v = json_object_get(obj, f->key);
+        /* A key that a later version added is checked when present: an
+         * older file lacks it, and the table shows it as absent. */
+        if (!v && f->since > c->version)
+            continue;
         if (!v)
             return bcl_fail(c->e, BCL_EXIT_INPUT, "'%s': %s%smissing key '%s'", c->name, path,
                             *path ? ": " : "", f->key);
@@ -332,11 +352,15 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
         rc = bcl_fail(e, BCL_EXIT_INPUT,
                       "'%s': not a ballcl survey: expected a JSON object with \"schema\": \"%s\"",
                       name, BCL_SURVEY_SCHEMA);
-    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA) != 0)
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': schema '%.64s' is not supported: expected '%s'",
-                      name, json_string_value(schema), BCL_SURVEY_SCHEMA);
-    else if ((rc = check_fields(&c, doc, document_fields, "")) == BCL_OK &&
-             json_array_size(json_object_get(doc, "devices")) == 0)
+    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA) == 0)
+        c.version = 2;
+    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA_V1) == 0)
+        c.version = 1;
+    else
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': schema '%.64s' is not supported: expected %s", name,
+                      json_string_value(schema), BCL_SURVEY_SCHEMAS_READ);
+    if (rc == BCL_OK && (rc = check_fields(&c, doc, document_fields, "")) == BCL_OK &&
+        json_array_size(json_object_get(doc, "devices")) == 0)
         rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': devices: expected at least one device", name);
     if (rc) {
         json_decref(doc);
@@ -346,9 +370,9 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
     return BCL_OK;
 }
 
-int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
+int bcl_survey_load(const char *path, char **json, bcl_error *e)
 {
-    *out = NULL;
+    *json = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
@@ -357,7 +381,7 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
     char *buf = NULL;
     int rc = BCL_OK;
     for (;;) {
-        if (len == cap) {
+        if (len + 1 >= cap) {
             if (cap >= MAX_FILE) {
                 rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
                               MAX_FILE >> 20);
@@ -372,7 +396,7 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
             buf = p;
             cap = grown;
         }
-        size_t got = fread(buf + len, 1, cap - len, f);
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
         len += got;
         if (got == 0) {
             if (ferror(f))
@@ -381,26 +405,15 @@ int bcl_survey_load(const char *path, json_t **out, bcl_error *e)
         }
     }
     fclose(f);
+    json_t *doc = NULL;
     if (rc == BCL_OK)
-        rc = bcl_survey_read(buf ? buf : "", len, path, out, e);
-    free(buf);
-    return rc;
-}
-
-int bcl_survey_save(const char *path, const json_t *doc, bcl_error *e)
-{
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-    if (!text)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
-    size_t len = strlen(text);
-    char *withnl = realloc(text, len + 2);
-    if (!withnl) {
-        free(text);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        rc = bcl_survey_read(buf ? buf : "", len, path, &doc, e);
+    json_decref(doc);
+    if (rc) {
+        free(buf);
+        return rc;
     }
-    withnl[len] = '\n';
-    withnl[len + 1] = '\0';
-    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
-    free(withnl);
-    return rc;
+    buf[len] = '\0';
+    *json = buf;
+    return BCL_OK;
 }

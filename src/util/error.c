@@ -3,7 +3,7 @@
  * later failures (during clean-up) never overwrite it, so the user sees the
  * cause rather than a consequence.
  */
-#include "ballcl/ballcl.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

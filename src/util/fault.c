@@ -11,7 +11,7 @@
  * (tests/test_fault_walk.py) instead of hard-coding it. Both variables are
  * test hooks: this is the one place where the library writes to stderr.
  */
-#include "ballcl/ballcl.h"
+#include "ocl/ocl.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * range, with nothing after it ("10x", "1e99", "" and "-3" for a count are
  * all errors that name the option and what it expects).
  */
-#include "ballcl/ballcl.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -16,7 +16,10 @@
  *   - encoding the accepted key, labels and payload and decoding that gives
  *     the same payload and labels back.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 #include "cache/cache.h"
 
 #include <stdio.h>

@@ -11,7 +11,10 @@
  *     value is finite, and the outputs are untouched on failure.
  */
 #define _GNU_SOURCE /* memfd_create */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,10 @@
  *   - an accepted count is all decimal digits, in range, and the same number
  *     as the text; an accepted float is finite; failures leave outputs alone.
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -10,7 +10,10 @@
  *     one line; the empty list is BCL_EXIT_RUNTIME for the default selector.
  */
 #define _GNU_SOURCE /* strcasestr */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
 
 #include <stdio.h>
 #include <stdlib.h>

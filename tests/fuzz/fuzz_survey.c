@@ -5,11 +5,16 @@
  *   - the result is BCL_OK or BCL_EXIT_INPUT; a refusal is one non-empty
  *     line that names the file, and hands out no document;
  *   - an accepted document is an object with "schema" equal to
- *     BCL_SURVEY_SCHEMA and a non-empty "devices" array, and what it dumps
+ *     BCL_SURVEY_SCHEMA or the older BCL_SURVEY_SCHEMA_V1, and a non-empty
+ *     "devices" array, and what it dumps
  *     back to text is accepted again (the reader is stable on its own
  *     output).
  */
-#include "ballcl/ballcl.h"
+#include "run/run.h"
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "files/files.h"
+#include "survey/survey.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -39,7 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check(json_is_object(doc), "accepted a non-object", &e);
     const char *schema = json_string_value(json_object_get(doc, "schema"));
-    check(schema && strcmp(schema, BCL_SURVEY_SCHEMA) == 0, "accepted another schema", &e);
+    check(schema &&
+              (strcmp(schema, BCL_SURVEY_SCHEMA) == 0 || strcmp(schema, BCL_SURVEY_SCHEMA_V1) == 0),
+          "accepted another schema", &e);
     check(json_array_size(json_object_get(doc, "devices")) > 0, "accepted no devices", &e);
     char *text = json_dumps(doc, JSON_PRESERVE_ORDER);
     check(text != NULL, "cannot dump an accepted document", &e);

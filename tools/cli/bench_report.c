@@ -72,40 +72,145 @@ static double us_of(const bench_result *res, int i)
     return row(res, i)->validated ? bench_row_us(row(res, i))->median : NAN;
 }
 
+static json_t *number_or_null(bool ok, double x)
+{
+    return ok && isfinite(x) ? json_real(x) : json_null();
+}
+
+/* Whether a comparison of two rows means anything (docs/BENCHMARK.md): two
+ * device rows that ran the same launch (variant, local size, K, waiting)
+ * are one configuration measured twice, and two rows whose min..max ranges
+ * overlap differ by less than the noise of this machine at this moment. */
+typedef enum { CMP_NA, CMP_SAME_CONFIG, CMP_NOISE, CMP_DIFFERENT } cmp_kind;
+
+static const char *const cmp_names[] = {"n/a", "same configuration", "within noise", "different"};
+
+static bool same_config(const bench_row *a, const bench_row *b)
+{
+    if (a->host || b->host)
+        return a->host == b->host && a->openmp == b->openmp;
+    const bcl_plan *x = &a->plan, *y = &b->plan;
+    return strcmp(x->variant, y->variant) == 0 && x->launch.local == y->launch.local &&
+           x->steps_per_launch == y->steps_per_launch && x->sync == y->sync &&
+           x->fused == y->fused && a->host_clock == b->host_clock;
+}
+
+static cmp_kind compare(const bench_result *res, int i, int j)
+{
+    const bench_row *a = row(res, i), *b = row(res, j);
+    if (!a->validated || !b->validated)
+        return CMP_NA;
+    if (same_config(a, b))
+        return CMP_SAME_CONFIG;
+    const bcl_stats *x = bench_row_us(a), *y = bench_row_us(b);
+    if (x->min <= y->max && y->min <= x->max)
+        return CMP_NOISE;
+    return CMP_DIFFERENT;
+}
+
 static void print_footer(const bench_result *res)
 {
     double l1 = us_of(res, ROW_LOCAL_1), la = us_of(res, ROW_LOCAL_AUTO);
     double ld = us_of(res, ROW_LOCAL_DRIVER), lt = us_of(res, ROW_LOCAL_TUNED);
     double se = us_of(res, ROW_SYNC_EVERY), ba = us_of(res, ROW_BATCHED);
     double fu = us_of(res, ROW_FUSED);
+    const char *noise = "within the noise (their min..max ranges overlap)";
     printf("\nThe seed's three mistakes, measured here:\n");
-    if (isnan(l1) || isnan(la))
-        printf("  1. N work-groups of one work-item (local=1): n/a (a row failed validation)\n");
-    else
-        printf("  1. N work-groups of one work-item (local=1): %.1f us/step, %.2fx the time of "
-               "local=auto (%.1f us/step)\n",
-               l1, l1 / la, la);
-    if (isnan(l1) || isnan(ld) || isnan(lt))
-        printf("  2. a hand-written launch where the library's would do: n/a (a row failed "
-               "validation)\n");
-    else
-        printf("  2. a hand-written launch where the library's would do: the runtime's own choice "
-               "(local=driver) is %.2fx faster than local=1 and %.2fx the time of local=tuned\n",
-               l1 / ld, ld / lt);
-    if (isnan(se) || isnan(ba))
-        printf("  3. a wait (and print) after every step: n/a (a row failed validation)\n");
-    else
-        printf("  3. a wait (and print) after every step: sync-every-step %.1f us/step against "
-               "batched %.1f us/step, %+.1f us (%.2fx) per step\n",
-               se, ba, se - ba, se / ba);
-    if (!isnan(fu))
-        printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s, %.1fx the C reference, "
-               "%.1fx batched single steps.\n",
+    printf("  1. N work-groups of one work-item (local=1): ");
+    switch (compare(res, ROW_LOCAL_1, ROW_LOCAL_AUTO)) {
+    case CMP_NA:
+        printf("n/a (a row failed validation)\n");
+        break;
+    case CMP_SAME_CONFIG:
+        printf("local=auto ran local 1 too: nothing to compare\n");
+        break;
+    case CMP_NOISE:
+        printf("%.1f us/step against local=auto's %.1f: %s, no cost measured\n", l1, la, noise);
+        break;
+    default:
+        printf("%.1f us/step, %.2fx the time of local=auto (%.1f us/step)\n", l1, l1 / la, la);
+    }
+    printf("  2. a hand-written launch where the library's would do: ");
+    cmp_kind d1 = compare(res, ROW_LOCAL_DRIVER, ROW_LOCAL_1);
+    cmp_kind dt = compare(res, ROW_LOCAL_DRIVER, ROW_LOCAL_TUNED);
+    if (d1 == CMP_NA || dt == CMP_NA) {
+        printf("n/a (a row failed validation)\n");
+    } else {
+        printf("the runtime's own choice (local=driver) ");
+        if (d1 == CMP_DIFFERENT)
+            printf("is %.2fx %s than local=1", l1 > ld ? l1 / ld : ld / l1,
+                   l1 > ld ? "faster" : "slower");
+        else
+            printf("and local=1 are %s", noise);
+        if (dt == CMP_SAME_CONFIG)
+            printf("; local=tuned is the driver's choice too (the same configuration, so no "
+                   "comparison)\n");
+        else if (dt == CMP_NOISE)
+            printf("; against local=tuned: %s\n", noise);
+        else
+            printf(", and %.2fx the time of local=tuned\n", ld / lt);
+    }
+    printf("  3. a wait (and print) after every step: ");
+    switch (compare(res, ROW_SYNC_EVERY, ROW_BATCHED)) {
+    case CMP_NA:
+        printf("n/a (a row failed validation)\n");
+        break;
+    case CMP_NOISE:
+    case CMP_SAME_CONFIG:
+        printf("sync-every-step %.1f us/step against batched %.1f: %s, no cost measured at this "
+               "N\n",
+               se, ba, noise);
+        break;
+    default:
+        if (se > ba)
+            printf("sync-every-step %.1f us/step against batched %.1f us/step, %+.1f us (%.2fx) "
+                   "per step\n",
+                   se, ba, se - ba, se / ba);
+        else
+            printf("sync-every-step %.1f us/step was faster than batched %.1f us/step here: no "
+                   "cost measured at this N\n",
+                   se, ba);
+    }
+    if (!isnan(fu)) {
+        printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s, %.1fx the C reference",
                row(res, ROW_FUSED)->plan.steps_per_launch, rate(row(res, ROW_FUSED), res->balls),
-               speedup(res, row(res, ROW_FUSED)), isnan(ba) ? 0 : ba / fu);
+               speedup(res, row(res, ROW_FUSED)));
+        cmp_kind fb = compare(res, ROW_FUSED, ROW_BATCHED);
+        if (fb == CMP_DIFFERENT)
+            printf(", %.1fx batched single steps.\n", ba / fu);
+        else if (fb == CMP_NOISE)
+            printf("; against batched single steps: %s.\n", noise);
+        else
+            printf(".\n");
+    }
     if (row(res, ROW_LOCAL_TUNED)->tuned_missing)
         printf("Note: nothing is tuned for this device and model; local=tuned ran local=auto "
                "(run 'ballcl tune').\n");
+}
+
+/* The comparisons of the footer, for --json. */
+static json_t *conclusions_json(const bench_result *res)
+{
+    static const struct {
+        int mistake, a, b;
+    } pairs[] = {
+        {1, ROW_LOCAL_1, ROW_LOCAL_AUTO},
+        {2, ROW_LOCAL_DRIVER, ROW_LOCAL_1},
+        {2, ROW_LOCAL_DRIVER, ROW_LOCAL_TUNED},
+        {3, ROW_SYNC_EVERY, ROW_BATCHED},
+        {0, ROW_FUSED, ROW_BATCHED},
+    };
+    json_t *arr = json_array();
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        cmp_kind k = compare(res, pairs[i].a, pairs[i].b);
+        double x = us_of(res, pairs[i].a), y = us_of(res, pairs[i].b);
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:o, s:s}", "mistake",
+                                             pairs[i].mistake, "row", bench_row_names[pairs[i].a],
+                                             "against", bench_row_names[pairs[i].b], "time_ratio",
+                                             number_or_null(k != CMP_NA && y > 0, x / y), "verdict",
+                                             cmp_names[k]));
+    }
+    return arr;
 }
 
 void bench_print_table(const bench_info *info, const bench_result *res)
@@ -144,11 +249,6 @@ static json_t *stats_json(const bcl_stats *s)
     return json_pack("{s:f, s:f, s:f}", "median", s->median, "min", s->min, "max", s->max);
 }
 
-static json_t *number_or_null(bool ok, double x)
-{
-    return ok && isfinite(x) ? json_real(x) : json_null();
-}
-
 static json_t *row_json(const bench_result *res, const bench_row *r)
 {
     bool ok = r->validated;
@@ -160,7 +260,7 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         const char *v = r->plan.variant;
         cfg =
             json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
-                      "balls_per_item", (int)bcl_variant_balls(v), "local",
+                      "balls_per_item", (int)r->plan.balls_per_item, "local",
                       r->plan.launch.local ? json_integer((json_int_t)r->plan.launch.local)
                                            : json_string("driver"),
                       "local_how", r->plan.launch.how ? r->plan.launch.how : "", "global",
@@ -185,10 +285,10 @@ json_t *bench_result_json(const bench_result *res)
     json_t *rows = json_array();
     for (int i = 0; i < ROW_COUNT; i++)
         json_array_append_new(rows, row_json(res, row(res, i)));
-    return json_pack("{s:I, s:f, s:{s:I, s:o}, s:o}", "balls", (json_int_t)res->balls,
+    return json_pack("{s:I, s:f, s:{s:I, s:o}, s:o, s:o}", "balls", (json_int_t)res->balls,
                      "copy_gb_per_s", res->copy_gb_per_s.median, "copy", "bytes",
                      (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
-                     "rows", rows);
+                     "rows", rows, "conclusions", conclusions_json(res));
 }
 
 json_t *bench_info_json(const bench_info *info)

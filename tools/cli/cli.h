@@ -6,6 +6,7 @@
 #define BALLCL_CLI_H
 
 #include "ballcl/ballcl.h"
+#include "ballcl/measure.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -66,8 +67,13 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
  * so long work is not lost on a bad output path. */
 int cli_check_writable(const char *path, const char *what, bcl_error *e);
 
-/* Progress on stderr when it is a terminal, nothing otherwise; matches
- * bcl_progress_fn (arg: the prefix, e.g. "tune"). */
+/* Seconds between progress lines when stderr is not a terminal. */
+#define CLI_PROGRESS_SECONDS 10
+/* Progress of long work on stderr (README.md), matching bcl_progress_fn
+ * (arg: the prefix, e.g. "tune"): on a terminal one line rewritten in
+ * place; otherwise a whole line at most every CLI_PROGRESS_SECONDS
+ * (BALLCL_PROGRESS_SECONDS overrides it; 0: every update), so a log shows
+ * that the work goes on without filling up. */
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what);
 /* Erases the progress line. */
 void cli_progress_end(void);
@@ -75,6 +81,14 @@ void cli_progress_end(void);
 /* The error for what getopt_long returned as ':' (a value missing) or '?'
  * (an unknown option, or a flag given "=value"), for command cmd. */
 int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e);
+
+/* text cut to at most width display columns for a table: when it is
+ * longer, at a word boundary (before a space, after a '-') with an
+ * ellipsis, never silently mid-word. */
+void cli_ellipsize(const char *text, size_t width, char *out, size_t size);
+/* cli_ellipsize, then padded with spaces to exactly width columns (printf's
+ * %-Ns counts bytes, not columns, so the ellipsis would misalign it). */
+void cli_field(const char *text, size_t width, char *out, size_t size);
 
 /* Commands */
 int cmd_devices(int argc, char **argv);

@@ -53,10 +53,11 @@ static void help(void)
            "                         tools/plot_bench.sh)\n"
            "  --no-cache             build from source, bypassing the binary cache\n"
            "  -h, --help             this help\n\n"
-           "Progress is shown on stderr when it is a terminal.\n"
+           "Progress goes to stderr: a line rewritten in place on a terminal, else a line\n"
+           "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
            "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
            "error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, CLI_PROGRESS_SECONDS);
 }
 
 enum {
@@ -167,7 +168,7 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
 /* What each row asks for; bcl_plan_resolve turns it into what runs. The
  * fused row takes the tuned K, variant and local size when they are
  * stored, so that it shows the best this device is known to do. */
-static void setup_rows(const bcl_tuned *tuned, const bench_args *a, size_t n, bench_result *res)
+static void setup_rows(const bench_args *a, size_t n, bench_result *res)
 {
     for (int i = 0; i < ROW_COUNT; i++) {
         bench_row *r = &res->rows[i];
@@ -205,8 +206,8 @@ static void setup_rows(const bcl_tuned *tuned, const bench_args *a, size_t n, be
     bench_row *f = &res->rows[ROW_FUSED];
     f->req.fused = true;
     f->req.steps_per_launch = a->k_given ? (unsigned)a->k : 0;
-    f->req.variant = tuned->fused.found ? tuned->fused.variant : NULL;
-    f->req.launch.mode = tuned->fused.found ? BCL_LOCAL_TUNED : BCL_LOCAL_AUTO;
+    f->req.variant = NULL;
+    f->req.launch.mode = BCL_LOCAL_TUNED; /* auto when nothing is tuned: see device_row */
 }
 
 /* Validates a host row (the reference defines the bits) and prepares its
@@ -233,12 +234,24 @@ static int host_row(bench_row *r, const bench_args *a, const float *init, float 
 
 /* Resolves and validates a device row and, if it gave the reference's
  * bits, prepares its timer. */
-static int device_row(bench_row *r, bcl_sim *sim, const bench_args *a, const float *init,
-                      float *scratch, bcl_timer **timer, bcl_error *e)
+static int device_row(bench_row *r, bcl_context *ctx, bcl_sim *sim, const bench_args *a,
+                      const float *init, float *scratch, bcl_timer **timer, bcl_error *e)
 {
-    int rc = bcl_plan_resolve(bcl_sim_context(sim), &r->req, &r->plan, e);
+    int rc = bcl_plan_resolve(ctx, &r->req, &r->plan, e);
+    /* A fused row with nothing tuned for the k-step kernel is the rule's
+     * variant at the automatic local size, not a tuned row that fell back. */
+    if (rc == BCL_OK && r->req.fused && strcmp(r->plan.variant_how, "tuned") != 0) {
+        r->req.launch.mode = BCL_LOCAL_AUTO;
+        rc = bcl_plan_resolve(ctx, &r->req, &r->plan, e);
+    }
     if (rc)
         return rc;
+    /* The tuned file is read once; say once that it was of no use. */
+    static bool warned;
+    if (r->plan.warning[0] && !warned) {
+        fprintf(stderr, "ballcl: warning: %s\n", r->plan.warning);
+        warned = true;
+    }
     r->tuned_missing =
         r->req.launch.mode == BCL_LOCAL_TUNED && strcmp(r->plan.launch.how, "tuned") != 0;
     rc = bcl_check_sim(sim, &r->plan, init, 0, scratch, &r->v, e);
@@ -272,7 +285,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
     m->init(init, 0, n, a->init, a->seed, a->model.params);
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
-    setup_rows(bcl_context_tuned(ctx, NULL), a, n, res);
+    setup_rows(a, n, res);
     char line[128];
     snprintf(line, sizeof line, "N=%zu copy bandwidth", n);
     cli_progress("bench", 0, 0, line);
@@ -284,7 +297,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
         snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
         cli_progress("bench", (unsigned)i, ROW_COUNT, line);
         rc = r->host ? host_row(r, a, init, host, n, &timers[i], e)
-                     : device_row(r, sim, a, init, scratch, &timers[i], e);
+                     : device_row(r, ctx, sim, a, init, scratch, &timers[i], e);
     }
     unsigned repeats = a->measure.repeats ? a->measure.repeats : 1;
     for (unsigned k = 0; k < repeats && rc == BCL_OK; k++) {
@@ -341,10 +354,6 @@ int cmd_bench(int argc, char **argv)
     for (size_t i = 0; i < a.nballs; i++)
         if ((rc = bcl_memory_fit(d, (size_t)a.balls[i], 3, "--balls", &e)))
             goto out;
-    const char *tuned_problem;
-    bcl_context_tuned(ctx, &tuned_problem);
-    if (tuned_problem)
-        fprintf(stderr, "ballcl: warning: %s; ignoring it\n", tuned_problem);
     bench_info info = {
         .dev = d,
         .model = a.model.model,

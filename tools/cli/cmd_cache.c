@@ -1,7 +1,7 @@
 /*
  * ballcl cache [list|clear|path]: inspect the binary cache (docs/cache.md). The
- * folder is shared with the tuner's tune-*.json files; list and clear deal
- * with program entries only, and say so.
+ * folder is shared with the tuner's files (tuned/<model>-<key>.json): list
+ * shows both, clear removes program entries only, and says so.
  */
 #include "cli.h"
 
@@ -16,9 +16,10 @@ static void help(void)
            "skip the compiler. Its folder is $BALLCL_CACHE_DIR, else $XDG_CACHE_HOME/ballcl,\n"
            "else ~/.cache/ballcl.\n\n"
            "  list       every program entry: key, device, size, age, and whether it checks\n"
-           "             out (default)\n"
+           "             out; then every tuned configuration 'ballcl tune' stored (tuned/):\n"
+           "             model, device, date and its best k-step launch (default)\n"
            "  clear      remove the program entries (and temporaries that interrupted\n"
-           "             writes left); tuned configurations (tune-*.json) are kept\n"
+           "             writes left); tuned configurations (tuned/) are kept\n"
            "  path       print the folder\n"
            "  --json     list as one JSON object\n"
            "  -h, --help this help\n");
@@ -48,13 +49,84 @@ static void format_age(int64_t seconds, char *out, size_t size)
         snprintf(out, size, "%lld d", (long long)(seconds / 86400));
 }
 
+static void best_text(const bcl_tuned_file_info *x, char *out, size_t size)
+{
+    const bcl_tuned_entry *t = x->tuned.fused.found ? &x->tuned.fused : &x->tuned.single;
+    if (!x->valid || !t->found) {
+        snprintf(out, size, "-");
+        return;
+    }
+    char loc[24];
+    if (t->local)
+        snprintf(loc, sizeof loc, "%zu", t->local);
+    else
+        snprintf(loc, sizeof loc, "driver");
+    snprintf(out, size, "%s, local %s, K %u", t->variant[0] ? t->variant : "base", loc,
+             t->steps_per_launch);
+}
+
+static json_t *tuned_entry_json(const bcl_tuned_entry *t)
+{
+    if (!t->found)
+        return json_null();
+    return json_pack("{s:s, s:o, s:I, s:f}", "variant", t->variant, "local",
+                     t->local ? json_integer((json_int_t)t->local) : json_string("driver"),
+                     "steps_per_launch", (json_int_t)t->steps_per_launch, "us_per_step",
+                     t->us_per_step);
+}
+
+static json_t *tuned_json(const bcl_tuned_file_info *tf, size_t n, int64_t now)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const bcl_tuned_file_info *x = &tf[i];
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:I, s:o, s:o, s:I, s:I, s:b, s:s?}",
+                           "file", x->file, "model", x->valid ? x->model : NULL, "device",
+                           x->valid ? x->device : NULL, "platform", x->valid ? x->platform : NULL,
+                           "date", x->valid ? x->tuned.date : NULL, "balls",
+                           (json_int_t)x->tuned.balls, "single", tuned_entry_json(&x->tuned.single),
+                           "fused", tuned_entry_json(&x->tuned.fused), "bytes",
+                           (json_int_t)x->bytes, "age_s", (json_int_t)(now - x->mtime), "valid",
+                           x->valid, "problem", x->valid ? NULL : x->problem));
+    }
+    return arr;
+}
+
+static void print_tuned(const char *dir, const bcl_tuned_file_info *tf, size_t n, int64_t now)
+{
+    if (n == 0) {
+        printf("no tuned configurations in %s/tuned ('ballcl tune' stores them)\n", dir);
+        return;
+    }
+    printf("%-7s %-32s  %-28s  %-20s  %-26s %7s  %s\n", "TUNED", "DEVICE", "PLATFORM", "DATE",
+           "BEST (K-STEP)", "AGE", "STATE");
+    for (size_t i = 0; i < n; i++) {
+        const bcl_tuned_file_info *x = &tf[i];
+        char dev[40], plat[40], best[64], age[32];
+        cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
+        cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
+        best_text(x, best, sizeof best);
+        format_age(now - x->mtime, age, sizeof age);
+        printf("%-7s %s  %s  %-20s  %-26s %7s  %s%s\n", x->valid ? x->model : "?", dev, plat,
+               x->valid ? x->tuned.date : "?", best, age, x->valid ? "ok" : "bad: ", x->problem);
+    }
+    printf("%zu tuned configuration%s in %s/tuned ('ballcl tune --show -d SEL' prints one)\n", n,
+           n == 1 ? "" : "s", dir);
+}
+
 static int list(const char *dir, bool as_json)
 {
     bcl_error e = {0};
     bcl_cache_entry_info *ent;
-    size_t n;
+    bcl_tuned_file_info *tf;
+    size_t n, ntf;
     if (bcl_cache_list(dir, &ent, &n, &e))
         return cli_report(&e);
+    if (bcl_tuned_list(dir, &tf, &ntf, &e)) {
+        free(ent);
+        return cli_report(&e);
+    }
     int64_t now = (int64_t)time(NULL);
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
@@ -70,32 +142,42 @@ static int list(const char *dir, bool as_json)
                                                  (json_int_t)(now - x->mtime), "valid", x->valid,
                                                  "problem", x->valid ? NULL : x->problem));
         }
-        json_t *root = json_pack("{s:s, s:I, s:I, s:o}", "folder", dir, "count", (json_int_t)n,
-                                 "bytes", (json_int_t)total, "entries", arr);
+        json_t *root =
+            json_pack("{s:s, s:I, s:I, s:o, s:o}", "folder", dir, "count", (json_int_t)n, "bytes",
+                      (json_int_t)total, "entries", arr, "tuned", tuned_json(tf, ntf, now));
         cli_print_json(root);
         json_decref(root);
         free(ent);
+        free(tf);
         return 0;
     }
     if (n == 0) {
         printf("no cache entries in %s\n", dir);
+        printf("\n");
+        print_tuned(dir, tf, ntf, now);
+        free(tf);
         return 0;
     }
-    printf("%-16s  %-32s  %-26s  %-10s %9s %7s  %s\n", "KEY", "DEVICE", "PLATFORM", "SOURCE",
+    printf("%-16s  %-32s  %-28s  %-10s %9s %7s  %s\n", "KEY", "DEVICE", "PLATFORM", "SOURCE",
            "SIZE", "AGE", "STATE");
     for (size_t i = 0; i < n; i++) {
         const bcl_cache_entry_info *x = &ent[i];
         char sz[32], age[32];
         format_size(x->bytes, sz, sizeof sz);
         format_age(now - x->mtime, age, sizeof age);
-        printf("%-16.16s  %-32.32s  %-26.26s  %-10.10s %9s %7s  %s%s\n", x->key,
-               x->valid ? x->device : "?", x->valid ? x->platform : "?", x->valid ? x->source : "?",
-               sz, age, x->valid ? "ok" : "bad: ", x->problem);
+        char dev[40], plat[40];
+        cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
+        cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
+        printf("%-16.16s  %s  %s  %-10.10s %9s %7s  %s%s\n", x->key, dev, plat,
+               x->valid ? x->source : "?", sz, age, x->valid ? "ok" : "bad: ", x->problem);
     }
     char sz[32];
     format_size(total, sz, sizeof sz);
     printf("%zu entr%s, %s, in %s\n", n, n == 1 ? "y" : "ies", sz, dir);
+    printf("\n");
+    print_tuned(dir, tf, ntf, now);
     free(ent);
+    free(tf);
     return 0;
 }
 
@@ -111,7 +193,7 @@ static int clear(const char *dir)
     printf("removed %zu cache entr%s (%s) from %s", entries, entries == 1 ? "y" : "ies", sz, dir);
     if (temps)
         printf(", and %zu temporar%s left by interrupted writes", temps, temps == 1 ? "y" : "ies");
-    printf("; other files there (tuned configurations, tune-*.json) are kept\n");
+    printf("; other files there (tuned configurations, tuned/) are kept\n");
     return 0;
 }
 

@@ -1,46 +1,168 @@
-/* ballcl devices: every platform and device, with the selector to use. */
+/* ballcl devices: every platform and device, with the selector to use and
+ * the one a run takes by default; -v and --json give what a user reaches for
+ * before choosing (clock, memories, work-group limits, extensions). */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void help(void)
 {
-    printf("usage: ballcl devices [--json]\n\n"
-           "Lists every OpenCL platform and device. The first column is the selector\n"
-           "for -d/--device; a type (gpu, cpu, accelerator) or a part of the device or\n"
-           "platform name also selects.\n\n"
-           "  --json     one JSON object on stdout\n"
-           "  -h, --help this help\n");
+    printf("usage: ballcl devices [-v] [--json]\n\n"
+           "Lists every OpenCL platform and device. The first column marks with '*' the\n"
+           "device a run takes without -d ($BALLCL_DEVICE, else the first GPU,\n"
+           "accelerator, CPU); SEL is the selector for -d/--device; a type (gpu, cpu,\n"
+           "accelerator) or a part of the device or platform name also selects. Long\n"
+           "names are cut at a word with an ellipsis: -v prints them whole.\n\n"
+           "  -v, --verbose  every device's properties: clock, memories, work-group and\n"
+           "                 work-item limits, preferred work-group multiple, native float\n"
+           "                 vector width, fp64/fp16, versions and the extensions\n"
+           "  --json         one JSON object on stdout, with all of the above per device\n"
+           "  -h, --help     this help\n");
 }
 
-static json_t *device_json(const bcl_device_info *d)
+/* The extensions as a JSON array of names (empty when the query failed). */
+static json_t *extensions_json(const char *ext)
+{
+    json_t *arr = json_array();
+    if (!ext)
+        return arr;
+    char *copy = strdup(ext), *save = NULL;
+    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
+         t = strtok_r(NULL, " \t\n", &save))
+        json_array_append_new(arr, json_string(t));
+    free(copy);
+    return arr;
+}
+
+static json_t *device_json(const bcl_device_info *d, bool is_default, const char *ext)
 {
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:I}", "selector",
-                     sel, "platform", d->platform_name, "name", d->name, "vendor", d->vendor,
-                     "type", bcl_device_type_name(d->type), "compute_units",
-                     (json_int_t)d->compute_units, "global_mem_bytes", (json_int_t)d->global_mem,
-                     "max_alloc_bytes", (json_int_t)d->max_alloc, "version", d->version,
-                     "opencl_c_version", d->c_version, "driver", d->driver, "max_work_group",
-                     (json_int_t)d->max_work_group);
+    json_t *j = json_pack(
+        "{s:s, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:I}", "selector", sel,
+        "default", is_default, "platform", d->platform_name, "name", d->name, "vendor", d->vendor,
+        "type", bcl_device_type_name(d->type), "compute_units", (json_int_t)d->compute_units,
+        "global_mem_bytes", (json_int_t)d->global_mem, "max_alloc_bytes", (json_int_t)d->max_alloc,
+        "version", d->version, "opencl_c_version", d->c_version, "driver", d->driver,
+        "max_work_group", (json_int_t)d->max_work_group);
+    json_t *sizes = json_array();
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(sizes, json_integer((json_int_t)d->max_item_sizes[i]));
+    json_object_set_new(j, "clock_mhz", json_integer(d->clock_mhz));
+    json_object_set_new(j, "local_mem_bytes", json_integer((json_int_t)d->local_mem));
+    json_object_set_new(j, "preferred_multiple",
+                        d->preferred_multiple ? json_integer((json_int_t)d->preferred_multiple)
+                                              : json_null());
+    json_object_set_new(j, "max_work_item_sizes", sizes);
+    json_object_set_new(j, "native_vector_width_float", json_integer(d->native_vector_width_float));
+    json_object_set_new(j, "fp64", json_boolean(d->fp64));
+    json_object_set_new(j, "fp16", json_boolean(d->fp16));
+    json_object_set_new(j, "extensions", extensions_json(ext));
+    return j;
+}
+
+static void print_size(const char *label, double bytes)
+{
+    if (bytes >= (1u << 30))
+        printf("  %-22s %.1f GiB\n", label, bytes / (1u << 30));
+    else if (bytes >= (1u << 20))
+        printf("  %-22s %.1f MiB\n", label, bytes / (1u << 20));
+    else
+        printf("  %-22s %.1f KiB\n", label, bytes / 1024);
+}
+
+/* -v: one block per device, names whole, extensions wrapped. */
+static void print_verbose(const bcl_device_info *d, bool is_default, const char *ext)
+{
+    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index, d->name);
+    printf("  %-22s %s (%s)\n", "platform", d->platform_name, d->platform_version);
+    printf("  %-22s %s\n", "vendor", d->vendor);
+    printf("  %-22s %s%s\n", "type", bcl_device_type_name(d->type),
+           is_default ? " (the default device)" : "");
+    printf("  %-22s %u\n", "compute units", d->compute_units);
+    if (d->clock_mhz)
+        printf("  %-22s %u MHz\n", "clock", d->clock_mhz);
+    else
+        printf("  %-22s not reported\n", "clock");
+    print_size("global memory", (double)d->global_mem);
+    print_size("max allocation", (double)d->max_alloc);
+    print_size("local memory", (double)d->local_mem);
+    printf("  %-22s %zu\n", "max work-group size", d->max_work_group);
+    printf("  %-22s %zu x %zu x %zu\n", "max work-item sizes", d->max_item_sizes[0],
+           d->max_item_sizes[1], d->max_item_sizes[2]);
+    if (d->preferred_multiple)
+        printf("  %-22s %zu\n", "preferred multiple", d->preferred_multiple);
+    else
+        printf("  %-22s not reported (an OpenCL 3.0 query)\n", "preferred multiple");
+    printf("  %-22s %u\n", "native float vector", d->native_vector_width_float);
+    printf("  %-22s %s / %s\n", "fp64 / fp16", d->fp64 ? "yes" : "no", d->fp16 ? "yes" : "no");
+    printf("  %-22s %s; %s\n", "OpenCL", d->version, d->c_version);
+    printf("  %-22s %s\n", "driver", d->driver);
+    if (!ext) {
+        printf("  %-22s could not be queried\n", "extensions");
+        return;
+    }
+    char *copy = strdup(ext), *save = NULL;
+    size_t count = 0, col = 0;
+    char label[32];
+    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
+         t = strtok_r(NULL, " \t\n", &save))
+        count++;
+    snprintf(label, sizeof label, "extensions (%zu)", count);
+    printf("  %-22s", label);
+    free(copy);
+    copy = strdup(ext);
+    save = NULL;
+    /* Wrapped at 100 columns, continuation lines under the first name. */
+    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
+         t = strtok_r(NULL, " \t\n", &save)) {
+        size_t len = strlen(t);
+        if (col && col + 1 + len > 100 - 25) {
+            printf("\n  %-22s", "");
+            col = 0;
+        }
+        printf(" %s", t);
+        col += 1 + len;
+    }
+    printf("\n");
+    free(copy);
+}
+
+/* The device a run would take without -d: BALLCL_DEVICE, else the
+ * default rule. *has is false (with a warning) when BALLCL_DEVICE selects
+ * nothing: a run would then fail, so no device is marked. */
+static void default_device(const bcl_device_list *list, size_t *index, bool *has)
+{
+    *has = false;
+    const char *env = getenv("BALLCL_DEVICE");
+    bcl_error e = {0};
+    if (bcl_device_select(list, env, index, &e) == BCL_OK)
+        *has = true;
+    else
+        fprintf(stderr, "ballcl: warning: BALLCL_DEVICE: %s\n", e.msg);
+    bcl_error_clear(&e);
 }
 
 int cmd_devices(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    bool as_json = false;
+    bool as_json = false, verbose = false;
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":vh", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
             as_json = true;
+            break;
+        case 'v':
+            verbose = true;
             break;
         case 'h':
             help();
@@ -55,25 +177,51 @@ int cmd_devices(int argc, char **argv)
     bcl_device_list list;
     if (bcl_devices_enumerate(&list, &e))
         return cli_report(&e);
+    size_t def = 0;
+    bool has_def = false;
+    default_device(&list, &def, &has_def);
     if (as_json) {
         json_t *arr = json_array();
-        for (size_t i = 0; i < list.count; i++)
-            json_array_append_new(arr, device_json(&list.dev[i]));
+        for (size_t i = 0; i < list.count; i++) {
+            bcl_error xe = {0};
+            char *ext = bcl_device_extensions(&list.dev[i], &xe);
+            json_array_append_new(arr, device_json(&list.dev[i], has_def && i == def, ext));
+            free(ext);
+            bcl_error_clear(&xe);
+        }
         json_t *root = json_pack("{s:o}", "devices", arr);
         cli_print_json(root);
         json_decref(root);
+    } else if (verbose) {
+        for (size_t i = 0; i < list.count; i++) {
+            bcl_error xe = {0};
+            char *ext = bcl_device_extensions(&list.dev[i], &xe);
+            if (i)
+                printf("\n");
+            print_verbose(&list.dev[i], has_def && i == def, ext);
+            free(ext);
+            bcl_error_clear(&xe);
+        }
     } else {
-        printf("%-5s %-4s %4s %10s  %-32s %-26s %-16s %s\n", "SEL", "TYPE", "CUs", "MEMORY",
+        printf("  %-5s %-4s %4s %10s  %-32s  %-28s  %-20s  %s\n", "SEL", "TYPE", "CUs", "MEMORY",
                "DEVICE", "PLATFORM", "OPENCL", "DRIVER");
         for (size_t i = 0; i < list.count; i++) {
             const bcl_device_info *d = &list.dev[i];
-            char sel[32], mem[32];
+            char sel[32], mem[32], name[160], plat[160], ver[96];
             snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
             snprintf(mem, sizeof mem, "%.1f GiB", (double)d->global_mem / (1u << 30));
-            printf("%-5s %-4s %4u %10s  %-32.32s %-26.26s %-16.16s %s\n", sel,
-                   bcl_device_type_name(d->type), d->compute_units, mem, d->name, d->platform_name,
-                   d->version, d->driver);
+            cli_field(d->name, 32, name, sizeof name);
+            cli_field(d->platform_name, 28, plat, sizeof plat);
+            cli_field(d->version, 20, ver, sizeof ver);
+            printf("%c %-5s %-4s %4u %10s  %s  %s  %s  %s\n", has_def && i == def ? '*' : ' ', sel,
+                   bcl_device_type_name(d->type), d->compute_units, mem, name, plat, ver,
+                   d->driver);
         }
+        if (has_def)
+            printf("* the default device: %s\n",
+                   getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE")
+                       ? "selected by $BALLCL_DEVICE"
+                       : "the first GPU, else accelerator, else CPU; -d SEL picks another");
     }
     bcl_devices_free(&list);
     return 0;

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,15 +29,15 @@ static void help(void)
            "  --seed S               PRNG seed for --init (default 1)\n"
            "  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
            "  --output FILE.npy      save the final state (written atomically)\n"
-           "  --snapshot FILE.png    save a picture of the final state: the box, each ball\n"
-           "                         a dot, darker where many overlap (written atomically)\n"
+           "  --snapshot FILE.png    save a PNG picture of the final state: the box, each\n"
+           "                         ball a dot, darker where many overlap (written\n"
+           "                         atomically; the name must end in .png)\n"
            "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
-           "  --local L              work-group size: auto (default), driver, tuned, or a number\n"
-           "  --steps-per-launch K   steps applied per kernel launch (default: tuned if\n"
-           "                         stored, else min(S, %u); 1 with --sync every)\n"
+           "  --local L              work-group size: auto, driver, tuned, or a number;\n"
+           "                         --local 1 alone runs the seed's launch: single steps\n"
+           "                         of the base kernel, one ball per work-group\n"
+           "  --steps-per-launch K   steps applied per kernel launch (default: see below)\n"
            "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
-           "                         (default: tuned with --local tuned, else the rule of\n"
-           "                         docs/BENCHMARK.md)\n"
            "  --sync every|end       wait for the device after every launch, or only at the\n"
            "                         end (default end)\n"
            "  --no-validate          skip the comparison with the C reference\n"
@@ -45,6 +46,19 @@ static void help(void)
            "  --json                 one JSON object on stdout instead of the report\n"
            "  -v, --verbose          more detail\n"
            "  -h, --help             this help\n\n"
+           "Launch configuration (K, variant and local size are taken together, never mixed):\n"
+           "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
+           "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
+           "    entry when K must be 1: S = 1 or --sync every); with nothing stored, the\n"
+           "    defaults: K = min(S, %u) (1 with --sync every), the variant rule of\n"
+           "    docs/BENCHMARK.md, local auto\n"
+           "  - any of them given: what you give, the defaults for the rest; nothing from\n"
+           "    the tuned record, except with --local tuned, which asks for it: the stored\n"
+           "    K (unless given), and the variant and local size of the stored entry for\n"
+           "    the kernel that runs\n"
+           "  - --local 1 without --steps-per-launch or --variant: K = 1 on the base kernel\n"
+           "    (the seed's launch, to see its cost)\n"
+           "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
            BCL_DEFAULT_K);
 }
@@ -138,6 +152,7 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             break;
         case OPT_LOCAL:
             rc = bcl_local_parse(optarg, &a->launch, e);
+            a->local_given = true;
             break;
         case OPT_SPL:
             rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
@@ -197,6 +212,13 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
                         "--input gives the balls: it cannot be combined with --balls or --init");
     if (a->snap_w && !a->snapshot)
         return bcl_fail(e, BCL_EXIT_INPUT, "--snapshot-size needs --snapshot FILE.png");
+    /* Only PNG is written: a name that promises another format would get
+     * PNG bytes under it. */
+    size_t sl = a->snapshot ? strlen(a->snapshot) : 0;
+    if (a->snapshot && (sl < 4 || strcasecmp(a->snapshot + sl - 4, ".png") != 0))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--snapshot: '%s': the picture is a PNG: expected a name ending in .png",
+                        a->snapshot);
     return cli_model_resolve(&a->model, e);
 }
 
@@ -242,15 +264,18 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
-    printf("steps       %llu (%llu per launch: %s; %llu launches, sync %s)\n",
+    printf("steps       %llu (%llu per launch: %s; %llu launch%s, sync %s)\n",
            (unsigned long long)a->steps, (unsigned long long)p->steps_per_launch, p->k_how,
-           (unsigned long long)t->launches, a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
+           (unsigned long long)t->launches, t->launches == 1 ? "" : "es",
+           a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
     printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, p->kernel, p->balls_per_item,
            p->balls_per_item == 1 ? "" : "s");
     if (l->local)
         printf("launch      local %zu, global %zu (%s: %s)\n", l->local, p->global, l->how, l->why);
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", p->global, l->how);
+    if (a->tuned_note[0])
+        printf("tuned       %s\n", a->tuned_note);
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
@@ -313,7 +338,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
-        " s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
         params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
@@ -324,9 +349,10 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
         (json_int_t)p->steps_per_launch, "steps_per_launch_how", p->k_how, "sync",
         a->sync == BCL_SYNC_EVERY ? "every" : "end", "cache", "hit", br->cache_hit, "program_ms",
         br->program_ms, "note", br->note, "stored", br->cache_stored, "store_ms", br->store_ms,
-        "first_launch_ms", first_ms, "timing", "device_ms", t->device_ms, "wall_ms", t->wall_ms,
-        "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "gb_per_s",
-        rate * 32.0 / (double)p->steps_per_launch / 1e9, "validation", validation);
+        "first_launch_ms", first_ms, "tuned", "stored", a->tuned_note[0] != '\0', "used",
+        p->tuned_used, "note", a->tuned_note, "timing", "device_ms", t->device_ms, "wall_ms",
+        t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
+        "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "validation", validation);
     return root;
 }
 
@@ -338,6 +364,32 @@ static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_e
     if (m->box)
         m->box(a->model.params, so.box);
     return bcl_snapshot_write(a->snapshot, state, n, &so, e);
+}
+
+/* Whether the tuned record was used, and why not, for the report. Empty
+ * when nothing is stored for the device and model. */
+static void tuned_note(run_args *a, bcl_context *ctx, const bcl_plan_request *req,
+                       const bcl_plan *p)
+{
+    const bcl_tuned *t = bcl_context_tuned(ctx, NULL);
+    const char *kind = p->fused ? "k-step" : "one-step";
+    a->tuned_note[0] = '\0';
+    if (!t->single.found && !t->fused.found)
+        return;
+    if (p->tuned_used)
+        snprintf(a->tuned_note, sizeof a->tuned_note,
+                 "used%s: K, variant and local size of the %s entry stored by 'ballcl tune' "
+                 "(%s, N = %llu)%s",
+                 req->take_tuned ? "" : " (--local tuned)", kind, t->date,
+                 (unsigned long long)t->balls, req->take_tuned ? "" : ", where not given");
+    else if (req->take_tuned || req->launch.mode == BCL_LOCAL_TUNED)
+        snprintf(a->tuned_note, sizeof a->tuned_note, "not used: no %s entry stored", kind);
+    else
+        snprintf(a->tuned_note, sizeof a->tuned_note,
+                 "not used: %s given (the stored configuration is taken whole or not at all)",
+                 a->steps_per_launch ? "--steps-per-launch"
+                 : a->variant        ? "--variant"
+                                     : "--local");
 }
 
 int cmd_run(int argc, char **argv)
@@ -407,6 +459,8 @@ int cmd_run(int argc, char **argv)
         .sync = a.sync,
         .launch = a.launch,
         .variant = a.variant,
+        /* The rule of 'run --help': the tuned record whole, or not at all. */
+        .take_tuned = !a.steps_per_launch && !a.variant && !a.local_given,
     };
     bcl_plan plan;
     rc = bcl_plan_resolve(ctx, &req, &plan, &e);
@@ -414,6 +468,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "ballcl: warning: %s\n", plan.warning);
     if (rc)
         goto out;
+    tuned_note(&a, ctx, &req, &plan);
     /* Validation needs the initial state; keep a copy only when it will run. */
     if (a.validate) {
         init = malloc(n * 4 * sizeof(float));
@@ -450,11 +505,11 @@ int cmd_run(int argc, char **argv)
     if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
-        json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         cli_print_json(j);
         json_decref(j);
     } else {
-        print_report(&a, dev, n, &br, &plan, bcl_sim_chunks(sim), first_ms, &t, &v);
+        print_report(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
     }
     if (v.mismatches) {
         /* A wrong state is never saved as if it were a result. */

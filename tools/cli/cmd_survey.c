@@ -23,7 +23,9 @@ static void help(void)
            "       ballcl survey compare A.json [B.json ...]\n\n"
            "Surveys every OpenCL device (or the one -d selects): identity, limits and\n"
            "measured figures: build time cold and from the binary cache, launch latency\n"
-           "(queued to start) and round trip (enqueue + finish), copy bandwidth, and for\n"
+           "(queued to start) and round trip (enqueue + finish), copy bandwidth, host to\n"
+           "device and device to host transfer bandwidth (pinned host memory where the\n"
+           "platform gives it, else pageable; the JSON names the method), and for\n"
            "every model the ball-step time at a small and a large N, the best local size\n"
            "and the cost of local = 1, and fused throughput. Every ball-step figure is\n"
            "validated bit for bit against the model's C reference before it is timed.\n"
@@ -48,11 +50,12 @@ static void help(void)
            "that are not valid JSON or lack a required key, are refused (exit 2).\n\n"
            "The drivers' own program caches are turned off for the process (PoCL:\n"
            "POCL_KERNEL_CACHE=0, NVIDIA: CUDA_CACHE_DISABLE=1) unless you set them, so\n"
-           "that the cold build is cold. Progress is shown on stderr when it is a terminal.\n"
+           "that the cold build is cold. Progress goes to stderr: a line rewritten in place\n"
+           "on a terminal, else a line every %u s (BALLCL_PROGRESS_SECONDS sets it).\n"
            "Exit status: 0 every figure measured, 1 a figure failed validation, 2 usage or\n"
            "input error, 3 OpenCL error or a figure that could not be measured (the\n"
            "survey is still printed and written, with that figure null).\n",
-           BCL_SURVEY_SCHEMA);
+           BCL_SURVEY_SCHEMA, CLI_PROGRESS_SECONDS);
 }
 
 enum { OPT_JSON = 256, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_REPEAT_MS, OPT_SEED };
@@ -165,6 +168,37 @@ static void report_incomplete(const json_t *dev)
             json_string_value(json_object_iter_value(it)));
 }
 
+/* A document the library produced or checked: parsing fails only when
+ * out of memory. */
+static json_t *parse_json(const char *text, const char *what, bcl_error *e)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    if (!doc)
+        bcl_fail(e, BCL_EXIT_RUNTIME, "%s: cannot parse its JSON: %s", what, jerr.text);
+    return doc;
+}
+
+/* Survey files hold six significant digits, indented, with a final
+ * newline; written atomically. */
+static int save(const char *path, const json_t *doc, bcl_error *e)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    if (!text)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    size_t len = strlen(text);
+    char *withnl = realloc(text, len + 2);
+    if (!withnl) {
+        free(text);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    withnl[len] = '\n';
+    withnl[len + 1] = '\0';
+    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
+    free(withnl);
+    return rc;
+}
+
 static int cmd_survey_devices(int argc, char **argv)
 {
     bcl_error e = {0};
@@ -199,21 +233,14 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         count = list.count;
     }
-    doc = bcl_survey_document(&a.o);
-    if (!doc) {
-        rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+    char *text = NULL;
+    rc = bcl_survey_run(&list.dev[first], count, &a.o, &text, &status, &e);
+    if (rc == BCL_OK && !(doc = parse_json(text, "the survey", &e)))
+        rc = e.code;
+    free(text);
+    if (rc)
         goto out;
-    }
     json_t *devices = json_object_get(doc, "devices");
-    for (size_t i = first; i < first + count; i++) {
-        json_t *dev;
-        int st;
-        if ((rc = bcl_survey_device(&list.dev[i], &a.o, &dev, &st, &e)))
-            goto out;
-        json_array_append_new(devices, dev);
-        if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && status == BCL_OK))
-            status = st;
-    }
     cli_progress_end();
     /* What was printed is what is written: the table comes from the JSON. */
     if (json_stdout) {
@@ -227,7 +254,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         }
     }
-    if (a.json && !json_stdout && (rc = bcl_survey_save(a.json, doc, &e)))
+    if (a.json && !json_stdout && (rc = save(a.json, doc, &e)))
         goto out;
     size_t i;
     json_t *dev;
@@ -254,11 +281,25 @@ out:
     return rc;
 }
 
+static void compare_help(void)
+{
+    printf("usage: ballcl survey compare A.json [B.json ...]\n\n"
+           "Reads survey files written by 'ballcl survey --json' (schemas %s), each\n"
+           "with one or more devices, and prints one Markdown table: one column per device,\n"
+           "headed by the device and the file name, one row per figure; '-' where a file\n"
+           "lacks a figure (an older schema, a model it did not survey), 'n/a' where the\n"
+           "survey could not measure it. A file that is not valid JSON, is of another\n"
+           "schema or lacks a required key is refused with one line naming it (exit 2),\n"
+           "and nothing is printed. '--' before the files ends the options.\n\n"
+           "  -h, --help   this help\n",
+           BCL_SURVEY_SCHEMAS_READ);
+}
+
 static int cmd_survey_compare(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            help();
+            compare_help();
             return 0;
         }
     }
@@ -280,7 +321,11 @@ static int cmd_survey_compare(int argc, char **argv)
     if (!docs || !labels)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
     for (int i = 0; i < n && rc == BCL_OK; i++) {
-        rc = bcl_survey_load(argv[first + i], &docs[i], &e);
+        char *text = NULL;
+        rc = bcl_survey_load(argv[first + i], &text, &e);
+        if (rc == BCL_OK && !(docs[i] = parse_json(text, argv[first + i], &e)))
+            rc = e.code;
+        free(text);
         const char *slash = strrchr(argv[first + i], '/');
         labels[i] = slash ? slash + 1 : argv[first + i];
     }

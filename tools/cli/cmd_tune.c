@@ -20,11 +20,14 @@ typedef struct tune_args {
     unsigned ks[MAX_KS];
     size_t nks;
     bool use_cache, json;
+    bool show;               /* print the stored record, measure nothing */
+    const char *sweep_given; /* the first option that only a sweep uses */
 } tune_args;
 
 static void help(void)
 {
-    printf("usage: ballcl tune [options]\n\n"
+    printf("usage: ballcl tune [options]\n"
+           "       ballcl tune --show [-d SEL] [--model M] [--json]\n\n"
            "Measures launch configurations of the model's kernels on one device and stores\n"
            "the fastest per device and model in the cache folder, where 'run --local tuned',\n"
            "'run' (steps per launch) and 'bench' find it. Sweeps, each candidate validated\n"
@@ -46,13 +49,27 @@ static void help(void)
            "  --k K[,K...]           steps per launch for sweep 3 (default 4,16,64,100,256,1024)\n"
            "  --no-cache             build from source, bypassing the binary cache\n"
            "  --json                 the stored record (with its path) as JSON on stdout\n"
+           "                         instead of the table\n"
+           "  --show                 print the record stored for the device and model\n"
+           "                         without measuring anything (with --json: the file)\n"
            "  -h, --help             this help\n\n"
-           "Progress is shown on stderr when it is a terminal.\n"
-           "Exit status: 0 stored, 1 no configuration validated, 2 usage or input error,\n"
-           "3 OpenCL error.\n");
+           "Progress goes to stderr: a line rewritten in place on a terminal, else a line\n"
+           "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
+           "Exit status: 0 stored (or shown), 1 no configuration validated, 2 usage or\n"
+           "input error (--show: nothing stored), 3 OpenCL error.\n",
+           CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_MODEL = 256, OPT_INIT, OPT_SEED, OPT_REPEAT_MS, OPT_K, OPT_NO_CACHE, OPT_JSON };
+enum {
+    OPT_MODEL = 256,
+    OPT_INIT,
+    OPT_SEED,
+    OPT_REPEAT_MS,
+    OPT_K,
+    OPT_NO_CACHE,
+    OPT_JSON,
+    OPT_SHOW
+};
 
 static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
 {
@@ -69,8 +86,9 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
         {"no-cache", no_argument, NULL, OPT_NO_CACHE},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
+        {"show", no_argument, NULL, OPT_SHOW},
     };
-    cli_add_param_options(opts, 12, sizeof opts / sizeof opts[0]);
+    cli_add_param_options(opts, 13, sizeof opts / sizeof opts[0]);
     memset(a, 0, sizeof *a);
     a->balls = 100000;
     a->seed = 1;
@@ -83,6 +101,11 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
     int c, rc = BCL_OK;
     uint64_t v, list[MAX_KS];
     while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:r:s:h", opts, NULL)) != -1) {
+        /* Options that only a sweep uses, named for --show's message. */
+        for (size_t i = 0; !a->sweep_given && opts[i].name; i++)
+            if (opts[i].val == c && c != 'd' && c != OPT_MODEL && c != OPT_JSON && c != OPT_SHOW &&
+                c < CLI_PARAM_OPT_BASE)
+                a->sweep_given = opts[i].name;
         switch (c) {
         case 'd':
             a->device = optarg;
@@ -121,6 +144,9 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
         case OPT_JSON:
             a->json = true;
             break;
+        case OPT_SHOW:
+            a->show = true;
+            break;
         case 'h':
             help();
             return -1;
@@ -139,6 +165,11 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl tune --help')",
                         argv[optind]);
+    if (a->show && a->sweep_given)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--show prints the stored record and measures nothing: --%s does not go "
+                        "with it",
+                        a->sweep_given);
     return cli_model_resolve(&a->model, e);
 }
 
@@ -202,6 +233,58 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
         printf("stored in %s\n", path);
 }
 
+static void print_entry(const char *what, const bcl_tuned_entry *t)
+{
+    char loc[24];
+    if (!t->found) {
+        printf("%-12s none stored\n", what);
+        return;
+    }
+    local_text(t->local, loc, sizeof loc);
+    printf("%-12s %s, local %s, K %u: %.3f us/step\n", what, t->variant[0] ? t->variant : "base",
+           loc, t->steps_per_launch, t->us_per_step);
+}
+
+/* tune --show: the stored record, as text or as the file itself. */
+static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
+{
+    char path[4096];
+    bcl_tuned t;
+    int rc = bcl_tuned_path(d, a->model.model, path, sizeof path, e);
+    if (rc == BCL_OK)
+        rc = bcl_tuned_load(d, a->model.model, &t, e);
+    if (rc)
+        return rc;
+    if (!t.single.found && !t.fused.found)
+        return bcl_fail(
+            e, BCL_EXIT_INPUT,
+            "nothing is tuned for model '%s' on '%s' (%u:%u): 'ballcl tune -d %u:%u%s%s' "
+            "measures and stores it",
+            a->model.model->name, d->name, d->platform_index, d->device_index, d->platform_index,
+            d->device_index, a->model.model_name ? " --model " : "",
+            a->model.model_name ? a->model.model_name : "");
+    if (a->json) {
+        json_error_t jerr;
+        json_t *j = json_load_file(path, 0, &jerr);
+        if (!j)
+            return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s", path,
+                            jerr.text);
+        json_object_set_new(j, "path", json_string(path));
+        cli_print_json(j);
+        json_decref(j);
+        return BCL_OK;
+    }
+    printf("tuned: model %s, device '%s' (%s, %u:%u)\n", a->model.model->name, d->name,
+           d->platform_name, d->platform_index, d->device_index);
+    printf("%-12s %s\n", "file", path);
+    printf("%-12s %s, N = %llu\n", "tuned", t.date, (unsigned long long)t.balls);
+    print_entry("one-step", &t.single);
+    print_entry("k-step", &t.fused);
+    printf("A plain 'ballcl run' takes the k-step entry whole (K, variant, local size);\n"
+           "'ballcl tune --show --json' prints the file with every candidate measured.\n");
+    return BCL_OK;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     bcl_error e = {0};
@@ -219,6 +302,10 @@ int cmd_tune(int argc, char **argv)
     if ((rc = cli_pick_device(a.device, &list, &di, &e)))
         goto out;
     const bcl_device_info *d = &list.dev[di];
+    if (a.show) {
+        rc = show(&a, d, &e);
+        goto out;
+    }
     /* Fail on an unusable cache folder before the long sweep, not after. */
     if ((rc = bcl_tuned_path(d, a.model.model, path, sizeof path, &e)))
         goto out;

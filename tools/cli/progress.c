@@ -1,36 +1,69 @@
 /*
- * Progress of long work (bench, tune) on stderr, only when stderr is a
- * terminal (README.md): one line rewritten in place, erased at the end, so a
- * log or a pipe gets nothing extra.
+ * Progress of long work (bench, tune, survey) on stderr (README.md). On a
+ * terminal: one line rewritten in place, erased at the end. Otherwise (a log,
+ * a pipe, CI): a whole line at most every CLI_PROGRESS_SECONDS, so a job
+ * that runs for minutes shows it is alive, and one of a few seconds prints
+ * nothing. stdout never gets progress.
  */
 #include "cli.h"
 
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
-static int shown = -1; /* -1: not yet asked */
+static int tty = -1;         /* -1: not yet asked */
+static double interval = -1; /* seconds between lines off a terminal */
+static double last = -1;     /* when the last line was printed (or the work began) */
 
-static bool enabled(void)
+static double now_s(void)
 {
-    if (shown < 0)
-        shown = isatty(STDERR_FILENO) ? 1 : 0;
-    return shown == 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void init(void)
+{
+    if (tty >= 0)
+        return;
+    tty = isatty(STDERR_FILENO) ? 1 : 0;
+    interval = CLI_PROGRESS_SECONDS;
+    const char *env = getenv("BALLCL_PROGRESS_SECONDS");
+    if (env && *env) {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && v >= 0 && v <= 86400)
+            interval = v;
+        else
+            fprintf(stderr,
+                    "ballcl: warning: BALLCL_PROGRESS_SECONDS: '%s' is not valid: expected "
+                    "seconds from 0 to 86400; using %d\n",
+                    env, CLI_PROGRESS_SECONDS);
+    }
+    last = now_s();
 }
 
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what)
 {
-    if (!enabled())
-        return;
+    init();
     const char *prefix = arg ? arg : "ballcl";
+    if (!tty) {
+        double t = now_s();
+        if (t - last < interval)
+            return;
+        last = t;
+    }
+    fprintf(stderr, "%s%s: ", tty ? "\r\033[K" : "", prefix);
     if (total)
-        fprintf(stderr, "\r\033[K%s: [%u/%u] %s", prefix, done + 1, total, what);
-    else
-        fprintf(stderr, "\r\033[K%s: %s", prefix, what);
+        fprintf(stderr, "[%u/%u] ", done + 1, total);
+    fprintf(stderr, "%s%s", what, tty ? "" : "\n");
     fflush(stderr);
 }
 
 void cli_progress_end(void)
 {
-    if (!enabled())
+    init();
+    if (!tty)
         return;
     fprintf(stderr, "\r\033[K");
     fflush(stderr);

@@ -20,8 +20,10 @@ typedef struct run_args {
     const char *snapshot;
     unsigned snap_w, snap_h; /* 0: from the box's aspect */
     bcl_launch launch;
+    bool local_given;          /* --local was given */
     uint64_t steps_per_launch; /* 0: not given */
     const char *variant;       /* --variant, NULL when not given */
+    char tuned_note[200];      /* the report's 'tuned' line: used or not, and why */
     bcl_sync sync;
     bool validate, use_cache, json, verbose;
     uint64_t tol_ulp;

@@ -14,10 +14,13 @@
 #include "ranks.h"
 #include "run.h"
 
+#include "ballcl/measure.h"
+
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Balls per rank are whole multiples of this (but the last rank's): a
  * multiple of every kernel variant's width and of common local sizes, so a
@@ -68,28 +71,28 @@ typedef struct job {
 static int pick_device(job *j, bcl_error *e)
 {
     const char *text = j->a->device ? j->a->device : getenv("BALLCL_DEVICE");
-    bcl_selector sel;
-    int rc = bcl_selector_parse(text, &sel, e);
-    if (rc == BCL_OK)
-        rc = bcl_devices_enumerate(&j->list, e);
+    int rc = bcl_devices_enumerate(&j->list, e);
     if (rc)
         return rc;
     size_t *cand = calloc(j->list.count + 1, sizeof *cand), g = 0;
     if (!cand)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    if (sel.kind == BCL_SEL_DEFAULT || sel.kind == BCL_SEL_TYPE) {
-        static const cl_device_type order[] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ACCELERATOR,
-                                               CL_DEVICE_TYPE_CPU};
-        for (size_t o = 0; o < 3 && g == 0; o++) {
-            cl_device_type want = sel.kind == BCL_SEL_TYPE ? sel.type : order[o];
-            for (size_t i = 0; i < j->list.count; i++)
-                if (j->list.dev[i].type & want)
-                    cand[g++] = i;
-        }
+    static const struct {
+        const char *word;
+        uint64_t type;
+    } types[] = {
+        {"gpu", BCL_DEVICE_GPU}, {"accelerator", BCL_DEVICE_ACCELERATOR}, {"cpu", BCL_DEVICE_CPU}};
+    bool by_default = !text || !*text;
+    for (size_t t = 0; t < 3 && g == 0; t++) {
+        if (!by_default && strcasecmp(text, types[t].word) != 0)
+            continue;
+        for (size_t i = 0; i < j->list.count; i++)
+            if (j->list.dev[i].type & types[t].type)
+                cand[g++] = i;
     }
-    /* A P:D or a name picks one device, as without MPI (an ambiguous name
-     * is the same error). */
-    if (g == 0 && (rc = bcl_selector_match(&sel, &j->list, &cand[0], e)) == BCL_OK)
+    /* A P:D or a name picks one device, as without MPI (an unknown or
+     * ambiguous one is the same error). */
+    if (g == 0 && (rc = bcl_device_select(&j->list, text, &cand[0], e)) == BCL_OK)
         g = 1;
     if (rc == BCL_OK)
         j->dev = &j->list.dev[cand[(size_t)ranks_node_rank() % g]];
@@ -140,11 +143,11 @@ static void plan_request(const job *j, size_t first, size_t balls, bcl_plan_requ
 static int calibrate(job *j, bcl_error *e)
 {
     double t0 = MPI_Wtime();
-    bool gpu = !(j->dev->type & CL_DEVICE_TYPE_CPU);
+    bool gpu = !(j->dev->type & BCL_DEVICE_CPU);
     size_t cal = gpu ? (size_t)1 << 24 : (size_t)1 << 20;
     if (cal > j->n)
         cal = j->n;
-    cl_ulong per_alloc = j->dev->max_alloc / 16;
+    uint64_t per_alloc = j->dev->max_alloc / 16;
     if (per_alloc && cal > per_alloc)
         cal = (size_t)per_alloc;
     float *s = malloc(cal * 16);
@@ -160,9 +163,15 @@ static int calibrate(job *j, bcl_error *e)
         rc = bcl_sim_create(j->ctx, s, cal, &sim, e);
     free(s);
     bcl_measure_opts mo = {.repeats = 3, .repeat_ms = 30, .max_steps = 1000000};
-    bcl_measurement m;
+    bcl_measurement m = {0};
+    bcl_timer *t = NULL;
     if (rc == BCL_OK)
-        rc = bcl_measure_sim(sim, &plan, &mo, &m, e);
+        rc = bcl_timer_sim(sim, &plan, &mo, &t, e);
+    for (unsigned i = 0; i < mo.repeats && rc == BCL_OK; i++)
+        rc = bcl_timer_repeat(t, e);
+    if (rc == BCL_OK)
+        bcl_timer_result(t, &m);
+    bcl_timer_free(t);
     bcl_sim_destroy(sim);
     if (rc == BCL_OK)
         j->me.rate = m.wall_us.median > 0 ? (double)cal / (m.wall_us.median * 1e-6) : 0;
@@ -433,7 +442,7 @@ static json_t *report_json(const job *j, const rank_info *ri, const bcl_validati
      * the run's time between barriers; then the ranks. */
     bcl_sim_timing t = {.device_ms = run_ms, .wall_ms = run_ms, .launches = j->t.launches};
     json_t *root = run_report_json(j->a, j->dev, j->n, &j->br, &j->plan,
-                                   j->sim ? bcl_sim_chunks(j->sim) : 0, j->first_ms, &t, v);
+                                   j->sim ? bcl_sim_buffers(j->sim) : 0, j->first_ms, &t, v);
     json_t *ranks = json_array();
     double slowest = 0, mean = 0, mpi_max = 0, io_max = 0;
     for (int r = 0; r < size; r++) {

@@ -7,12 +7,13 @@
  * -ffp-contract=off as the rest; the adds cannot be folded because each
  * chain's increment is unknown to the compiler.
  *
- * usage: ballcl-addpeak [seconds]   prints GFLOP/s and the implied
- *        ball-steps/s bound (adds / 3)
+ * usage: ballcl-addpeak [SECONDS]   prints GFLOP/s and the implied
+ *        ball-steps/s bound (adds / 3); --help says more
  */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef float v8 __attribute__((vector_size(32)));
@@ -42,9 +43,30 @@ static float chains(long iters, float seed)
     return s;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ballcl-addpeak [SECONDS]\n\n"
+               "Measures the float32 add rate the host's cores sustain (16 independent\n"
+               "chains of 8-wide vector adds per OpenMP thread), for SECONDS in all\n"
+               "(default 2, at most 3600): prints GFLOP/s and the bound it sets on the\n"
+               "seed model's fused kernel on a CPU (3 adds per ball-step).\n"
+               "OMP_NUM_THREADS sets the threads (default: every core).\n");
+}
+
 int main(int argc, char **argv)
 {
-    double seconds = argc > 1 ? atof(argv[1]) : 2.0;
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    char *end = NULL;
+    double seconds = argc > 1 ? strtod(argv[1], &end) : 2.0;
+    if (argc > 2 || (argc > 1 && (end == argv[1] || *end || !(seconds > 0 && seconds <= 3600)))) {
+        fprintf(stderr, "ballcl-addpeak: '%s': expected SECONDS, a number from 0 to 3600\n",
+                argv[argc > 2 ? 2 : 1]);
+        usage(stderr);
+        return 2;
+    }
     long iters = 1000000;
     int threads = omp_get_max_threads();
     double best = 0;

@@ -9,7 +9,7 @@
  * It exists so that a target a driver cannot reach can be shown to be a
  * driver or hardware limit rather than a flaw of ballcl.
  *
- * usage: ballcl-clprobe DEVICE-NAME-SUBSTRING [big-N]
+ * usage: ballcl-clprobe [DEVICE [BIG-N]]   (--help says more)
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
@@ -21,14 +21,70 @@
 #include <strings.h>
 #include <time.h>
 
+/* The statuses this program can meet, by name (it does not link the
+ * ballcl library, whose table has them all). */
+static const char *status_name(cl_int st)
+{
+    switch (st) {
+    case CL_DEVICE_NOT_FOUND:
+        return "CL_DEVICE_NOT_FOUND";
+    case CL_OUT_OF_RESOURCES:
+        return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY:
+        return "CL_OUT_OF_HOST_MEMORY";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_BUILD_PROGRAM_FAILURE:
+        return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE:
+        return "CL_INVALID_VALUE";
+    case CL_INVALID_BUFFER_SIZE:
+        return "CL_INVALID_BUFFER_SIZE";
+    case CL_INVALID_WORK_GROUP_SIZE:
+        return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_OPERATION:
+        return "CL_INVALID_OPERATION";
+    case CL_INVALID_COMMAND_QUEUE:
+        return "CL_INVALID_COMMAND_QUEUE";
+    case CL_INVALID_KERNEL_ARGS:
+        return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_EVENT:
+        return "CL_INVALID_EVENT";
+    case CL_PROFILING_INFO_NOT_AVAILABLE:
+        return "CL_PROFILING_INFO_NOT_AVAILABLE";
+    case -1001:
+        return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+        return "an OpenCL error";
+    }
+}
+
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         cl_int st_ = (x);                                                                          \
         if (st_ != CL_SUCCESS) {                                                                   \
-            fprintf(stderr, "clprobe: %s failed: %d (line %d)\n", #x, st_, __LINE__);              \
+            fprintf(stderr, "clprobe: %s failed: %s (%d, line %d)\n", #x, status_name(st_), st_,   \
+                    __LINE__);                                                                     \
             exit(3);                                                                               \
         }                                                                                          \
     } while (0)
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ballcl-clprobe [DEVICE [BIG-N]]\n\n"
+               "A minimal OpenCL program, independent of the ballcl library, that measures\n"
+               "the limits ballcl's figures are held against (docs/PERFORMANCE.md): the\n"
+               "launch rate of a one-step kernel at N = 100000 with and without profiling and\n"
+               "against the local size, the host cost of an enqueue, the same steps replayed\n"
+               "from a command buffer (cl_khr_command_buffer, where the device has it), fused\n"
+               "kernels at N = 16000000, and copy bandwidth against the one-step kernel at\n"
+               "N = BIG-N (default 64000000: two buffers of 1 GiB).\n\n"
+               "  DEVICE   a case-insensitive part of the device name or platform version\n"
+               "           (default: the first device)\n"
+               "  BIG-N    balls of the copy figure, 1024 to 1000000000\n\n"
+               "Prints one 'name value' line per figure. Exit status: 0 done, 2 usage error\n"
+               "or no such device, 3 an OpenCL call failed (named, with its status).\n");
+}
 
 static const char *src =
     "#pragma OPENCL FP_CONTRACT OFF\n"
@@ -73,11 +129,39 @@ static double event_ms(cl_event a, cl_event b)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
+        fprintf(stderr, "clprobe: unexpected argument '%s'\n", argv[argc > 3 ? 3 : 1]);
+        usage(stderr);
+        return 2;
+    }
     const char *want = argc > 1 ? argv[1] : "";
-    size_t big = argc > 2 ? strtoul(argv[2], NULL, 10) : 64000000;
+    size_t big = 64000000;
+    if (argc > 2) {
+        char *end;
+        unsigned long long v = strtoull(argv[2], &end, 10);
+        if (end == argv[2] || *end || argv[2][0] == '-' || v < 1024 || v > 1000000000ULL) {
+            fprintf(stderr,
+                    "clprobe: BIG-N '%s': expected a number of balls from 1024 to "
+                    "1000000000\n",
+                    argv[2]);
+            return 2;
+        }
+        big = (size_t)v;
+    }
     cl_platform_id plats[16];
     cl_uint np = 0;
-    CHECK(clGetPlatformIDs(16, plats, &np));
+    cl_int pst = clGetPlatformIDs(16, plats, &np);
+    if (pst == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (pst == CL_SUCCESS && np == 0)) {
+        fprintf(stderr, "clprobe: no OpenCL platform found\n");
+        return 3;
+    }
+    CHECK(pst);
+    if (np > 16)
+        np = 16;
     cl_device_id dev = NULL;
     char name[256] = "";
     for (cl_uint p = 0; p < np && !dev; p++) {
@@ -162,7 +246,13 @@ int main(int argc, char **argv)
         CHECK(clFinish(qn));
         printf("enqueue_only_us %.3f\n", (t1 - t0) * 1e3 / 2000);
     }
-    /* The same steps recorded once into a command buffer and replayed. */
+    /* The same steps recorded once into a command buffer and replayed.
+     * A command buffer made without CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR
+     * may not be enqueued while an earlier enqueue of it is still pending:
+     * clEnqueueCommandBufferKHR then fails with CL_INVALID_OPERATION (-59),
+     * which is what enqueueing one buffer of 100 steps 20 times back to back
+     * did on PoCL. So one buffer holds all 2000 steps, replayed once per
+     * repeat, and the queue is drained before the next replay. */
     char ext[16384] = "";
     clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
     printf("has_cl_khr_command_buffer %d\n", strstr(ext, "cl_khr_command_buffer") != NULL);
@@ -185,7 +275,7 @@ int main(int argc, char **argv)
             cl_command_buffer_khr cb = create(1, &qp, NULL, &st);
             CHECK(st);
             cl_sync_point_khr prev = 0, sp;
-            for (int i = 0; i < 100; i++) {
+            for (int i = 0; i < 2000; i++) {
                 CHECK(record(cb, NULL, NULL, kstep, 1, NULL, &global, &local, i ? 1 : 0,
                              i ? &prev : NULL, &sp, NULL));
                 prev = sp;
@@ -195,8 +285,7 @@ int main(int argc, char **argv)
             for (int rep = 0; rep < 6; rep++) {
                 CHECK(clFinish(qp));
                 double t0 = now_ms();
-                for (int i = 0; i < 20; i++)
-                    CHECK(enqueue(0, NULL, cb, 0, NULL, NULL));
+                CHECK(enqueue(0, NULL, cb, 0, NULL, NULL));
                 CHECK(clFinish(qp));
                 if (rep)
                     v[rep - 1] = (now_ms() - t0) * 1e3 / 2000;

@@ -1,0 +1,224 @@
+/*
+ * ballcl — the measuring API, beside the core of ballcl/ballcl.h: timing a
+ * plan or the host loops (bench), the tuner and its stored record (tune),
+ * and the device capability survey (survey). Every figure comes from a
+ * configuration validated bit for bit first (docs/BENCHMARK.md,
+ * docs/SURVEY.md).
+ *
+ * Lifetimes: a bcl_timer belongs to the simulation (or host state) it
+ * times and is freed before it; a bcl_tune_result owns its candidates
+ * (bcl_tune_result_free); survey text is malloc'ed for the caller.
+ */
+#ifndef BALLCL_MEASURE_H
+#define BALLCL_MEASURE_H
+
+#include "ballcl/ballcl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- timing (docs/BENCHMARK.md) ------------------------------------------ */
+
+typedef struct bcl_stats {
+    double median, min, max;
+    unsigned count;
+} bcl_stats;
+
+typedef struct bcl_measure_opts {
+    unsigned repeats;   /* timed repeats (>= 1) */
+    uint64_t steps;     /* steps per repeat; 0: chosen so a repeat takes about repeat_ms */
+    double repeat_ms;   /* target duration of one repeat when steps is 0 */
+    uint64_t max_steps; /* cap on the chosen steps (0: 1000000) */
+} bcl_measure_opts;
+
+typedef struct bcl_measurement {
+    bcl_stats device_us; /* per step, from profiling events (first start to last end) */
+    bcl_stats wall_us;   /* per step, host monotonic clock around enqueue and wait */
+    uint64_t steps;      /* steps per repeat */
+    uint64_t launches;   /* launches per repeat */
+} bcl_measurement;
+
+/* A configuration being timed one repeat at a time, so that a caller can
+ * interleave the repeats of several configurations (bench does: a noisy
+ * moment on a shared machine then hits every row alike). Creating one does
+ * the warm-up and calibration; each bcl_timer_repeat adds one timed repeat
+ * (mo->repeats at most); bcl_timer_result gives the statistics so far. The
+ * state evolves; it is not validated here (see bcl_check_sim). */
+typedef struct bcl_timer bcl_timer;
+int bcl_timer_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, bcl_timer **out,
+                  bcl_error *e);
+/* The host rows: the model's scalar C reference on one thread (openmp
+ * false), or the OpenMP host loop, applied to state in place. */
+int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                   const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e);
+int bcl_timer_repeat(bcl_timer *t, bcl_error *e);
+void bcl_timer_result(const bcl_timer *t, bcl_measurement *out);
+void bcl_timer_free(bcl_timer *t);
+
+/* Applies `steps` steps of the host rows' loops to state in place. */
+void bcl_host_steps(const bcl_model *m, const float *p, float *state, size_t n, uint64_t steps,
+                    bool openmp);
+/* Number of threads the OpenMP host loop uses. */
+unsigned bcl_host_threads(void);
+/* Steps of the validation that precedes a timing, for K steps per launch:
+ * a few single steps, or one full and one partial launch. */
+uint64_t bcl_check_steps(unsigned k);
+
+/* Read+write bandwidth of a copy between two device buffers of `bytes`
+ * bytes (capped at the device's allocation limit), the source filled with
+ * pseudo-random bytes: one warm-up copy, then `repeats` copies timed by
+ * profiling events; GB/s = 2 * bytes / time. */
+int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
+                     bcl_error *e);
+
+/* ---- tuning (docs/BENCHMARK.md) ------------------------------------------ */
+
+/* One tuned launch configuration. */
+typedef struct bcl_tuned_entry {
+    bool found;
+    char variant[BCL_VARIANT_NAME];
+    size_t local;              /* 0: the driver chooses */
+    unsigned steps_per_launch; /* K (1 for the one-step entry) */
+    double us_per_step;        /* median device time when tuned */
+} bcl_tuned_entry;
+
+/* What 'ballcl tune' stores per device and model. */
+typedef struct bcl_tuned {
+    bcl_tuned_entry single; /* best one-step kernel launch */
+    bcl_tuned_entry fused;  /* best k-step kernel launch and K */
+    uint64_t balls;         /* N it was tuned at */
+    char date[32];          /* UTC, ISO 8601 */
+} bcl_tuned;
+
+/* Progress of long work, for the caller to show; the library never prints. */
+typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
+
+typedef struct bcl_tune_opts {
+    const float *params;
+    size_t balls;
+    bcl_init init;
+    uint64_t seed;
+    bcl_measure_opts measure;
+    const unsigned *ks; /* K values for the fused sweep (NULL: the default list) */
+    size_t nks;
+    bcl_progress_fn progress;
+    void *progress_arg;
+} bcl_tune_opts;
+
+typedef struct bcl_tune_candidate {
+    bool fused;
+    char variant[BCL_VARIANT_NAME];
+    size_t local; /* 0: driver */
+    unsigned steps_per_launch;
+    bool validated;
+    bcl_measurement m;
+} bcl_tune_candidate;
+
+typedef struct bcl_tune_result {
+    bcl_tune_candidate *cand;
+    size_t count;
+    bcl_tuned best;
+    double auto_us; /* the one-step kernel with --local auto, for comparison */
+} bcl_tune_result;
+
+/* Sweeps local sizes (and the driver's choice) for every variant of the
+ * one-step kernel, then for every variant of the k-step kernel at K =
+ * BCL_DEFAULT_K, then K for the best of those; every candidate is
+ * validated bit for bit before it is timed. The winner of each is the
+ * fastest median; for K the smallest within 3% of the fastest. r->cand is
+ * malloc'ed: free with bcl_tune_result_free. Stores nothing. */
+int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
+void bcl_tune_result_free(bcl_tune_result *r);
+/* Path of the tuned file of (d, m): <cache>/tuned/<model>-<key>.json, the
+ * key hashing the device's identity and driver version. */
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e);
+/* Stores r->best (with the device's identity, the date and every candidate
+ * of r) atomically as the tuned file of (d, m), creating the folders with
+ * mode 0700; the path is written to path_out. */
+int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
+                   char *path_out, size_t path_size, bcl_error *e);
+
+/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
+ * found. A file that does not parse, is of another format version or names
+ * another device or model is an input error naming the file. */
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
+
+/* The tuned record of the context's device and model, read from its file
+ * at the first call (or the first plan that consults it) and kept: all
+ * entries not found when nothing is stored. A file that cannot be used
+ * counts as nothing tuned; *problem (optional) then says why, else it is
+ * NULL. The record lives as long as the context. */
+const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
+
+/* One tuned file of a cache folder, as `ballcl cache list` shows it. */
+typedef struct bcl_tuned_file_info {
+    char file[160];     /* file name under <cache>/tuned */
+    char model[32];     /* from the file (valid only) */
+    char device[256];   /* device name, from the file */
+    char platform[256]; /* platform name, from the file */
+    bcl_tuned tuned;    /* its entries, date and N */
+    uint64_t bytes;     /* file size */
+    int64_t mtime;      /* seconds since the epoch */
+    bool valid;         /* it parses as a tuned file */
+    char problem[128];  /* why not, when !valid */
+} bcl_tuned_file_info;
+
+/* Lists the tuned files of the cache folder cache_dir (its "tuned" folder),
+ * sorted by file name; *files is malloc'ed (NULL when none). No folder is an
+ * empty list. A file that does not parse is listed with its problem. */
+int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
+
+/* ---- device capability survey (docs/SURVEY.md) ---------------------------- */
+
+/* The schema version this program writes. The reader also reads the older
+ * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
+ * version lacks is shown as absent) and refuses any other. */
+#define BCL_SURVEY_SCHEMA       "ballcl-survey/2"
+#define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
+#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1 and ballcl-survey/2"
+
+typedef struct bcl_survey_opts {
+    bool quick;                /* smaller N, fewer repeats (for CI) */
+    size_t small_n;            /* balls of the "small" ball-step figure */
+    size_t sweep_n;            /* balls of the local size sweep */
+    size_t large_n;            /* balls of "large", copy and fused; 0: by device */
+    unsigned fused_k;          /* steps per launch of the fused figure */
+    unsigned build_repeats;    /* builds timed per build figure */
+    unsigned latency_repeats;  /* samples per latency figure */
+    bcl_measure_opts measure;  /* repeats and repeat length of every ball-step figure */
+    uint64_t seed;             /* PRNG seed of the random initial states */
+    const char *command;       /* the command line, recorded in the document */
+    const char *driver_caches; /* what bcl_survey_driver_caches_off said */
+    bcl_progress_fn progress;
+    void *progress_arg;
+} bcl_survey_opts;
+
+/* The documented defaults (docs/SURVEY.md), or the --quick ones. */
+void bcl_survey_opts_default(bcl_survey_opts *o, bool quick);
+/* Turns the drivers' own program caches off for this process
+ * (POCL_KERNEL_CACHE=0, CUDA_CACHE_DISABLE=1), leaving any value the user
+ * set, and writes what holds into note. Must run before the first OpenCL
+ * call: drivers read these once, when they start. */
+void bcl_survey_driver_caches_off(char *note, size_t size);
+/* Surveys the devices devs[0..n) into one survey document (schema
+ * BCL_SURVEY_SCHEMA), returned as indented JSON text in *json (malloc'ed,
+ * NUL-terminated): identity, limits and every measured figure of each
+ * device, each ball-step figure validated bit for bit before it is timed,
+ * for every model. A figure that cannot be measured is null with its error
+ * under "errors"; the others go on. *status is the worst outcome: BCL_OK,
+ * BCL_EXIT_MISMATCH or BCL_EXIT_RUNTIME. Returns non-zero only when out of
+ * memory. */
+int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts *o, char **json,
+                   int *status, bcl_error *e);
+/* Reads the survey file at path and checks it (valid JSON, the schema,
+ * every required key with its type); *json is its text (malloc'ed,
+ * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */
+int bcl_survey_load(const char *path, char **json, bcl_error *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

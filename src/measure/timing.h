@@ -1,0 +1,62 @@
+/* Measurement and tuning, internal side (the public side is
+ * ballcl/measure.h): statistics, whole measurements, launch latency, the
+ * tuner's local-size lists and the tuned record's file. */
+#ifndef BALLCL_TIMING_H
+#define BALLCL_TIMING_H
+
+#include "ballcl/measure.h"
+#include "run/run.h"
+
+/* Median, minimum and maximum of x[0..n) (n >= 1); sorts x in place. The
+ * median of an even count is the mean of the two middle values. */
+void bcl_stats_compute(double *x, unsigned n, bcl_stats *out);
+
+/* Times plan p on s: warm-up and calibration, then mo->repeats runs. */
+int bcl_measure_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, bcl_measurement *out,
+                    bcl_error *e);
+/* Times bcl_host_steps on state like bcl_measure_sim (host clock only; the
+ * result is in wall_us and device_us alike). */
+int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
+                     const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e);
+
+/* Latency of a tiny launch of p's kernel on s (a simulation of a few
+ * balls), two figures measured apart so that one can fail alone. Each does
+ * a warm-up launch and a few untimed ones, then `repeats` samples (median,
+ * min, max, in microseconds); the state evolves.
+ * Dispatch: CL_PROFILING_COMMAND_QUEUED to _START of the launch's event. */
+int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
+                         bcl_error *e);
+/* Round trip: the host's monotonic clock around the enqueue and clFinish. */
+int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
+                          bcl_error *e);
+
+/* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
+ * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
+ * *read_gb) of one device buffer of `bytes` (capped at the allocation
+ * limit), from pageable host memory (malloc) or, with pinned, from memory
+ * the runtime allocates (a mapped CL_MEM_ALLOC_HOST_PTR buffer: page-locked
+ * on GPU drivers). The host bytes are pseudo-random; one untimed transfer
+ * each way, then `repeats` of each, alternating, timed by profiling events;
+ * GB/s = bytes / time. */
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
+
+/* The local sizes a sweep tries for a kernel: the preferred multiple pm
+ * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
+ * up to pm (at least one size). Returns the count written (cap at most). */
+size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap);
+/* The local sizes the tuner tries for the kernel of plan p over `balls`
+ * balls: bcl_tune_local_sizes from the kernel's preferred multiple up to its
+ * work-group limit (and the device's first item size), plus the automatic
+ * choice when the list lacks it; at most cap (>= 2) sizes. The driver's
+ * choice is not in the list. *pm_out (optional) gets the kernel's
+ * preferred work-group size multiple. */
+int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
+                    size_t *count, size_t *pm_out, bcl_error *e);
+
+/* The device key: SHA-256 (hex, first 32 digits) of the platform name and
+ * version, device name, vendor and version, driver version and address
+ * bits, so a driver update invalidates tuned results. */
+int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
+
+#endif

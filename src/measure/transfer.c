@@ -1,0 +1,141 @@
+/*
+ * Host <-> device transfer bandwidth (docs/SURVEY.md), what clpeak calls
+ * "transfer bandwidth": clEnqueueWriteBuffer (host to device) and
+ * clEnqueueReadBuffer (device to host) of one buffer, timed by profiling
+ * events, from one of two kinds of host memory:
+ *
+ *   pageable  memory from malloc: what most programs hand the runtime; a
+ *             GPU driver copies it through a pinned staging buffer of its own
+ *   pinned    memory the runtime allocates (a CL_MEM_ALLOC_HOST_PTR buffer,
+ *             mapped once): page-locked on GPU drivers, so the copy engine
+ *             reads and writes it directly; the fastest path OpenCL offers
+ *
+ * A CPU device has no bus between host and device: both are memory copies.
+ */
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "ocl/clcall.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TRANSFER_REPEATS 1000
+
+static double span_ns(cl_event ev, cl_int *st)
+{
+    cl_ulong a = 0, b = 0;
+    *st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    if (*st == CL_SUCCESS)
+        *st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+    return b > a ? (double)(b - a) : 0;
+}
+
+/* One timed transfer of bytes between host and dev; GB/s into *gb. */
+static int timed(bcl_context *c, bool write, cl_mem dev, void *host, size_t bytes, double *gb,
+                 bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_command_queue q = bcl_context_queue(c);
+    cl_event ev = NULL;
+    const char *call = write ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer";
+    cl_int st = write ? BCL_CL(clEnqueueWriteBuffer, q, dev, CL_FALSE, 0, bytes, host, 0, NULL, &ev)
+                      : BCL_CL(clEnqueueReadBuffer, q, dev, CL_FALSE, 0, bytes, host, 0, NULL, &ev);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, call, d->name);
+    st = BCL_CL(clWaitForEvents, 1, &ev);
+    double ns = st == CL_SUCCESS ? span_ns(ev, &st) : 0;
+    clReleaseEvent(ev);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clWaitForEvents", d->name);
+    *gb = ns > 0 ? (double)bytes / ns : 0; /* bytes per ns = GB/s */
+    return BCL_OK;
+}
+
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e)
+{
+    memset(write_gb, 0, sizeof *write_gb);
+    memset(read_gb, 0, sizeof *read_gb);
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_command_queue q = bcl_context_queue(c);
+    if (d->max_alloc && bytes > d->max_alloc)
+        bytes = (size_t)d->max_alloc;
+    bytes = bytes / 16 * 16;
+    if (bytes == 0)
+        bytes = 16;
+    repeats = repeats ? repeats : 1;
+    if (repeats > MAX_TRANSFER_REPEATS)
+        repeats = MAX_TRANSFER_REPEATS;
+    double *w = malloc(2 * repeats * sizeof *w);
+    cl_mem dev = NULL, staging = NULL;
+    void *host = NULL;
+    cl_int st;
+    int rc = BCL_OK;
+    if (!w)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    double *r = w + repeats;
+    dev = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
+        goto out;
+    }
+    if (pinned) {
+        staging = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL);
+        if (st != CL_SUCCESS) {
+            rc = bcl_cl_fail(e, st, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", d->name);
+            goto out;
+        }
+        host = BCL_CL_CREATE(&st, clEnqueueMapBuffer, q, staging, CL_TRUE,
+                             CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL);
+        if (st != CL_SUCCESS) {
+            host = NULL;
+            rc = bcl_cl_fail(e, st, "clEnqueueMapBuffer", d->name);
+            goto out;
+        }
+    } else {
+        host = malloc(bytes);
+        if (!host) {
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu bytes", bytes);
+            goto out;
+        }
+    }
+    /* Pseudo-random bytes: a GPU that compresses would move zeros faster
+     * than any real data. Writing them also touches every host page, so
+     * no page fault is timed. */
+    bcl_rng rng;
+    bcl_rng_seed(&rng, 0x7a5f3e11u);
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+        uint64_t x = bcl_rng_next(&rng);
+        memcpy((char *)host + i, &x, 8);
+    }
+    /* One untimed transfer each way: first-touch of the device buffer and
+     * any lazy set-up in the driver. */
+    double ignore;
+    if ((rc = timed(c, true, dev, host, bytes, &ignore, e)) ||
+        (rc = timed(c, false, dev, host, bytes, &ignore, e)))
+        goto out;
+    /* Writes and reads alternate, so a busy moment weighs on both. */
+    for (unsigned i = 0; i < repeats; i++)
+        if ((rc = timed(c, true, dev, host, bytes, &w[i], e)) ||
+            (rc = timed(c, false, dev, host, bytes, &r[i], e)))
+            goto out;
+    bcl_stats_compute(w, repeats, write_gb);
+    bcl_stats_compute(r, repeats, read_gb);
+out:
+    if (pinned && host) {
+        st = BCL_CL(clEnqueueUnmapMemObject, q, staging, host, 0, NULL, NULL);
+        if (st == CL_SUCCESS)
+            st = BCL_CL(clFinish, q);
+        if (st != CL_SUCCESS && rc == BCL_OK)
+            rc = bcl_cl_fail(e, st, "clEnqueueUnmapMemObject", d->name);
+    } else if (!pinned) {
+        free(host);
+    }
+    if (staging)
+        clReleaseMemObject(staging);
+    if (dev)
+        clReleaseMemObject(dev);
+    free(w);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* OpenCL plumbing, internal side: status names, device selectors, the
+ * context's handles and kernels, kernel sources. The OpenCL version the
+ * library is written against is set here (and by the build), never in the
+ * public header. */
+#ifndef BALLCL_OCL_H
+#define BALLCL_OCL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+#include <CL/cl.h>
+
+#include "ballcl/ballcl.h"
+#include "ballcl/measure.h"
+#include "util/util.h"
+
+/* Name of an OpenCL status ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR(-n)"
+ * written into a static per-thread buffer for unknown codes. */
+const char *bcl_cl_status_name(cl_int status);
+/* A short hint for a status (may be ""). */
+const char *bcl_cl_status_hint(cl_int status);
+/* Parses a status name back to its value; false if unknown. */
+bool bcl_cl_status_parse(const char *name, cl_int *out);
+
+/* A parsed device selector (docs/DESIGN.md, "Devices"). */
+typedef enum { BCL_SEL_DEFAULT, BCL_SEL_INDEX, BCL_SEL_TYPE, BCL_SEL_NAME } bcl_sel_kind;
+typedef struct bcl_selector {
+    bcl_sel_kind kind;
+    unsigned platform, device; /* BCL_SEL_INDEX */
+    cl_device_type type;       /* BCL_SEL_TYPE */
+    char name[256];            /* BCL_SEL_NAME, as given */
+} bcl_selector;
+
+/* Parses SEL; NULL or "" means default. "a:b" must be two decimal indices. */
+int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e);
+/* Picks one device of list; unknown or ambiguous selectors are input errors
+ * listing the candidates. */
+int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, size_t *index,
+                       bcl_error *e);
+
+const bcl_device_info *bcl_context_device(const bcl_context *c);
+const bcl_model *bcl_context_model(const bcl_context *c);
+cl_context bcl_context_cl(const bcl_context *c);
+cl_command_queue bcl_context_queue(const bcl_context *c);
+cl_program bcl_context_program(const bcl_context *c);
+/* The kernel "<model>_<suffix>", created once and kept. */
+int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
+
+/* Where kernel sources are found: BALLCL_KERNEL_DIR, ../cl next to the
+ * executable, or the installed data folder. */
+int bcl_kernel_dir(char *out, size_t size, bcl_error *e);
+/* Reads cl/<file> into a malloc'ed NUL-terminated string. */
+int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e);
+
+#endif

@@ -1,0 +1,73 @@
+/* Running on a device, internal side: work-group sizing, kernel variants,
+ * the rules the launch plan applies, and what the measuring code needs of
+ * a simulation. The plan and the simulation's public side are in
+ * ballcl/ballcl.h. */
+#ifndef BALLCL_RUN_H
+#define BALLCL_RUN_H
+
+#include "ocl/ocl.h"
+
+/* ---- work-group sizing (launch.c) ---- */
+
+/* The local size from device and kernel queries alone (pure, testable). */
+size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, size_t item_max0,
+                      cl_uint compute_units, size_t n, char *why, size_t why_size);
+size_t bcl_round_up(size_t n, size_t multiple);
+
+/* ---- kernel variants (variant.c, docs/BENCHMARK.md) ---- */
+
+/* A model's kernels are "<model>_step" (one step) and "<model>_steps" (k
+ * steps in registers); "<model>_step_<v>" and "<model>_steps_<v>" are
+ * variants <v> of them. A variant name ending in x<B> (e.g. "x16") handles
+ * B consecutive balls per work-item; any other name handles one. */
+#define BCL_MAX_VARIANTS 8
+
+typedef struct bcl_variant {
+    char name[BCL_VARIANT_NAME]; /* "" for the base kernel */
+    unsigned balls_per_item;
+} bcl_variant;
+
+/* Balls per work-item of a variant name (1 for NULL, "" and names without a
+ * trailing x<B>). */
+unsigned bcl_variant_balls(const char *variant);
+/* The kernel suffix for bcl_context_kernel: "step", "steps", "steps_x16". */
+void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size);
+/* Lists the variants of the one-step (fused false) or k-step kernel of the
+ * context's model, found in the built program by name: the base kernel
+ * first, then the others in the program's order. */
+int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
+                      bcl_error *e);
+/* The documented default variant (docs/BENCHMARK.md): on a CPU device the
+ * k-step kernel uses the available variant with the most balls per
+ * work-item up to 16; everything else uses the base kernel. Returns a name
+ * from list (or ""). */
+const char *bcl_variant_default(uint64_t type, bool fused, const bcl_variant *list, size_t count);
+/* The default steps per launch (K) when the user gives none and nothing is
+ * tuned: 1 when the host waits after every launch (the intermediate states
+ * are wanted), else min(steps, BCL_DEFAULT_K). */
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
+
+/* ---- the simulation (sim.c) ---- */
+
+/* One launch of p's kernel (p->steps_per_launch steps) over every buffer
+ * of s, queued and not waited for; *ev (optional) is the event of the last
+ * buffer's launch, which the caller releases. */
+int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
+/* The context and ball count the simulation was created with. */
+bcl_context *bcl_sim_context(const bcl_sim *s);
+size_t bcl_sim_balls(const bcl_sim *s);
+
+/* ---- memory (memory_fit.c) ---- */
+
+/* The memory this process may use on the host, in bytes (0: unknown). */
+uint64_t bcl_host_memory_bytes(void);
+
+/* ---- validation (validate.c) ---- */
+
+/* ULP distance between two floats; UINT64_MAX if either is NaN. */
+uint64_t bcl_ulp_distance(float a, float b);
+/* Compares got against want (n balls), accumulating into v. */
+void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
+                 bcl_validation *v);
+
+#endif

@@ -1,0 +1,76 @@
+/* Unit tests of the table text helpers of the CLI (tools/cli/text.c): long
+ * names are cut at a word with an ellipsis, never silently mid-word. */
+#include "cli.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define ELLIPSIS "\xE2\x80\xA6"
+
+static void cut(const char *text, size_t width, const char *want)
+{
+    char out[256];
+    cli_ellipsize(text, width, out, sizeof out);
+    if (strcmp(out, want) != 0)
+        fail_msg("'%s' cut to %zu: got '%s', wanted '%s'", text, width, out, want);
+}
+
+static void test_fits(void **state)
+{
+    (void)state;
+    cut("Portable Computing Language", 27, "Portable Computing Language");
+    cut("Portable Computing Language", 40, "Portable Computing Language");
+    cut("", 10, "");
+}
+
+static void test_word_boundary(void **state)
+{
+    (void)state;
+    /* The old table printed "Portable Computing Languag". */
+    cut("Portable Computing Language", 26, "Portable Computing" ELLIPSIS);
+    cut("OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-haswell", 20,
+        "OpenCL 3.0 PoCL" ELLIPSIS);
+    /* After a hyphen is a boundary too. */
+    cut("pthread-haswell-AMD-EPYC-7B13", 20, "pthread-haswell-" ELLIPSIS);
+    /* No trailing separators before the ellipsis. */
+    cut("NVIDIA CUDA, the big one", 14, "NVIDIA CUDA" ELLIPSIS);
+}
+
+static void test_one_long_word(void **state)
+{
+    (void)state;
+    /* No boundary in reach: cut inside the word, the ellipsis says so. */
+    cut("Supercalifragilisticexpialidocious", 10, "Supercali" ELLIPSIS);
+}
+
+static void test_utf8_and_field(void **state)
+{
+    (void)state;
+    /* A multi-byte character is one column and is never split. */
+    cut("Gr\xC3\xA4"
+        "fikkarte Eins Zwei",
+        12,
+        "Gr\xC3\xA4"
+        "fikkarte" ELLIPSIS);
+    char out[64];
+    cli_field("Portable Computing Language", 26, out, sizeof out);
+    /* 18 characters, the ellipsis, 7 spaces: 26 columns, 28 bytes. */
+    assert_string_equal(out, "Portable Computing" ELLIPSIS "       ");
+    cli_field("abc", 5, out, sizeof out);
+    assert_string_equal(out, "abc  ");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fits),
+        cmocka_unit_test(test_word_boundary),
+        cmocka_unit_test(test_one_long_word),
+        cmocka_unit_test(test_utf8_and_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Installs the build into a scratch folder (meson install --destdir), builds
+# examples/embed.c against that installed copy through pkg-config alone, and
+# runs it on the default device: the check that ballcl is a library another
+# program can use. Appends one JSON line with the result to
+# build/embed-results.jsonl, which tools/setup.sh counts in its closing line.
+#   tools/embed_check.sh [BUILD_DIR]
+set -u
+cd "$(dirname "$0")/.."
+build=${1:-build}
+results=$build/embed-results.jsonl
+dest=$(mktemp -d "${TMPDIR:-/tmp}/ballcl-install.XXXXXX")
+trap 'rm -rf "$dest"' EXIT
+
+result() {
+    printf '{"name": "embed", "result": "%s"}\n' "$1" >>"$results"
+    echo "embed_check: $1${2:+: $2}"
+}
+
+if ! meson install -C "$build" --destdir "$dest" --quiet; then
+    result FAIL "meson install failed"
+    exit 1
+fi
+pc=$(find "$dest" -name ballcl.pc | head -n 1)
+if [ -z "$pc" ]; then
+    result FAIL "no ballcl.pc installed"
+    exit 1
+fi
+# The sysroot makes pkg-config prefix every path it gives with $dest.
+export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$dest"
+if ! flags=$(pkg-config --cflags --libs ballcl); then
+    result FAIL "pkg-config does not know ballcl"
+    exit 1
+fi
+# shellcheck disable=SC2086 # the flags are words
+if ! cc -std=c11 -Wall -Wextra -Werror examples/embed.c $flags -o "$dest/embed"; then
+    result FAIL "examples/embed.c does not build against the installed copy"
+    exit 1
+fi
+libdir=$(dirname "$(find "$dest" -name 'libballcl.so.*' | head -n 1)")
+kernels=$(find "$dest" -name seed.cl | head -n 1)
+rc=0
+LD_LIBRARY_PATH="$libdir" BALLCL_KERNEL_DIR="$(dirname "$kernels")" \
+    BALLCL_CACHE_DIR="$dest/cache" "$dest/embed" || rc=$?
+case $rc in
+0) result OK ;;
+77) result SKIP "no OpenCL device" ;;
+*)
+    result FAIL "examples/embed.c exited with $rc"
+    exit 1
+    ;;
+esac
