@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct {
     bool active;
@@ -14,7 +15,7 @@ static struct {
     int node_rank, node_size, nodes;
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     char library[128];
-    double mpi_ms, io_ms;
+    double mpi_ms, io_ms, init_ms;
 } R;
 
 /* The variables a launcher sets: Open MPI's mpirun, MPICH's Hydra and
@@ -55,10 +56,14 @@ int ranks_start(int *argc, char ***argv)
 {
     if (!launched())
         return BCL_OK;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
         fprintf(stderr, "ballcl: MPI_Init failed\n");
         return BCL_EXIT_RUNTIME;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    R.init_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     R.active = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &R.size);
@@ -121,6 +126,25 @@ const char *ranks_library(void)
 {
     return R.library;
 }
+double ranks_init_ms(void)
+{
+    return R.init_ms;
+}
+
+double ranks_allreduce_us(unsigned count)
+{
+    double x = 1, t0 = 0;
+    for (unsigned i = 0; i <= count; i++) {
+        /* The first one is a warm-up. */
+        if (i == 1)
+            t0 = MPI_Wtime();
+        MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    double us = count ? (MPI_Wtime() - t0) * 1e6 / count : 0;
+    R.mpi_ms += us * count / 1e3;
+    return us;
+}
+
 double ranks_mpi_ms(void)
 {
     return R.mpi_ms;

@@ -63,6 +63,12 @@ void ranks_gather(const void *mine, size_t len, void *all);
 void ranks_sum_u64(uint64_t *v, size_t count);
 void ranks_max_u64(uint64_t *v, size_t count);
 void ranks_max_double(double *v, size_t count);
+/* How long MPI_Init took (ms). */
+double ranks_init_ms(void);
+/* Mean time of one MPI_Allreduce of one double over every rank, from
+ * count of them after a warm-up one (collective; a figure for the scaling
+ * model of docs/SCALING.md). */
+double ranks_allreduce_us(unsigned count);
 /* Milliseconds spent in this layer's collectives and in MPI-IO so far. */
 double ranks_mpi_ms(void);
 double ranks_io_ms(void);

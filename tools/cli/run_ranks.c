@@ -41,6 +41,11 @@ typedef struct rank_info {
     double wait_ms;   /* from this rank's end to the end barrier */
     double mpi_ms;    /* in collectives, over the whole command */
     double io_ms;     /* in MPI-IO */
+    /* The phases, from this rank's clock (the costs of docs/SCALING.md's
+     * model): MPI_Init; devices, program and header; the slice read or
+     * made and uploaded; read back and validation; the output. */
+    double init_ms, setup_ms, load_ms, check_ms, output_ms;
+    double allreduce_us; /* one MPI_Allreduce of a double, mean of 20 */
 } rank_info;
 
 /* A rank's work. */
@@ -62,11 +67,49 @@ typedef struct job {
     rank_info me;
 } job;
 
+/* Adds to cand (g so far) the devices one selector names: a type word
+ * every device of that type, "all" every device, else the one device
+ * bcl_device_select picks. A device already there is not added again. */
+static int add_candidates(const bcl_device_list *list, const char *sel, size_t *cand, size_t *g,
+                          bcl_error *e)
+{
+    static const struct {
+        const char *word;
+        uint64_t type;
+    } types[] = {{"gpu", BCL_DEVICE_GPU},
+                 {"accelerator", BCL_DEVICE_ACCELERATOR},
+                 {"cpu", BCL_DEVICE_CPU},
+                 {"all", ~(uint64_t)0}};
+    size_t found[64], nf = 0;
+    for (size_t t = 0; t < 4 && nf == 0; t++) {
+        if (strcasecmp(sel, types[t].word) != 0)
+            continue;
+        for (size_t i = 0; i < list->count && nf < 64; i++)
+            if (list->dev[i].type & types[t].type)
+                found[nf++] = i;
+    }
+    if (nf == 0) {
+        int rc = bcl_device_select(list, sel, &found[0], e);
+        if (rc)
+            return rc;
+        nf = 1;
+    }
+    for (size_t k = 0; k < nf; k++) {
+        bool dup = false;
+        for (size_t i = 0; i < *g; i++)
+            dup |= cand[i] == found[k];
+        if (!dup)
+            cand[(*g)++] = found[k];
+    }
+    return BCL_OK;
+}
+
 /*
  * The devices a rank may take (docs/SCALING.md): those -d (or
- * $BALLCL_DEVICE) selects, where a type selects every device of that type;
- * without a selector the GPUs, else the accelerators, else the CPUs. The
- * rank that is r-th on its node takes candidate r mod G.
+ * $BALLCL_DEVICE) names, a comma-separated list where a type or "all"
+ * names every device it matches; without a selector the GPUs, else the
+ * accelerators, else the CPUs. The rank that is r-th on its node takes
+ * candidate r mod G.
  */
 static int pick_device(job *j, bcl_error *e)
 {
@@ -77,23 +120,36 @@ static int pick_device(job *j, bcl_error *e)
     size_t *cand = calloc(j->list.count + 1, sizeof *cand), g = 0;
     if (!cand)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    static const struct {
-        const char *word;
-        uint64_t type;
-    } types[] = {
-        {"gpu", BCL_DEVICE_GPU}, {"accelerator", BCL_DEVICE_ACCELERATOR}, {"cpu", BCL_DEVICE_CPU}};
-    bool by_default = !text || !*text;
-    for (size_t t = 0; t < 3 && g == 0; t++) {
-        if (!by_default && strcasecmp(text, types[t].word) != 0)
-            continue;
-        for (size_t i = 0; i < j->list.count; i++)
-            if (j->list.dev[i].type & types[t].type)
-                cand[g++] = i;
+    if (!text || !*text) {
+        static const char *const order[] = {"gpu", "accelerator", "cpu"};
+        for (size_t t = 0; t < 3 && g == 0 && rc == BCL_OK; t++) {
+            bool any = false;
+            for (size_t i = 0; i < j->list.count; i++)
+                any |= (j->list.dev[i].type & (t == 0   ? BCL_DEVICE_GPU
+                                               : t == 1 ? BCL_DEVICE_ACCELERATOR
+                                                        : BCL_DEVICE_CPU)) != 0;
+            if (any)
+                rc = add_candidates(&j->list, order[t], cand, &g, e);
+        }
+        if (g == 0 && rc == BCL_OK)
+            rc = add_candidates(&j->list, "", cand, &g, e);
+    } else {
+        char item[256];
+        for (const char *p = text; rc == BCL_OK;) {
+            size_t len = strcspn(p, ",");
+            if (len == 0 || len >= sizeof item) {
+                rc = bcl_fail(e, BCL_EXIT_INPUT,
+                              "-d '%s': expected selectors separated by single commas", text);
+                break;
+            }
+            memcpy(item, p, len);
+            item[len] = '\0';
+            rc = add_candidates(&j->list, item, cand, &g, e);
+            if (!p[len])
+                break;
+            p += len + 1;
+        }
     }
-    /* A P:D or a name picks one device, as without MPI (an unknown or
-     * ambiguous one is the same error). */
-    if (g == 0 && (rc = bcl_device_select(&j->list, text, &cand[0], e)) == BCL_OK)
-        g = 1;
     if (rc == BCL_OK)
         j->dev = &j->list.dev[cand[(size_t)ranks_node_rank() % g]];
     free(cand);
@@ -232,6 +288,7 @@ static int set_up(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
     int rc = BCL_OK;
+    double t0 = MPI_Wtime();
     /* The same options on every rank: the same outcome. */
     if (a->snapshot) {
         rc = bcl_fail(e, BCL_EXIT_INPUT,
@@ -252,6 +309,7 @@ static int set_up(job *j, bcl_error *e)
     if (rc == BCL_OK && j->br.warning[0])
         fprintf(stderr, "ballcl: rank %d: warning: %s\n", ranks_rank(), j->br.warning);
     j->br.warning[0] = '\0';
+    j->me.setup_ms = (MPI_Wtime() - t0) * 1e3;
     /* One rank has nothing to weigh against. */
     if (rc == BCL_OK && ranks_size() > 1)
         rc = calibrate(j, e);
@@ -286,6 +344,7 @@ static int load(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
     int rc = BCL_OK;
+    double t0 = MPI_Wtime();
     j->state = malloc((j->count ? j->count : 1) * 16);
     if (!j->state)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", j->count);
@@ -317,6 +376,7 @@ static int load(job *j, bcl_error *e)
         if (rc == BCL_OK)
             bcl_context_cache_store(j->ctx, &j->br);
     }
+    j->me.load_ms = (MPI_Wtime() - t0) * 1e3;
     return ranks_verdict(rc, e);
 }
 
@@ -335,6 +395,8 @@ static int run(job *j, bcl_error *e)
     j->me.wait_ms = (t2 - t1) * 1e3;
     if ((rc = ranks_verdict(rc, e)))
         return rc;
+    j->me.allreduce_us = ranks_allreduce_us(20);
+    double t3 = MPI_Wtime();
     if (j->count)
         rc = bcl_sim_read(j->sim, j->state, e);
     if (rc == BCL_OK && j->a->validate && j->count) {
@@ -344,6 +406,7 @@ static int run(job *j, bcl_error *e)
         for (size_t i = 0; i < j->v.nreported; i++)
             j->v.first[i].ball += j->first;
     }
+    j->me.check_ms = (MPI_Wtime() - t3) * 1e3;
     return ranks_verdict(rc, e);
 }
 
@@ -384,8 +447,6 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
     printf("ranks       %d on %d node%s (%s)\n", size, ranks_nodes(), ranks_nodes() == 1 ? "" : "s",
            ranks_library());
     printf("split       %s\n", size > 1 ? "by each rank's measured rate" : "one rank: all balls");
-    if (size > 1)
-        printf("            calibration %.0f ms (slowest rank)\n", cal_max);
     printf("model       %s, %s\n", a->model.model->name,
            a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu\n", j->n);
@@ -398,8 +459,22 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
     printf("rate        %.3g ball-steps/s over all ranks\n", rate);
     printf("imbalance   slowest rank %.1f ms, mean %.1f ms (%.2fx)\n", slowest, mean,
            mean > 0 ? slowest / mean : 1.0);
-    printf("mpi         %.1f ms in collectives, %.1f ms in MPI-IO (most of any rank)\n", mpi_max,
-           io_max);
+    printf("mpi         %.1f ms in collectives, %.1f ms in MPI-IO (most of any rank); "
+           "allreduce %.1f us\n",
+           mpi_max, io_max, ri[0].allreduce_us);
+    rank_info worst = {0};
+    for (int r = 0; r < size; r++) {
+        const rank_info *x = &ri[r];
+        worst.init_ms = x->init_ms > worst.init_ms ? x->init_ms : worst.init_ms;
+        worst.setup_ms = x->setup_ms > worst.setup_ms ? x->setup_ms : worst.setup_ms;
+        worst.load_ms = x->load_ms > worst.load_ms ? x->load_ms : worst.load_ms;
+        worst.check_ms = x->check_ms > worst.check_ms ? x->check_ms : worst.check_ms;
+        worst.output_ms = x->output_ms > worst.output_ms ? x->output_ms : worst.output_ms;
+    }
+    printf("phases      MPI_Init %.0f ms, set-up %.0f, calibration %.0f, load %.0f, run %.0f, "
+           "check %.0f, output %.0f (slowest rank each)\n",
+           worst.init_ms, worst.setup_ms, cal_max, worst.load_ms, slowest, worst.check_ms,
+           worst.output_ms);
     printf("\nRANK  HOST              DEVICE                                  FIRST        BALLS  "
            "  SHARE  RATE (CAL)   US/STEP   WAIT MS\n");
     for (int r = 0; r < size; r++) {
@@ -461,6 +536,13 @@ static json_t *report_json(const job *j, const rank_info *ri, const bcl_validati
                       steps && ri[r].count ? ri[r].run_ms * 1e3 / steps : 0.0, "device_ms",
                       ri[r].device_ms, "wait_ms", ri[r].wait_ms, "mpi_ms", ri[r].mpi_ms, "io_ms",
                       ri[r].io_ms));
+        json_object_set_new(json_array_get(ranks, (size_t)r), "phases_ms",
+                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "mpi_init",
+                                      ri[r].init_ms, "setup", ri[r].setup_ms, "calibrate",
+                                      ri[r].cal_ms, "load", ri[r].load_ms, "run", ri[r].run_ms,
+                                      "read_validate", ri[r].check_ms, "output", ri[r].output_ms));
+        json_object_set_new(json_array_get(ranks, (size_t)r), "allreduce_us",
+                            json_real(ri[r].allreduce_us));
     }
     json_object_set_new(root, "ranks", ranks);
     json_object_set_new(root, "mpi",
@@ -498,6 +580,7 @@ int run_ranks(const run_args *a)
     bcl_error e = {0};
     job j = {.a = a};
     j.me.rank = ranks_rank();
+    j.me.init_ms = ranks_init_ms();
     snprintf(j.me.host, sizeof j.me.host, "%s", ranks_host());
     int rc = set_up(&j, &e);
     if (rc == BCL_OK) {
@@ -514,8 +597,10 @@ int run_ranks(const run_args *a)
     if (rc == BCL_OK)
         reduce_validation(&j, &v);
     /* A wrong state is never saved as if it were a result. */
+    double t0 = MPI_Wtime();
     if (rc == BCL_OK && v.mismatches == 0 && a->output)
         rc = ranks_write_state(a->output, j.n, j.first, j.count, j.state);
+    j.me.output_ms = (MPI_Wtime() - t0) * 1e3;
     if (rc == BCL_OK)
         report(&j, &v);
     if (rc == BCL_OK && v.mismatches) {
