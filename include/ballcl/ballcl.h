@@ -109,6 +109,15 @@ void bcl_devices_free(bcl_device_list *list);
  * input errors listing the candidates. */
 int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
                       bcl_error *e);
+/* Most devices one run uses. */
+#define BCL_MAX_DEVICES 64
+/* Picks several devices: a comma-separated list of selectors ("0:0,0:1",
+ * "gpu,cpu"), each as bcl_device_select takes it, or "all" (every device
+ * of every platform), into index[] (at most cap, in the order given). One
+ * selector, NULL or "" is bcl_device_select's single device; an empty
+ * item, or a device named twice, is an input error. */
+int bcl_device_select_list(const bcl_device_list *list, const char *selectors, size_t *index,
+                           size_t cap, size_t *count, bcl_error *e);
 /* "cpu", "gpu", "accelerator" or "other". */
 const char *bcl_device_type_name(uint64_t type);
 /* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
@@ -144,11 +153,10 @@ typedef struct bcl_model {
     int (*check)(const float *p, bcl_error *e);
     /* Fills n balls (4 floats each) deterministically from seed: state[0]
      * is ball `first` of the whole state, and ball i depends only on seed
-     * and i (each ball takes a fixed number of PRNG draws, so a slice
-     * starts with bcl_rng_seed_at), so any cut of a run into slices,
-     * filled apart, gives the bits of one fill from ball 0. */
-    void (*init)(float *state, size_t first, size_t n, bcl_init how, uint64_t seed,
-                 const float *p);
+     * and i (each ball takes a fixed number of PRNG draws and the
+     * generator jumps ahead), so any cut of a run into slices, filled
+     * apart, gives the bits of one fill from ball 0. */
+    void (*init)(float *state, size_t first, size_t n, bcl_init how, uint64_t seed, const float *p);
     /* The scalar C reference: applies `steps` steps to each of n balls. */
     void (*reference)(float *state, size_t n, uint64_t steps, const float *p);
     /* The rectangle (x0, y0, x1, y1) the model keeps every ball in, for
@@ -161,6 +169,11 @@ extern const size_t bcl_model_count;
 const bcl_model *bcl_model_find(const char *name);
 /* Number of floats a model's parameters take. */
 unsigned bcl_model_param_floats(const bcl_model *m);
+/* m->init of balls [first, first + n) into state, in slices on every host
+ * core (OpenMP): the same bits as one call, as ball i depends on seed and i
+ * only. */
+void bcl_model_fill(const bcl_model *m, float *state, size_t first, size_t n, bcl_init how,
+                    uint64_t seed, const float *p);
 /* Parses the defaults into p. */
 void bcl_model_param_defaults(const bcl_model *m, float *p);
 /* Parses text for parameter i into p (at the parameter's float offset). */
@@ -433,5 +446,112 @@ int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *t
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- several devices in one run (docs/DESIGN.md, "Several devices") ------------ */
+
+/* Why a device of a split got no balls. */
+typedef enum {
+    BCL_SPLIT_USED = 0,
+    BCL_SPLIT_SLOWER,      /* its fixed cost alone exceeds the others' time for all balls */
+    BCL_SPLIT_UNDER_BLOCK, /* its share would be under one block */
+    BCL_SPLIT_NO_RATE,     /* no rate (0): nothing to weigh it by */
+} bcl_split_why;
+
+/*
+ * A group: several devices running one range of balls [first, first +
+ * balls) of a state together (a whole run, or an MPI rank's part of one).
+ * Each device has its own context (hence its own program, from the binary
+ * cache), queue, launch plan and simulation of its shard; the state stays on
+ * each device between steps. Every phase that touches the devices runs on
+ * one host thread per device at once, so the devices work together and a
+ * slow build or upload on one does not hold the others back; a thread tags
+ * its calls with the device's position (bcl_fault_device) so that the
+ * fault injection can target one device.
+ *
+ * Order: bcl_group_open, bcl_group_split, bcl_group_load, then any number
+ * of bcl_group_run (and bcl_group_read / bcl_group_validate), then
+ * bcl_group_close. An error of one device ends the phase for all and names
+ * the device ("device 0:1 'name': ..."), with that device's exit class.
+ */
+typedef struct bcl_group bcl_group;
+
+typedef struct bcl_group_opts {
+    const bcl_model *model;
+    bcl_context_opts ctx;
+    /* What every device's plan asks for (params, steps, K, variant, local);
+     * first and balls are the group's range. Pointers in it must outlive
+     * the group. */
+    bcl_plan_request req;
+    /* Target length of one timed calibration repeat (0: 30 ms). */
+    double calibrate_ms;
+} bcl_group_opts;
+
+/* One device of a group, as the report shows it. */
+typedef struct bcl_group_member {
+    const bcl_device_info *dev;
+    int index;         /* position in the device list (the fault target) */
+    char selector[24]; /* "P:D" */
+    bcl_build_report build;
+    bcl_plan plan;        /* for its shard once split */
+    bcl_shard shard;      /* balls of the whole state; count 0: none */
+    double share;         /* shard.count / the group's balls */
+    double rate;          /* ball-steps/s the split weighed it by */
+    double launch_ms;     /* overhead per launch the split counted (0 when tuned) */
+    const char *rate_how; /* "tuned", "calibrated", "only device" */
+    double calibrate_ms;  /* what measuring it cost (0: not measured) */
+    bcl_split_why why;    /* BCL_SPLIT_USED, or why it got no balls */
+    char excluded[256];   /* that reason in words; "" when it has balls */
+    size_t buffers;       /* device buffers of its shard */
+    double first_launch_ms;
+    bcl_sim_timing timing; /* of the last bcl_group_run */
+    double wait_ms;        /* from its end to the slowest device's end */
+    bcl_validation v;      /* of its shard (ball indices of the whole state) */
+} bcl_group_member;
+
+typedef struct bcl_group_timing {
+    double wall_ms; /* first device's start to the last one's end */
+    uint64_t steps;
+} bcl_group_timing;
+
+/* Whether n balls can run on devs together, checked before anything is
+ * allocated for them: the devices' memories together hold the state, and
+ * the host holds host_copies copies of it plus the CPU devices' buffers.
+ * BCL_EXIT_INPUT naming `what` when not (each shard is checked against its
+ * own device by bcl_group_split). */
+int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_t n,
+                         unsigned host_copies, const char *what, bcl_error *e);
+/* Creates one context per device (programs built or loaded at once, one
+ * thread each) and resolves each device's plan for the whole range. devs
+ * must outlive the group. */
+int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_group_opts *o,
+                   bcl_group **out, bcl_error *e);
+/* Weighs every device (the tuned rate of its plan when 'ballcl tune'
+ * stored one, else a short calibration on the first balls of state, the
+ * group's range, one device at a time so each is measured alone) and cuts
+ * the range (bcl_split). A shard beyond a device's memory is an input
+ * error. */
+int bcl_group_split(bcl_group *g, const float *state, bcl_error *e);
+/* The split given instead of measured (tests, MPI): shard counts per
+ * device in order, summing to the group's balls. */
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e);
+/* Total time the calibrations of bcl_group_split took (0: none ran). */
+double bcl_group_calibrate_ms(const bcl_group *g);
+/* Resolves each plan for its shard, uploads the shard from state (the
+ * group's range) and does the warm-up launch, one thread per device. */
+int bcl_group_load(bcl_group *g, const float *state, bcl_error *e);
+/* Applies steps steps on every device at once; waits for all. */
+int bcl_group_run(bcl_group *g, uint64_t steps, bcl_group_timing *t, bcl_error *e);
+/* Reads every shard back into state (the group's range, original order). */
+int bcl_group_read(bcl_group *g, float *state, bcl_error *e);
+/* Compares every shard of result with the C reference run from init (both
+ * the group's range) into each member's v, and all of them into *total. */
+int bcl_group_validate(bcl_group *g, const float *init, const float *result, uint64_t steps,
+                       uint64_t tol_ulp, bcl_validation *total, bcl_error *e);
+size_t bcl_group_size(const bcl_group *g);
+const bcl_group_member *bcl_group_member_at(const bcl_group *g, size_t i);
+/* The simulation of member i's shard once loaded (NULL without balls), for
+ * timing it alone. */
+bcl_sim *bcl_group_sim(bcl_group *g, size_t i);
+void bcl_group_close(bcl_group *g);
 
 #endif

@@ -57,15 +57,14 @@ static int bounce_check(const float *p, bcl_error *e)
 }
 
 /* PRNG draws per ball: four bcl_rng_uniform, or four bcl_rng_mixed of two each. */
-#define DRAWS_SEED 4
+#define DRAWS_SEED   4
 #define DRAWS_RANDOM 8
 
 static void bounce_init(float *s, size_t first, size_t n, bcl_init how, uint64_t seed,
                         const float *p)
 {
     bcl_rng r;
-    bcl_rng_seed_at(&r, seed,
-                    (uint64_t)first * (how == BCL_INIT_SEED ? DRAWS_SEED : DRAWS_RANDOM));
+    bcl_rng_seed_at(&r, seed, (uint64_t)first * (how == BCL_INIT_SEED ? DRAWS_SEED : DRAWS_RANDOM));
     for (size_t i = 0; i < n; i++) {
         float *b = s + 4 * i;
         if (how == BCL_INIT_SEED) {

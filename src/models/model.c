@@ -25,6 +25,20 @@ const bcl_model *bcl_model_find(const char *name)
     return NULL;
 }
 
+void bcl_model_fill(const bcl_model *m, float *state, size_t first, size_t n, bcl_init how,
+                    uint64_t seed, const float *p)
+{
+    /* Slices of 64K balls: 1 MiB each, many per thread for balance. */
+    const size_t slice = (size_t)1 << 16;
+    long long slices = (long long)((n + slice - 1) / slice);
+#pragma omp parallel for schedule(static)
+    for (long long k = 0; k < slices; k++) {
+        size_t a = (size_t)k * slice;
+        size_t c = n - a < slice ? n - a : slice;
+        m->init(state + 4 * a, first + a, c, how, seed, p);
+    }
+}
+
 static unsigned param_offset(const bcl_model *m, unsigned i)
 {
     unsigned off = 0;

@@ -4,11 +4,10 @@
 #include "model_impl.h"
 
 /* PRNG draws per ball: two bcl_rng_below, or four bcl_rng_mixed of two each. */
-#define DRAWS_SEED 2
+#define DRAWS_SEED   2
 #define DRAWS_RANDOM 8
 
-static void seed_init(float *s, size_t first, size_t n, bcl_init how, uint64_t seed,
-                      const float *p)
+static void seed_init(float *s, size_t first, size_t n, bcl_init how, uint64_t seed, const float *p)
 {
     (void)p;
     bcl_rng r;

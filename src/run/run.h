@@ -70,4 +70,18 @@ uint64_t bcl_ulp_distance(float a, float b);
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
                  bcl_validation *v);
 
+/* ---- the split of a run over several devices (group_split.c) ---- */
+
+/* Cuts n balls into contiguous shards, one per device in the given order,
+ * in proportion to rate[i] (ball-steps/s) so that all finish together. A
+ * device whose fixed cost fixed_s[i] (seconds per run whatever its balls:
+ * its launches times its per-launch overhead) would make its share end
+ * later than the others could end with its balls too gets none; so does one
+ * whose share is under half a block; why[i] says which. Shards are whole
+ * blocks but the last device's with balls, which also takes n % block;
+ * count 0 for a device without balls. Returns the number of devices with
+ * balls (>= 1 when n >= 1 and one rate > 0). */
+size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
+                 unsigned block, bcl_shard *out, bcl_split_why *why);
+
 #endif

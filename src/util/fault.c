@@ -6,6 +6,11 @@
  * the atomic writer, so a test can walk n upward through a whole run and see
  * each failure handled. Without the variable this costs one branch per call.
  *
+ * "name:n[:STATUS]@D" targets device D of a run over several devices (its
+ * position in the -d list, from 0): only the calls a thread working for D
+ * makes (bcl_fault_device) are counted, so the n-th call of that device
+ * fails whatever the others do at the same time.
+ *
  * BALLCL_FAULT_TRACE=1 prints "ballcl: fault point NAME" on stderr at every
  * call that could be failed, so a test learns the sequence of a whole run
  * (tests/test_fault_walk.py) instead of hard-coding it. Both variables are
@@ -14,44 +19,66 @@
 #include "ocl/ocl.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static struct {
-    int parsed;
     bool trace;
     char name[64];
     unsigned long nth;
     int status;
-    unsigned long seen;
-} fault;
+    int device;         /* -1: any thread */
+    unsigned long seen; /* atomic: devices call from their own threads */
+} fault = {.device = -1};
+
+static pthread_once_t parse_once = PTHREAD_ONCE_INIT;
+static _Thread_local int this_device = -1;
+
+void bcl_fault_device(int index)
+{
+    this_device = index;
+}
 
 /* A spec that does not parse would make a fault test pass without any fault
  * happening; stop loudly instead (only tests set the variable). */
 static void bad_spec(const char *spec, const char *why)
 {
-    fprintf(stderr, "ballcl: BALLCL_FAULT='%s': %s: expected name:n[:STATUS]\n", spec, why);
+    fprintf(stderr, "ballcl: BALLCL_FAULT='%s': %s: expected name:n[:STATUS][@DEVICE]\n", spec,
+            why);
     abort();
 }
 
 static void parse_spec(void)
 {
-    fault.parsed = 1;
     const char *trace = getenv("BALLCL_FAULT_TRACE");
     fault.trace = trace && *trace && strcmp(trace, "0") != 0;
-    const char *spec = getenv("BALLCL_FAULT");
-    if (!spec || !*spec)
+    const char *full = getenv("BALLCL_FAULT");
+    if (!full || !*full)
         return;
+    char spec[256];
+    if (strlen(full) >= sizeof spec)
+        bad_spec(full, "too long");
+    strcpy(spec, full);
+    char *at = strchr(spec, '@');
+    if (at) {
+        char *end;
+        *at = '\0';
+        long d = strtol(at + 1, &end, 10);
+        if (end == at + 1 || *end != '\0' || d < 0 || d >= BCL_MAX_DEVICES)
+            bad_spec(full, "@DEVICE must be a device's position in the list, from 0");
+        fault.device = (int)d;
+    }
     const char *colon = strchr(spec, ':');
     if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof fault.name)
-        bad_spec(spec, "no function name");
+        bad_spec(full, "no function name");
     memcpy(fault.name, spec, (size_t)(colon - spec));
     fault.name[colon - spec] = '\0';
     char *end;
     fault.nth = strtoul(colon + 1, &end, 10);
     if (end == colon + 1 || fault.nth == 0 || (*end != '\0' && *end != ':'))
-        bad_spec(spec, "n must be a call number from 1");
+        bad_spec(full, "n must be a call number from 1");
     bool is_cl = strncmp(fault.name, "cl", 2) == 0;
     fault.status = is_cl ? CL_OUT_OF_RESOURCES : EIO;
     if (*end == ':') {
@@ -76,7 +103,7 @@ static void parse_spec(void)
         if (!known) {
             long v = strtol(s, &end, 10);
             if (end == s || *end != '\0' || v == 0)
-                bad_spec(spec, "unknown STATUS (a CL_ name, an errno name or a non-zero number)");
+                bad_spec(full, "unknown STATUS (a CL_ name, an errno name or a non-zero number)");
             fault.status = (int)v;
         }
     }
@@ -84,11 +111,12 @@ static void parse_spec(void)
 
 int bcl_fault_take(const char *name)
 {
-    if (!fault.parsed)
-        parse_spec();
+    pthread_once(&parse_once, parse_spec);
     if (fault.trace)
         fprintf(stderr, "ballcl: fault point %s\n", name);
     if (!fault.name[0] || strcmp(name, fault.name) != 0)
         return 0;
-    return ++fault.seen == fault.nth ? fault.status : 0;
+    if (fault.device >= 0 && this_device != fault.device)
+        return 0;
+    return __atomic_add_fetch(&fault.seen, 1, __ATOMIC_RELAXED) == fault.nth ? fault.status : 0;
 }

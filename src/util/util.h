@@ -17,5 +17,9 @@ int bcl_parse_float(const char *text, const char *what, float *out, bcl_error *e
  * CL_OUT_OF_RESOURCES for OpenCL calls, EIO for I/O). Returns the status
  * to fail with, or 0 to go on. */
 int bcl_fault_take(const char *name);
+/* "name:n[:STATUS]@D" counts and fails only the calls made for device D
+ * (its position, from 0, in a run's device list): a thread working for a
+ * device says which with bcl_fault_device (-1, the default: none). */
+void bcl_fault_device(int index);
 
 #endif

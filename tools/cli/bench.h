@@ -7,6 +7,28 @@
 
 #include "cli.h"
 
+#define MAX_N 32
+
+/* The options of 'ballcl bench'. */
+typedef struct bench_args {
+    const char *device;
+    uint64_t balls[MAX_N];
+    size_t nballs;
+    cli_model_args model;
+    bcl_init init;
+    uint64_t seed;
+    bcl_measure_opts measure;
+    uint64_t k;
+    bool k_given;
+    bool use_cache, json;
+    const char *csv;
+} bench_args;
+
+/* bench over several devices (docs/BENCHMARK.md, "Several devices"): for
+ * each N, every device's shard timed alone and the row all-devices, all of
+ * them at once, with the scaling efficiency. */
+int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev, bcl_error *e);
+
 /* The rows, in table order; names are part of the output format. */
 enum {
     ROW_REFERENCE,

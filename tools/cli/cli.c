@@ -39,6 +39,17 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
     return rc ? rc : bcl_device_select(list, sel_text, index, e);
 }
 
+int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index, size_t cap,
+                     size_t *count, bcl_error *e)
+{
+    if (!sel_text)
+        sel_text = getenv("BALLCL_DEVICE");
+    int rc = bcl_devices_enumerate(list, e);
+    if (rc)
+        return rc;
+    return bcl_device_select_list(list, sel_text, index, cap, count, e);
+}
+
 void cli_add_param_options(struct option *opts, size_t used, size_t cap)
 {
     int id = CLI_PARAM_OPT_BASE;

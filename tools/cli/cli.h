@@ -26,6 +26,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Enumerates devices and picks one by selector text (NULL: BALLCL_DEVICE,
  * then the default). list stays owned by the caller. */
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e);
+/* The same for a list of selectors or "all" (bcl_device_select_list):
+ * index[] gets at most cap devices, *count how many. */
+int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index, size_t cap,
+                     size_t *count, bcl_error *e);
 
 /* Model choice plus its parameters, gathered while options are parsed and
  * checked once the model is known. */

@@ -12,22 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_N 32
-
-typedef struct bench_args {
-    const char *device;
-    uint64_t balls[MAX_N];
-    size_t nballs;
-    cli_model_args model;
-    bcl_init init;
-    uint64_t seed;
-    bcl_measure_opts measure;
-    uint64_t k;
-    bool k_given;
-    bool use_cache, json;
-    const char *csv;
-} bench_args;
-
 static void help(void)
 {
     printf("usage: ballcl bench [options]\n\n"
@@ -343,8 +327,17 @@ int cmd_bench(int argc, char **argv)
     }
     if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
         goto out;
-    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+    size_t picked[BCL_MAX_DEVICES], ndev = 0;
+    if ((rc = cli_pick_devices(a.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
+    if (ndev > 1) {
+        const bcl_device_info *devs[BCL_MAX_DEVICES];
+        for (size_t i = 0; i < ndev; i++)
+            devs[i] = &list.dev[picked[i]];
+        rc = bench_multi(&a, devs, ndev, &e);
+        goto out;
+    }
+    di = picked[0];
     const bcl_device_info *d = &list.dev[di];
     bcl_context_opts copts = {.use_cache = a.use_cache};
     if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))

@@ -21,7 +21,9 @@ static void help(void)
            "compares the final state bit for bit with the scalar C reference.\n\n"
            "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
            "                         platform name (default: $BALLCL_DEVICE, else the first\n"
-           "                         GPU, accelerator, CPU)\n"
+           "                         GPU, accelerator, CPU); a comma-separated list of them,\n"
+           "                         or all, runs on several devices at once, the balls\n"
+           "                         split by each one's measured rate (docs/DESIGN.md)\n"
            "  -n, --balls N          number of balls (default 100000)\n"
            "  -s, --steps S          number of steps (default 1000)\n");
     cli_print_model_help(stdout);
@@ -303,6 +305,28 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     }
 }
 
+json_t *run_validation_json(const run_args *a, const bcl_validation *v)
+{
+    json_t *mism = json_array();
+    for (size_t i = 0; i < v->nreported; i++) {
+        const bcl_mismatch *mm = &v->first[i];
+        json_array_append_new(mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball",
+                                              (json_int_t)mm->ball, "want", mm->want[0],
+                                              mm->want[1], mm->want[2], mm->want[3], "got",
+                                              mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
+    }
+    return a->validate
+               ? json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", 1, "passed",
+                           v->mismatches == 0, "compared", (json_int_t)v->compared, "mismatches",
+                           (json_int_t)v->mismatches, "max_ulp",
+                           v->max_ulp == UINT64_MAX ? json_null()
+                                                    : json_integer((json_int_t)v->max_ulp),
+                           "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
+               : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
+                           "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
+                           "first_mismatches", mism);
+}
+
 json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
                         const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
@@ -314,27 +338,10 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    json_t *mism = json_array();
-    for (size_t i = 0; i < v->nreported; i++) {
-        const bcl_mismatch *mm = &v->first[i];
-        json_array_append_new(mism, json_pack("{s:I, s:[f,f,f,f], s:[f,f,f,f]}", "ball",
-                                              (json_int_t)mm->ball, "want", mm->want[0],
-                                              mm->want[1], mm->want[2], mm->want[3], "got",
-                                              mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
-    }
     json_t *params = json_array();
     for (unsigned i = 0; i < bcl_model_param_floats(a->model.model); i++)
         json_array_append_new(params, json_real(a->model.params[i]));
-    json_t *validation =
-        a->validate ? json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", 1, "passed",
-                                v->mismatches == 0, "compared", (json_int_t)v->compared,
-                                "mismatches", (json_int_t)v->mismatches, "max_ulp",
-                                v->max_ulp == UINT64_MAX ? json_null()
-                                                         : json_integer((json_int_t)v->max_ulp),
-                                "tolerance_ulp", (json_int_t)a->tol_ulp, "first_mismatches", mism)
-                    : json_pack("{s:b, s:b, s:I, s:I, s:n, s:o}", "performed", 0, "passed", 0,
-                                "compared", (json_int_t)0, "mismatches", (json_int_t)0, "max_ulp",
-                                "first_mismatches", mism);
+    json_t *validation = run_validation_json(a, v);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
@@ -357,7 +364,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
 }
 
 /* The picture frames the model's box when it has one, else the balls. */
-static int write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
+int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
 {
     const bcl_model *m = a->model.model;
     bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
@@ -412,7 +419,7 @@ int cmd_run(int argc, char **argv)
     bcl_device_list list = {0};
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
-    size_t di;
+    size_t di, picked[BCL_MAX_DEVICES], ndev = 0;
     if (a.output && (rc = run_check_output_path(a.output, "--output", &e)))
         goto out;
     if (a.snapshot && (rc = run_check_output_path(a.snapshot, "--snapshot", &e)))
@@ -421,8 +428,16 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (!a.input)
         n = (size_t)a.balls;
-    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+    if ((rc = cli_pick_devices(a.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
+    if (ndev > 1) {
+        const bcl_device_info *devs[BCL_MAX_DEVICES];
+        for (size_t i = 0; i < ndev; i++)
+            devs[i] = &list.dev[picked[i]];
+        rc = run_multi(&a, devs, ndev, &state, n, &e);
+        goto out;
+    }
+    di = picked[0];
     const bcl_device_info *dev = &list.dev[di];
     /* A count too large for the device or the host is an input error,
      * found before gigabytes of host memory are allocated and filled for
@@ -435,7 +450,7 @@ int cmd_run(int argc, char **argv)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
             goto out;
         }
-        a.model.model->init(state, 0, n, a.init, a.seed, a.model.params);
+        bcl_model_fill(a.model.model, state, 0, n, a.init, a.seed, a.model.params);
     }
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
@@ -502,10 +517,26 @@ int cmd_run(int argc, char **argv)
      * report followed by a failure. A mismatching state is never saved. */
     if (v.mismatches == 0 && a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
         goto out;
-    if (v.mismatches == 0 && a.snapshot && (rc = write_snapshot(&a, state, n, &e)))
+    if (v.mismatches == 0 && a.snapshot && (rc = run_write_snapshot(&a, state, n, &e)))
         goto out;
     if (a.json) {
         json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
+        /* The same "devices" array as a run over several devices: one entry. */
+        bcl_group_member only = {.dev = dev,
+                                 .build = br,
+                                 .plan = plan,
+                                 .shard = {0, n},
+                                 .share = 1,
+                                 .rate_how = "only device",
+                                 .buffers = bcl_sim_buffers(sim),
+                                 .first_launch_ms = first_ms,
+                                 .timing = t,
+                                 .v = v};
+        snprintf(only.selector, sizeof only.selector, "%u:%u", dev->platform_index,
+                 dev->device_index);
+        json_t *devices = json_array();
+        json_array_append_new(devices, run_member_json(&a, &only));
+        json_object_set_new(j, "devices", devices);
         cli_print_json(j);
         json_decref(j);
     } else {

@@ -37,7 +37,8 @@ static void help(void)
            "     1, 2, 4, ... up to the kernel's limit) and the driver's choice\n"
            "  2. k-step kernel at K = %u: the same\n"
            "  3. K for the best of 2 (the smallest K within 3%% of the fastest wins)\n\n"
-           "  -d, --device SEL       device (as for 'ballcl run')\n"
+           "  -d, --device SEL       device (as for 'ballcl run'); a list or all tunes each\n"
+           "                         device in turn, alone\n"
            "  -n, --balls N          balls to tune with (default 100000)\n",
            BCL_DEFAULT_K);
     cli_print_model_help(stdout);
@@ -285,6 +286,60 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
     return BCL_OK;
 }
 
+/* Tunes d and stores its record; the JSON of the stored file goes to
+ * *json (with --json), else the table is printed. */
+static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **json, bcl_error *e)
+{
+    bcl_context *ctx = NULL;
+    bcl_tune_result r = {0};
+    char path[4096] = "";
+    int rc;
+    if (a->show)
+        return show(a, d, e);
+    /* Fail on an unusable cache folder before the long sweep, not after. */
+    if ((rc = bcl_tuned_path(d, a->model.model, path, sizeof path, e)))
+        goto out;
+    if ((rc = bcl_memory_fit(d, (size_t)a->balls, 2, "--balls", e)))
+        goto out;
+    bcl_context_opts copts = {.use_cache = a->use_cache};
+    if ((rc = bcl_context_create(d, a->model.model, &copts, &ctx, NULL, e)))
+        goto out;
+    bcl_tune_opts to = {
+        .params = a->model.params,
+        .balls = (size_t)a->balls,
+        .init = a->init,
+        .seed = a->seed,
+        .measure = a->measure,
+        .ks = a->nks ? a->ks : NULL,
+        .nks = a->nks,
+        .progress = cli_progress,
+        .progress_arg = "tune",
+    };
+    rc = bcl_tune(ctx, &to, &r, e);
+    cli_progress_end();
+    if (rc && rc != BCL_EXIT_MISMATCH)
+        goto out;
+    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a->model.model, &r, path, sizeof path, e)))
+        goto out;
+    bool stored = rc == BCL_OK;
+    if (a->json && stored) {
+        json_error_t jerr;
+        json_t *j = json_load_file(path, 0, &jerr);
+        if (!j) {
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot read back '%s': %s", path, jerr.text);
+            goto out;
+        }
+        json_object_set_new(j, "path", json_string(path));
+        *json = j;
+    } else if (!a->json) {
+        print_table(a, d, &r, stored ? path : NULL);
+    }
+out:
+    bcl_tune_result_free(&r);
+    bcl_context_destroy(ctx);
+    return rc;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     bcl_error e = {0};
@@ -295,59 +350,32 @@ int cmd_tune(int argc, char **argv)
     if (rc)
         return cli_report(&e);
     bcl_device_list list = {0};
-    bcl_context *ctx = NULL;
-    bcl_tune_result r = {0};
-    size_t di;
-    char path[4096] = "";
-    if ((rc = cli_pick_device(a.device, &list, &di, &e)))
+    size_t picked[BCL_MAX_DEVICES], ndev = 0;
+    json_t *all = json_array();
+    if ((rc = cli_pick_devices(a.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
-    const bcl_device_info *d = &list.dev[di];
-    if (a.show) {
-        rc = show(&a, d, &e);
-        goto out;
+    /* Several devices: each tuned alone, one after the other, so that no
+     * device's figures carry another's load (docs/DESIGN.md). */
+    for (size_t i = 0; i < ndev && rc == BCL_OK; i++) {
+        json_t *j = NULL;
+        if (i && !a.json)
+            printf("\n");
+        rc = tune_device(&a, &list.dev[picked[i]], &j, &e);
+        if (j)
+            json_array_append_new(all, j);
+        fflush(stdout);
     }
-    /* Fail on an unusable cache folder before the long sweep, not after. */
-    if ((rc = bcl_tuned_path(d, a.model.model, path, sizeof path, &e)))
-        goto out;
-    if ((rc = bcl_memory_fit(d, (size_t)a.balls, 2, "--balls", &e)))
-        goto out;
-    bcl_context_opts copts = {.use_cache = a.use_cache};
-    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
-        goto out;
-    bcl_tune_opts to = {
-        .params = a.model.params,
-        .balls = (size_t)a.balls,
-        .init = a.init,
-        .seed = a.seed,
-        .measure = a.measure,
-        .ks = a.nks ? a.ks : NULL,
-        .nks = a.nks,
-        .progress = cli_progress,
-        .progress_arg = "tune",
-    };
-    rc = bcl_tune(ctx, &to, &r, &e);
-    cli_progress_end();
-    if (rc && rc != BCL_EXIT_MISMATCH)
-        goto out;
-    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a.model.model, &r, path, sizeof path, &e)))
-        goto out;
-    bool stored = rc == BCL_OK;
-    if (a.json && stored) {
-        json_error_t jerr;
-        json_t *j = json_load_file(path, 0, &jerr);
-        if (!j) {
-            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "cannot read back '%s': %s", path, jerr.text);
-            goto out;
+    if (rc == BCL_OK && a.json && !a.show) {
+        if (ndev == 1) {
+            cli_print_json(json_array_get(all, 0));
+        } else {
+            json_t *root = json_pack("{s:O}", "devices", all);
+            cli_print_json(root);
+            json_decref(root);
         }
-        json_object_set_new(j, "path", json_string(path));
-        cli_print_json(j);
-        json_decref(j);
-    } else if (!a.json) {
-        print_table(&a, d, &r, stored ? path : NULL);
     }
 out:
-    bcl_tune_result_free(&r);
-    bcl_context_destroy(ctx);
+    json_decref(all);
     bcl_devices_free(&list);
     if (rc)
         cli_report(&e);

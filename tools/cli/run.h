@@ -1,6 +1,6 @@
 /*
- * ballcl run: the options, shared by the run in one process (cmd_run.c) and
- * the run under MPI (run_ranks.c).
+ * ballcl run: the options, shared by the run on one device (cmd_run.c),
+ * the run over several (run_multi.c) and the run under MPI (run_ranks.c).
  */
 #ifndef BALLCL_RUN_H
 #define BALLCL_RUN_H
@@ -31,10 +31,22 @@ typedef struct run_args {
 
 /* Fails early, before any work, if the output could not be written. */
 int run_check_output_path(const char *path, const char *what, bcl_error *e);
-/* The report of a run on one device as JSON (with MPI: rank 0's device and
- * plan, the run's balls, timing and validation). */
+/* The run over several devices (docs/DESIGN.md, "Several devices"): state
+ * holds the n initial balls from --input, or NULL: run_multi fills it (the
+ * caller frees *state). Writes the
+ * output files and the report; returns the exit class with e set. */
+int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev, float **state,
+              size_t n, bcl_error *e);
+/* The picture of the final state, as --snapshot asks. */
+int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e);
+/* The report of a run on one device, or the common fields of one over
+ * several (the first device's launch, the aggregate timing). */
 json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
                         const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v);
+/* One entry of the report's "devices" array. */
+json_t *run_member_json(const run_args *a, const bcl_group_member *m);
+/* The "validation" object of the JSON report. */
+json_t *run_validation_json(const run_args *a, const bcl_validation *v);
 
 #endif

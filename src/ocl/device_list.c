@@ -1,0 +1,61 @@
+/*
+ * Several devices for one run (docs/DESIGN.md, "Several devices"): a
+ * comma-separated list of selectors, each matched as a single selector is,
+ * or the word "all" for every device of every platform.
+ */
+#include "ocl/ocl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int bcl_device_select_list(const bcl_device_list *list, const char *text, size_t *index, size_t cap,
+                           size_t *count, bcl_error *e)
+{
+    *count = 0;
+    if (text && strcmp(text, "all") == 0) {
+        if (list->count == 0)
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "no OpenCL device found");
+        if (list->count > cap)
+            return bcl_fail(e, BCL_EXIT_INPUT, "device selector 'all': %zu devices, at most %zu",
+                            list->count, cap);
+        for (size_t i = 0; i < list->count; i++)
+            index[i] = i;
+        *count = list->count;
+        return BCL_OK;
+    }
+    char buf[1024];
+    if (text && strlen(text) >= sizeof buf)
+        return bcl_fail(e, BCL_EXIT_INPUT, "device selector list too long");
+    snprintf(buf, sizeof buf, "%s", text ? text : "");
+    /* One selector (no comma) is today's single device, default included. */
+    for (char *tok = buf;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if ((comma || tok != buf) && !*tok)
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "device selector list '%s': an empty item: expected selectors "
+                            "separated by single commas",
+                            text);
+        if (*count == cap)
+            return bcl_fail(e, BCL_EXIT_INPUT, "device selector list '%s': at most %zu devices",
+                            text, cap);
+        bcl_selector sel;
+        int rc = bcl_selector_parse(tok, &sel, e);
+        if (rc == BCL_OK)
+            rc = bcl_selector_match(&sel, list, &index[*count], e);
+        if (rc)
+            return rc;
+        for (size_t j = 0; j < *count; j++)
+            if (index[j] == index[*count])
+                return bcl_fail(e, BCL_EXIT_INPUT,
+                                "device selector list '%s': '%s' names device %u:%u a second time",
+                                text, tok, list->dev[index[j]].platform_index,
+                                list->dev[index[j]].device_index);
+        (*count)++;
+        if (!comma)
+            break;
+        tok = comma + 1;
+    }
+    return BCL_OK;
+}

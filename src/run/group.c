@@ -1,0 +1,572 @@
+/*
+ * Several devices running one range of balls together (docs/DESIGN.md,
+ * "Several devices").
+ *
+ * One context per device, not per platform: a context here carries the
+ * device's queue, program and kernels (bcl_context), every device builds or
+ * loads its own program from the binary cache anyway, and the shards never
+ * move between devices, so sharing a context between the devices of a
+ * platform would buy nothing and tie their lifetimes and failures together.
+ *
+ * Each phase that talks to the devices runs one host thread per device
+ * (pthreads): the blocking waits of one device's queue never hold back
+ * another's, and all devices compute at once. Threads live for one phase;
+ * the state lives on the devices for the whole group.
+ */
+#include "measure/timing.h"
+#include "ocl/program.h"
+#include "run/run.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BALL_BYTES (4 * sizeof(float))
+
+typedef struct member member;
+typedef int (*member_fn)(member *m, bcl_error *e);
+
+struct member {
+    bcl_group_member pub;
+    bcl_group *g;
+    bcl_context *ctx;
+    bcl_sim *sim;
+    /* the phase being run */
+    member_fn fn;
+    int rc;
+    bcl_error err;
+    const float *in;
+    float *out;
+    uint64_t steps;
+    double t0, t1; /* start and end of its run, on the host's monotonic clock */
+};
+
+struct bcl_group {
+    bcl_group_opts o;
+    float params[BCL_MAX_PARAMS];
+    member *m;
+    size_t count;
+    double calibrate_ms;
+};
+
+static void *thread_main(void *arg)
+{
+    member *m = arg;
+    bcl_fault_device(m->pub.index);
+    m->rc = m->fn(m, &m->err);
+    bcl_fault_device(-1);
+    return NULL;
+}
+
+/* The first failing device, in list order, gives the group's error. */
+static int member_failed(bcl_group *g, bcl_error *e)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        member *m = &g->m[i];
+        if (!m->rc)
+            continue;
+        int code = m->err.code ? m->err.code : m->rc;
+        /* Most messages name the device already; the selector tells apart
+         * two devices of one name. */
+        int rc = strstr(m->err.msg, m->pub.dev->name)
+                     ? bcl_fail(e, code, "device %s: %s", m->pub.selector, m->err.msg)
+                     : bcl_fail(e, code, "device %s '%s': %s", m->pub.selector, m->pub.dev->name,
+                                m->err.msg);
+        if (m->err.detail)
+            bcl_error_set_detail(e, m->err.detail);
+        return rc;
+    }
+    return BCL_OK;
+}
+
+/* Runs fn for every device (only those with balls when busy_only), each on
+ * its own thread, or one after the other on this thread when !parallel. */
+static int each_member(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e)
+{
+    pthread_t *th = calloc(g->count, sizeof *th);
+    bool *started = calloc(g->count, sizeof *started);
+    if (!th || !started) {
+        free(th);
+        free(started);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    for (size_t i = 0; i < g->count; i++) {
+        member *m = &g->m[i];
+        bcl_error_clear(&m->err);
+        m->rc = BCL_OK;
+        m->fn = fn;
+        if (busy_only && m->pub.shard.count == 0)
+            continue;
+        /* Without a thread (none to be had) the phase still runs, in turn. */
+        if (parallel && pthread_create(&th[i], NULL, thread_main, m) == 0)
+            started[i] = true;
+        else
+            thread_main(m);
+    }
+    for (size_t i = 0; i < g->count; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+    free(th);
+    free(started);
+    return member_failed(g, e);
+}
+
+int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_t n,
+                         unsigned host_copies, const char *what, bcl_error *e)
+{
+    /* Every CPU device's buffers live in host memory: at most one more
+     * state, whatever the split. */
+    unsigned copies = host_copies;
+    for (size_t i = 0; i < count; i++)
+        if (devs[i]->type & BCL_DEVICE_CPU) {
+            copies++;
+            break;
+        }
+    double bytes = (double)n * BALL_BYTES, host = (double)bcl_host_memory_bytes();
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: no balls to simulate", what);
+    if (n > SIZE_MAX / BALL_BYTES || (host > 0 && bytes * copies > host))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
+                        "more than the %.1f MiB of this machine",
+                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
+    double dev_total = 0;
+    for (size_t i = 0; i < count; i++)
+        dev_total += (double)devs[i]->global_mem;
+    if (bytes > dev_total)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of the %zu "
+                        "devices together",
+                        what, n, bytes / 1048576.0, dev_total / 1048576.0, count);
+    return BCL_OK;
+}
+
+size_t bcl_group_size(const bcl_group *g)
+{
+    return g->count;
+}
+
+const bcl_group_member *bcl_group_member_at(const bcl_group *g, size_t i)
+{
+    return &g->m[i].pub;
+}
+
+bcl_sim *bcl_group_sim(bcl_group *g, size_t i)
+{
+    return g->m[i].sim;
+}
+
+double bcl_group_calibrate_ms(const bcl_group *g)
+{
+    return g->calibrate_ms;
+}
+
+/* The plan of m for balls [first, first + balls). */
+static int resolve(member *m, size_t first, size_t balls, bcl_error *e)
+{
+    bcl_plan_request r = m->g->o.req;
+    r.params = m->g->params;
+    r.first = first;
+    r.balls = balls ? balls : 1;
+    return bcl_plan_resolve(m->ctx, &r, &m->pub.plan, e);
+}
+
+static int open_one(member *m, bcl_error *e)
+{
+    int rc = bcl_context_create(m->pub.dev, m->g->o.model, &m->g->o.ctx, &m->ctx, &m->pub.build, e);
+    if (rc == BCL_OK)
+        rc = resolve(m, m->g->o.req.first, m->g->o.req.balls, e);
+    return rc;
+}
+
+int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_group_opts *o,
+                   bcl_group **out, bcl_error *e)
+{
+    *out = NULL;
+    if (count == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no device to run on");
+    if (o->req.balls == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    bcl_group *g = calloc(1, sizeof *g);
+    if (!g || !(g->m = calloc(count, sizeof *g->m))) {
+        free(g);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    g->o = *o;
+    g->count = count;
+    if (o->req.params)
+        memcpy(g->params, o->req.params, bcl_model_param_floats(o->model) * sizeof(float));
+    for (size_t i = 0; i < count; i++) {
+        member *m = &g->m[i];
+        m->g = g;
+        m->pub.dev = devs[i];
+        m->pub.index = (int)i;
+        snprintf(m->pub.selector, sizeof m->pub.selector, "%u:%u", devs[i]->platform_index,
+                 devs[i]->device_index);
+        m->pub.shard.first = o->req.first;
+        m->pub.shard.count = i == 0 ? o->req.balls : 0;
+        m->pub.rate_how = "";
+    }
+    int rc = each_member(g, open_one, false, true, e);
+    if (rc) {
+        bcl_group_close(g);
+        return rc;
+    }
+    *out = g;
+    return BCL_OK;
+}
+
+/* The balls a calibration runs: enough to fill the device (a GPU needs
+ * millions in flight), few enough to take a fraction of a second. */
+static size_t calibration_balls(const bcl_device_info *d, size_t range)
+{
+    size_t n = (d->type & BCL_DEVICE_CPU) ? (size_t)1 << 20 : (size_t)1 << 24;
+    cl_ulong per_alloc = d->max_alloc / BALL_BYTES;
+    if (per_alloc && n > per_alloc)
+        n = (size_t)per_alloc;
+    return n < range ? n : range;
+}
+
+/* Measures m alone: a simulation of the first balls of the range, timed
+ * with its own plan. The rate is from the host clock, which is what a run
+ * waits for (a CPU device on a busy host computes in bursts that its
+ * profiling clock does not show). The fixed cost of a launch is the round
+ * trip of a launch over one block of balls, measured apart: the difference
+ * between the host and device clocks of the big launches would count a busy
+ * host's delays as overhead. */
+static int calibrate_one(member *m, bcl_error *e)
+{
+    bcl_group *g = m->g;
+    double t0 = bcl_now_ms();
+    size_t n = calibration_balls(m->pub.dev, g->o.req.balls);
+    bcl_sim *sim = NULL, *tiny = NULL;
+    bcl_plan saved = m->pub.plan;
+    int rc = resolve(m, g->o.req.first, n, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_create(m->ctx, m->in, n, &sim, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(sim, &m->pub.plan, NULL, e);
+    bcl_measurement ms;
+    bcl_measure_opts mo = {.repeats = 3,
+                           .repeat_ms = g->o.calibrate_ms > 0 ? g->o.calibrate_ms : 30,
+                           .max_steps = 1000000};
+    if (rc == BCL_OK)
+        rc = bcl_measure_sim(sim, &m->pub.plan, &mo, &ms, e);
+    bcl_sim_destroy(sim);
+    size_t few = m->pub.plan.block < n ? m->pub.plan.block : n;
+    bcl_stats trip = {0};
+    if (rc == BCL_OK)
+        rc = resolve(m, g->o.req.first, few, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_create(m->ctx, m->in, few, &tiny, e);
+    if (rc == BCL_OK)
+        rc = bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
+    bcl_sim_destroy(tiny);
+    m->pub.plan = saved;
+    if (rc)
+        return rc;
+    m->pub.rate = ms.wall_us.median > 0 ? (double)n / (ms.wall_us.median * 1e-6) : 0;
+    m->pub.launch_ms = trip.median / 1e3;
+    m->pub.rate_how = "calibrated";
+    m->pub.calibrate_ms = bcl_now_ms() - t0;
+    return BCL_OK;
+}
+
+/* The rate 'ballcl tune' stored for the kernel kind m's plan uses, or 0. */
+static double tuned_rate(member *m)
+{
+    const bcl_tuned *t = bcl_context_tuned(m->ctx, NULL);
+    const bcl_tuned_entry *en = m->pub.plan.fused ? &t->fused : &t->single;
+    if (!en->found || !(en->us_per_step > 0) || t->balls == 0)
+        return 0;
+    return (double)t->balls / (en->us_per_step * 1e-6);
+}
+
+static unsigned group_block(const bcl_group *g)
+{
+    unsigned b = 1;
+    for (size_t i = 0; i < g->count; i++)
+        if (g->m[i].pub.plan.block > b)
+            b = g->m[i].pub.plan.block; /* powers of two: the largest is a multiple of all */
+    return b;
+}
+
+static int apply_split(bcl_group *g, const bcl_shard *sh, const bcl_split_why *why, bcl_error *e)
+{
+    const size_t first = g->o.req.first, balls = g->o.req.balls;
+    /* What the devices with balls need for all of them, for the report. */
+    double sr = 0, s = g->o.req.steps ? (double)g->o.req.steps : 1;
+    for (size_t i = 0; i < g->count; i++)
+        if (sh[i].count)
+            sr += g->m[i].pub.rate;
+    double t_others = sr > 0 ? (double)balls * s / sr * 1e3 : 0;
+    unsigned block = group_block(g);
+    for (size_t i = 0; i < g->count; i++) {
+        bcl_group_member *p = &g->m[i].pub;
+        p->shard.first = first + sh[i].first;
+        p->shard.count = sh[i].count;
+        p->share = (double)sh[i].count / (double)balls;
+        p->why = why[i];
+        p->excluded[0] = '\0';
+        if (why[i] == BCL_SPLIT_SLOWER)
+            snprintf(p->excluded, sizeof p->excluded,
+                     "no balls: with its overhead of %.3f ms per launch it would end later than "
+                     "the other devices end with all %zu balls (%.1f ms)",
+                     p->launch_ms, balls, t_others);
+        else if (why[i] == BCL_SPLIT_UNDER_BLOCK)
+            snprintf(p->excluded, sizeof p->excluded,
+                     "no balls: its share by rate would be under one block of %u balls", block);
+        else if (why[i] == BCL_SPLIT_NO_RATE)
+            snprintf(p->excluded, sizeof p->excluded, "no balls: no rate to weigh it by");
+        if (p->shard.count) {
+            char what[64];
+            snprintf(what, sizeof what, "device %s", p->selector);
+            int rc = bcl_memory_fit(p->dev, p->shard.count, 0, what, e);
+            if (rc)
+                return rc;
+        }
+    }
+    return BCL_OK;
+}
+
+/* BALLCL_TEST_SPLIT="c0,c1,...": the shard counts, so that a test can make
+ * every device take part however fast each is on a busy machine. */
+static bool test_split(const bcl_group *g, size_t *counts, bcl_error *e, int *rc)
+{
+    const char *env = getenv("BALLCL_TEST_SPLIT");
+    if (!env || !*env)
+        return false;
+    const char *p = env;
+    for (size_t i = 0; i < g->count; i++) {
+        char *end;
+        counts[i] = (size_t)strtoull(p, &end, 10);
+        bool last = i + 1 == g->count;
+        if (end == p || *end != (last ? '\0' : ',')) {
+            *rc = bcl_fail(e, BCL_EXIT_INPUT,
+                           "BALLCL_TEST_SPLIT='%s': expected %zu comma-separated ball counts", env,
+                           g->count);
+            return true;
+        }
+        p = end + 1;
+    }
+    *rc = BCL_OK;
+    return true;
+}
+
+int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
+{
+    {
+        size_t counts[BCL_MAX_DEVICES];
+        int trc;
+        if (g->count <= BCL_MAX_DEVICES && test_split(g, counts, e, &trc))
+            return trc ? trc : bcl_group_split_given(g, counts, e);
+    }
+    size_t c = g->count;
+    double *rate = calloc(c, sizeof *rate), *fixed = calloc(c, sizeof *fixed);
+    bcl_shard *sh = calloc(c, sizeof *sh);
+    bcl_split_why *why = calloc(c, sizeof *why);
+    int rc = BCL_OK;
+    if (!rate || !fixed || !sh || !why) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    double t0 = bcl_now_ms();
+    bool measured = false;
+    for (size_t i = 0; i < c && rc == BCL_OK; i++) {
+        member *m = &g->m[i];
+        if (c == 1) {
+            m->pub.rate_how = "only device";
+            m->pub.rate = 1;
+        } else if ((m->pub.rate = tuned_rate(m)) > 0) {
+            m->pub.rate_how = "tuned";
+            m->pub.launch_ms = 0;
+        } else {
+            /* One device at a time: each is measured alone. */
+            m->in = state;
+            m->fn = calibrate_one;
+            thread_main(m);
+            rc = m->rc ? member_failed(g, e) : BCL_OK;
+            measured = true;
+        }
+    }
+    if (measured)
+        g->calibrate_ms = bcl_now_ms() - t0;
+    if (rc)
+        goto out;
+    uint64_t k = 0;
+    for (size_t i = 0; i < c; i++) {
+        rate[i] = g->m[i].pub.rate;
+        k = g->m[i].pub.plan.steps_per_launch;
+        uint64_t s = g->o.req.steps ? g->o.req.steps : k;
+        uint64_t launches = (s + k - 1) / k;
+        fixed[i] = g->m[i].pub.launch_ms * 1e-3 * (double)launches;
+    }
+    double steps = g->o.req.steps ? (double)g->o.req.steps : (double)(k ? k : 1);
+    if (bcl_split(g->o.req.balls, c, rate, fixed, steps, group_block(g), sh, why) == 0) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "no device has a usable rate to split the balls by");
+        goto out;
+    }
+    rc = apply_split(g, sh, why, e);
+out:
+    free(rate);
+    free(fixed);
+    free(sh);
+    free(why);
+    return rc;
+}
+
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
+{
+    size_t c = g->count, sum = 0;
+    bcl_shard *sh = calloc(c, sizeof *sh);
+    bcl_split_why *why = calloc(c, sizeof *why);
+    int rc = BCL_OK;
+    if (!sh || !why) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < c; i++) {
+        sh[i].first = sum;
+        sh[i].count = counts[i];
+        sum += counts[i];
+        why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
+        g->m[i].pub.rate_how = "given";
+    }
+    if (sum != g->o.req.balls)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
+                      g->o.req.balls);
+    else
+        rc = apply_split(g, sh, why, e);
+out:
+    free(sh);
+    free(why);
+    return rc;
+}
+
+static int load_one(member *m, bcl_error *e)
+{
+    bcl_group *g = m->g;
+    const bcl_shard *s = &m->pub.shard;
+    bcl_sim_destroy(m->sim);
+    m->sim = NULL;
+    int rc = resolve(m, s->first, s->count, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_create(m->ctx, m->in + 4 * (s->first - g->o.req.first), s->count, &m->sim, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(m->sim, &m->pub.plan, &m->pub.first_launch_ms, e);
+    if (rc)
+        return rc;
+    m->pub.buffers = bcl_sim_buffers(m->sim);
+    /* After the first launch, as a single run does (bcl_context_cache_store). */
+    bcl_context_cache_store(m->ctx, &m->pub.build);
+    return BCL_OK;
+}
+
+int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
+{
+    for (size_t i = 0; i < g->count; i++)
+        g->m[i].in = state;
+    return each_member(g, load_one, true, true, e);
+}
+
+static int run_one(member *m, bcl_error *e)
+{
+    m->t0 = bcl_now_ms();
+    int rc = bcl_sim_run(m->sim, &m->pub.plan, m->steps, &m->pub.timing, e);
+    m->t1 = bcl_now_ms();
+    return rc;
+}
+
+int bcl_group_run(bcl_group *g, uint64_t steps, bcl_group_timing *t, bcl_error *e)
+{
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < g->count; i++) {
+        g->m[i].steps = steps;
+        memset(&g->m[i].pub.timing, 0, sizeof g->m[i].pub.timing);
+        g->m[i].pub.wait_ms = 0;
+    }
+    int rc = each_member(g, run_one, true, true, e);
+    if (rc)
+        return rc;
+    double start = 0, end = 0;
+    bool any = false;
+    for (size_t i = 0; i < g->count; i++) {
+        member *m = &g->m[i];
+        if (!m->pub.shard.count)
+            continue;
+        if (!any || m->t0 < start)
+            start = m->t0;
+        if (!any || m->t1 > end)
+            end = m->t1;
+        any = true;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        if (g->m[i].pub.shard.count)
+            g->m[i].pub.wait_ms = end - g->m[i].t1;
+    t->wall_ms = end - start;
+    t->steps = steps;
+    return BCL_OK;
+}
+
+static int read_one(member *m, bcl_error *e)
+{
+    return bcl_sim_read(m->sim, m->out + 4 * (m->pub.shard.first - m->g->o.req.first), e);
+}
+
+int bcl_group_read(bcl_group *g, float *state, bcl_error *e)
+{
+    for (size_t i = 0; i < g->count; i++)
+        g->m[i].out = state;
+    return each_member(g, read_one, true, true, e);
+}
+
+/* Adds part (one shard's comparison) into total. */
+static void merge(bcl_validation *total, const bcl_validation *part)
+{
+    total->compared += part->compared;
+    total->mismatches += part->mismatches;
+    if (part->max_ulp > total->max_ulp)
+        total->max_ulp = part->max_ulp;
+    for (size_t i = 0; i < part->nreported && total->nreported < BCL_MAX_REPORTED_MISMATCHES; i++)
+        total->first[total->nreported++] = part->first[i];
+}
+
+int bcl_group_validate(bcl_group *g, const float *init, const float *result, uint64_t steps,
+                       uint64_t tol_ulp, bcl_validation *total, bcl_error *e)
+{
+    memset(total, 0, sizeof *total);
+    /* One shard after the other on this thread: the reference uses every
+     * host core by itself. */
+    for (size_t i = 0; i < g->count; i++) {
+        bcl_group_member *p = &g->m[i].pub;
+        memset(&p->v, 0, sizeof p->v);
+        if (!p->shard.count)
+            continue;
+        size_t off = p->shard.first - g->o.req.first;
+        int rc = bcl_validate(g->o.model, g->params, init + 4 * off, result + 4 * off,
+                              p->shard.count, steps, tol_ulp, &p->v, e);
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < p->v.nreported; k++)
+            p->v.first[k].ball += p->shard.first;
+        merge(total, &p->v);
+    }
+    return BCL_OK;
+}
+
+void bcl_group_close(bcl_group *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->count; i++) {
+        member *m = &g->m[i];
+        bcl_fault_device(m->pub.index);
+        bcl_sim_destroy(m->sim);
+        bcl_context_destroy(m->ctx);
+        bcl_fault_device(-1);
+        bcl_error_clear(&m->err);
+    }
+    free(g->m);
+    free(g);
+}

@@ -1,0 +1,130 @@
+/*
+ * How a run's balls are cut among devices (docs/DESIGN.md, "Several
+ * devices"). Shares are in proportion to the devices' rates r_i
+ * (ball-steps/s), so that all finish together at T = n * S / sum r_i.
+ *
+ * A device also has a fixed cost f_i per run whatever its share (its
+ * launches times its per-launch overhead). It only slows the run when its
+ * share would end later than the others end if they take its balls too:
+ *
+ *   f_i + T  >  n * S / (sum r - r_i) + max f_others
+ *
+ * Such a device gets no balls (the worst first, then the test again
+ * without it). The fixed costs decide who takes part, not the shares: they
+ * are measured from the host clock and are noisy on a busy machine, and a
+ * few milliseconds of noise must not tilt an even split. A share under
+ * half a block rounds to nothing and is dropped the same way.
+ */
+#include "run/run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
+                 unsigned block, bcl_shard *out, bcl_split_why *why)
+{
+    if (count == 0)
+        return 0;
+    size_t b = block ? block : 1;
+    double s = steps > 0 ? steps : 1;
+    double *x = calloc(count, sizeof *x);
+    if (!x)
+        return 0;
+    size_t active = 0;
+    for (size_t i = 0; i < count; i++) {
+        why[i] = rate[i] > 0 && isfinite(rate[i]) ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
+        active += why[i] == BCL_SPLIT_USED;
+    }
+    while (active > 1) {
+        double sr = 0;
+        for (size_t i = 0; i < count; i++)
+            if (why[i] == BCL_SPLIT_USED)
+                sr += rate[i];
+        double t = (double)n * s / sr;
+        size_t worst = count, least = count;
+        double worst_by = 0;
+        for (size_t i = 0; i < count; i++) {
+            if (why[i] != BCL_SPLIT_USED)
+                continue;
+            double f_others = 0;
+            for (size_t j = 0; j < count; j++)
+                if (j != i && why[j] == BCL_SPLIT_USED && fixed_s[j] > f_others)
+                    f_others = fixed_s[j];
+            double by = fixed_s[i] + t - ((double)n * s / (sr - rate[i]) + f_others);
+            if (by > worst_by) {
+                worst_by = by;
+                worst = i;
+            }
+            x[i] = (double)n * rate[i] / sr;
+            if (least == count || x[i] < x[least])
+                least = i;
+        }
+        if (worst < count) {
+            why[worst] = BCL_SPLIT_SLOWER;
+            active--;
+            continue;
+        }
+        if (x[least] < (double)b / 2) {
+            why[least] = BCL_SPLIT_UNDER_BLOCK;
+            active--;
+            continue;
+        }
+        break;
+    }
+    if (active == 1)
+        for (size_t i = 0; i < count; i++)
+            if (why[i] == BCL_SPLIT_USED)
+                x[i] = (double)n;
+    /* Whole blocks: the floor of each share, then the blocks left over to
+     * the largest remainders; the n % b balls past the last whole block go
+     * to the last device with balls. */
+    size_t blocks = n / b, given = 0, last = count;
+    size_t *nb = calloc(count, sizeof *nb);
+    if (!nb) {
+        free(x);
+        return 0;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (why[i] != BCL_SPLIT_USED)
+            continue;
+        double q = x[i] / (double)b;
+        nb[i] = q > 0 ? (size_t)floor(q) : 0;
+        if (nb[i] > blocks - given)
+            nb[i] = blocks - given;
+        given += nb[i];
+        x[i] = q - floor(q);
+        last = i;
+    }
+    while (given < blocks) {
+        size_t best = count;
+        for (size_t i = 0; i < count; i++)
+            if (why[i] == BCL_SPLIT_USED && (best == count || x[i] > x[best]))
+                best = i;
+        if (best == count)
+            break;
+        nb[best]++;
+        x[best] = -1; /* one extra block each, then round again */
+        given++;
+        bool any = false;
+        for (size_t i = 0; i < count; i++)
+            any |= why[i] == BCL_SPLIT_USED && x[i] >= 0;
+        if (!any)
+            for (size_t i = 0; i < count; i++)
+                if (why[i] == BCL_SPLIT_USED)
+                    x[i] = 0;
+    }
+    size_t first = 0, used = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t c = nb[i] * b + (i == last ? n % b : 0);
+        if (why[i] == BCL_SPLIT_USED && c == 0)
+            why[i] = BCL_SPLIT_UNDER_BLOCK;
+        out[i].first = first;
+        out[i].count = why[i] == BCL_SPLIT_USED ? c : 0;
+        first += out[i].count;
+        used += out[i].count > 0;
+    }
+    free(nb);
+    free(x);
+    return used;
+}
