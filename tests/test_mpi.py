@@ -119,6 +119,25 @@ check(r.rc == 0 and r.out.count("validation  passed") == 1 and r.out.count("\n0 
       and r.out.count("\n1 ") == 1 and "imbalance" in r.out and "ranks       2" in r.out,
       "mpirun -n 2: one report, a row per rank", r.describe())
 
+# ---- a rank driving several devices: two PoCL devices of one core each ----------------------
+two = {"POCL_DEVICES": "pthread pthread"}
+for p, per_rank in ((1, [2]), (3, [1, 1, 1])):
+    out = os.path.join(tmp, f"two{p}.npy")
+    r, rcs = mpirun(p, ["run", "-d", "cpu", "-n", N, "-s", S, "--init", "random", "--output", out,
+                        "--json"], env=two, each_rc=True)
+    ok = r.rc == 0 and rcs == {k: 0 for k in range(p)}
+    check(ok, f"two devices, mpirun -n {p}: exit 0 on every rank", r.describe() + f" {rcs}")
+    if not ok:
+        continue
+    ranks = r.json()["ranks"]
+    sels = [[d["selector"] for d in x["devices"]] for x in ranks]
+    balls = [sum(d["balls"] for d in x["devices"]) for x in ranks]
+    check([len(s) for s in sels] == per_rank and balls == [x["balls"] for x in ranks]
+          and (p == 1 or sels == [["0:0"], ["0:1"], ["0:0"]]),
+          f"two devices, mpirun -n {p}: devices per rank {per_rank}, node rank r takes r mod 2",
+          json.dumps(sels))
+    check(same_bytes(out, single), f"two devices, mpirun -n {p}: output identical")
+
 # ---- --input: each rank reads its slice with MPI-IO ----------------------------------------
 again = os.path.join(tmp, "again.npy")
 r = testlib.run(["run", "-d", dev, "--input", single, "-s", S, "--output", again])
