@@ -138,6 +138,24 @@ for p, per_rank in ((1, [2]), (3, [1, 1, 1])):
           json.dumps(sels))
     check(same_bytes(out, single), f"two devices, mpirun -n {p}: output identical")
 
+# ---- bench and survey per rank: rank 0 prints every rank's, one survey file --------------------
+r, rcs = mpirun(2, ["bench", "-d", "cpu", "-n", "10000", "-r", "1"], env=two, each_rc=True)
+parts = r.out.split("== rank ")
+check(rcs == {0: 0, 1: 0} and len(parts) == 3 and parts[1].startswith("0 of 2")
+      and parts[2].startswith("1 of 2") and "Language, 0:0)" in parts[1]
+      and "Language, 0:1)" in parts[2] and parts[1].count("\nfused ") == 1,
+      "mpirun -n 2 bench: rank 0 prints each rank's table, rank r on device 0:r",
+      r.describe() + f" {rcs}")
+survey = os.path.join(tmp, "survey.json")
+r, rcs = mpirun(2, ["survey", "--quick", "--json", survey], env=two, each_rc=True)
+sels = []
+if os.path.exists(survey):
+    with open(survey) as f:
+        sels = [d["identity"]["name"] for d in json.load(f)["devices"]]
+check(rcs == {0: 0, 1: 0} and len(sels) == 2 and r.out.startswith("survey: 2 devices"),
+      "mpirun -n 2 survey --json: one file with both ranks' devices", r.describe() + f" {rcs}")
+check(testlib.run(["survey", "compare", survey]).rc == 0, "the gathered survey reads back")
+
 # ---- --input: each rank reads its slice with MPI-IO ----------------------------------------
 again = os.path.join(tmp, "again.npy")
 r = testlib.run(["run", "-d", dev, "--input", single, "-s", S, "--output", again])

@@ -49,7 +49,16 @@ int main(int argc, char **argv)
             int rc = ranks_start(&argc, &argv);
             if (rc)
                 return ranks_finish(rc);
+            /* bench under mpirun: each rank on its devices, rank 0 prints
+             * every rank's tables in rank order (docs/SCALING.md). */
+            bool gather = ranks_active() && strcmp(name, "bench") == 0;
+            if (gather)
+                ranks_capture_begin();
             rc = commands[i].fn(argc - 1, argv + 1);
+            if (gather) {
+                ranks_capture_end();
+                rc = ranks_worst(rc);
+            }
             /* A result that did not reach stdout (a full disk, a closed pipe)
              * is a failure, not a success. */
             if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static struct {
     bool active;
@@ -16,6 +17,7 @@ static struct {
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     char library[128];
     double mpi_ms, io_ms, init_ms;
+    MPI_Comm node; /* the ranks of this node */
 } R;
 
 /* The variables a launcher sets: Open MPI's mpirun, MPICH's Hydra and
@@ -71,7 +73,7 @@ int ranks_start(int *argc, char ***argv)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &R.node_rank);
     MPI_Comm_size(node, &R.node_size);
-    MPI_Comm_free(&node);
+    R.node = node;
     int first = R.node_rank == 0;
     MPI_Allreduce(&first, &R.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int len = 0;
@@ -89,6 +91,7 @@ int ranks_finish(int rc)
 {
     if (R.active) {
         R.active = false;
+        MPI_Comm_free(&R.node);
         MPI_Finalize();
     }
     return rc;
@@ -169,6 +172,11 @@ void ranks_add_io_ms(double ms)
 void ranks_barrier(void)
 {
     TIMED(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+void ranks_node_barrier(void)
+{
+    TIMED(MPI_Barrier(R.node));
 }
 
 void ranks_bcast(void *buf, size_t len)
@@ -286,4 +294,87 @@ int ranks_verdict(int rc, const bcl_error *e)
     }
     free(all);
     return worst;
+}
+
+int ranks_worst(int rc)
+{
+    int worst = rc;
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    return worst;
+}
+
+char **ranks_gather_text(const char *mine)
+{
+    int len = mine ? (int)strlen(mine) + 1 : 1;
+    int *lens = R.rank == 0 ? calloc((size_t)R.size, sizeof *lens) : NULL;
+    int *at = R.rank == 0 ? calloc((size_t)R.size, sizeof *at) : NULL;
+    TIMED(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    char *buf = NULL;
+    size_t total = 0;
+    if (R.rank == 0) {
+        for (int r = 0; r < R.size; r++) {
+            at[r] = (int)total;
+            total += (size_t)lens[r];
+        }
+        buf = malloc(total ? total : 1);
+    }
+    TIMED(MPI_Gatherv(mine ? mine : "", len, MPI_CHAR, buf, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD));
+    char **all = NULL;
+    if (R.rank == 0) {
+        all = calloc((size_t)R.size, sizeof *all);
+        for (int r = 0; all && r < R.size; r++)
+            all[r] = strdup(buf + at[r]);
+    }
+    free(buf);
+    free(lens);
+    free(at);
+    return all;
+}
+
+static struct {
+    int saved_fd;
+    FILE *tmp;
+} capture = {-1, NULL};
+
+void ranks_capture_begin(void)
+{
+    fflush(stdout);
+    capture.tmp = tmpfile();
+    if (!capture.tmp)
+        return;
+    capture.saved_fd = dup(STDOUT_FILENO);
+    dup2(fileno(capture.tmp), STDOUT_FILENO);
+}
+
+void ranks_capture_end(void)
+{
+    char *text = NULL;
+    fflush(stdout);
+    if (capture.tmp) {
+        dup2(capture.saved_fd, STDOUT_FILENO);
+        close(capture.saved_fd);
+        long len = ftell(capture.tmp);
+        if (len < 0)
+            len = 0;
+        text = calloc((size_t)len + 1, 1);
+        rewind(capture.tmp);
+        if (text && fread(text, 1, (size_t)len, capture.tmp) != (size_t)len)
+            text[0] = '\0';
+        fclose(capture.tmp);
+        capture.tmp = NULL;
+    }
+    char host[sizeof R.host + 64];
+    snprintf(host, sizeof host, "%s", R.host);
+    char **hosts = ranks_gather_text(host);
+    char **all = ranks_gather_text(text);
+    free(text);
+    for (int r = 0; all && r < R.size; r++) {
+        printf("%s== rank %d of %d (%s)\n%s", r ? "\n" : "", r, R.size,
+               hosts && hosts[r] ? hosts[r] : "?", all[r] ? all[r] : "");
+        free(all[r]);
+        if (hosts)
+            free(hosts[r]);
+    }
+    free(all);
+    free(hosts);
 }

@@ -55,6 +55,8 @@ int ranks_share(int rc, bcl_error *e);
 
 /* Collectives (timed into ranks_mpi_ms). */
 void ranks_barrier(void);
+/* A barrier of the ranks of this node only. */
+void ranks_node_barrier(void);
 void ranks_bcast(void *buf, size_t len);
 /* all[r] = rank r's value, on every rank. */
 void ranks_allgather_double(double mine, double *all);
@@ -89,6 +91,28 @@ int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_
  * it was. Returns the verdict (collective; rank 0 has printed failures). */
 int ranks_write_state(const char *path, size_t n, size_t first, size_t count, const float *slice);
 
+/* The devices of this rank among list (ranks_devices.c): the candidates
+ * text names (a comma-separated list of selectors, where a type or "all"
+ * names every device it matches; NULL or "": the GPUs, else the
+ * accelerators, else the CPUs, or with `every` all devices); node-local
+ * rank r of L takes candidate r mod G when L >= G and not `every`, else
+ * every candidate j with j mod L == r (possibly none). Indices into list
+ * in idx (at most cap, more is an input error), their count in *n. */
+int ranks_node_devices(const bcl_device_list *list, const char *text, bool every, size_t *idx,
+                       size_t cap, size_t *n, bcl_error *e);
+/* The worst exit class over all ranks, printing nothing (each rank has
+ * reported its own failure). Collective. */
+int ranks_worst(int rc);
+/* Each rank's text to rank 0: all[r] (malloc'ed, NUL-terminated; the
+ * caller frees each and all) on rank 0, NULL elsewhere. Collective. */
+char **ranks_gather_text(const char *mine);
+/* Captures this process's standard output from here on (ranks_capture_end
+ * gives it back), so that rank 0 can print every rank's in rank order. */
+void ranks_capture_begin(void);
+/* Ends the capture: rank 0 prints every rank's output, each after a line
+ * "== rank R of P (HOST)". Collective. */
+void ranks_capture_end(void);
+
 /* `ballcl run` under MPI (run_ranks.c): the whole run, one verdict. */
 typedef struct run_args run_args;
 int run_ranks(const run_args *a);
@@ -114,6 +138,12 @@ static inline int ranks_verdict(int rc, const bcl_error *e)
     (void)e;
     return rc;
 }
+static inline int ranks_worst(int rc)
+{
+    return rc;
+}
+static inline void ranks_capture_begin(void) {}
+static inline void ranks_capture_end(void) {}
 
 #endif
 

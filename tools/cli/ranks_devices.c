@@ -83,32 +83,43 @@ static int candidates(const bcl_device_list *list, const char *text, size_t *can
     }
 }
 
+int ranks_node_devices(const bcl_device_list *list, const char *text, bool every, size_t *idx,
+                       size_t cap, size_t *n, bcl_error *e)
+{
+    size_t *cand = calloc(list->count + 1, sizeof *cand), g = 0;
+    if (!cand)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    int rc = every && (!text || !*text) ? add_candidates(list, "all", cand, &g, e)
+                                        : candidates(list, text, cand, &g, e);
+    size_t r = (size_t)ranks_node_rank(), l = (size_t)ranks_node_size();
+    *n = 0;
+    if (rc == BCL_OK && l >= g && !every) {
+        idx[(*n)++] = cand[r % g];
+    } else if (rc == BCL_OK) {
+        /* Fewer ranks than devices on this node (or every device wanted
+         * once): each rank takes every l-th. */
+        for (size_t i = r; i < g && rc == BCL_OK; i += l) {
+            if (*n == cap)
+                rc = bcl_fail(e, BCL_EXIT_INPUT,
+                              "rank %d would drive more than %zu devices: run more ranks per node",
+                              ranks_rank(), cap);
+            else
+                idx[(*n)++] = cand[i];
+        }
+    }
+    free(cand);
+    return rc;
+}
+
 int ranks_pick_devices(job *j, bcl_error *e)
 {
     const char *text = j->a->device ? j->a->device : getenv("BALLCL_DEVICE");
     int rc = bcl_devices_enumerate(&j->list, e);
-    if (rc)
-        return rc;
-    size_t *cand = calloc(j->list.count + 1, sizeof *cand), g = 0;
-    if (!cand)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    rc = candidates(&j->list, text, cand, &g, e);
-    size_t r = (size_t)ranks_node_rank(), l = (size_t)ranks_node_size();
-    j->ndev = 0;
-    if (rc == BCL_OK && l >= g) {
-        j->devs[j->ndev++] = &j->list.dev[cand[r % g]];
-    } else if (rc == BCL_OK) {
-        /* Fewer ranks than devices on this node: each drives several. */
-        for (size_t i = r; i < g && rc == BCL_OK; i += l) {
-            if (j->ndev == RANK_MAX_DEVICES)
-                rc = bcl_fail(e, BCL_EXIT_INPUT,
-                              "rank %d would drive more than %d devices: run more ranks per node",
-                              ranks_rank(), RANK_MAX_DEVICES);
-            else
-                j->devs[j->ndev++] = &j->list.dev[cand[i]];
-        }
-    }
-    free(cand);
+    size_t idx[RANK_MAX_DEVICES];
+    if (rc == BCL_OK)
+        rc = ranks_node_devices(&j->list, text, false, idx, RANK_MAX_DEVICES, &j->ndev, e);
+    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++)
+        j->devs[i] = &j->list.dev[idx[i]];
     return rc;
 }
 
