@@ -113,7 +113,7 @@ int ranks_node_devices(const bcl_device_list *list, const char *text, bool every
 
 int ranks_pick_devices(job *j, bcl_error *e)
 {
-    const char *text = j->a->device ? j->a->device : getenv("BALLCL_DEVICE");
+    const char *text = j->a->o.device ? j->a->o.device : getenv("BALLCL_DEVICE");
     int rc = bcl_devices_enumerate(&j->list, e);
     size_t idx[RANK_MAX_DEVICES];
     if (rc == BCL_OK)
@@ -140,18 +140,18 @@ static int calibrate_one(const job *j, const bcl_device_info *d, double *rate, b
     float *s = malloc(cal * 16);
     if (!s)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu calibration balls", cal);
-    bcl_model_fill(a->model.model, s, 0, cal, BCL_INIT_RANDOM, 1, a->model.params);
+    bcl_model_fill(a->o.model.model, s, 0, cal, BCL_INIT_RANDOM, 1, a->o.model.params);
     bcl_plan_request req = {
-        .params = a->model.params,
+        .params = a->o.model.params,
         .balls = cal,
-        .steps = a->steps,
+        .steps = a->o.steps,
         .steps_per_launch = (unsigned)a->steps_per_launch,
         .sync = a->sync,
-        .launch = a->launch,
+        .launch = a->o.launch,
         .variant = a->variant,
-        .take_tuned = !a->steps_per_launch && !a->variant && !a->local_given,
+        .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
     };
-    bcl_context_opts copts = {.use_cache = a->use_cache};
+    bcl_context_opts copts = {.use_cache = a->o.use_cache};
     bcl_build_report br;
     bcl_context *ctx = NULL;
     bcl_plan plan;
@@ -159,7 +159,7 @@ static int calibrate_one(const job *j, const bcl_device_info *d, double *rate, b
     bcl_timer *t = NULL;
     bcl_measure_opts mo = {.repeats = 3, .repeat_ms = 30, .max_steps = 1000000};
     bcl_measurement m = {0};
-    int rc = bcl_context_create(d, a->model.model, &copts, &ctx, &br, e);
+    int rc = bcl_context_create(d, a->o.model.model, &copts, &ctx, &br, e);
     if (rc == BCL_OK)
         rc = bcl_plan_resolve(ctx, &req, &plan, e);
     if (rc == BCL_OK)

@@ -28,7 +28,7 @@ static int read_header(job *j, bcl_error *e)
     int rc = BCL_OK;
     struct {
         uint64_t n, offset;
-    } h = {j->a->balls, 0};
+    } h = {j->a->o.balls[0], 0};
     if (j->a->input && ranks_rank() == 0) {
         size_t n = 0;
         rc = bcl_npy_read_header(j->a->input, &n, &h.offset, e);
@@ -55,7 +55,7 @@ static int set_up(job *j, bcl_error *e)
                       "(write --output and draw it with a run in one process)");
     } else {
         if (a->output && ranks_rank() == 0)
-            rc = run_check_output_path(a->output, "--output", e);
+            rc = cli_check_writable(a->output, "--output", e);
         rc = ranks_share(rc, e);
     }
     if ((rc = ranks_verdict(rc, e)) || (rc = read_header(j, e)))
@@ -95,21 +95,21 @@ static int open_group(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
     bcl_group_opts o = {
-        .model = a->model.model,
-        .ctx = {.use_cache = a->use_cache},
+        .model = a->o.model.model,
+        .ctx = {.use_cache = a->o.use_cache},
         .req =
             {
-                .params = a->model.params,
+                .params = a->o.model.params,
                 .first = j->first,
                 .balls = j->count,
-                .steps = a->steps,
+                .steps = a->o.steps,
                 .steps_per_launch = (unsigned)a->steps_per_launch,
                 .sync = a->sync,
-                .launch = a->launch,
+                .launch = a->o.launch,
                 .variant = a->variant,
                 /* As in one process: a plain run takes what 'ballcl tune'
                  * stored for each device. */
-                .take_tuned = !a->steps_per_launch && !a->variant && !a->local_given,
+                .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
             },
     };
     int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
@@ -145,8 +145,8 @@ static int load(job *j, bcl_error *e)
             ranks_read_state(a->input, j->data_offset, j->first, rc ? 0 : j->count, j->state, e);
         rc = rc ? rc : rrc;
     } else if (rc == BCL_OK && j->count) {
-        bcl_model_fill(a->model.model, j->state, j->first, j->count, a->init, a->seed,
-                       a->model.params);
+        bcl_model_fill(a->o.model.model, j->state, j->first, j->count, a->o.init, a->o.seed,
+                       a->o.model.params);
     }
     if (rc == BCL_OK && a->validate && j->count) {
         j->init = malloc(j->count * 16);
@@ -169,7 +169,7 @@ static int run(job *j, bcl_error *e)
 {
     ranks_barrier();
     double t0 = MPI_Wtime();
-    int rc = j->count ? bcl_group_run(j->g, j->a->steps, &j->t, e) : BCL_OK;
+    int rc = j->count ? bcl_group_run(j->g, j->a->o.steps, &j->t, e) : BCL_OK;
     double t1 = MPI_Wtime();
     ranks_barrier();
     double t2 = MPI_Wtime();
@@ -183,7 +183,7 @@ static int run(job *j, bcl_error *e)
         rc = bcl_group_read(j->g, j->state, e);
     /* Ball numbers of the whole state, as a single process reports them. */
     if (rc == BCL_OK && j->a->validate && j->count)
-        rc = bcl_group_validate(j->g, j->init, j->state, j->a->steps, j->a->tol_ulp, &j->v, e);
+        rc = bcl_group_validate(j->g, j->init, j->state, j->a->o.steps, j->a->tol_ulp, &j->v, e);
     j->me.check_ms = (MPI_Wtime() - t3) * 1e3;
     return ranks_verdict(rc, e);
 }
@@ -209,7 +209,7 @@ static void reduce_validation(job *j, bcl_validation *all)
 /* This rank's devices for the report. */
 static void describe_devices(job *j)
 {
-    double steps = (double)j->a->steps;
+    double steps = (double)j->a->o.steps;
     j->me.ndev = (int)j->ndev;
     for (size_t i = 0; i < j->ndev; i++) {
         rank_device *d = &j->me.dev[i];

@@ -73,7 +73,7 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
 {
     const run_args *a = j->a;
     int size = ranks_size();
-    double steps = (double)a->steps;
+    double steps = (double)a->o.steps;
     summary s;
     summarise(ri, size, &s);
     double us = steps ? s.slowest * 1e3 / steps : 0;
@@ -81,15 +81,15 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
     printf("ranks       %d on %d node%s (%s)\n", size, ranks_nodes(), ranks_nodes() == 1 ? "" : "s",
            ranks_library());
     printf("split       %s\n", size > 1 ? "by each rank's measured rate" : "one rank: all balls");
-    printf("model       %s, %s\n", a->model.model->name,
-           a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
+    printf("model       %s, %s\n", a->o.model.model->name,
+           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu\n", j->n);
     const bcl_group_member *l = lead(j);
     if (l)
-        printf("steps       %llu (%u per launch on rank 0: %s)\n", (unsigned long long)a->steps,
+        printf("steps       %llu (%u per launch on rank 0: %s)\n", (unsigned long long)a->o.steps,
                l->plan.steps_per_launch, l->plan.k_how);
     else
-        printf("steps       %llu\n", (unsigned long long)a->steps);
+        printf("steps       %llu\n", (unsigned long long)a->o.steps);
     printf("time        %.3f us/step, between barriers (slowest rank)\n", us);
     printf("rate        %.3g ball-steps/s over all ranks\n", rate);
     printf("imbalance   slowest rank %.1f ms, mean %.1f ms (%.2fx)\n", s.slowest, s.mean,
@@ -130,7 +130,7 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
 static json_t *report_json(const job *j, const rank_info *ri, const bcl_validation *v)
 {
     int size = ranks_size();
-    double steps = (double)j->a->steps;
+    double steps = (double)j->a->o.steps;
     summary s;
     summarise(ri, size, &s);
     /* The single-process report's fields, with rank 0's device and plan and
@@ -186,7 +186,7 @@ void ranks_report(job *j, const bcl_validation *v)
     ranks_gather(&j->me, sizeof j->me, ri);
     if (!ri)
         return;
-    if (j->a->json) {
+    if (j->a->o.json) {
         json_t *root = report_json(j, ri, v);
         cli_print_json(root);
         json_decref(root);
