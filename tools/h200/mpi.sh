@@ -10,6 +10,8 @@
 #   single_gpu.json          one process on the GPU, N = 16M, 1000 steps (the reference)
 #   gpu_P{1,2,4}.json        mpirun -n P on the GPU alone (P ranks share it), N = 16M
 #   gpu_cpu_P2.json          mpirun -n 2 -d GPU,cpu: rank 0 the H200, rank 1 the CPU, N = 16M
+#   gpu_cpu_P1.json          mpirun -n 1 -d GPU,cpu: one rank driving both devices
+#   bench_P2.txt             mpirun -n 2 bench -d GPU,cpu -n 1M: each rank's table
 #   cpu_strong_P{1,2,4}.json mpirun -n P -d cpu, N = 4M, each rank CORES/4 PoCL threads
 #   cpu_weak_P{1,2,4}.json   the same with N = P x 4M
 #   io_P{1,4}.json           N = 256M (4 GiB state) with --output on the GPU: MPI-IO time
@@ -78,6 +80,13 @@ step gpu_cpu_P2.json $mpirun -n 2 "$ballcl" "${run16[@]}" -d "$gpu,cpu" \
     --output "$states/gpu_cpu.npy" --json
 same gpu_cpu_P2 "$states/single.npy" "$states/gpu_cpu.npy"
 rm -f "$states/gpu_cpu.npy"
+# One rank driving both devices (fewer ranks than devices on the node).
+step gpu_cpu_P1.json $mpirun -n 1 "$ballcl" "${run16[@]}" -d "$gpu,cpu" \
+    --output "$states/gpu_cpu1.npy" --json
+same gpu_cpu_P1 "$states/single.npy" "$states/gpu_cpu1.npy"
+rm -f "$states/gpu_cpu1.npy"
+# bench per rank: rank 0 the GPU, rank 1 the CPU; rank 0 prints both tables.
+step bench_P2.txt $mpirun -n 2 "$ballcl" bench -d "$gpu,cpu" -n 1000000 -r 5
 
 # The CPU through PoCL, a quarter of the cores per rank: strong (N fixed)
 # and weak (N per rank fixed) scaling of ranks with the same resources each.
