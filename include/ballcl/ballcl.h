@@ -56,6 +56,11 @@ typedef struct bcl_error {
 int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Frees the detail and resets e for reuse. */
 void bcl_error_clear(bcl_error *e);
+/* Copies in to out (size bytes, NUL-terminated), each control character
+ * (below 0x20, and 0x7f) written as \xNN: text from users, files and
+ * drivers shown on a terminal (bcl_fail does it to every message). Returns
+ * the length written. */
+size_t bcl_escape(const char *in, char *out, size_t size);
 
 /* Parses a whole decimal number in [min, max] for the option `what`:
  * BCL_OK, or BCL_EXIT_INPUT with a message naming `what`. */
@@ -97,10 +102,17 @@ typedef struct bcl_device_info {
 typedef struct bcl_device_list {
     bcl_device_info *dev;
     size_t count;
+    /* One line per platform whose devices could not be listed ("clGetDeviceIDs
+     * failed on platform 'X': CL_STATUS (hint); its devices are left out"),
+     * separated by newlines; empty when every platform answered. */
+    char warnings[1024];
 } bcl_device_list;
 
 /* Enumerates every device of every platform. No platform at all is an error
- * (BCL_EXIT_RUNTIME) that says how to install one. */
+ * (BCL_EXIT_RUNTIME) that says how to install one. A platform whose devices
+ * cannot be listed is left out with a line in list->warnings for the caller
+ * to print, so that one broken driver does not hide the others; when no
+ * platform gives a device, its failure is the error. */
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
 /* Picks one device of list by selector text: "P:D", cpu, gpu,
@@ -149,6 +161,14 @@ typedef struct bcl_model {
     unsigned nparams;
     /* float32 adds/muls etc. per ball-step, for rate figures */
     unsigned flops_per_step;
+    /* Every float32 operation of a branch-free step (comparisons and
+     * selections too): what a vectorised kernel must issue per ball-step,
+     * the operation count its bound is figured from (docs/PERFORMANCE.md). */
+    unsigned ops_per_step;
+    /* Independent sets of the native float width a CPU work-item of the
+     * k-step kernel should hold (the variant rule, docs/BENCHMARK.md):
+     * enough to cover the latency of a step, few enough for the registers. */
+    unsigned cpu_sets;
     /* Checks parameter values (floats in declaration order). */
     int (*check)(const float *p, bcl_error *e);
     /* Fills n balls (4 floats each) deterministically from seed: state[0]
@@ -218,8 +238,10 @@ typedef enum { BCL_SYNC_END, BCL_SYNC_EVERY } bcl_sync;
 typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXED } bcl_local_mode;
 
 #define BCL_VARIANT_NAME 24
-/* K when the user gives none and nothing is tuned (bounded by S). */
-#define BCL_DEFAULT_K 100
+/* K when the user gives none and nothing is tuned (bounded by S): 100 on
+ * a GPU, 1000 on a CPU (bcl_default_k in src/run/run.h says why). */
+#define BCL_DEFAULT_K     100
+#define BCL_DEFAULT_K_CPU 1000
 
 typedef struct bcl_launch {
     bcl_local_mode mode;
@@ -322,9 +344,12 @@ int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, c
 typedef struct bcl_sim bcl_sim;
 
 typedef struct bcl_sim_timing {
-    double device_ms; /* first launch start to last launch end (profiling) */
+    double device_ms; /* first launch start to last launch end (profiling); wall_ms when
+                         host_clock */
     double wall_ms;   /* host clock around the enqueues and the final wait */
     uint64_t launches;
+    bool host_clock; /* the device's profiling failed its check (bcl_profiling_unusable
+                        says why): device_ms is the host's time */
 } bcl_sim_timing;
 
 /* Allocates device buffers for n balls (split into several when one
@@ -373,6 +398,19 @@ int bcl_validate(const bcl_model *m, const float *p, const float *init, const fl
  * into v. */
 int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
                   float *scratch, bcl_validation *v, bcl_error *e);
+/* Where a state from finite input stopped being finite. */
+typedef struct bcl_overflow {
+    size_t ball;   /* the first ball with a non-finite value */
+    uint64_t step; /* the step that made it non-finite (from 1); 0 if unknown */
+    int component; /* 0..3: x, y, z, w */
+    float value;   /* inf, -inf or NaN */
+} bcl_overflow;
+/* Finds the first non-finite value of state (n balls after `steps` steps
+ * of model m from init); false when all are finite. With init, it also
+ * finds the step at which that ball overflowed by running the reference on
+ * it step by step (init NULL: step 0, unknown). */
+bool bcl_find_overflow(const bcl_model *m, const float *p, const float *init, const float *state,
+                       size_t n, uint64_t steps, bcl_overflow *o);
 
 /* ---- state files and pictures ------------------------------------------- */
 
@@ -393,8 +431,49 @@ int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t 
 size_t bcl_npy_header(size_t n, unsigned char *out, size_t size);
 /* Writes atomically: a temporary file in the same folder, then rename. */
 int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
-/* Writes `len` bytes to path atomically (temporary file, fsync, rename). */
+/* Writes `len` bytes to path atomically (temporary file, fsync, rename):
+ * an output set of one (below). */
 int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e);
+
+/* The outputs of one command (docs/RELIABILITY.md, "Outputs"): each is
+ * checked and gets its temporary file in its folder before any work
+ * (bcl_outputs_add), the data goes to the temporaries (bcl_outputs_write,
+ * bcl_npy_write_to), and bcl_outputs_commit replaces every destination or
+ * none. An existing destination must be a regular file; a symbolic link is
+ * followed and its target replaced. The temporaries are removed on any
+ * failure, by bcl_outputs_discard, and on SIGINT, SIGTERM and SIGHUP once a
+ * program called bcl_cleanup_install. The set, and every path given to it,
+ * must outlive the commit or discard. */
+#define BCL_OUTPUTS_MAX 4
+typedef struct bcl_output {
+    const char *path; /* as given */
+    const char *what; /* the option, for messages ("--output"); may be NULL */
+    char *target;     /* the file replaced: path, or a symbolic link's target */
+    char *tmp;        /* the temporary beside target */
+    int fd;           /* open on tmp until the commit */
+    int slot;         /* in the signal clean-up registry, -1 when none */
+} bcl_output;
+typedef struct bcl_outputs {
+    bcl_output out[BCL_OUTPUTS_MAX];
+    size_t count;
+} bcl_outputs;
+
+/* Checks path as the next output (index count) and creates its temporary:
+ * BCL_EXIT_INPUT naming what and path when it cannot be written. */
+int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_error *e);
+/* Appends len bytes to output i's temporary. */
+int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bcl_error *e);
+/* Flushes every temporary, then replaces every destination, or none (a
+ * failed rename is undone). The set is empty afterwards, either way. */
+int bcl_outputs_commit(bcl_outputs *s, bcl_error *e);
+/* Removes every temporary; the destinations are untouched. Idempotent. */
+void bcl_outputs_discard(bcl_outputs *s);
+/* Writes n balls as a .npy file into output i of s. */
+int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);
+/* Installs the SIGINT/SIGTERM/SIGHUP handler that removes the temporaries
+ * of unfinished outputs and exits with 128 + the signal (130, 143, 129). For
+ * programs: the library never installs it itself. */
+void bcl_cleanup_install(void);
 
 #define BCL_SNAPSHOT_MAX_SIDE 4096
 
@@ -408,6 +487,9 @@ typedef struct bcl_snapshot_opts {
  * outlined, each ball a dot, darker where more balls share a pixel. */
 int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
                        bcl_error *e);
+/* The picture into output i of an output set (bcl_outputs_add). */
+int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,
+                          const bcl_snapshot_opts *o, bcl_error *e);
 /* Parses "WxH" (each 16 to BCL_SNAPSHOT_MAX_SIDE) for the option `what`. */
 int bcl_snapshot_size_parse(const char *text, const char *what, unsigned *w, unsigned *h,
                             bcl_error *e);

@@ -39,13 +39,23 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
                       bcl_error *e);
 /* The documented default variant (docs/BENCHMARK.md): on a CPU device the
  * k-step kernel uses the available variant with the most balls per
- * work-item up to 16; everything else uses the base kernel. Returns a name
- * from list (or ""). */
-const char *bcl_variant_default(uint64_t type, bool fused, const bcl_variant *list, size_t count);
+ * work-item up to sets times the native float width (native_width, from
+ * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; 0 when unknown counts as 4; sets is
+ * the model's cpu_sets, 0 counts as 1): for the seed (4 sets) x32 on AVX2,
+ * x64 on AVX-512. Everything else uses the base kernel. Returns a name from
+ * list (or ""). */
+const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                const bcl_variant *list, size_t count);
 /* The default steps per launch (K) when the user gives none and nothing is
  * tuned: 1 when the host waits after every launch (the intermediate states
- * are wanted), else min(steps, BCL_DEFAULT_K). */
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
+ * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the
+ * loads and stores of some work-items with the additions of others, so
+ * K = BCL_DEFAULT_K already hides them there; a CPU work-item loads, steps
+ * and stores in turn, and the 32 bytes a ball moves per launch cost as much
+ * as about 70 steps of additions (docs/BENCHMARK.md), so a CPU gets
+ * BCL_DEFAULT_K_CPU. */
+unsigned bcl_default_k(uint64_t type);
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type);
 
 /* ---- the simulation (sim.c) ---- */
 
@@ -57,9 +67,19 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
 bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 
+/* Launches queued at most between two waits of bcl_sim_run (host memory
+ * stays flat whatever the step count). */
+#define BCL_QUEUE_WINDOW 1024
+/* Forgets every entry of t whose variant the kernels of c's model do not
+ * define (a tuned file from other kernels): the default rule then
+ * decides. warning gets a line naming the file, or "" when all is well.
+ * bcl_context_tuned applies it (src/measure/tuned.c). */
+void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size);
+
 /* ---- validation (validate.c) ---- */
 
-/* ULP distance between two floats; UINT64_MAX if either is NaN. */
+/* ULP distance between two floats: 0 for the same bits (NaN included),
+ * UINT64_MAX for a NaN against anything else. */
 uint64_t bcl_ulp_distance(float a, float b);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,

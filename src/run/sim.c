@@ -9,6 +9,7 @@
  * split changes no bits.
  */
 #include "run/run.h"
+#include "measure/clock.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -159,11 +160,11 @@ static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, con
     return BCL_OK;
 }
 
-static double event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
+static cl_ulong event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
 {
     cl_ulong t = 0;
     *st = BCL_CL(clGetEventProfilingInfo, ev, what, sizeof t, &t, NULL);
-    return (double)t;
+    return t;
 }
 
 /* Which arguments the kernel holds: they persist on a kernel, so a launch
@@ -176,8 +177,8 @@ typedef struct arg_state {
 /* The one enqueue loop: one launch of k (ksteps steps) over every chunk of
  * s, queued and not waited for. empty launches over no balls (n = 0), so
  * that work a driver defers to the first launch is done. *first and *last
- * (each optional) get the events of the first and the last chunk's launch;
- * with one chunk only *first is set. */
+ * (each optional) get the events of the first and the last chunk's launch
+ * (the same event, retained twice, with one chunk). */
 static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint ksteps, bool empty,
                          arg_state *as, cl_event *first, cl_event *last, bcl_error *e)
 {
@@ -197,10 +198,20 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
             as->chunk = c;
             as->steps = ksteps;
         }
-        cl_event *evp = c == 0 ? first : (c + 1 == s->nchunks ? last : NULL);
-        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL, evp);
+        /* With one chunk, one launch is both the first and the last. */
+        bool want_first = c == 0 && first, want_last = c + 1 == s->nchunks && last;
+        cl_event ev = NULL;
+        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL,
+                           want_first || want_last ? &ev : NULL);
         if (st != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+        if (want_first)
+            *first = ev;
+        if (want_last) {
+            if (want_first)
+                clRetainEvent(ev);
+            *last = ev;
+        }
     }
     return BCL_OK;
 }
@@ -239,16 +250,38 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
         return rc;
     uint64_t launches = (steps + kper - 1) / kper;
     cl_event first = NULL, last = NULL;
+    /* A bounded queue: each queued launch costs the driver host memory
+     * (about 670 bytes on PoCL), so S = 2^40 would queue gigabytes. Every
+     * `window` launches the last one gets an event, and the host waits for
+     * the one marked a window earlier: at most two windows are queued,
+     * host memory stays flat whatever S is, and the device never runs dry. */
+    uint64_t window = BCL_QUEUE_WINDOW / s->nchunks ? BCL_QUEUE_WINDOW / s->nchunks : 1;
+    cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
+        bool marked = p->sync == BCL_SYNC_END && i > 0 && (i + 1) % window == 0 && i + 1 < launches;
+        cl_event now = NULL;
         rc = launch_chunks(s, p, k, ksteps, false, &as, i == 0 ? &first : NULL,
-                           i + 1 == launches ? &last : NULL, e);
+                           i + 1 == launches ? &last : (marked ? &now : NULL), e);
+        if (rc == BCL_OK && marked) {
+            if (mark) {
+                cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
+                if (st != CL_SUCCESS)
+                    rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
+                clReleaseEvent(mark);
+            }
+            mark = now;
+        } else if (now) {
+            clReleaseEvent(now);
+        }
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
             rc = finish(s, e);
     }
+    if (mark)
+        clReleaseEvent(mark);
     if (rc == BCL_OK)
         rc = finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;
@@ -270,12 +303,30 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
     if (rc == BCL_OK && first) {
         cl_event end = last ? last : first;
         cl_int st1, st2;
-        double start = event_ns(first, CL_PROFILING_COMMAND_START, &st1);
-        double stop = event_ns(end, CL_PROFILING_COMMAND_END, &st2);
-        if (st1 != CL_SUCCESS || st2 != CL_SUCCESS)
+        cl_ulong start = event_ns(first, CL_PROFILING_COMMAND_START, &st1);
+        cl_ulong stop = event_ns(end, CL_PROFILING_COMMAND_END, &st2);
+        if (st1 != CL_SUCCESS || st2 != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", d->name);
-        else
-            t->device_ms = (stop - start) / 1e6;
+        } else {
+            /* Believed only after the check (src/measure/clock_check.c):
+             * every launch reads and writes each ball of its chunk once. */
+            bcl_span_check span = {
+                .start_ns = start,
+                .end_ns = stop,
+                .host_ms = t->wall_ms,
+                .launches = launches * s->nchunks,
+                .bytes = (double)launches * (double)s->n * 2 * BALL_BYTES,
+                .flops = (double)steps * (double)s->n * bcl_context_model(s->c)->flops_per_step,
+                .compute_units = d->compute_units,
+                .clock_mhz = d->clock_mhz,
+                .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
+            if (bcl_profiling_check(d->device, &span)) {
+                t->device_ms = (double)(stop - start) / 1e6;
+            } else {
+                t->device_ms = t->wall_ms;
+                t->host_clock = true;
+            }
+        }
     }
     if (first)
         clReleaseEvent(first);
@@ -292,10 +343,8 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
     int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
     arg_state as = {SIZE_MAX, 0};
     if (rc == BCL_OK) {
-        /* The event of the last chunk's launch: with one chunk, the first. */
-        cl_event *first = s->nchunks == 1 ? ev : NULL;
-        cl_event *last = s->nchunks == 1 ? NULL : ev;
-        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, first, last, e);
+        /* The event of the last chunk's launch. */
+        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, NULL, ev, e);
     }
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "ranks.h"
 #include "run.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -47,7 +48,8 @@ static void help(void)
            "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
            "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
            "    entry when K must be 1: S = 1 or --sync every); with nothing stored, the\n"
-           "    defaults: K = min(S, %u) (1 with --sync every), the variant rule of\n"
+           "    defaults: K = min(S, %u) on a GPU, min(S, %u) on a CPU (1 with --sync\n"
+           "    every), the variant rule of\n"
            "    docs/BENCHMARK.md, local auto\n"
            "  - any of them given: what you give, the defaults for the rest; nothing from\n"
            "    the tuned record, except with --local tuned, which asks for it: the stored\n"
@@ -57,7 +59,7 @@ static void help(void)
            "    (the seed's launch, to see its cost)\n"
            "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
 }
 
 enum {
@@ -156,6 +158,14 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     return BCL_OK;
 }
 
+/* Why the timing is the host clock's: d's verdict, or (in a run over
+ * several devices, where d is the first) another device's. */
+static const char *clock_note(const bcl_device_info *d)
+{
+    const char *why = bcl_profiling_unusable(d);
+    return why ? why : "the profiling of one of the devices failed its check";
+}
+
 static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
                          const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                          double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
@@ -167,8 +177,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     double bytes_per_ball_step = 32.0 / (double)p->steps_per_launch;
-    printf("device      %s (%s, selector %u:%u)\n", d->name, d->platform_name, d->platform_index,
-           d->device_index);
+    char name[1024], plat[1024];
+    bcl_escape(d->name, name, sizeof name);
+    bcl_escape(d->platform_name, plat, sizeof plat);
+    printf("device      %s (%s, selector %u:%u)\n", name, plat, d->platform_index, d->device_index);
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
@@ -185,7 +197,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     if (a->tuned_note[0])
         printf("tuned       %s\n", a->tuned_note);
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
-    printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
+    printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
+           t->host_clock ? "host clock" : "device", us_wall);
+    if (t->host_clock)
+        printf("clock       host: the device's profiling failed its check: %s\n", clock_note(d));
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     if (!a->validate) {
@@ -251,7 +266,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
-        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:o}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->o.model.model->name,
         "params", params, "init",
@@ -266,18 +281,50 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
         "first_launch_ms", first_ms, "tuned", "stored", a->tuned_note[0] != '\0', "used",
         p->tuned_used, "note", a->tuned_note, "timing", "device_ms", t->device_ms, "wall_ms",
         t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
-        "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "validation", validation);
+        "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "clock",
+        t->host_clock ? "host" : "device", "clock_note",
+        t->host_clock ? json_string(clock_note(d)) : json_null(), "validation", validation);
     return root;
 }
 
 /* The picture frames the model's box when it has one, else the balls. */
-int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
+int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
+                      bcl_error *e)
 {
-    const bcl_model *m = a->o.model.model;
-    bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
-    if (m->box)
-        m->box(a->o.model.params, so.box);
-    return bcl_snapshot_write(a->snapshot, state, n, &so, e);
+    int rc = BCL_OK;
+    if (a->output)
+        rc = bcl_npy_write_to(outs, 0, state, n, e);
+    if (rc == BCL_OK && a->snapshot) {
+        const bcl_model *m = a->o.model.model;
+        bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
+        if (m->box)
+            m->box(a->o.model.params, so.box);
+        rc = bcl_snapshot_write_to(outs, a->output ? 1 : 0, state, n, &so, e);
+    }
+    if (rc == BCL_OK)
+        rc = bcl_outputs_commit(outs, e);
+    return rc;
+}
+
+/* Finite input that ends non-finite (values near FLT_MAX overflow): the
+ * device and the reference agree bit for bit, but the state is no result,
+ * and no file ballcl reads back. Say which ball and step. */
+int run_check_overflow(const run_args *a, const float *init, const float *state, size_t n,
+                       bcl_error *e)
+{
+    bcl_overflow ov;
+    if (!bcl_find_overflow(a->o.model.model, a->o.model.params, init, state, n, a->o.steps, &ov))
+        return BCL_OK;
+    char at[64] = "";
+    if (ov.step)
+        snprintf(at, sizeof at, " at step %llu", (unsigned long long)ov.step);
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
+                    "whose state stays finite for %llu steps%s",
+                    ov.ball, at, "xyzw"[ov.component],
+                    isnan(ov.value) ? "nan" : (ov.value > 0 ? "inf" : "-inf"),
+                    (unsigned long long)a->o.steps,
+                    a->output || a->snapshot ? "; output not written" : "");
 }
 
 /* Whether the tuned record was used, and why not, for the report. Empty
@@ -327,9 +374,12 @@ int cmd_run(int argc, char **argv)
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
     size_t di, picked[BCL_MAX_DEVICES], ndev = 0;
-    if (a.output && (rc = cli_check_writable(a.output, "--output", &e)))
+    /* Every output is checked, and has its temporary file, before any
+     * work; they are all committed at the end, or none. */
+    bcl_outputs outs = {0};
+    if (a.output && (rc = bcl_outputs_add(&outs, a.output, "--output", &e)))
         goto out;
-    if (a.snapshot && (rc = cli_check_writable(a.snapshot, "--snapshot", &e)))
+    if (a.snapshot && (rc = bcl_outputs_add(&outs, a.snapshot, "--snapshot", &e)))
         goto out;
     if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
         goto out;
@@ -341,7 +391,7 @@ int cmd_run(int argc, char **argv)
         const bcl_device_info *devs[BCL_MAX_DEVICES];
         for (size_t i = 0; i < ndev; i++)
             devs[i] = &list.dev[picked[i]];
-        rc = run_multi(&a, devs, ndev, &state, n, &e);
+        rc = run_multi(&a, devs, ndev, &state, n, &outs, &e);
         goto out;
     }
     di = picked[0];
@@ -369,7 +419,7 @@ int cmd_run(int argc, char **argv)
     if (a.verbose)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
     if (br.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+        cli_warn("%s", br.warning);
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
@@ -387,7 +437,7 @@ int cmd_run(int argc, char **argv)
     bcl_plan plan;
     rc = bcl_plan_resolve(ctx, &req, &plan, &e);
     if (plan.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", plan.warning);
+        cli_warn("%s", plan.warning);
     if (rc)
         goto out;
     tuned_note(&a, ctx, &req, &plan);
@@ -408,7 +458,7 @@ int cmd_run(int argc, char **argv)
      * for it (PoCL: the work-group function for this local size). */
     bcl_context_cache_store(ctx, &br);
     if (br.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+        cli_warn("%s", br.warning);
     else if (a.verbose && br.cache_stored)
         fprintf(stderr, "ballcl: program stored in the binary cache in %.1f ms\n", br.store_ms);
     if ((rc = bcl_sim_run(sim, &plan, a.o.steps, &t, &e)))
@@ -422,9 +472,9 @@ int cmd_run(int argc, char **argv)
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
      * report followed by a failure. A mismatching state is never saved. */
-    if (v.mismatches == 0 && a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
+    if (v.mismatches == 0 && (rc = run_check_overflow(&a, init, state, n, &e)))
         goto out;
-    if (v.mismatches == 0 && a.snapshot && (rc = run_write_snapshot(&a, state, n, &e)))
+    if (v.mismatches == 0 && (rc = run_write_outputs(&a, &outs, state, n, &e)))
         goto out;
     if (a.o.json) {
         json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
@@ -458,6 +508,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
 out:
+    bcl_outputs_discard(&outs);
     bcl_sim_destroy(sim);
     bcl_context_destroy(ctx);
     bcl_devices_free(&list);

@@ -61,8 +61,11 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->o.model.model->name,
            m->plan.kernel, m->plan.steps_per_launch, m->plan.launch.local, m->plan.launch.how,
            m->buffers > 1 ? ", several buffers" : "");
-    printf("  time      %.3f us/step device, %.3g ball-steps/s, waited %.1f ms for the slowest\n",
-           us, rate, m->wait_ms);
+    printf("  time      %.3f us/step %s, %.3g ball-steps/s, waited %.1f ms for the slowest\n", us,
+           m->timing.host_clock ? "host clock" : "device", rate, m->wait_ms);
+    if (m->timing.host_clock)
+        printf("  clock     host: the device's profiling failed its check: %s\n",
+               bcl_profiling_unusable(d));
     if (!a->validate)
         printf("  validation skipped\n");
     else if (m->v.mismatches == 0)
@@ -131,6 +134,7 @@ static json_t *report_json(const run_args *a, bcl_group *g, size_t n, const bcl_
         const bcl_group_member *m = bcl_group_member_at(g, i);
         if (m->timing.device_ms > all.device_ms)
             all.device_ms = m->timing.device_ms;
+        all.host_clock = all.host_clock || m->timing.host_clock;
         buffers += m->buffers;
     }
     json_t *j =
@@ -148,7 +152,7 @@ static json_t *report_json(const run_args *a, bcl_group *g, size_t n, const bcl_
 }
 
 int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev, float **state,
-              size_t n, bcl_error *e)
+              size_t n, bcl_outputs *outs, bcl_error *e)
 {
     bcl_group *g = NULL;
     float *init = NULL;
@@ -190,9 +194,9 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
     for (size_t i = 0; i < ndev; i++) {
         const bcl_group_member *m = bcl_group_member_at(g, i);
         if (m->build.warning[0])
-            fprintf(stderr, "ballcl: warning: device %s: %s\n", m->selector, m->build.warning);
+            cli_warn("device %s: %s", m->selector, m->build.warning);
         if (m->plan.warning[0])
-            fprintf(stderr, "ballcl: warning: device %s: %s\n", m->selector, m->plan.warning);
+            cli_warn("device %s: %s", m->selector, m->plan.warning);
     }
     if ((rc = bcl_group_split(g, *state, e)))
         goto out;
@@ -215,9 +219,9 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
     if (a->validate && (rc = bcl_group_validate(g, init, *state, a->o.steps, a->tol_ulp, &v, e)))
         goto out;
     /* As on one device: files before the report, never a mismatching state. */
-    if (v.mismatches == 0 && a->output && (rc = bcl_npy_write(a->output, *state, n, e)))
+    if (v.mismatches == 0 && (rc = run_check_overflow(a, init, *state, n, e)))
         goto out;
-    if (v.mismatches == 0 && a->snapshot && (rc = run_write_snapshot(a, *state, n, e)))
+    if (v.mismatches == 0 && (rc = run_write_outputs(a, outs, *state, n, e)))
         goto out;
     if (a->o.json) {
         json_t *j = report_json(a, g, n, &t, &v);
