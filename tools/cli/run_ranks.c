@@ -54,8 +54,13 @@ static int set_up(job *j, bcl_error *e)
                       "--snapshot is not available under MPI: no rank holds the whole state "
                       "(write --output and draw it with a run in one process)");
     } else {
-        if (a->output && ranks_rank() == 0)
-            rc = cli_check_writable(a->output, "--output", e);
+        /* Checked as one process checks it (the temporary made there is
+         * dropped: ranks_write_state makes the one all ranks write). */
+        if (a->output && ranks_rank() == 0) {
+            bcl_outputs outs = {0};
+            rc = bcl_outputs_add(&outs, a->output, "--output", e);
+            bcl_outputs_discard(&outs);
+        }
         rc = ranks_share(rc, e);
     }
     if ((rc = ranks_verdict(rc, e)) || (rc = read_header(j, e)))
