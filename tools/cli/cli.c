@@ -36,7 +36,10 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
 {
     if (!sel_text)
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = bcl_devices_enumerate(list, e);
+    /* The text first: a malformed selector opens no device. */
+    int rc = bcl_device_select(NULL, sel_text, index, e);
+    if (rc == BCL_OK)
+        rc = bcl_devices_enumerate(list, e);
     return rc ? rc : bcl_device_select(list, sel_text, index, e);
 }
 
@@ -45,10 +48,11 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
 {
     if (!sel_text)
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = bcl_devices_enumerate(list, e);
-    if (rc)
-        return rc;
-    return bcl_device_select_list(list, sel_text, index, cap, count, e);
+    /* The text first: a malformed selector opens no device. */
+    int rc = bcl_device_select_list(NULL, sel_text, index, cap, count, e);
+    if (rc == BCL_OK)
+        rc = bcl_devices_enumerate(list, e);
+    return rc ? rc : bcl_device_select_list(list, sel_text, index, cap, count, e);
 }
 
 void cli_add_param_options(struct option *opts, size_t used, size_t cap)
