@@ -97,10 +97,17 @@ typedef struct bcl_device_info {
 typedef struct bcl_device_list {
     bcl_device_info *dev;
     size_t count;
+    /* One line per platform whose devices could not be listed ("clGetDeviceIDs
+     * failed on platform 'X': CL_STATUS (hint); its devices are left out"),
+     * separated by newlines; empty when every platform answered. */
+    char warnings[1024];
 } bcl_device_list;
 
 /* Enumerates every device of every platform. No platform at all is an error
- * (BCL_EXIT_RUNTIME) that says how to install one. */
+ * (BCL_EXIT_RUNTIME) that says how to install one. A platform whose devices
+ * cannot be listed is left out with a line in list->warnings for the caller
+ * to print, so that one broken driver does not hide the others; when no
+ * platform gives a device, its failure is the error. */
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
 /* Picks one device of list by selector text: "P:D", cpu, gpu,
@@ -153,6 +160,14 @@ typedef struct bcl_model {
     unsigned nparams;
     /* float32 adds/muls etc. per ball-step, for rate figures */
     unsigned flops_per_step;
+    /* Every float32 operation of a branch-free step (comparisons and
+     * selections too): what a vectorised kernel must issue per ball-step,
+     * the operation count its bound is figured from (docs/PERFORMANCE.md). */
+    unsigned ops_per_step;
+    /* Independent sets of the native float width a CPU work-item of the
+     * k-step kernel should hold (the variant rule, docs/BENCHMARK.md):
+     * enough to cover the latency of a step, few enough for the registers. */
+    unsigned cpu_sets;
     /* Checks parameter values (floats in declaration order). */
     int (*check)(const float *p, bcl_error *e);
     /* Fills n balls (4 floats each) deterministically from seed: state[0]
@@ -222,8 +237,10 @@ typedef enum { BCL_SYNC_END, BCL_SYNC_EVERY } bcl_sync;
 typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXED } bcl_local_mode;
 
 #define BCL_VARIANT_NAME 24
-/* K when the user gives none and nothing is tuned (bounded by S). */
-#define BCL_DEFAULT_K 100
+/* K when the user gives none and nothing is tuned (bounded by S): 100 on
+ * a GPU, 1000 on a CPU (bcl_default_k in src/run/run.h says why). */
+#define BCL_DEFAULT_K     100
+#define BCL_DEFAULT_K_CPU 1000
 
 typedef struct bcl_launch {
     bcl_local_mode mode;
@@ -326,9 +343,12 @@ int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, c
 typedef struct bcl_sim bcl_sim;
 
 typedef struct bcl_sim_timing {
-    double device_ms; /* first launch start to last launch end (profiling) */
+    double device_ms; /* first launch start to last launch end (profiling); wall_ms when
+                         host_clock */
     double wall_ms;   /* host clock around the enqueues and the final wait */
     uint64_t launches;
+    bool host_clock; /* the device's profiling failed its check (bcl_profiling_unusable
+                        says why): device_ms is the host's time */
 } bcl_sim_timing;
 
 /* Allocates device buffers for n balls (split into several when one

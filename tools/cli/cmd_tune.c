@@ -29,12 +29,13 @@ static void help(void)
            "events, warm-up excluded):\n"
            "  1. one-step kernel: every variant x local sizes (the preferred multiple times\n"
            "     1, 2, 4, ... up to the kernel's limit) and the driver's choice\n"
-           "  2. k-step kernel at K = %u: the same\n"
-           "  3. K for the best of 2 (the smallest K within 3%% of the fastest wins)\n\n"
+           "  2. k-step kernel at K = %u (%u on a CPU): the same\n"
+           "  3. K for the best of 2, every K timed side by side (the smallest K within\n"
+           "     3%% of the fastest wins)\n\n"
            "  -d, --device SEL       device (as for 'ballcl run'); a list or all tunes each\n"
            "                         device in turn, alone\n"
            "  -n, --balls N          balls to tune with (default 100000)\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
     cli_print_model_help(stdout);
     printf("  --init seed|random     initial state (default seed)\n"
            "  --seed S               PRNG seed (default 1)\n"
@@ -128,8 +129,12 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
     printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->o.model.model->name,
            (unsigned long long)a->o.balls[0], d->name, d->platform_name, d->platform_index,
            d->device_index);
-    printf("%u repeats per candidate; us/step: median (min..max) of device time\n\n",
-           a->o.measure.repeats);
+    const char *clock_note = bcl_profiling_unusable(d);
+    printf("%u repeats per candidate; us/step: median (min..max) of %s time\n",
+           a->o.measure.repeats, clock_note ? "host clock" : "device");
+    if (clock_note)
+        printf("clock: host: this device's profiling failed its check: %s\n", clock_note);
+    printf("\n");
     printf("  %-9s %-8s %7s %6s  %-34s %s\n", "kernel", "variant", "local", "K",
            "us/step median (min..max)", "validated");
     for (size_t i = 0; i < r->count; i++) {
