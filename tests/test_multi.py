@@ -1,7 +1,7 @@
 """Several devices in one run (docs/DESIGN.md, "Several devices"), on PoCL:
-POCL_DEVICES="pthread pthread" gives two devices (with
-POCL_MAX_PTHREAD_COUNT=1 one core each), "basic pthread" two of different
-speed. The output of a run over two devices must be the very bytes of a
+POCL_DEVICES="pthread pthread" gives two devices (POCL_MAX_PTHREAD_COUNT=1:
+one worker thread, which PoCL's pthread devices of one process share),
+"basic pthread" two of different speed. The output of a run over two devices must be the very bytes of a
 single-device run (cmp of the .npy), every shard validated; the faster
 device gets more balls; a fault on one device ends the run with exit 3
 naming it and no output file. Also -d all, BALLCL_DEVICE lists, bad lists,
