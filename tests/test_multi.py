@@ -114,7 +114,7 @@ if basic and pthr and cus and cus[0] >= 2:
     # Which is faster depends on what else the machine runs while each is
     # calibrated alone; the rule does not: shares follow the measured rates.
     ok = (len(ds) == 2 and j["validation"]["passed"]
-          and all(d["rate_how"] == "calibrated" and d["split_rate_ball_steps_per_s"] > 0
+          and all(d["rate_how"].startswith("calibrated") and d["split_rate_ball_steps_per_s"] > 0
                   for d in ds))
     if ok:
         fast, slow = sorted(ds, key=lambda d: -d["split_rate_ball_steps_per_s"])
