@@ -58,7 +58,7 @@ int main(int argc, char **argv)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
     }
     if (rc == BCL_OK) {
-        m->init(init, n, BCL_INIT_RANDOM, 42, params);
+        bcl_model_fill(m, init, 0, n, BCL_INIT_RANDOM, 42, params);
         bcl_context_opts opts = {.use_cache = true};
         rc = bcl_context_create(dev, m, &opts, &ctx, NULL, &e);
     }

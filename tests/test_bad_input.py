@@ -248,9 +248,9 @@ def input_cases(work):
         Case("no command", [], 2, ["usage: ballcl <command>"], usage=True),
         Case("unknown command", ["bogus"], 2, ["unknown command 'bogus': expected one of"]),
         Case("devices: unknown option", ["devices", "--bogus"], 2,
-             ["ballcl devices: unknown option '--bogus'"]),
+             ["ballcl: unknown option '--bogus' (see 'ballcl devices --help')"]),
         Case("devices: extra argument", ["devices", "extra"], 2,
-             ["ballcl devices: unexpected argument 'extra'"]),
+             ["ballcl: unexpected argument 'extra' (see 'ballcl devices --help')"]),
     ]
     # Device selector text refused before any device is opened.
     for sel in ["1:", "0:0:0", "0:x", "12:"]:

@@ -133,7 +133,7 @@ def cases(top):
     check(rc == 0 and "from the binary cache" in err, "-v does not report the hit")
 
     # `cache list` shows key, device, size and age; list and clear leave
-    # tune-*.json alone.
+    # the tuned files (tuned/<model>-<key>.json) alone.
     lst = listing(cache)
     check(lst["count"] == 1 and lst["entries"][0]["valid"], f"list: {lst}")
     e = lst["entries"][0]
@@ -212,13 +212,15 @@ def cases(top):
     check(not c["hit"] and not c["stored"], "--no-cache used the cache")
     check(not os.path.exists(empty), "--no-cache created the folder")
 
-    # `cache clear` removes entries only.
-    with open(os.path.join(cache, "tune-seed-test.json"), "w") as f:
+    # `cache clear` removes entries only, never a tuned file.
+    tuned_file = os.path.join(cache, "tuned", "seed-0123456789abcdef0123456789abcdef.json")
+    os.makedirs(os.path.dirname(tuned_file), exist_ok=True)
+    with open(tuned_file, "w") as f:
         f.write("{}")
     rc, out, _ = ballcl(["cache", "clear"], cache)
     check(rc == 0 and "removed 2 cache entries" in out and "tuned configurations, tuned/" in out,
           out)
-    check(entries(cache) == [] and os.path.exists(os.path.join(cache, "tune-seed-test.json")),
+    check(entries(cache) == [] and os.path.exists(tuned_file),
           "clear removed the wrong files")
 
     # Eight processes on an empty cache: all succeed, one valid entry, no

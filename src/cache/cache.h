@@ -50,9 +50,9 @@ typedef struct bcl_cache_labels {
 } bcl_cache_labels;
 
 /* Contract: computes the key of a program: SHA-256 (OpenSSL EVP) over the
- * cache format version, the kernel source bytes, the build options, the
- * platform name and version, the device name, vendor and version, the
- * driver version and the address bits, each length-prefixed so that no two
+ * cache format version, the kernel source bytes, the build options and the
+ * device's identity digest (bcl_device_identity: platform, device, vendor,
+ * driver versions, address bits), each length-prefixed so that no two
  * different inputs hash the same bytes. BCL_EXIT_RUNTIME if libcrypto
  * fails. */
 int bcl_cache_key_make(const bcl_device_info *dev, const char *src, size_t len, const char *options,

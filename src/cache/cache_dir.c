@@ -1,8 +1,8 @@
 /*
  * The cache folder (docs/cache.md): where it is, creating it private (0700), and
  * listing and clearing the program entries in it. The folder is shared with
- * other parts of ballcl (the tuner's tune-*.json), so list and clear touch
- * only files named like program entries.
+ * other parts of ballcl (the tuned files, tuned/<model>-<key>.json), so
+ * list and clear touch only files named like program entries.
  */
 #include "cache/cache.h"
 

@@ -167,73 +167,23 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
     return true;
 }
 
-/* Reads a whole regular file of at most `limit` bytes. Returns 0, or an
- * errno value (EFBIG past the limit). */
-static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len)
-{
-    /* The fault hook, so the fault walk sees a cache that cannot be read. */
-    int f = bcl_fault_take("read");
-    if (f != 0)
-        return f;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return err;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return EISDIR;
-    }
-    if ((uint64_t)st.st_size > limit) {
-        close(fd);
-        return EFBIG;
-    }
-    size_t want = (size_t)st.st_size;
-    unsigned char *buf = malloc(want ? want : 1);
-    if (!buf) {
-        close(fd);
-        return ENOMEM;
-    }
-    size_t got = 0;
-    while (got < want) {
-        ssize_t r = read(fd, buf + got, want - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int err = errno;
-            free(buf);
-            close(fd);
-            return err;
-        }
-        if (r == 0)
-            break; /* shrank under us: decode sees the short length */
-        got += (size_t)r;
-    }
-    close(fd);
-    *out = buf;
-    *len = got;
-    return 0;
-}
-
 bcl_cache_lookup bcl_cache_entry_read(const char *path, const bcl_cache_key *key,
                                       unsigned char **file, const unsigned char **payload,
                                       size_t *payload_len, bcl_cache_labels *labels, char *why,
                                       size_t why_size)
 {
     *file = NULL;
-    unsigned char *buf = NULL;
+    char *text = NULL;
     size_t size = 0;
-    int err = read_whole(path, BCL_CACHE_HEADER_SIZE + BCL_CACHE_MAX_PAYLOAD, &buf, &size);
+    int err =
+        bcl_read_file(path, BCL_CACHE_HEADER_SIZE + BCL_CACHE_MAX_PAYLOAD, &text, &size, NULL);
+    unsigned char *buf = (unsigned char *)text;
     if (err == ENOENT) {
         snprintf(why, why_size, "no entry");
         return BCL_CACHE_ABSENT;
     }
     if (err) {
-        snprintf(why, why_size, "cannot read: %s", strerror(err));
+        snprintf(why, why_size, "cannot read: %s", bcl_read_error(err));
         return BCL_CACHE_BAD;
     }
     if (!bcl_cache_entry_decode(buf, size, key, payload, payload_len, labels, why, why_size)) {

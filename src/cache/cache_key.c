@@ -5,6 +5,7 @@
  * another device, driver or source.
  */
 #include "cache/cache.h"
+#include "ocl/ocl.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -36,19 +37,19 @@ static int add_string(EVP_MD_CTX *md, const char *s)
 int bcl_cache_key_make(const bcl_device_info *dev, const char *src, size_t len, const char *options,
                        bcl_cache_key *key, bcl_error *e)
 {
+    unsigned char id[32];
+    int rc = bcl_device_identity(dev, id, e);
+    if (rc)
+        return rc;
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "sha-256 failed in libcrypto: out of memory");
-    char numbers[64];
-    snprintf(numbers, sizeof numbers, "format %d, address bits %u", BCL_CACHE_FORMAT,
-             (unsigned)dev->address_bits);
+    char format[32];
+    snprintf(format, sizeof format, "format %d", BCL_CACHE_FORMAT);
     unsigned int outlen = 0;
     int ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
-             add_string(md, "ballcl program cache") && add_string(md, numbers) &&
-             add_field(md, src, len) && add_string(md, options) &&
-             add_string(md, dev->platform_name) && add_string(md, dev->platform_version) &&
-             add_string(md, dev->name) && add_string(md, dev->vendor) &&
-             add_string(md, dev->version) && add_string(md, dev->driver) &&
+             add_string(md, "ballcl program cache") && add_string(md, format) &&
+             add_field(md, src, len) && add_string(md, options) && add_field(md, id, sizeof id) &&
              EVP_DigestFinal_ex(md, key->b, &outlen) == 1 && outlen == sizeof key->b;
     EVP_MD_CTX_free(md);
     if (!ok)

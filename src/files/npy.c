@@ -46,73 +46,30 @@ _Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 && FLT
 
 /* ---- reading the file ---------------------------------------------------- */
 
-/* Reads all of path into a malloc'ed buffer. The buffer grows with what is
- * actually read, never with what a header claims, so a lying header cannot
- * make us allocate. */
+/* Reads all of path (bcl_read_file), bounded by the host's memory: a
+ * state larger than the machine could not be held anyway. */
 static int read_all(const char *path, unsigned char **out, size_t *out_len, bcl_error *e)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot open: %s", path, strerror(errno));
-
-    size_t cap = 1 << 16;
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            fclose(fp);
-            return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
-        }
-        /* One byte more than the size, so that EOF shows without a regrow. */
-        if (S_ISREG(st.st_mode) && st.st_size >= 0 && (uintmax_t)st.st_size < SIZE_MAX)
-            cap = (size_t)st.st_size + 1;
+    uint64_t limit = bcl_host_memory_bytes();
+    bool opened;
+    char *buf;
+    int err = bcl_read_file(path, limit ? limit : UINT64_MAX, &buf, out_len, &opened);
+    if (err == 0) {
+        *out = (unsigned char *)buf;
+        return BCL_OK;
     }
-
-    unsigned char *buf = malloc(cap);
-    size_t len = 0;
-    int err = 0;
-    if (!buf)
-        goto oom;
-    for (;;) {
-        if (len == cap) {
-            /* The file grew, or is a pipe: double (a regular file never gets
-             * here more than a few times). */
-            if (cap > SIZE_MAX / 2)
-                goto oom;
-            unsigned char *bigger = realloc(buf, cap * 2);
-            if (!bigger)
-                goto oom;
-            buf = bigger;
-            cap *= 2;
-        }
-        int f = bcl_fault_take("read");
-        if (f != 0) {
-            err = f;
-            break;
-        }
-        errno = 0;
-        size_t want = cap - len;
-        size_t got = fread(buf + len, 1, want, fp);
-        len += got;
-        if (got < want) {
-            if (ferror(fp))
-                err = errno != 0 ? errno : EIO;
-            break;
-        }
-    }
-    fclose(fp);
-    if (err != 0) {
-        free(buf);
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
-    }
-    *out = buf;
-    *out_len = len;
-    return BCL_OK;
-
-oom:
-    fclose(fp);
-    free(buf);
+    if (err == EISDIR)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
+    if (err == EFBIG)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': larger than the %.1f MiB of memory of this machine: expected a "
+                        ".npy file that fits",
+                        path, (double)limit / 1048576.0);
     /* Not the file's fault: the machine lacks memory for a file this big. */
-    return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
+    if (err == ENOMEM)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
+    return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot %s: %s", path, opened ? "read" : "open",
+                    bcl_read_error(err));
 }
 
 /* ---- parsing the header dict --------------------------------------------- */

@@ -284,17 +284,21 @@ static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
     return BCL_OK;
 }
 
+size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes)
+{
+    if (d->max_alloc && bytes > d->max_alloc)
+        bytes = (size_t)d->max_alloc;
+    bytes = bytes / 16 * 16;
+    return bytes ? bytes : 16;
+}
+
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e)
 {
     memset(gb_per_s, 0, sizeof *gb_per_s);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    if (d->max_alloc && bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc;
-    bytes = bytes / 16 * 16;
-    if (bytes == 0)
-        bytes = 16;
+    bytes = bcl_buffer_bytes(d, bytes);
     if (repeats == 0)
         repeats = 1;
     if (repeats > MAX_REPEATS)

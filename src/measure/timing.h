@@ -30,6 +30,10 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_st
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
+/* The size of the buffer a bandwidth figure moves for `bytes` asked:
+ * within one allocation (max_alloc), whole balls (16 bytes), at least one. */
+size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes);
+
 /* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
  * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
  * *read_gb) of one device buffer of `bytes` (capped at the allocation
@@ -54,6 +58,10 @@ size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, 
 int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e);
 
+/* bcl_tuned_load from the cache folder cache_dir (NULL: bcl_cache_dir's),
+ * for a context given its own folder. */
+int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                      bcl_tuned *t, bcl_error *e);
 /* The device key: SHA-256 (hex, first 32 digits) of the platform name and
  * version, device name, vendor and version, driver version and address
  * bits, so a driver update invalidates tuned results. */

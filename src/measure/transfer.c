@@ -58,11 +58,7 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
     memset(read_gb, 0, sizeof *read_gb);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    if (d->max_alloc && bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc;
-    bytes = bytes / 16 * 16;
-    if (bytes == 0)
-        bytes = 16;
+    bytes = bcl_buffer_bytes(d, bytes);
     repeats = repeats ? repeats : 1;
     if (repeats > MAX_TRANSFER_REPEATS)
         repeats = MAX_TRANSFER_REPEATS;

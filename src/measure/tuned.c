@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,34 +23,30 @@
 #include <time.h>
 
 #define TUNED_FORMAT "ballcl-tuned/1"
+/* A tuned file lists a few hundred candidates at most. */
+#define MAX_TUNED_BYTES ((uint64_t)16 << 20)
 
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
 {
-    char bits[16];
-    snprintf(bits, sizeof bits, "%u", d->address_bits);
-    const char *parts[] = {d->platform_name, d->platform_version, d->name, d->vendor,
-                           d->version,       d->driver,           bits};
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    for (size_t i = 0; ok && i < sizeof parts / sizeof parts[0]; i++)
-        /* The terminating NUL separates the fields unambiguously. */
-        ok = EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1);
-    ok = ok && EVP_DigestFinal_ex(ctx, md, &len);
-    EVP_MD_CTX_free(ctx);
-    if (!ok || len < 16)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot compute the device key (SHA-256 failed)");
+    unsigned char id[32];
+    int rc = bcl_device_identity(d, id, e);
+    if (rc)
+        return rc;
     for (unsigned i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
     return BCL_OK;
 }
 
-int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
-                   bcl_error *e)
+/* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
+static int tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                         char *out, size_t size, bcl_error *e)
 {
     char dir[4096], key[33];
-    int rc = bcl_cache_dir(dir, sizeof dir, e);
+    int rc = BCL_OK;
+    if (cache_dir)
+        snprintf(dir, sizeof dir, "%s", cache_dir);
+    else
+        rc = bcl_cache_dir(dir, sizeof dir, e);
     if (rc == BCL_OK)
         rc = bcl_device_key(d, key, e);
     if (rc)
@@ -168,20 +163,38 @@ static int entry_parse(json_t *j, const char *what, const char *path, bool fused
     return BCL_OK;
 }
 
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e)
+{
+    return tuned_path_in(NULL, d, m, out, size, e);
+}
+
 int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e)
+{
+    return bcl_tuned_load_in(NULL, d, m, t, e);
+}
+
+int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                      bcl_tuned *t, bcl_error *e)
 {
     memset(t, 0, sizeof *t);
     char path[4096], key[33];
-    int rc = bcl_tuned_path(d, m, path, sizeof path, e);
+    int rc = tuned_path_in(cache_dir, d, m, path, sizeof path, e);
     if (rc == BCL_OK)
         rc = bcl_device_key(d, key, e);
     if (rc)
         return rc;
-    struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT)
+    char *text;
+    size_t len;
+    int err = bcl_read_file(path, MAX_TUNED_BYTES, &text, &len, NULL);
+    if (err == ENOENT)
         return BCL_OK; /* nothing tuned yet */
+    if (err)
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': cannot read: %s", path,
+                        bcl_read_error(err));
     json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
     if (!root)
         return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s (line %d)", path,
                         jerr.text, jerr.line);
@@ -234,8 +247,16 @@ static void describe_tuned(const char *dir, const char *name, bcl_tuned_file_inf
         x->bytes = (uint64_t)st.st_size;
         x->mtime = (int64_t)st.st_mtime;
     }
+    char *text;
+    size_t len;
+    int err = bcl_read_file(path, MAX_TUNED_BYTES, &text, &len, NULL);
+    if (err) {
+        snprintf(x->problem, sizeof x->problem, "cannot read: %s", bcl_read_error(err));
+        return;
+    }
     json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
     if (!root) {
         snprintf(x->problem, sizeof x->problem, "not valid JSON (line %d)", jerr.line);
         return;

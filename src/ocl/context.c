@@ -28,6 +28,7 @@ struct bcl_context {
     unsigned nkernels;
     /* What 'ballcl tune' stored for this device and model, read once, at
      * the first plan that asks (bcl_context_tuned). */
+    char *cache_dir; /* the folder opts named, NULL: bcl_cache_dir's */
     bool tuned_read;
     bcl_tuned tuned;
     char tuned_problem[sizeof((bcl_error *)0)->msg];
@@ -66,7 +67,13 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
     c->model = m;
     char *src = NULL;
     size_t len = 0;
-    int rc = bcl_kernel_source(m->kernel_file, &src, &len, e);
+    int rc = BCL_OK;
+    /* The folder of the binary cache is also the tuned files'. */
+    if (opts && opts->cache_dir && !(c->cache_dir = strdup(opts->cache_dir))) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        goto fail;
+    }
+    rc = bcl_kernel_source(m->kernel_file, &src, &len, e);
     if (rc)
         goto fail;
     cl_int st;
@@ -118,6 +125,7 @@ void bcl_context_destroy(bcl_context *c)
         clReleaseCommandQueue(c->queue);
     if (c->ctx)
         clReleaseContext(c->ctx);
+    free(c->cache_dir);
     free(c);
 }
 
@@ -174,7 +182,7 @@ const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem)
         bcl_error e = {0};
         /* An unreadable file counts as nothing tuned; the problem is kept
          * for the caller to show. */
-        if (bcl_tuned_load(&c->dev, c->model, &c->tuned, &e) != BCL_OK)
+        if (bcl_tuned_load_in(c->cache_dir, &c->dev, c->model, &c->tuned, &e) != BCL_OK)
             snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", e.msg);
         bcl_error_clear(&e);
         c->tuned_read = true;

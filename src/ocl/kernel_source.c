@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Our kernels are a few KiB: a larger file is not one of them. */
+#define MAX_KERNEL_BYTES ((uint64_t)1 << 20)
+
 #ifndef BALLCL_DATADIR
 #define BALLCL_DATADIR "/usr/local/share/ballcl"
 #endif
@@ -66,40 +69,18 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e)
         return rc;
     char path[PATH_MAX + 256];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t used = 0, cap = 0;
-    for (;;) {
-        if (used + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 16384;
-            char *grown = realloc(buf, cap);
-            if (!grown) {
-                free(buf);
-                fclose(f);
-                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading '%s'", path);
-            }
-            buf = grown;
-        }
-        errno = 0;
-        size_t got = fread(buf + used, 1, cap - used - 1, f);
-        used += got;
-        if (got == 0)
-            break;
-    }
-    /* fopen succeeds on a folder; the read then fails with EISDIR. */
-    int bad = ferror(f) ? (errno ? errno : EIO) : 0;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path, strerror(bad));
-    }
+    char *buf;
+    size_t used;
+    int err = bcl_read_file(path, MAX_KERNEL_BYTES, &buf, &used, NULL);
+    if (err == ENOMEM)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading '%s'", path);
+    if (err)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read kernel '%s': %s", path,
+                        bcl_read_error(err));
     if (used == 0) {
         free(buf);
         return bcl_fail(e, BCL_EXIT_INPUT, "kernel '%s' is empty", path);
     }
-    buf[used] = '\0';
     *text = buf;
     *len = used;
     return BCL_OK;

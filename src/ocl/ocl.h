@@ -38,6 +38,11 @@ int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e);
 int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, size_t *index,
                        bcl_error *e);
 
+/* SHA-256 of the device's identity: platform name and version, device
+ * name, vendor and version, driver version and address bits. A driver
+ * update changes it. */
+int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e);
+
 const bcl_device_info *bcl_context_device(const bcl_context *c);
 const bcl_model *bcl_context_model(const bcl_context *c);
 cl_context bcl_context_cl(const bcl_context *c);

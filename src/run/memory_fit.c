@@ -6,15 +6,7 @@
  */
 #include "run/run.h"
 
-#include <unistd.h>
-
 #define BALL_BYTES (4 * sizeof(float))
-
-uint64_t bcl_host_memory_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-}
 
 int bcl_memory_fit(const bcl_device_info *d, size_t n, unsigned host_copies, const char *what,
                    bcl_error *e)

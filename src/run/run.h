@@ -57,11 +57,6 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
 bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 
-/* ---- memory (memory_fit.c) ---- */
-
-/* The memory this process may use on the host, in bytes (0: unknown). */
-uint64_t bcl_host_memory_bytes(void);
-
 /* ---- validation (validate.c) ---- */
 
 /* ULP distance between two floats; UINT64_MAX if either is NaN. */

@@ -373,47 +373,23 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
 int bcl_survey_load(const char *path, char **json, bcl_error *e)
 {
     *json = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
-    /* Grown as it is read: a pipe or /proc file has no size up front. */
-    size_t cap = 0, len = 0;
-    char *buf = NULL;
-    int rc = BCL_OK;
-    for (;;) {
-        if (len + 1 >= cap) {
-            if (cap >= MAX_FILE) {
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
-                              MAX_FILE >> 20);
-                break;
-            }
-            size_t grown = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, grown);
-            if (!p) {
-                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-                break;
-            }
-            buf = p;
-            cap = grown;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
+    char *buf;
+    size_t len;
+    int err = bcl_read_file(path, MAX_FILE, &buf, &len, NULL);
+    if (err == EFBIG)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': larger than %zu MiB: not a survey", path,
+                        (size_t)(MAX_FILE >> 20));
+    if (err == ENOMEM)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading '%s'", path);
+    if (err)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, bcl_read_error(err));
     json_t *doc = NULL;
-    if (rc == BCL_OK)
-        rc = bcl_survey_read(buf ? buf : "", len, path, &doc, e);
+    int rc = bcl_survey_read(buf, len, path, &doc, e);
     json_decref(doc);
     if (rc) {
         free(buf);
         return rc;
     }
-    buf[len] = '\0';
     *json = buf;
     return BCL_OK;
 }

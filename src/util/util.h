@@ -22,4 +22,22 @@ int bcl_fault_take(const char *name);
  * device says which with bcl_fault_device (-1, the default: none). */
 void bcl_fault_device(int index);
 
+/* The memory this process may use on the host, in bytes (0: unknown). */
+uint64_t bcl_host_memory_bytes(void);
+
+/* What bcl_read_file returns for a path that is neither a regular file
+ * nor a folder (a pipe, a device, a socket). */
+#define BCL_READ_NOT_REGULAR (-1)
+
+/* Reads the whole regular file at path into *out (malloc'ed, with a NUL
+ * after the last byte; *len excludes it). Refused before anything is read:
+ * a folder (EISDIR), any other file that is not regular
+ * (BCL_READ_NOT_REGULAR), a file larger than limit bytes (EFBIG). Returns 0
+ * or an errno value; *opened (optional) says whether the path could be
+ * opened, for messages that tell "cannot open" from "cannot read". The
+ * fault point "read" fails it after the open. */
+int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened);
+/* strerror, with words for BCL_READ_NOT_REGULAR. */
+const char *bcl_read_error(int err);
+
 #endif

@@ -5,22 +5,13 @@
 #ifndef BALLCL_BENCH_H
 #define BALLCL_BENCH_H
 
-#include "cli.h"
-
-#define MAX_N 32
+#include "options.h"
 
 /* The options of 'ballcl bench'. */
 typedef struct bench_args {
-    const char *device;
-    uint64_t balls[MAX_N];
-    size_t nballs;
-    cli_model_args model;
-    bcl_init init;
-    uint64_t seed;
-    bcl_measure_opts measure;
+    cli_options o; /* the shared options */
     uint64_t k;
     bool k_given;
-    bool use_cache, json;
     const char *csv;
 } bench_args;
 

@@ -69,25 +69,25 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
 {
     memset(res, 0, sizeof *res);
     res->balls = n;
-    const bcl_model *m = a->model.model;
+    const bcl_model *m = a->o.model.model;
     float *init = malloc(n * 4 * sizeof(float));
     float *scratch = malloc(n * 4 * sizeof(float));
     bcl_group *g = NULL;
     bcl_timer **timers = calloc(ndev, sizeof *timers);
     res->rows = calloc(ndev + 1, sizeof *res->rows);
-    double *wall = calloc(a->measure.repeats ? a->measure.repeats : 1, sizeof *wall);
+    double *wall = calloc(a->o.measure.repeats ? a->o.measure.repeats : 1, sizeof *wall);
     int rc = BCL_OK;
     if (!init || !scratch || !timers || !res->rows || !wall) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
-    bcl_model_fill(m, init, 0, n, a->init, a->seed, a->model.params);
+    bcl_model_fill(m, init, 0, n, a->o.init, a->o.seed, a->o.model.params);
     /* The fused row's request: the tuned K, variant and local size when
      * stored, else the rule; K open, the measurement chooses the steps. */
     bcl_group_opts o = {
         .model = m,
-        .ctx = {.use_cache = a->use_cache},
-        .req = {.params = a->model.params,
+        .ctx = {.use_cache = a->o.use_cache},
+        .req = {.params = a->o.model.params,
                 .balls = n,
                 .fused = true,
                 .steps_per_launch = a->k_given ? (unsigned)a->k : 0,
@@ -116,7 +116,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         r->m = gm;
         snprintf(r->name, sizeof r->name, "%s alone", gm->selector);
         cli_progress("bench", 0, 0, "calibrating each device alone");
-        if ((rc = bcl_timer_sim(bcl_group_sim(g, i), &gm->plan, &a->measure, &timers[i], e)))
+        if ((rc = bcl_timer_sim(bcl_group_sim(g, i), &gm->plan, &a->o.measure, &timers[i], e)))
             goto out;
         agg_rate += gm->rate;
         if (gm->plan.steps_per_launch > k)
@@ -124,9 +124,9 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     }
     /* all-devices: steps for about one repeat's length at the split's rates,
      * a multiple of the largest K. */
-    uint64_t steps = a->measure.steps;
+    uint64_t steps = a->o.measure.steps;
     if (!steps) {
-        double ms = a->measure.repeat_ms > 0 ? a->measure.repeat_ms : 100;
+        double ms = a->o.measure.repeat_ms > 0 ? a->o.measure.repeat_ms : 100;
         double want = agg_rate > 0 ? ms * 1e-3 * agg_rate / (double)n : k;
         steps = want < k ? k : ((uint64_t)want + k - 1) / k * k;
     }
@@ -134,7 +134,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     bcl_group_timing t;
     if ((rc = bcl_group_run(g, steps, &t, e))) /* untimed: the first pass at this size */
         goto out;
-    unsigned repeats = a->measure.repeats ? a->measure.repeats : 1;
+    unsigned repeats = a->o.measure.repeats ? a->o.measure.repeats : 1;
     char line[96];
     for (unsigned rep = 0; rep < repeats; rep++) {
         snprintf(line, sizeof line, "N=%zu timing, repeat %u of %u", n, rep + 1, repeats);
@@ -191,7 +191,7 @@ out:
 static void print_table(const bench_args *a, const bcl_device_info *const *devs, size_t ndev,
                         const multi_result *res, const char *date)
 {
-    printf("bench: model %s, N = %zu, %zu devices, %s\n", a->model.model->name, res->balls, ndev,
+    printf("bench: model %s, N = %zu, %zu devices, %s\n", a->o.model.model->name, res->balls, ndev,
            date);
     for (size_t i = 0; i < ndev; i++)
         printf("  %u:%u %s (%s)\n", devs[i]->platform_index, devs[i]->device_index, devs[i]->name,
@@ -202,7 +202,7 @@ static void print_table(const bench_args *a, const bcl_device_info *const *devs,
     }
     printf("split by rate%s; every shard validated bit for bit; host clock, median (min..max) "
            "of %u repeats\n\n",
-           res->calibrate_ms > 0 ? " (calibrated)" : "", a->measure.repeats);
+           res->calibrate_ms > 0 ? " (calibrated)" : "", a->o.measure.repeats);
     printf("  %-14s %10s %6s %-9s %4s  %-30s %s\n", "row", "balls", "share", "kernel", "K",
            "us/step median (min..max)", "ball-steps/s");
     for (size_t r = 0; r < res->nrows; r++) {
@@ -268,13 +268,13 @@ int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t 
     json_t *sweep = json_array();
     int rc = BCL_OK;
     size_t failed = 0;
-    for (size_t i = 0; i < a->nballs && rc == BCL_OK; i++) {
-        size_t n = (size_t)a->balls[i];
+    for (size_t i = 0; i < a->o.nballs && rc == BCL_OK; i++) {
+        size_t n = (size_t)a->o.balls[i];
         multi_result res;
         rc = bench_n(a, devs, ndev, n, &res, e);
         if (rc == BCL_OK) {
             failed += !res.validated;
-            if (!a->json) {
+            if (!a->o.json) {
                 if (i)
                     printf("\n");
                 print_table(a, devs, ndev, &res, date);
@@ -285,7 +285,7 @@ int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t 
         free(res.members);
         free(res.rows);
     }
-    if (rc == BCL_OK && a->json) {
+    if (rc == BCL_OK && a->o.json) {
         json_t *devices = json_array();
         for (size_t i = 0; i < ndev; i++) {
             char sel[24];
@@ -295,8 +295,8 @@ int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t 
                                             devs[i]->name, "platform", devs[i]->platform_name));
         }
         json_t *root =
-            json_pack("{s:s, s:s, s:o, s:i, s:O}", "model", a->model.model->name, "date", date,
-                      "devices", devices, "repeats", (int)a->measure.repeats, "sweep", sweep);
+            json_pack("{s:s, s:s, s:o, s:i, s:O}", "model", a->o.model.model->name, "date", date,
+                      "devices", devices, "repeats", (int)a->o.measure.repeats, "sweep", sweep);
         cli_print_json(root);
         json_decref(root);
     }

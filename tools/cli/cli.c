@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_report(const bcl_error *e)
@@ -24,7 +25,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "ballcl %s: ", cmd);
+    fprintf(stderr, "ballcl: ");
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see 'ballcl %s --help')\n", cmd);
     va_end(ap);
@@ -192,9 +193,21 @@ int cli_check_writable(const char *path, const char *what, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
     strcpy(copy, path);
     const char *dir = dirname(copy);
+    struct stat st;
+    /* stat first: access() on a file in place of the folder says EACCES. */
+    if (stat(dir, &st) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(ENOTDIR));
     if (access(dir, W_OK | X_OK) != 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
                         strerror(errno));
+    /* Else the work would be done before rename() found the folder. */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
+                        strerror(EISDIR));
     return BCL_OK;
 }
 

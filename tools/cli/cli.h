@@ -67,8 +67,9 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, size_t cap, size_t *count, bcl_error *e);
 
-/* Fails early (input error naming what) if path's folder is not writable,
- * so long work is not lost on a bad output path. */
+/* Fails early (input error naming what) if path could not be written: its
+ * folder is missing, not a folder or not writable, or path is a folder.
+ * Every command checks its output paths with it before any long work. */
 int cli_check_writable(const char *path, const char *what, bcl_error *e);
 
 /* Seconds between progress lines when stderr is not a terminal. */

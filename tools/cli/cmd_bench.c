@@ -44,109 +44,40 @@ static void help(void)
            BCL_DEFAULT_K, CLI_PROGRESS_SECONDS);
 }
 
-enum {
-    OPT_MODEL = 256,
-    OPT_INIT,
-    OPT_SEED,
-    OPT_REPEAT_MS,
-    OPT_SPL,
-    OPT_JSON,
-    OPT_CSV,
-    OPT_NO_CACHE
-};
+enum { OPT_SPL = CLI_OWN_OPT_BASE, OPT_CSV };
 
 static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
 {
-    struct option opts[40] = {
-        {"device", required_argument, NULL, 'd'},
-        {"balls", required_argument, NULL, 'n'},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"init", required_argument, NULL, OPT_INIT},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"repeats", required_argument, NULL, 'r'},
-        {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS},
-        {"steps", required_argument, NULL, 's'},
+    static const struct option own[] = {
         {"steps-per-launch", required_argument, NULL, OPT_SPL},
-        {"json", no_argument, NULL, OPT_JSON},
         {"csv", required_argument, NULL, OPT_CSV},
-        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
-        {"help", no_argument, NULL, 'h'},
+        {0},
     };
-    cli_add_param_options(opts, 13, sizeof opts / sizeof opts[0]);
     memset(a, 0, sizeof *a);
-    a->balls[0] = 100000;
-    a->nballs = 1;
-    a->seed = 1;
-    a->init = BCL_INIT_SEED;
-    a->use_cache = true;
+    cli_options_init(&a->o, "bench", help,
+                     CLI_DEVICE | CLI_BALLS_LIST | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
+                         CLI_CACHE | CLI_JSON | CLI_MEASURE,
+                     own, "");
     /* About half a minute for the nine rows on two CPU cores. */
-    a->measure.repeats = 9;
-    a->measure.repeat_ms = 200;
-    opterr = 0;
-    optind = 1;
+    a->o.measure.repeats = 9;
+    a->o.measure.repeat_ms = 200;
     int c, rc = BCL_OK;
-    uint64_t v;
-    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:r:s:h", opts, NULL)) != -1) {
+    while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
         switch (c) {
-        case 'd':
-            a->device = optarg;
-            break;
-        case 'n':
-            rc = cli_parse_u64_list(optarg, "--balls", 1, (uint64_t)1 << 32, a->balls, MAX_N,
-                                    &a->nballs, e);
-            break;
-        case OPT_MODEL:
-            a->model.model_name = optarg;
-            break;
-        case OPT_INIT:
-            rc = cli_parse_init(optarg, &a->init, e);
-            break;
-        case OPT_SEED:
-            rc = bcl_parse_u64(optarg, "--seed", 0, UINT64_MAX, &a->seed, e);
-            break;
-        case 'r':
-            rc = bcl_parse_u64(optarg, "--repeats", 1, 1000, &v, e);
-            a->measure.repeats = (unsigned)v;
-            break;
-        case OPT_REPEAT_MS:
-            rc = bcl_parse_u64(optarg, "--repeat-ms", 1, 600000, &v, e);
-            a->measure.repeat_ms = (double)v;
-            break;
-        case 's':
-            rc = bcl_parse_u64(optarg, "--steps", 1, (uint64_t)1 << 32, &a->measure.steps, e);
-            break;
         case OPT_SPL:
             rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->k, e);
             a->k_given = true;
             break;
-        case OPT_JSON:
-            a->json = true;
-            break;
         case OPT_CSV:
             a->csv = optarg;
             break;
-        case OPT_NO_CACHE:
-            a->use_cache = false;
-            break;
-        case 'h':
-            help();
-            return -1;
-        case ':':
-        case '?':
-            rc = cli_option_error("bench", c, argv, e);
-            break;
-        default:
-            if (c >= CLI_PARAM_OPT_BASE)
-                rc = cli_model_param_seen(&a->model, opts, c, optarg, e);
-            break;
         }
     }
-    if (rc)
+    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
-    if (optind < argc)
-        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl bench --help')",
-                        argv[optind]);
-    return cli_model_resolve(&a->model, e);
+    /* -s fixes the steps of every repeat. */
+    a->o.measure.steps = a->o.steps;
+    return BCL_OK;
 }
 
 /* What each row asks for; bcl_plan_resolve turns it into what runs. The
@@ -158,7 +89,7 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
         bench_row *r = &res->rows[i];
         memset(r, 0, sizeof *r);
         r->name = bench_row_names[i];
-        r->req.params = a->model.params;
+        r->req.params = a->o.model.params;
         r->req.balls = n;
         r->req.steps_per_launch = 1;
         r->req.sync = BCL_SYNC_END;
@@ -199,12 +130,12 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
 static int host_row(bench_row *r, const bench_args *a, const float *init, float *state, size_t n,
                     bcl_timer **timer, bcl_error *e)
 {
-    const bcl_model *m = a->model.model;
+    const bcl_model *m = a->o.model.model;
     memcpy(state, init, n * 4 * sizeof(float));
     if (r->openmp) {
         uint64_t steps = bcl_check_steps(1);
-        bcl_host_steps(m, a->model.params, state, n, steps, true);
-        int rc = bcl_validate(m, a->model.params, init, state, n, steps, 0, &r->v, e);
+        bcl_host_steps(m, a->o.model.params, state, n, steps, true);
+        int rc = bcl_validate(m, a->o.model.params, init, state, n, steps, 0, &r->v, e);
         if (rc)
             return rc;
         r->validated = r->v.mismatches == 0;
@@ -213,7 +144,7 @@ static int host_row(bench_row *r, const bench_args *a, const float *init, float 
     } else {
         r->validated = true;
     }
-    return bcl_timer_host(m, a->model.params, state, n, r->openmp, &a->measure, timer, e);
+    return bcl_timer_host(m, a->o.model.params, state, n, r->openmp, &a->o.measure, timer, e);
 }
 
 /* Resolves and validates a device row and, if it gave the reference's
@@ -244,7 +175,7 @@ static int device_row(bench_row *r, bcl_context *ctx, bcl_sim *sim, const bench_
     r->validated = r->v.mismatches == 0;
     if (!r->validated)
         return BCL_OK; /* failed rows are shown as failed, never timed */
-    return bcl_timer_sim(sim, &r->plan, &a->measure, timer, e);
+    return bcl_timer_sim(sim, &r->plan, &a->o.measure, timer, e);
 }
 
 /* One N: copy bandwidth, then every row validated and calibrated, then the
@@ -255,7 +186,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
 {
     memset(res, 0, sizeof *res);
     res->balls = n;
-    const bcl_model *m = a->model.model;
+    const bcl_model *m = a->o.model.model;
     float *init = malloc(n * 4 * sizeof(float));
     float *scratch = malloc(n * 4 * sizeof(float));
     float *host = malloc(n * 4 * sizeof(float));
@@ -266,7 +197,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
-    m->init(init, 0, n, a->init, a->seed, a->model.params);
+    m->init(init, 0, n, a->o.init, a->o.seed, a->o.model.params);
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
     setup_rows(a, n, res);
@@ -274,7 +205,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
     snprintf(line, sizeof line, "N=%zu copy bandwidth", n);
     cli_progress("bench", 0, 0, line);
     res->copy_bytes = n * 4 * sizeof(float);
-    if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->measure.repeats, &res->copy_gb_per_s, e)))
+    if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->o.measure.repeats, &res->copy_gb_per_s, e)))
         goto out;
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         bench_row *r = &res->rows[i];
@@ -283,7 +214,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
         rc = r->host ? host_row(r, a, init, host, n, &timers[i], e)
                      : device_row(r, ctx, sim, a, init, scratch, &timers[i], e);
     }
-    unsigned repeats = a->measure.repeats ? a->measure.repeats : 1;
+    unsigned repeats = a->o.measure.repeats ? a->o.measure.repeats : 1;
     for (unsigned k = 0; k < repeats && rc == BCL_OK; k++) {
         snprintf(line, sizeof line, "N=%zu timing, repeat %u of %u", n, k + 1, repeats);
         cli_progress("bench", 0, 0, line);
@@ -316,7 +247,7 @@ int cmd_bench(int argc, char **argv)
         return cli_report(&e);
     bcl_device_list list = {0};
     bcl_context *ctx = NULL;
-    bench_result *res = calloc(a.nballs, sizeof *res);
+    bench_result *res = calloc(a.o.nballs, sizeof *res);
     json_t *root = NULL, *sweep = json_array();
     char *csv = NULL;
     size_t csv_len = 0, di;
@@ -328,7 +259,7 @@ int cmd_bench(int argc, char **argv)
     if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
         goto out;
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
-    if ((rc = cli_pick_devices(a.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
+    if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
     if (ndev > 1) {
         const bcl_device_info *devs[BCL_MAX_DEVICES];
@@ -339,33 +270,33 @@ int cmd_bench(int argc, char **argv)
     }
     di = picked[0];
     const bcl_device_info *d = &list.dev[di];
-    bcl_context_opts copts = {.use_cache = a.use_cache};
-    if ((rc = bcl_context_create(d, a.model.model, &copts, &ctx, NULL, &e)))
+    bcl_context_opts copts = {.use_cache = a.o.use_cache};
+    if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, NULL, &e)))
         goto out;
     /* Every N fits, or nothing runs: the initial state, the host rows'
      * state and a scratch copy for validation. */
-    for (size_t i = 0; i < a.nballs; i++)
-        if ((rc = bcl_memory_fit(d, (size_t)a.balls[i], 3, "--balls", &e)))
+    for (size_t i = 0; i < a.o.nballs; i++)
+        if ((rc = bcl_memory_fit(d, (size_t)a.o.balls[i], 3, "--balls", &e)))
             goto out;
     bench_info info = {
         .dev = d,
-        .model = a.model.model,
-        .params = a.model.params,
-        .nparams = bcl_model_param_floats(a.model.model),
-        .init = a.init,
-        .seed = a.seed,
-        .repeats = a.measure.repeats,
+        .model = a.o.model.model,
+        .params = a.o.model.params,
+        .nparams = bcl_model_param_floats(a.o.model.model),
+        .init = a.o.init,
+        .seed = a.o.seed,
+        .repeats = a.o.measure.repeats,
     };
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    for (size_t i = 0; i < a.nballs; i++) {
-        if ((rc = bench_one(ctx, &a, (size_t)a.balls[i], &res[i], &e)))
+    for (size_t i = 0; i < a.o.nballs; i++) {
+        if ((rc = bench_one(ctx, &a, (size_t)a.o.balls[i], &res[i], &e)))
             goto out;
         for (int r = 0; r < ROW_COUNT; r++)
             failed += !res[i].rows[r].validated;
-        if (!a.json) {
+        if (!a.o.json) {
             if (i)
                 printf("\n");
             bench_print_table(&info, &res[i]);
@@ -376,11 +307,11 @@ int cmd_bench(int argc, char **argv)
             goto out;
     }
     root = bench_info_json(&info);
-    if (a.nballs == 1)
+    if (a.o.nballs == 1)
         json_object_update(root, json_array_get(sweep, 0));
     else
         json_object_set(root, "sweep", sweep);
-    if (a.json)
+    if (a.o.json)
         cli_print_json(root);
     if (a.csv && (rc = bcl_write_file_atomic(a.csv, csv, csv_len, &e)))
         goto out;

@@ -3,7 +3,7 @@
  * folder is shared with the tuner's files (tuned/<model>-<key>.json): list
  * shows both, clear removes program entries only, and says so.
  */
-#include "cli.h"
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -199,36 +199,23 @@ static int clear(const char *dir)
 
 int cmd_cache(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {0},
-    };
-    bool as_json = false;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            as_json = true;
-            break;
-        case 'h':
-            help();
-            return 0;
-        default:
-            return cli_usage_error("cache", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    const char *action = optind < argc ? argv[optind++] : "list";
-    if (optind < argc)
-        return cli_usage_error("cache", "unexpected argument '%s'", argv[optind]);
+    bcl_error e = {0};
+    cli_options o;
+    cli_options_init(&o, "cache", help, CLI_JSON, NULL, "");
+    int rc = BCL_OK;
+    while (rc == BCL_OK && cli_options_next(&o, argc, argv, &rc, &e) != -1)
+        ;
+    if (rc)
+        return cli_report(&e);
+    const char *action = optind < argc && !o.help ? argv[optind++] : "list";
+    if ((rc = cli_options_finish(&o, argc, argv, &e)))
+        return rc < 0 ? 0 : cli_report(&e);
+    bool as_json = o.json;
     if (strcmp(action, "list") != 0 && strcmp(action, "clear") != 0 && strcmp(action, "path") != 0)
         return cli_usage_error("cache", "unknown action '%s': expected list, clear or path",
                                action);
     if (as_json && strcmp(action, "list") != 0)
         return cli_usage_error("cache", "--json goes with list only");
-    bcl_error e = {0};
     char dir[4096];
     if (bcl_cache_dir(dir, sizeof dir, &e))
         return cli_report(&e);

@@ -1,7 +1,7 @@
 /* ballcl devices: every platform and device, with the selector to use and
  * the one a run takes by default; -v and --json give what a user reaches for
  * before choosing (clock, memories, work-group limits, extensions). */
-#include "cli.h"
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -146,34 +146,20 @@ static void default_device(const bcl_device_list *list, size_t *index, bool *has
 
 int cmd_devices(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
+    static const struct option own[] = {
         {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
         {0},
     };
-    bool as_json = false, verbose = false;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":vh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            as_json = true;
-            break;
-        case 'v':
-            verbose = true;
-            break;
-        case 'h':
-            help();
-            return 0;
-        default:
-            return cli_usage_error("devices", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
     bcl_error e = {0};
+    cli_options o;
+    cli_options_init(&o, "devices", help, CLI_JSON, own, "v");
+    bool verbose = false;
+    int c, rc = BCL_OK;
+    while (rc == BCL_OK && (c = cli_options_next(&o, argc, argv, &rc, &e)) != -1)
+        verbose = verbose || c == 'v';
+    if (rc || (rc = cli_options_finish(&o, argc, argv, &e)))
+        return rc < 0 ? 0 : cli_report(&e);
+    bool as_json = o.json;
     bcl_device_list list;
     if (bcl_devices_enumerate(&list, &e))
         return cli_report(&e);

@@ -4,14 +4,9 @@
  */
 #include "run.h"
 
-#include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static void help(void)
 {
@@ -65,17 +60,11 @@ static void help(void)
 }
 
 enum {
-    OPT_MODEL = 256,
-    OPT_INIT,
-    OPT_SEED,
-    OPT_INPUT,
+    OPT_INPUT = CLI_OWN_OPT_BASE,
     OPT_OUTPUT,
-    OPT_LOCAL,
     OPT_SPL,
     OPT_SYNC,
     OPT_NO_VALIDATE,
-    OPT_NO_CACHE,
-    OPT_JSON,
     OPT_TOL,
     OPT_SNAPSHOT,
     OPT_SNAPSHOT_SIZE,
@@ -84,76 +73,39 @@ enum {
 
 static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
 {
-    struct option opts[48] = {
-        {"device", required_argument, NULL, 'd'},
-        {"balls", required_argument, NULL, 'n'},
-        {"steps", required_argument, NULL, 's'},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"init", required_argument, NULL, OPT_INIT},
-        {"seed", required_argument, NULL, OPT_SEED},
+    static const struct option own[] = {
         {"input", required_argument, NULL, OPT_INPUT},
         {"output", required_argument, NULL, OPT_OUTPUT},
-        {"local", required_argument, NULL, OPT_LOCAL},
         {"steps-per-launch", required_argument, NULL, OPT_SPL},
         {"sync", required_argument, NULL, OPT_SYNC},
         {"variant", required_argument, NULL, OPT_VARIANT},
         {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
         {"tolerance-ulp", required_argument, NULL, OPT_TOL},
-        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
-        {"json", no_argument, NULL, OPT_JSON},
         {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
         {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
         {"snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE},
+        {0},
     };
-    size_t fixed = 0;
-    while (opts[fixed].name)
-        fixed++;
-    cli_add_param_options(opts, fixed, sizeof opts / sizeof opts[0]);
     memset(a, 0, sizeof *a);
-    a->balls = 100000;
-    a->steps = 1000;
-    a->seed = 1;
+    cli_options_init(&a->o, "run", help,
+                     CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
+                         CLI_LOCAL | CLI_CACHE | CLI_JSON,
+                     own, "v");
+    /* The kernels index balls with a uint per buffer; more than 2^32 balls
+     * would need 64 GiB of state anyway. */
+    a->o.balls_max = (uint64_t)1 << 40;
+    a->o.steps = 1000;
+    a->o.steps_min = 0;
+    a->o.steps_max = (uint64_t)1 << 40;
     a->validate = true;
-    a->use_cache = true;
-    a->init = BCL_INIT_SEED;
-    bcl_local_parse("auto", &a->launch, e);
-    opterr = 0;
-    optind = 1;
     int c, rc = BCL_OK;
-    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:s:vh", opts, NULL)) != -1) {
+    while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
         switch (c) {
-        case 'd':
-            a->device = optarg;
-            break;
-        case 'n':
-            /* The kernels index balls with a uint per buffer; more than 2^32
-             * balls would need 64 GiB of state anyway. */
-            rc = bcl_parse_u64(optarg, "--balls", 1, (uint64_t)1 << 40, &a->balls, e);
-            a->balls_given = true;
-            break;
-        case 's':
-            rc = bcl_parse_u64(optarg, "--steps", 0, (uint64_t)1 << 40, &a->steps, e);
-            break;
-        case OPT_MODEL:
-            a->model.model_name = optarg;
-            break;
-        case OPT_INIT:
-            rc = cli_parse_init(optarg, &a->init, e);
-            a->init_given = true;
-            break;
-        case OPT_SEED:
-            rc = bcl_parse_u64(optarg, "--seed", 0, UINT64_MAX, &a->seed, e);
-            break;
         case OPT_INPUT:
             a->input = optarg;
             break;
         case OPT_OUTPUT:
             a->output = optarg;
-            break;
-        case OPT_LOCAL:
-            rc = bcl_local_parse(optarg, &a->launch, e);
-            a->local_given = true;
             break;
         case OPT_SPL:
             rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
@@ -181,34 +133,14 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
         case OPT_TOL:
             rc = bcl_parse_u64(optarg, "--tolerance-ulp", 0, 1u << 30, &a->tol_ulp, e);
             break;
-        case OPT_NO_CACHE:
-            a->use_cache = false;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
         case 'v':
             a->verbose = true;
             break;
-        case 'h':
-            help();
-            return -1;
-        case ':':
-        case '?':
-            rc = cli_option_error("run", c, argv, e);
-            break;
-        default:
-            if (c >= CLI_PARAM_OPT_BASE)
-                rc = cli_model_param_seen(&a->model, opts, c, optarg, e);
-            break;
         }
     }
-    if (rc)
+    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
-    if (optind < argc)
-        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl run --help')",
-                        argv[optind]);
-    if (a->input && (a->balls_given || a->init_given))
+    if (a->input && (a->o.balls_given || a->o.init_given))
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--input gives the balls: it cannot be combined with --balls or --init");
     if (a->snap_w && !a->snapshot)
@@ -220,32 +152,6 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--snapshot: '%s': the picture is a PNG: expected a name ending in .png",
                         a->snapshot);
-    return cli_model_resolve(&a->model, e);
-}
-
-/* Fails early, before any work, if the output could not be written. */
-static int check_output_path(const char *path, const char *what, bcl_error *e)
-{
-    char copy[PATH_MAX];
-    if (strlen(path) >= sizeof copy)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
-    strcpy(copy, path);
-    const char *dir = dirname(copy);
-    struct stat st;
-    /* stat first: access() on a file in place of the folder says EACCES. */
-    if (stat(dir, &st) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(ENOTDIR));
-    if (access(dir, W_OK | X_OK) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
-    /* Else the run would be done before rename() found the folder. */
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(EISDIR));
     return BCL_OK;
 }
 
@@ -254,8 +160,8 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
                          double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
 {
     const bcl_launch *l = &p->launch;
-    const bcl_model *m = a->model.model;
-    double steps = (double)a->steps;
+    const bcl_model *m = a->o.model.model;
+    double steps = (double)a->o.steps;
     double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
@@ -263,10 +169,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     printf("device      %s (%s, selector %u:%u)\n", d->name, d->platform_name, d->platform_index,
            d->device_index);
     printf("model       %s, %s\n", m->name,
-           a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
+           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
     printf("steps       %llu (%llu per launch: %s; %llu launch%s, sync %s)\n",
-           (unsigned long long)a->steps, (unsigned long long)p->steps_per_launch, p->k_how,
+           (unsigned long long)a->o.steps, (unsigned long long)p->steps_per_launch, p->k_how,
            (unsigned long long)t->launches, t->launches == 1 ? "" : "es",
            a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
     printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, p->kernel, p->balls_per_item,
@@ -331,24 +237,25 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
 {
     const bcl_launch *l = &p->launch;
-    double steps = (double)a->steps;
+    double steps = (double)a->o.steps;
     double us_dev = steps ? t->device_ms * 1e3 / steps : 0;
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
     json_t *params = json_array();
-    for (unsigned i = 0; i < bcl_model_param_floats(a->model.model); i++)
-        json_array_append_new(params, json_real(a->model.params[i]));
+    for (unsigned i = 0; i < bcl_model_param_floats(a->o.model.model); i++)
+        json_array_append_new(params, json_real(a->o.model.params[i]));
     json_t *validation = run_validation_json(a, v);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
         " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
-        bcl_device_type_name(d->type), "driver", d->driver, "model", a->model.model->name, "params",
-        params, "init", a->input ? "file" : (a->init == BCL_INIT_SEED ? "seed" : "random"), "seed",
-        (json_int_t)a->seed, "balls", (json_int_t)n, "steps", (json_int_t)a->steps, "buffers",
+        bcl_device_type_name(d->type), "driver", d->driver, "model", a->o.model.model->name,
+        "params", params, "init",
+        a->input ? "file" : (a->o.init == BCL_INIT_SEED ? "seed" : "random"), "seed",
+        (json_int_t)a->o.seed, "balls", (json_int_t)n, "steps", (json_int_t)a->o.steps, "buffers",
         (json_int_t)chunks, "launch", "local", (json_int_t)l->local, "global",
         (json_int_t)p->global, "how", l->how, "why", l->why, "variant", p->variant,
         "balls_per_item", (json_int_t)p->balls_per_item, "steps_per_launch",
@@ -365,10 +272,10 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
 /* The picture frames the model's box when it has one, else the balls. */
 int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
 {
-    const bcl_model *m = a->model.model;
+    const bcl_model *m = a->o.model.model;
     bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
     if (m->box)
-        m->box(a->model.params, so.box);
+        m->box(a->o.model.params, so.box);
     return bcl_snapshot_write(a->snapshot, state, n, &so, e);
 }
 
@@ -414,15 +321,15 @@ int cmd_run(int argc, char **argv)
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
     size_t di, picked[BCL_MAX_DEVICES], ndev = 0;
-    if (a.output && (rc = check_output_path(a.output, "--output", &e)))
+    if (a.output && (rc = cli_check_writable(a.output, "--output", &e)))
         goto out;
-    if (a.snapshot && (rc = check_output_path(a.snapshot, "--snapshot", &e)))
+    if (a.snapshot && (rc = cli_check_writable(a.snapshot, "--snapshot", &e)))
         goto out;
     if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
         goto out;
     if (!a.input)
-        n = (size_t)a.balls;
-    if ((rc = cli_pick_devices(a.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
+        n = (size_t)a.o.balls[0];
+    if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
     if (ndev > 1) {
         const bcl_device_info *devs[BCL_MAX_DEVICES];
@@ -444,14 +351,14 @@ int cmd_run(int argc, char **argv)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
             goto out;
         }
-        bcl_model_fill(a.model.model, state, 0, n, a.init, a.seed, a.model.params);
+        bcl_model_fill(a.o.model.model, state, 0, n, a.o.init, a.o.seed, a.o.model.params);
     }
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
                 dev->device_index, dev->name, bcl_build_options());
-    bcl_context_opts copts = {.use_cache = a.use_cache};
+    bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
-    if ((rc = bcl_context_create(dev, a.model.model, &copts, &ctx, &br, &e)))
+    if ((rc = bcl_context_create(dev, a.o.model.model, &copts, &ctx, &br, &e)))
         goto out;
     if (a.verbose)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
@@ -461,15 +368,15 @@ int cmd_run(int argc, char **argv)
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
     bcl_plan_request req = {
-        .params = a.model.params,
+        .params = a.o.model.params,
         .balls = n,
-        .steps = a.steps,
+        .steps = a.o.steps,
         .steps_per_launch = (unsigned)a.steps_per_launch,
         .sync = a.sync,
-        .launch = a.launch,
+        .launch = a.o.launch,
         .variant = a.variant,
         /* The rule of 'run --help': the tuned record whole, or not at all. */
-        .take_tuned = !a.steps_per_launch && !a.variant && !a.local_given,
+        .take_tuned = !a.steps_per_launch && !a.variant && !a.o.local_given,
     };
     bcl_plan plan;
     rc = bcl_plan_resolve(ctx, &req, &plan, &e);
@@ -498,13 +405,13 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "ballcl: warning: %s\n", br.warning);
     else if (a.verbose && br.cache_stored)
         fprintf(stderr, "ballcl: program stored in the binary cache in %.1f ms\n", br.store_ms);
-    if ((rc = bcl_sim_run(sim, &plan, a.steps, &t, &e)))
+    if ((rc = bcl_sim_run(sim, &plan, a.o.steps, &t, &e)))
         goto out;
     if ((rc = bcl_sim_read(sim, state, &e)))
         goto out;
     bcl_validation v = {0};
-    if (a.validate && (rc = bcl_validate(a.model.model, a.model.params, init, state, n, a.steps,
-                                         a.tol_ulp, &v, &e)))
+    if (a.validate && (rc = bcl_validate(a.o.model.model, a.o.model.params, init, state, n,
+                                         a.o.steps, a.tol_ulp, &v, &e)))
         goto out;
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
@@ -513,7 +420,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (v.mismatches == 0 && a.snapshot && (rc = run_write_snapshot(&a, state, n, &e)))
         goto out;
-    if (a.json) {
+    if (a.o.json) {
         json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         /* The same "devices" array as a run over several devices: one entry. */
         bcl_group_member only = {.dev = dev,

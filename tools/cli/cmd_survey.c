@@ -5,6 +5,7 @@
  * The measuring is the library's (src/survey/survey.c); this file parses options,
  * picks devices, prints and writes.
  */
+#include "options.h"
 #include "survey_report.h"
 
 #include <stdlib.h>
@@ -58,21 +59,16 @@ static void help(void)
            BCL_SURVEY_SCHEMA, CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_JSON = 256, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_REPEAT_MS, OPT_SEED };
+enum { OPT_JSON = CLI_OWN_OPT_BASE, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP };
 
 static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
 {
-    static const struct option opts[] = {
-        {"device", required_argument, NULL, 'd'},
+    static const struct option own[] = {
         {"json", required_argument, NULL, OPT_JSON},
         {"quick", no_argument, NULL, OPT_QUICK},
         {"small", required_argument, NULL, OPT_SMALL},
         {"large", required_argument, NULL, OPT_LARGE},
         {"sweep", required_argument, NULL, OPT_SWEEP},
-        {"repeats", required_argument, NULL, 'r'},
-        {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"help", no_argument, NULL, 'h'},
         {0},
     };
     memset(a, 0, sizeof *a);
@@ -81,19 +77,19 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         if (strcmp(argv[i], "--quick") == 0)
             a->quick = true;
     bcl_survey_opts_default(&a->o, a->quick);
-    opterr = 0;
-    optind = 1;
+    cli_options opt;
+    cli_options_init(&opt, "survey", help, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
+    /* The document records the seed as a JSON integer. */
+    opt.seed_max = INT64_MAX;
+    opt.seed = a->o.seed;
+    opt.measure = a->o.measure;
+    opt.stray_hint = "; to compare files: 'ballcl survey compare A.json B.json'";
     int c, rc = BCL_OK;
     uint64_t v;
-    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:r:h", opts, NULL)) != -1) {
+    while (rc == BCL_OK && (c = cli_options_next(&opt, argc, argv, &rc, e)) != -1) {
         switch (c) {
-        case 'd':
-            a->device = optarg;
-            break;
         case OPT_JSON:
             a->json = optarg;
-            break;
-        case OPT_QUICK:
             break;
         case OPT_SMALL:
         case OPT_LARGE:
@@ -106,32 +102,13 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
             *to = (size_t)v;
             break;
         }
-        case 'r':
-            rc = bcl_parse_u64(optarg, "--repeats", 1, 1000, &v, e);
-            a->o.measure.repeats = (unsigned)v;
-            break;
-        case OPT_REPEAT_MS:
-            rc = bcl_parse_u64(optarg, "--repeat-ms", 1, 600000, &v, e);
-            a->o.measure.repeat_ms = (double)v;
-            break;
-        case OPT_SEED:
-            rc = bcl_parse_u64(optarg, "--seed", 0, INT64_MAX, &a->o.seed, e);
-            break;
-        case 'h':
-            help();
-            return -1;
-        default: /* ':' or '?' */
-            rc = cli_option_error("survey", c, argv, e);
-            break;
         }
     }
-    if (rc)
+    if (rc || (rc = cli_options_finish(&opt, argc, argv, e)))
         return rc;
-    if (optind < argc)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "unexpected argument '%s' (see 'ballcl survey --help'; to compare files: "
-                        "'ballcl survey compare A.json B.json')",
-                        argv[optind]);
+    a->device = opt.device;
+    a->o.seed = opt.seed;
+    a->o.measure = opt.measure;
     return BCL_OK;
 }
 

@@ -3,7 +3,7 @@
  * every candidate, and store the winners for 'run --local tuned', 'run's
  * default steps per launch and bench's local=tuned and fused rows.
  */
-#include "cli.h"
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +11,9 @@
 #define MAX_KS 16
 
 typedef struct tune_args {
-    const char *device;
-    uint64_t balls;
-    cli_model_args model;
-    bcl_init init;
-    uint64_t seed;
-    bcl_measure_opts measure;
+    cli_options o; /* the shared options */
     unsigned ks[MAX_KS];
     size_t nks;
-    bool use_cache, json;
     bool show;               /* print the stored record, measure nothing */
     const char *sweep_given; /* the first option that only a sweep uses */
 } tune_args;
@@ -61,117 +55,57 @@ static void help(void)
            CLI_PROGRESS_SECONDS);
 }
 
-enum {
-    OPT_MODEL = 256,
-    OPT_INIT,
-    OPT_SEED,
-    OPT_REPEAT_MS,
-    OPT_K,
-    OPT_NO_CACHE,
-    OPT_JSON,
-    OPT_SHOW
-};
+enum { OPT_K = CLI_OWN_OPT_BASE, OPT_SHOW };
 
 static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
 {
-    struct option opts[40] = {
-        {"device", required_argument, NULL, 'd'},
-        {"balls", required_argument, NULL, 'n'},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"init", required_argument, NULL, OPT_INIT},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"repeats", required_argument, NULL, 'r'},
-        {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS},
-        {"steps", required_argument, NULL, 's'},
+    static const struct option own[] = {
         {"k", required_argument, NULL, OPT_K},
-        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
         {"show", no_argument, NULL, OPT_SHOW},
+        {0},
     };
-    cli_add_param_options(opts, 13, sizeof opts / sizeof opts[0]);
     memset(a, 0, sizeof *a);
-    a->balls = 100000;
-    a->seed = 1;
-    a->init = BCL_INIT_SEED;
-    a->use_cache = true;
-    a->measure.repeats = 5;
-    a->measure.repeat_ms = 40;
-    opterr = 0;
-    optind = 1;
+    cli_options_init(&a->o, "tune", help,
+                     CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
+                         CLI_CACHE | CLI_JSON | CLI_MEASURE,
+                     own, "");
+    a->o.measure.repeats = 5;
+    a->o.measure.repeat_ms = 40;
     int c, rc = BCL_OK;
-    uint64_t v, list[MAX_KS];
-    while (rc == BCL_OK && (c = getopt_long(argc, argv, ":d:n:r:s:h", opts, NULL)) != -1) {
-        /* Options that only a sweep uses, named for --show's message. */
-        for (size_t i = 0; !a->sweep_given && opts[i].name; i++)
-            if (opts[i].val == c && c != 'd' && c != OPT_MODEL && c != OPT_JSON && c != OPT_SHOW &&
-                c < CLI_PARAM_OPT_BASE)
-                a->sweep_given = opts[i].name;
+    uint64_t list[MAX_KS];
+    while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
         switch (c) {
-        case 'd':
-            a->device = optarg;
-            break;
-        case 'n':
-            rc = bcl_parse_u64(optarg, "--balls", 1, (uint64_t)1 << 32, &a->balls, e);
-            break;
-        case OPT_MODEL:
-            a->model.model_name = optarg;
-            break;
-        case OPT_INIT:
-            rc = cli_parse_init(optarg, &a->init, e);
-            break;
-        case OPT_SEED:
-            rc = bcl_parse_u64(optarg, "--seed", 0, UINT64_MAX, &a->seed, e);
-            break;
-        case 'r':
-            rc = bcl_parse_u64(optarg, "--repeats", 1, 1000, &v, e);
-            a->measure.repeats = (unsigned)v;
-            break;
-        case OPT_REPEAT_MS:
-            rc = bcl_parse_u64(optarg, "--repeat-ms", 1, 600000, &v, e);
-            a->measure.repeat_ms = (double)v;
-            break;
-        case 's':
-            rc = bcl_parse_u64(optarg, "--steps", 1, (uint64_t)1 << 32, &a->measure.steps, e);
-            break;
         case OPT_K:
             rc = cli_parse_u64_list(optarg, "--k", 1, 1u << 24, list, MAX_KS, &a->nks, e);
             for (size_t i = 0; i < a->nks; i++)
                 a->ks[i] = (unsigned)list[i];
             break;
-        case OPT_NO_CACHE:
-            a->use_cache = false;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
         case OPT_SHOW:
             a->show = true;
             break;
-        case 'h':
-            help();
-            return -1;
-        case ':':
-        case '?':
-            rc = cli_option_error("tune", c, argv, e);
-            break;
-        default:
-            if (c >= CLI_PARAM_OPT_BASE)
-                rc = cli_model_param_seen(&a->model, opts, c, optarg, e);
-            break;
         }
     }
-    if (rc)
+    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
-    if (optind < argc)
-        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl tune --help')",
-                        argv[optind]);
+    a->o.measure.steps = a->o.steps;
+    /* Options that only a sweep uses, named for --show's message. */
+    static const char *const not_sweep[] = {"device", "model", "json", "show"};
+    for (size_t i = 0; i < a->o.nseen && !a->sweep_given; i++) {
+        bool other = false;
+        for (size_t j = 0; j < sizeof not_sweep / sizeof not_sweep[0]; j++)
+            other = other || strcmp(a->o.seen[i], not_sweep[j]) == 0;
+        for (unsigned m = 0; m < bcl_model_count && !other; m++)
+            for (unsigned p = 0; p < bcl_models[m]->nparams; p++)
+                other = other || strcmp(a->o.seen[i], bcl_models[m]->params[p].opt) == 0;
+        if (!other)
+            a->sweep_given = a->o.seen[i];
+    }
     if (a->show && a->sweep_given)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--show prints the stored record and measures nothing: --%s does not go "
                         "with it",
                         a->sweep_given);
-    return cli_model_resolve(&a->model, e);
+    return BCL_OK;
 }
 
 static void local_text(size_t local, char *out, size_t size)
@@ -191,11 +125,11 @@ static bool is_winner(const bcl_tuned_entry *t, const bcl_tune_candidate *c)
 static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_tune_result *r,
                         const char *path)
 {
-    printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->model.model->name,
-           (unsigned long long)a->balls, d->name, d->platform_name, d->platform_index,
+    printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->o.model.model->name,
+           (unsigned long long)a->o.balls[0], d->name, d->platform_name, d->platform_index,
            d->device_index);
     printf("%u repeats per candidate; us/step: median (min..max) of device time\n\n",
-           a->measure.repeats);
+           a->o.measure.repeats);
     printf("  %-9s %-8s %7s %6s  %-34s %s\n", "kernel", "variant", "local", "K",
            "us/step median (min..max)", "validated");
     for (size_t i = 0; i < r->count; i++) {
@@ -251,9 +185,9 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
 {
     char path[4096];
     bcl_tuned t;
-    int rc = bcl_tuned_path(d, a->model.model, path, sizeof path, e);
+    int rc = bcl_tuned_path(d, a->o.model.model, path, sizeof path, e);
     if (rc == BCL_OK)
-        rc = bcl_tuned_load(d, a->model.model, &t, e);
+        rc = bcl_tuned_load(d, a->o.model.model, &t, e);
     if (rc)
         return rc;
     if (!t.single.found && !t.fused.found)
@@ -261,10 +195,10 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
             e, BCL_EXIT_INPUT,
             "nothing is tuned for model '%s' on '%s' (%u:%u): 'ballcl tune -d %u:%u%s%s' "
             "measures and stores it",
-            a->model.model->name, d->name, d->platform_index, d->device_index, d->platform_index,
-            d->device_index, a->model.model_name ? " --model " : "",
-            a->model.model_name ? a->model.model_name : "");
-    if (a->json) {
+            a->o.model.model->name, d->name, d->platform_index, d->device_index, d->platform_index,
+            d->device_index, a->o.model.model_name ? " --model " : "",
+            a->o.model.model_name ? a->o.model.model_name : "");
+    if (a->o.json) {
         json_error_t jerr;
         json_t *j = json_load_file(path, 0, &jerr);
         if (!j)
@@ -275,7 +209,7 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
         json_decref(j);
         return BCL_OK;
     }
-    printf("tuned: model %s, device '%s' (%s, %u:%u)\n", a->model.model->name, d->name,
+    printf("tuned: model %s, device '%s' (%s, %u:%u)\n", a->o.model.model->name, d->name,
            d->platform_name, d->platform_index, d->device_index);
     printf("%-12s %s\n", "file", path);
     printf("%-12s %s, N = %llu\n", "tuned", t.date, (unsigned long long)t.balls);
@@ -297,19 +231,19 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
     if (a->show)
         return show(a, d, e);
     /* Fail on an unusable cache folder before the long sweep, not after. */
-    if ((rc = bcl_tuned_path(d, a->model.model, path, sizeof path, e)))
+    if ((rc = bcl_tuned_path(d, a->o.model.model, path, sizeof path, e)))
         goto out;
-    if ((rc = bcl_memory_fit(d, (size_t)a->balls, 2, "--balls", e)))
+    if ((rc = bcl_memory_fit(d, (size_t)a->o.balls[0], 2, "--balls", e)))
         goto out;
-    bcl_context_opts copts = {.use_cache = a->use_cache};
-    if ((rc = bcl_context_create(d, a->model.model, &copts, &ctx, NULL, e)))
+    bcl_context_opts copts = {.use_cache = a->o.use_cache};
+    if ((rc = bcl_context_create(d, a->o.model.model, &copts, &ctx, NULL, e)))
         goto out;
     bcl_tune_opts to = {
-        .params = a->model.params,
-        .balls = (size_t)a->balls,
-        .init = a->init,
-        .seed = a->seed,
-        .measure = a->measure,
+        .params = a->o.model.params,
+        .balls = (size_t)a->o.balls[0],
+        .init = a->o.init,
+        .seed = a->o.seed,
+        .measure = a->o.measure,
         .ks = a->nks ? a->ks : NULL,
         .nks = a->nks,
         .progress = cli_progress,
@@ -319,10 +253,10 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
     cli_progress_end();
     if (rc && rc != BCL_EXIT_MISMATCH)
         goto out;
-    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a->model.model, &r, path, sizeof path, e)))
+    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a->o.model.model, &r, path, sizeof path, e)))
         goto out;
     bool stored = rc == BCL_OK;
-    if (a->json && stored) {
+    if (a->o.json && stored) {
         json_error_t jerr;
         json_t *j = json_load_file(path, 0, &jerr);
         if (!j) {
@@ -331,7 +265,7 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
         }
         json_object_set_new(j, "path", json_string(path));
         *json = j;
-    } else if (!a->json) {
+    } else if (!a->o.json) {
         print_table(a, d, &r, stored ? path : NULL);
     }
 out:
@@ -352,20 +286,20 @@ int cmd_tune(int argc, char **argv)
     bcl_device_list list = {0};
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     json_t *all = json_array();
-    if ((rc = cli_pick_devices(a.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
+    if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
     /* Several devices: each tuned alone, one after the other, so that no
      * device's figures carry another's load (docs/DESIGN.md). */
     for (size_t i = 0; i < ndev && rc == BCL_OK; i++) {
         json_t *j = NULL;
-        if (i && !a.json)
+        if (i && !a.o.json)
             printf("\n");
         rc = tune_device(&a, &list.dev[picked[i]], &j, &e);
         if (j)
             json_array_append_new(all, j);
         fflush(stdout);
     }
-    if (rc == BCL_OK && a.json && !a.show) {
+    if (rc == BCL_OK && a.o.json && !a.show) {
         if (ndev == 1) {
             cli_print_json(json_array_get(all, 0));
         } else {

@@ -5,27 +5,18 @@
 #ifndef BALLCL_RUN_H
 #define BALLCL_RUN_H
 
-#include "cli.h"
+#include "options.h"
 
 typedef struct run_args {
-    const char *device;
-    uint64_t balls;
-    bool balls_given;
-    uint64_t steps;
-    cli_model_args model;
-    bcl_init init;
-    bool init_given;
-    uint64_t seed;
+    cli_options o; /* the shared options */
     const char *input, *output;
     const char *snapshot;
-    unsigned snap_w, snap_h; /* 0: from the box's aspect */
-    bcl_launch launch;
-    bool local_given;          /* --local was given */
+    unsigned snap_w, snap_h;   /* 0: from the box's aspect */
     uint64_t steps_per_launch; /* 0: not given */
     const char *variant;       /* --variant, NULL when not given */
     char tuned_note[200];      /* the report's 'tuned' line: used or not, and why */
     bcl_sync sync;
-    bool validate, use_cache, json, verbose;
+    bool validate, verbose;
     uint64_t tol_ulp;
 } run_args;
 

@@ -12,7 +12,7 @@
 json_t *run_member_json(const run_args *a, const bcl_group_member *m)
 {
     const bcl_device_info *d = m->dev;
-    double steps = (double)a->steps;
+    double steps = (double)a->o.steps;
     double us_dev = steps ? m->timing.device_ms * 1e3 / steps : 0;
     double us_wall = steps ? m->timing.wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)m->shard.count / (us_dev * 1e-6) : 0;
@@ -49,7 +49,7 @@ static void print_member(const run_args *a, const bcl_group_member *m)
         printf("  %s\n", m->excluded);
         return;
     }
-    double steps = (double)a->steps;
+    double steps = (double)a->o.steps;
     double us = steps ? m->timing.device_ms * 1e3 / steps : 0;
     double us_wall = steps ? m->timing.wall_ms * 1e3 / steps : 0;
     if (strcmp(m->rate_how, "given") == 0)
@@ -58,7 +58,7 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     else
         printf("  balls     %zu from ball %zu (%.1f%%; weighed by %s rate %.3g ball-steps/s)\n",
                m->shard.count, m->shard.first, 100.0 * m->share, m->rate_how, m->rate);
-    printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->model.model->name,
+    printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->o.model.model->name,
            m->plan.kernel, m->plan.steps_per_launch, m->plan.launch.local, m->plan.launch.how,
            m->buffers > 1 ? ", several buffers" : "");
     printf("  time      %.3f us/step device, %.3f us/step wall, waited %.1f ms for the slowest\n",
@@ -76,7 +76,7 @@ static void print_member(const run_args *a, const bcl_group_member *m)
 static void print_report(const run_args *a, bcl_group *g, size_t n, const bcl_group_timing *t,
                          const bcl_validation *v)
 {
-    const bcl_model *m = a->model.model;
+    const bcl_model *m = a->o.model.model;
     size_t nd = bcl_group_size(g);
     double cal = bcl_group_calibrate_ms(g);
     printf("devices     %zu, balls split by rate", nd);
@@ -84,13 +84,13 @@ static void print_report(const run_args *a, bcl_group *g, size_t n, const bcl_gr
         printf(" (calibration %.1f ms)", cal);
     printf("\n");
     printf("model       %s, %s\n", m->name,
-           a->input ? a->input : (a->init == BCL_INIT_SEED ? "init seed" : "init random"));
+           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu\n", n);
-    printf("steps       %llu (sync %s)\n", (unsigned long long)a->steps,
+    printf("steps       %llu (sync %s)\n", (unsigned long long)a->o.steps,
            a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
     for (size_t i = 0; i < nd; i++)
         print_member(a, bcl_group_member_at(g, i));
-    double rate = t->wall_ms > 0 ? (double)n * (double)a->steps / (t->wall_ms * 1e-3) : 0;
+    double rate = t->wall_ms > 0 ? (double)n * (double)a->o.steps / (t->wall_ms * 1e-3) : 0;
     printf("aggregate   %.3f ms wall for all devices, %.3g ball-steps/s\n", t->wall_ms, rate);
     if (!a->validate) {
         printf("validation  skipped (--no-validate)\n");
@@ -139,7 +139,7 @@ static json_t *report_json(const run_args *a, bcl_group *g, size_t n, const bcl_
     for (size_t i = 0; i < nd; i++)
         json_array_append_new(devices, run_member_json(a, bcl_group_member_at(g, i)));
     json_object_set_new(j, "devices", devices);
-    double rate = t->wall_ms > 0 ? (double)n * (double)a->steps / (t->wall_ms * 1e-3) : 0;
+    double rate = t->wall_ms > 0 ? (double)n * (double)a->o.steps / (t->wall_ms * 1e-3) : 0;
     json_object_set_new(j, "aggregate",
                         json_pack("{s:I, s:f, s:f, s:f}", "devices", (json_int_t)nd, "wall_ms",
                                   t->wall_ms, "ball_steps_per_s", rate, "calibrate_ms",
@@ -161,7 +161,7 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
         *state = malloc(n * 4 * sizeof(float));
         if (!*state)
             return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
-        bcl_model_fill(a->model.model, *state, 0, n, a->init, a->seed, a->model.params);
+        bcl_model_fill(a->o.model.model, *state, 0, n, a->o.init, a->o.seed, a->o.model.params);
     }
     if (a->verbose)
         for (size_t i = 0; i < ndev; i++)
@@ -169,20 +169,20 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
                     devs[i]->platform_index, devs[i]->device_index, devs[i]->name,
                     bcl_build_options());
     bcl_group_opts o = {
-        .model = a->model.model,
-        .ctx = {.use_cache = a->use_cache},
+        .model = a->o.model.model,
+        .ctx = {.use_cache = a->o.use_cache},
         .req =
             {
-                .params = a->model.params,
+                .params = a->o.model.params,
                 .balls = n,
-                .steps = a->steps,
+                .steps = a->o.steps,
                 .steps_per_launch = (unsigned)a->steps_per_launch,
                 .sync = a->sync,
-                .launch = a->launch,
+                .launch = a->o.launch,
                 .variant = a->variant,
                 /* As on one device: a plain run takes what 'ballcl tune'
                  * stored for each device. */
-                .take_tuned = !a->steps_per_launch && !a->variant && !a->local_given,
+                .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
             },
     };
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
@@ -207,19 +207,19 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
     if ((rc = bcl_group_load(g, *state, e)))
         goto out;
     bcl_group_timing t;
-    if ((rc = bcl_group_run(g, a->steps, &t, e)))
+    if ((rc = bcl_group_run(g, a->o.steps, &t, e)))
         goto out;
     if ((rc = bcl_group_read(g, *state, e)))
         goto out;
     bcl_validation v = {0};
-    if (a->validate && (rc = bcl_group_validate(g, init, *state, a->steps, a->tol_ulp, &v, e)))
+    if (a->validate && (rc = bcl_group_validate(g, init, *state, a->o.steps, a->tol_ulp, &v, e)))
         goto out;
     /* As on one device: files before the report, never a mismatching state. */
     if (v.mismatches == 0 && a->output && (rc = bcl_npy_write(a->output, *state, n, e)))
         goto out;
     if (v.mismatches == 0 && a->snapshot && (rc = run_write_snapshot(a, *state, n, e)))
         goto out;
-    if (a->json) {
+    if (a->o.json) {
         json_t *j = report_json(a, g, n, &t, &v);
         cli_print_json(j);
         json_decref(j);

@@ -1,0 +1,176 @@
+/* The shared options (options.h): one table, one handler, one message each. */
+#include "options.h"
+
+#include <string.h>
+
+enum {
+    OPT_MODEL = 260,
+    OPT_INIT,
+    OPT_SEED,
+    OPT_LOCAL,
+    OPT_NO_CACHE,
+    OPT_JSON,
+    OPT_REPEAT_MS,
+};
+
+static const struct {
+    unsigned flag;
+    struct option opt;
+    const char *letter; /* its getopt letters, or "" */
+} shared[] = {
+    {CLI_DEVICE, {"device", required_argument, NULL, 'd'}, "d:"},
+    {CLI_BALLS | CLI_BALLS_LIST, {"balls", required_argument, NULL, 'n'}, "n:"},
+    {CLI_STEPS, {"steps", required_argument, NULL, 's'}, "s:"},
+    {CLI_MODEL, {"model", required_argument, NULL, OPT_MODEL}, ""},
+    {CLI_INIT, {"init", required_argument, NULL, OPT_INIT}, ""},
+    {CLI_SEED, {"seed", required_argument, NULL, OPT_SEED}, ""},
+    {CLI_LOCAL, {"local", required_argument, NULL, OPT_LOCAL}, ""},
+    {CLI_CACHE, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, ""},
+    {CLI_JSON, {"json", no_argument, NULL, OPT_JSON}, ""},
+    {CLI_MEASURE, {"repeats", required_argument, NULL, 'r'}, "r:"},
+    {CLI_MEASURE, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, ""},
+};
+
+void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsigned takes,
+                      const struct option *own, const char *own_short)
+{
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd;
+    o->help_fn = help;
+    o->takes = takes;
+    o->balls_max = (uint64_t)1 << 32;
+    o->steps_min = 1;
+    o->steps_max = (uint64_t)1 << 32;
+    o->seed_max = UINT64_MAX;
+    o->balls[0] = 100000;
+    o->nballs = 1;
+    o->init = BCL_INIT_SEED;
+    o->seed = 1;
+    o->use_cache = true;
+    bcl_error ignore = {0};
+    bcl_local_parse("auto", &o->launch, &ignore);
+    size_t n = 0;
+    /* ':' first: a missing value is reported as such, not as unknown. */
+    strcpy(o->shortopts, ":");
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+        if (!(shared[i].flag & takes))
+            continue;
+        o->longopts[n++] = shared[i].opt;
+        strcat(o->shortopts, shared[i].letter);
+    }
+    for (size_t i = 0; own && own[i].name && n + 2 < CLI_MAX_OPTIONS; i++)
+        o->longopts[n++] = own[i];
+    o->longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    strncat(o->shortopts, own_short, sizeof o->shortopts - strlen(o->shortopts) - 3);
+    strcat(o->shortopts, "h");
+    if (takes & CLI_MODEL)
+        cli_add_param_options(o->longopts, n, CLI_MAX_OPTIONS);
+    else
+        o->longopts[n] = (struct option){0};
+}
+
+/* The long name of option value c, for o->seen. */
+static const char *name_of(const cli_options *o, int c)
+{
+    for (size_t i = 0; o->longopts[i].name; i++)
+        if (o->longopts[i].val == c)
+            return o->longopts[i].name;
+    return "?";
+}
+
+/* Handles shared option c; false when c is not one. */
+static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_error *e)
+{
+    uint64_t v;
+    switch (c) {
+    case 'd':
+        o->device = arg;
+        return true;
+    case 'n':
+        o->balls_given = true;
+        if (o->takes & CLI_BALLS_LIST)
+            *rc = cli_parse_u64_list(arg, "--balls", 1, o->balls_max, o->balls, CLI_MAX_BALLS,
+                                     &o->nballs, e);
+        else
+            *rc = bcl_parse_u64(arg, "--balls", 1, o->balls_max, &o->balls[0], e);
+        return true;
+    case 's':
+        o->steps_given = true;
+        *rc = bcl_parse_u64(arg, "--steps", o->steps_min, o->steps_max, &o->steps, e);
+        return true;
+    case OPT_MODEL:
+        o->model.model_name = arg;
+        return true;
+    case OPT_INIT:
+        o->init_given = true;
+        *rc = cli_parse_init(arg, &o->init, e);
+        return true;
+    case OPT_SEED:
+        *rc = bcl_parse_u64(arg, "--seed", 0, o->seed_max, &o->seed, e);
+        return true;
+    case OPT_LOCAL:
+        o->local_given = true;
+        *rc = bcl_local_parse(arg, &o->launch, e);
+        return true;
+    case OPT_NO_CACHE:
+        o->use_cache = false;
+        return true;
+    case OPT_JSON:
+        o->json = true;
+        return true;
+    case 'r':
+        *rc = bcl_parse_u64(arg, "--repeats", 1, 1000, &v, e);
+        o->measure.repeats = (unsigned)v;
+        return true;
+    case OPT_REPEAT_MS:
+        *rc = bcl_parse_u64(arg, "--repeat-ms", 1, 600000, &v, e);
+        o->measure.repeat_ms = (double)v;
+        return true;
+    default:
+        if (c >= CLI_PARAM_OPT_BASE && (o->takes & CLI_MODEL)) {
+            *rc = cli_model_param_seen(&o->model, o->longopts, c, arg, e);
+            return true;
+        }
+        return false;
+    }
+}
+
+int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *e)
+{
+    if (!o->started) {
+        opterr = 0;
+        optind = 1;
+        o->started = true;
+    }
+    *rc = BCL_OK;
+    int c;
+    while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) != -1) {
+        if (c == ':' || c == '?') {
+            *rc = cli_option_error(o->cmd, c, argv, e);
+            return -1;
+        }
+        if (c == 'h') {
+            o->help = true;
+            if (o->help_fn)
+                o->help_fn();
+            return -1;
+        }
+        if (o->nseen < CLI_MAX_OPTIONS)
+            o->seen[o->nseen++] = name_of(o, c);
+        if (!shared_option(o, c, optarg, rc, e))
+            return c;
+        if (*rc)
+            return -1;
+    }
+    return -1;
+}
+
+int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
+{
+    if (o->help)
+        return -1;
+    if (optind < argc)
+        return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
+                        argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");
+    return (o->takes & CLI_MODEL) ? cli_model_resolve(&o->model, e) : BCL_OK;
+}

@@ -1,0 +1,94 @@
+/*
+ * The options several commands share, parsed in one place so that each
+ * means the same and fails with the same message in every command:
+ *
+ *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
+ *   --model M and every model's parameters (--gravity ...)
+ *   --init seed|random   --seed S          --local L     --no-cache
+ *   --json               -r, --repeats R   --repeat-ms MS            -h, --help
+ *
+ * A command names those it takes (CLI_*), sets its defaults and ranges,
+ * adds its own options and handles only those:
+ *
+ *   cli_options o;
+ *   cli_options_init(&o, "tune", help, CLI_DEVICE | CLI_BALLS | ..., own, "v");
+ *   int c;
+ *   while (rc == BCL_OK && (c = cli_options_next(&o, argc, argv, &rc, e)) != -1)
+ *       switch (c) { ...the command's own options... }
+ *   rc = rc ? rc : cli_options_finish(&o, argc, argv, e);   (-1: --help)
+ */
+#ifndef BALLCL_OPTIONS_H
+#define BALLCL_OPTIONS_H
+
+#include "cli.h"
+
+enum {
+    CLI_DEVICE = 1 << 0,     /* -d, --device */
+    CLI_BALLS = 1 << 1,      /* -n, --balls N */
+    CLI_BALLS_LIST = 1 << 2, /* -n, --balls N[,N...] */
+    CLI_STEPS = 1 << 3,      /* -s, --steps */
+    CLI_MODEL = 1 << 4,      /* --model and the models' parameters */
+    CLI_INIT = 1 << 5,       /* --init */
+    CLI_SEED = 1 << 6,       /* --seed */
+    CLI_LOCAL = 1 << 7,      /* --local */
+    CLI_CACHE = 1 << 8,      /* --no-cache */
+    CLI_JSON = 1 << 9,       /* --json (a flag) */
+    CLI_MEASURE = 1 << 10,   /* -r, --repeats and --repeat-ms */
+};
+
+/* Option values from this on are the command's own long options. */
+#define CLI_OWN_OPT_BASE 300
+#define CLI_MAX_BALLS    32
+#define CLI_MAX_OPTIONS  64
+
+typedef struct cli_options {
+    const char *cmd;
+    unsigned takes;
+    /* Ranges, set by cli_options_init, changed by the command before the
+     * first cli_options_next where its ranges differ. */
+    uint64_t balls_max, steps_min, steps_max, seed_max;
+    /* The values, with their defaults. */
+    const char *device;            /* NULL: BALLCL_DEVICE, else the default rule */
+    uint64_t balls[CLI_MAX_BALLS]; /* default 100000 */
+    size_t nballs;                 /* 1 unless a list was given */
+    bool balls_given;
+    uint64_t steps; /* 0 unless given */
+    bool steps_given;
+    cli_model_args model; /* resolved by cli_options_finish */
+    bcl_init init;        /* default seed */
+    bool init_given;
+    uint64_t seed;     /* default 1 */
+    bcl_launch launch; /* default auto */
+    bool local_given;
+    bool use_cache; /* false with --no-cache */
+    bool json;
+    void (*help_fn)(void);    /* prints the command's help, on -h */
+    bool help;                /* -h was given (and the help printed) */
+    bcl_measure_opts measure; /* repeats and repeat_ms, defaults the command's */
+    const char *stray_hint;   /* added to the stray-argument message (may be NULL) */
+    /* The long names of the options given, in order (for rules such as
+     * "--show goes with no sweep option"). */
+    const char *seen[CLI_MAX_OPTIONS];
+    size_t nseen;
+    /* getopt_long's tables, and whether its scan has begun. */
+    bool started;
+    struct option longopts[CLI_MAX_OPTIONS];
+    char shortopts[32];
+} cli_options;
+
+/* Sets the defaults and builds the option tables: the shared options in
+ * `takes`, then own (the command's long options, values from
+ * CLI_OWN_OPT_BASE or a short letter, ending in a zero entry; may be NULL)
+ * with own_short (their getopt letters, e.g. "v"; may be ""). */
+void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsigned takes,
+                      const struct option *own, const char *own_short);
+/* Handles every shared option itself and returns the next option of the
+ * command's own (getopt_long's value, optarg set); -1 at the end, on an
+ * error (*rc set, e filled) or on -h (the help printed, o->help set). */
+int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *e);
+/* After the loop: -1 when the help was printed (the command then ends
+ * with status 0), else refuses a stray argument and resolves the model and
+ * its parameters. */
+int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e);
+
+#endif
