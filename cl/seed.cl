@@ -66,9 +66,14 @@ __kernel void seed_steps(__global float4 *restrict s, uint n, uint k)
  * additions wait on each other. These variants give each work-item B
  * consecutive balls held as floatB vectors in structure-of-arrays form
  * (x, y, z, w of B balls), so every step is three independent B-wide vector
- * additions and the CPU keeps several of them in flight. B = 16 is two
- * 8-float AVX registers per component: six independent additions per step,
- * enough to cover the add latency on two pipes.
+ * additions and the CPU keeps several of them in flight. Each set of W balls
+ * (W the unit's float lanes) gives three independent W-wide additions per
+ * step, and its next step waits one add latency; a core with two add pipes
+ * of latency 3 or 4 needs 6 to 8 additions in flight, so four sets of W are
+ * what the default rule picks (bcl_variant_default, docs/BENCHMARK.md):
+ * x32 on 8-wide AVX2 (12 additions in flight, the 16 registers exactly),
+ * x64 on 16-wide AVX-512. x8 and x16 leave the adders idle part of the time
+ * on such cores; they remain for tune to measure.
  *
  * Balls past n (the last work-item of a size that is not a multiple of B)
  * take the scalar path, which performs the same additions in the same order.
@@ -149,7 +154,34 @@ static void seed_run_x16(__global float4 *restrict s, uint n, uint k)
     vstore8(seed_join2(x.sef, y.sef, z.sef, w.sef), 7, p);
 }
 
-/* B = 32: two independent float16 sets, twelve additions in flight per step. */
+/* One set of 16 balls held as float16 components: loads of eight float8
+ * (two balls each) from p + 16 * set balls, and the matching stores. */
+#define SEED_LOAD16(x, y, z, w, p, set)                                                            \
+    float16 x, y, z, w;                                                                            \
+    {                                                                                              \
+        __global const float *q_ = (p) + 64 * (set);                                               \
+        float8 a0 = vload8(0, q_), a1 = vload8(1, q_), a2 = vload8(2, q_), a3 = vload8(3, q_);     \
+        float8 a4 = vload8(4, q_), a5 = vload8(5, q_), a6 = vload8(6, q_), a7 = vload8(7, q_);     \
+        x = (float16)(a0.s04, a1.s04, a2.s04, a3.s04, a4.s04, a5.s04, a6.s04, a7.s04);             \
+        y = (float16)(a0.s15, a1.s15, a2.s15, a3.s15, a4.s15, a5.s15, a6.s15, a7.s15);             \
+        z = (float16)(a0.s26, a1.s26, a2.s26, a3.s26, a4.s26, a5.s26, a6.s26, a7.s26);             \
+        w = (float16)(a0.s37, a1.s37, a2.s37, a3.s37, a4.s37, a5.s37, a6.s37, a7.s37);             \
+    }
+#define SEED_STORE16(x, y, z, w, p, set)                                                           \
+    {                                                                                              \
+        __global float *q_ = (p) + 64 * (set);                                                     \
+        vstore8(seed_join2(x.s01, y.s01, z.s01, w.s01), 0, q_);                                    \
+        vstore8(seed_join2(x.s23, y.s23, z.s23, w.s23), 1, q_);                                    \
+        vstore8(seed_join2(x.s45, y.s45, z.s45, w.s45), 2, q_);                                    \
+        vstore8(seed_join2(x.s67, y.s67, z.s67, w.s67), 3, q_);                                    \
+        vstore8(seed_join2(x.s89, y.s89, z.s89, w.s89), 4, q_);                                    \
+        vstore8(seed_join2(x.sab, y.sab, z.sab, w.sab), 5, q_);                                    \
+        vstore8(seed_join2(x.scd, y.scd, z.scd, w.scd), 6, q_);                                    \
+        vstore8(seed_join2(x.sef, y.sef, z.sef, w.sef), 7, q_);                                    \
+    }
+
+/* B = 32: two independent float16 sets, twelve additions in flight per
+ * step on 8-wide units (AVX2: 16 registers, all of them). */
 static void seed_run_x32(__global float4 *restrict s, uint n, uint k)
 {
     size_t first = get_global_id(0) * 32;
@@ -160,42 +192,43 @@ static void seed_run_x32(__global float4 *restrict s, uint n, uint k)
         return;
     }
     __global float *p = (__global float *)(s + first);
-    float8 a0 = vload8(0, p), a1 = vload8(1, p), a2 = vload8(2, p), a3 = vload8(3, p);
-    float8 a4 = vload8(4, p), a5 = vload8(5, p), a6 = vload8(6, p), a7 = vload8(7, p);
-    float8 b0 = vload8(8, p), b1 = vload8(9, p), b2 = vload8(10, p), b3 = vload8(11, p);
-    float8 b4 = vload8(12, p), b5 = vload8(13, p), b6 = vload8(14, p), b7 = vload8(15, p);
-    float16 x0 = (float16)(a0.s04, a1.s04, a2.s04, a3.s04, a4.s04, a5.s04, a6.s04, a7.s04);
-    float16 y0 = (float16)(a0.s15, a1.s15, a2.s15, a3.s15, a4.s15, a5.s15, a6.s15, a7.s15);
-    float16 z0 = (float16)(a0.s26, a1.s26, a2.s26, a3.s26, a4.s26, a5.s26, a6.s26, a7.s26);
-    float16 w0 = (float16)(a0.s37, a1.s37, a2.s37, a3.s37, a4.s37, a5.s37, a6.s37, a7.s37);
-    float16 x1 = (float16)(b0.s04, b1.s04, b2.s04, b3.s04, b4.s04, b5.s04, b6.s04, b7.s04);
-    float16 y1 = (float16)(b0.s15, b1.s15, b2.s15, b3.s15, b4.s15, b5.s15, b6.s15, b7.s15);
-    float16 z1 = (float16)(b0.s26, b1.s26, b2.s26, b3.s26, b4.s26, b5.s26, b6.s26, b7.s26);
-    float16 w1 = (float16)(b0.s37, b1.s37, b2.s37, b3.s37, b4.s37, b5.s37, b6.s37, b7.s37);
+    SEED_LOAD16(x0, y0, z0, w0, p, 0);
+    SEED_LOAD16(x1, y1, z1, w1, p, 1);
+    /* The sets are independent: the compiler interleaves their additions. */
     for (uint j = 0; j < k; j++) {
-        x0 = x0 + z0;
-        x1 = x1 + z1;
-        y0 = y0 + w0;
-        y1 = y1 + w1;
-        z0 = z0 + w0;
-        z1 = z1 + w1;
+        SEED_STEP(x0, y0, z0, w0);
+        SEED_STEP(x1, y1, z1, w1);
     }
-    vstore8(seed_join2(x0.s01, y0.s01, z0.s01, w0.s01), 0, p);
-    vstore8(seed_join2(x0.s23, y0.s23, z0.s23, w0.s23), 1, p);
-    vstore8(seed_join2(x0.s45, y0.s45, z0.s45, w0.s45), 2, p);
-    vstore8(seed_join2(x0.s67, y0.s67, z0.s67, w0.s67), 3, p);
-    vstore8(seed_join2(x0.s89, y0.s89, z0.s89, w0.s89), 4, p);
-    vstore8(seed_join2(x0.sab, y0.sab, z0.sab, w0.sab), 5, p);
-    vstore8(seed_join2(x0.scd, y0.scd, z0.scd, w0.scd), 6, p);
-    vstore8(seed_join2(x0.sef, y0.sef, z0.sef, w0.sef), 7, p);
-    vstore8(seed_join2(x1.s01, y1.s01, z1.s01, w1.s01), 8, p);
-    vstore8(seed_join2(x1.s23, y1.s23, z1.s23, w1.s23), 9, p);
-    vstore8(seed_join2(x1.s45, y1.s45, z1.s45, w1.s45), 10, p);
-    vstore8(seed_join2(x1.s67, y1.s67, z1.s67, w1.s67), 11, p);
-    vstore8(seed_join2(x1.s89, y1.s89, z1.s89, w1.s89), 12, p);
-    vstore8(seed_join2(x1.sab, y1.sab, z1.sab, w1.sab), 13, p);
-    vstore8(seed_join2(x1.scd, y1.scd, z1.scd, w1.scd), 14, p);
-    vstore8(seed_join2(x1.sef, y1.sef, z1.sef, w1.sef), 15, p);
+    SEED_STORE16(x0, y0, z0, w0, p, 0);
+    SEED_STORE16(x1, y1, z1, w1, p, 1);
+}
+
+/* B = 64: four independent float16 sets, for 16-wide units (AVX-512):
+ * twelve 16-wide additions in flight per step, in 16 of the 32 registers. */
+static void seed_run_x64(__global float4 *restrict s, uint n, uint k)
+{
+    size_t first = get_global_id(0) * 64;
+    if (first >= n)
+        return;
+    if (first + 64 > n) {
+        seed_scalar_run(s, first, n, k);
+        return;
+    }
+    __global float *p = (__global float *)(s + first);
+    SEED_LOAD16(x0, y0, z0, w0, p, 0);
+    SEED_LOAD16(x1, y1, z1, w1, p, 1);
+    SEED_LOAD16(x2, y2, z2, w2, p, 2);
+    SEED_LOAD16(x3, y3, z3, w3, p, 3);
+    for (uint j = 0; j < k; j++) {
+        SEED_STEP(x0, y0, z0, w0);
+        SEED_STEP(x1, y1, z1, w1);
+        SEED_STEP(x2, y2, z2, w2);
+        SEED_STEP(x3, y3, z3, w3);
+    }
+    SEED_STORE16(x0, y0, z0, w0, p, 0);
+    SEED_STORE16(x1, y1, z1, w1, p, 1);
+    SEED_STORE16(x2, y2, z2, w2, p, 2);
+    SEED_STORE16(x3, y3, z3, w3, p, 3);
 }
 
 __kernel void seed_steps_x8(__global float4 *restrict s, uint n, uint k)
@@ -211,6 +244,11 @@ __kernel void seed_steps_x16(__global float4 *restrict s, uint n, uint k)
 __kernel void seed_steps_x32(__global float4 *restrict s, uint n, uint k)
 {
     seed_run_x32(s, n, k);
+}
+
+__kernel void seed_steps_x64(__global float4 *restrict s, uint n, uint k)
+{
+    seed_run_x64(s, n, k);
 }
 
 /* One step with B balls per work-item: the same code with k = 1. */

@@ -61,21 +61,37 @@ static void test_variant_names(void **state)
 static void test_variant_rule(void **state)
 {
     (void)state;
-    bcl_variant list[] = {{"", 1}, {"x8", 8}, {"x16", 16}, {"x32", 32}};
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, true, list, 4), "x16");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, false, list, 4), "");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_GPU, true, list, 4), "");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, true, list, 2), "x8");
-    assert_string_equal(bcl_variant_default(CL_DEVICE_TYPE_CPU, true, list, 1), "");
+    bcl_variant list[] = {{"", 1}, {"x8", 8}, {"x16", 16}, {"x32", 32}, {"x64", 64}};
+    /* Four sets of the native width: x32 on 8-wide AVX2, x64 on AVX-512. */
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 4, true, list, 5), "x32");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 16, 4, true, list, 5), "x64");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 4, 4, true, list, 5), "x16");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 0, 4, true, list, 5), "x16");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 1, 4, true, list, 5), "");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 16, 4, false, list, 5), "");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_GPU, 8, 4, true, list, 5), "");
+    /* Two sets (the bounce model): x16 on AVX2, x32 on AVX-512; no sets
+     * given counts as one. */
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 2, true, list, 5), "x16");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 16, 2, true, list, 5), "x32");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 0, true, list, 5), "x8");
+    /* The largest there is when the wanted one is missing. */
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 16, 4, true, list, 3), "x16");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 4, true, list, 2), "x8");
+    assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 4, true, list, 1), "");
 }
 
 static void test_k_rule(void **state)
 {
     (void)state;
-    assert_int_equal(bcl_default_steps_per_launch(1000, BCL_SYNC_END), BCL_DEFAULT_K);
-    assert_int_equal(bcl_default_steps_per_launch(7, BCL_SYNC_END), 7);
-    assert_int_equal(bcl_default_steps_per_launch(1000, BCL_SYNC_EVERY), 1);
-    assert_int_equal(bcl_default_steps_per_launch(0, BCL_SYNC_END), 1);
+    uint64_t gpu = BCL_DEVICE_GPU, cpu = BCL_DEVICE_CPU;
+    assert_int_equal(bcl_default_steps_per_launch(10000, BCL_SYNC_END, gpu), BCL_DEFAULT_K);
+    assert_int_equal(bcl_default_steps_per_launch(10000, BCL_SYNC_END, cpu), BCL_DEFAULT_K_CPU);
+    assert_int_equal(bcl_default_steps_per_launch(500, BCL_SYNC_END, cpu), 500);
+    assert_int_equal(bcl_default_steps_per_launch(7, BCL_SYNC_END, gpu), 7);
+    assert_int_equal(bcl_default_steps_per_launch(1000, BCL_SYNC_EVERY, cpu), 1);
+    assert_int_equal(bcl_default_steps_per_launch(0, BCL_SYNC_END, gpu), 1);
+    assert_int_equal(bcl_default_k(BCL_DEVICE_ACCELERATOR), BCL_DEFAULT_K);
 }
 
 static void test_local_sizes(void **state)

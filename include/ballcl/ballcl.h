@@ -149,6 +149,14 @@ typedef struct bcl_model {
     unsigned nparams;
     /* float32 adds/muls etc. per ball-step, for rate figures */
     unsigned flops_per_step;
+    /* Every float32 operation of a branch-free step (comparisons and
+     * selections too): what a vectorised kernel must issue per ball-step,
+     * the operation count its bound is figured from (docs/PERFORMANCE.md). */
+    unsigned ops_per_step;
+    /* Independent sets of the native float width a CPU work-item of the
+     * k-step kernel should hold (the variant rule, docs/BENCHMARK.md):
+     * enough to cover the latency of a step, few enough for the registers. */
+    unsigned cpu_sets;
     /* Checks parameter values (floats in declaration order). */
     int (*check)(const float *p, bcl_error *e);
     /* Fills n balls (4 floats each) deterministically from seed: state[0]
@@ -218,8 +226,10 @@ typedef enum { BCL_SYNC_END, BCL_SYNC_EVERY } bcl_sync;
 typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXED } bcl_local_mode;
 
 #define BCL_VARIANT_NAME 24
-/* K when the user gives none and nothing is tuned (bounded by S). */
-#define BCL_DEFAULT_K 100
+/* K when the user gives none and nothing is tuned (bounded by S): 100 on
+ * a GPU, 1000 on a CPU (bcl_default_k in src/run/run.h says why). */
+#define BCL_DEFAULT_K     100
+#define BCL_DEFAULT_K_CPU 1000
 
 typedef struct bcl_launch {
     bcl_local_mode mode;

@@ -72,6 +72,42 @@ uint64_t bcl_check_steps(unsigned k);
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
 
+/* The add-rate bound (docs/PERFORMANCE.md): float32 adds per second the
+ * device retires, measured by cl/addrate.cl on the device (independent
+ * chains of native-width vectors; 4, 8, 12 and 16 chains, their repeats
+ * interleaved, the one with the best median kept; warm-up excluded,
+ * profiling events, mo->repeats repeats of ten launches of about
+ * mo->repeat_ms / 10 each, default 5 of 50 ms). Every chain's final value
+ * is checked bit for bit against the host's adds: a difference is
+ * BCL_EXIT_MISMATCH. */
+typedef struct bcl_add_rate {
+    bcl_stats gflop_per_s;    /* of the fastest chain count: median, min, max */
+    unsigned width;           /* float lanes per chain (bcl_add_rate_width) */
+    unsigned chains;          /* independent chains per work-item of the fastest */
+    size_t global, local;     /* work-items and work-group size of each launch */
+    uint64_t adds_per_repeat; /* of the fastest: ten launches back to back */
+    uint64_t compared;        /* chain values checked against the host */
+} bcl_add_rate;
+
+int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rate *out,
+                         bcl_error *e);
+/* The same measurement one repeat at a time, for a caller that interleaves
+ * it with other figures (bench does, so that a busy moment of a shared
+ * machine weighs on the bound and on the rows alike). Creating one builds
+ * the program and sizes and checks every chain count; each repeat times
+ * every chain count once (mo->repeats at most); the result checks the last
+ * launches' chains and gives the statistics of the chain count with the
+ * best median. */
+typedef struct bcl_add_timer bcl_add_timer;
+int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_timer **out,
+                         bcl_error *e);
+int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e);
+int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e);
+void bcl_add_timer_free(bcl_add_timer *t);
+/* The vector width of the chains: the device's native float width, rounded
+ * down to a power of two from 1 to 16. */
+unsigned bcl_add_rate_width(const bcl_device_info *d);
+
 /* ---- tuning (docs/BENCHMARK.md) ------------------------------------------ */
 
 /* One tuned launch configuration. */
@@ -124,7 +160,8 @@ typedef struct bcl_tune_result {
 
 /* Sweeps local sizes (and the driver's choice) for every variant of the
  * one-step kernel, then for every variant of the k-step kernel at K =
- * BCL_DEFAULT_K, then K for the best of those; every candidate is
+ * the device's default (100 on a GPU, 1000 on a CPU), then K for the best
+ * of those, timed side by side with it; every candidate is
  * validated bit for bit before it is timed. The winner of each is the
  * fastest median; for K the smallest within 3% of the fastest. r->cand is
  * malloc'ed: free with bcl_tune_result_free. Stores nothing. */

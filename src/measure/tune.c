@@ -5,8 +5,10 @@
  *   1. the one-step kernel: every variant x every local size (the preferred
  *      multiple times 1, 2, 4, ... up to the kernel's limit) and the
  *      driver's choice;
- *   2. the k-step kernel at K = BCL_DEFAULT_K: the same sweep;
- *   3. K, for the best variant and local size of sweep 2.
+ *   2. the k-step kernel at the device's default K (bcl_default_k): the
+ *      same sweep;
+ *   3. K, for the best variant and local size of sweep 2, every K and the
+ *      winner of sweep 2 timed with their repeats interleaved.
  *
  * The winner of 1 and 2 is the lowest median time per step. For K the
  * winner is the smallest K within 3% of the fastest: beyond the point where
@@ -95,8 +97,9 @@ static int plan_of(const tuner *t, const bcl_tune_candidate *c, bcl_plan *p, bcl
     return bcl_plan_resolve(t->c, &r, p, e);
 }
 
-/* Validates, then times candidate i. */
-static int evaluate(tuner *t, size_t i, bcl_error *e)
+/* Validates candidate i and, when it gave the reference's bits, makes its
+ * timer (*timer stays NULL otherwise). */
+static int prepare(tuner *t, size_t i, bcl_timer **timer, bcl_error *e)
 {
     bcl_tune_candidate *c = &t->r->cand[i];
     char what[96], local[24];
@@ -117,9 +120,49 @@ static int evaluate(tuner *t, size_t i, bcl_error *e)
     if (rc)
         return rc;
     c->validated = v.mismatches == 0;
+    *timer = NULL;
     if (!c->validated)
         return BCL_OK; /* shown as failed, never timed */
-    return bcl_measure_sim(t->sim, &plan, &t->o->measure, &c->m, e);
+    return bcl_timer_sim(t->sim, &plan, &t->o->measure, timer, e);
+}
+
+/* Validates, then times candidate i. */
+static int evaluate(tuner *t, size_t i, bcl_error *e)
+{
+    bcl_timer *timer = NULL;
+    int rc = prepare(t, i, &timer, e);
+    for (unsigned k = 0; timer && rc == BCL_OK && k < t->o->measure.repeats; k++)
+        rc = bcl_timer_repeat(timer, e);
+    if (rc == BCL_OK && timer)
+        bcl_timer_result(timer, &t->r->cand[i].m);
+    bcl_timer_free(timer);
+    return rc;
+}
+
+/* Validates and times the candidates idx[0..n) with their repeats
+ * interleaved (repeat 1 of each, then repeat 2, ...), so that a busy
+ * moment of a shared machine weighs on all of them alike: the K sweep
+ * compares candidates whose times differ by a few percent. */
+static int evaluate_together(tuner *t, const size_t *idx, size_t n, bcl_error *e)
+{
+    bcl_timer **timers = calloc(n, sizeof *timers);
+    if (!timers)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    int rc = BCL_OK;
+    for (size_t i = 0; i < n && rc == BCL_OK; i++)
+        rc = prepare(t, idx[i], &timers[i], e);
+    unsigned repeats = t->o->measure.repeats ? t->o->measure.repeats : 1;
+    for (unsigned k = 0; k < repeats && rc == BCL_OK; k++)
+        for (size_t i = 0; i < n && rc == BCL_OK; i++)
+            if (timers[i])
+                rc = bcl_timer_repeat(timers[i], e);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == BCL_OK && timers[i])
+            bcl_timer_result(timers[i], &t->r->cand[idx[i]].m);
+        bcl_timer_free(timers[i]);
+    }
+    free(timers);
+    return rc;
 }
 
 int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
@@ -213,7 +256,10 @@ static int run_tune(tuner *t, bcl_error *e)
     bcl_tune_result *r = t->r;
     const unsigned *ks = o->ks ? o->ks : default_ks;
     size_t nks = o->ks ? o->nks : sizeof default_ks / sizeof default_ks[0];
-    unsigned k0 = BCL_DEFAULT_K;
+    /* Sweep 2 at the device's default K (docs/BENCHMARK.md): on a CPU a
+     * K of 100 would rank variants and local sizes by their loads and
+     * stores as much as by their steps. */
+    unsigned k0 = bcl_default_k(bcl_context_device(t->c)->type);
     int rc = add_sweep(t, false, 1, e);
     size_t single_end = r->count;
     if (rc == BCL_OK)
@@ -234,12 +280,23 @@ static int run_tune(tuner *t, bcl_error *e)
     size_t bf = fastest(r, single_end, fused_end);
     if (bf != SIZE_MAX) {
         bcl_tune_candidate base = r->cand[bf];
+        size_t *idx = malloc((nks + 1) * sizeof *idx), n = 0;
+        if (!idx)
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        /* The winner of sweep 2 is timed again beside the other K. */
+        idx[n++] = bf;
         for (size_t i = 0; i < nks && rc == BCL_OK; i++) {
             if (ks[i] == k0)
                 continue; /* measured in sweep 2 */
             if ((rc = add_candidate(t, true, base.variant, base.local, ks[i], e)) == BCL_OK)
-                rc = evaluate(t, r->count - 1, e);
+                idx[n++] = r->count - 1;
         }
+        if (rc == BCL_OK && t->o->progress)
+            t->o->progress(t->o->progress_arg, t->done, t->total, "k-step, every K side by side");
+        t->done += (unsigned)(n - 1);
+        if (rc == BCL_OK)
+            rc = evaluate_together(t, idx, n, e);
+        free(idx);
         if (rc)
             return rc;
         /* The smallest K within K_WITHIN of the fastest, among sweep 3

@@ -147,6 +147,15 @@ const bcl_model bcl_model_bounce = {
     /* g*dt, vx*dt, vy*dt and their three additions; the eight comparisons
      * and the taken reflections are not counted. */
     .flops_per_step = 6,
+    /* The branch-free step of cl/bounce.cl's wide variants: 3 adds, 2
+     * multiplies by dt; per wall a comparison, the reflected position (a
+     * negation or a subtraction), the reflected velocity (a multiply) and
+     * two selections (4 x 5); per clamp a comparison and a selection
+     * (4 x 2). */
+    .ops_per_step = 33,
+    /* A step is a chain some 20 operations deep, and a set needs 4
+     * registers beside 9 constants: two sets fill AVX2's 16 registers. */
+    .cpu_sets = 2,
     .check = bounce_check,
     .init = bounce_init,
     .reference = bounce_reference,

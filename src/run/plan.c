@@ -12,8 +12,8 @@
  *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
  *            variant (the seed's own launch, whose cost a fused launch
  *            would hide); the tuned K (never more than S); else
- *            min(S, BCL_DEFAULT_K) (bcl_default_steps_per_launch),
- *            BCL_DEFAULT_K when S is open;
+ *            min(S, bcl_default_k(device type)) (bcl_default_steps_per_launch),
+ *            bcl_default_k when S is open;
  *   variant  the caller's (checked against the program); the tuned one;
  *            else bcl_variant_default;
  *   local    the caller's size (checked against the kernel's limit), the
@@ -38,7 +38,7 @@ static bool wants_tuned(const bcl_plan_request *r)
 }
 
 /* K and where it came from. */
-static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p)
+static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, uint64_t type, bcl_plan *p)
 {
     if (r->steps_per_launch) {
         p->steps_per_launch = r->steps_per_launch;
@@ -55,10 +55,10 @@ static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p)
         p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
         p->k_how = "tuned";
     } else if (r->steps == 0 && r->fused) {
-        p->steps_per_launch = BCL_DEFAULT_K;
+        p->steps_per_launch = bcl_default_k(type);
         p->k_how = "default rule";
     } else {
-        p->steps_per_launch = bcl_default_steps_per_launch(r->steps, r->sync);
+        p->steps_per_launch = bcl_default_steps_per_launch(r->steps, r->sync, type);
         p->k_how = "default rule";
     }
 }
@@ -87,8 +87,10 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
     if (rc)
         return rc;
     if (!want) {
+        const bcl_device_info *d = bcl_context_device(c);
         snprintf(p->variant, sizeof p->variant, "%s",
-                 bcl_variant_default(bcl_context_device(c)->type, p->fused, vars, nv));
+                 bcl_variant_default(d->type, d->native_vector_width_float,
+                                     bcl_context_model(c)->cpu_sets, p->fused, vars, nv));
         return BCL_OK;
     }
     char names[256] = "base";
@@ -191,7 +193,7 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
         if (problem)
             snprintf(p->warning, sizeof p->warning, "%s; ignoring it", problem);
     }
-    choose_k(r, t, p);
+    choose_k(r, t, bcl_context_device(c)->type, p);
     p->fused = p->steps_per_launch > 1 || r->fused;
     const bcl_tuned_entry *entry = p->fused ? &t->fused : &t->single;
     int rc = choose_variant(c, r, entry, p, e);

@@ -39,13 +39,23 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
                       bcl_error *e);
 /* The documented default variant (docs/BENCHMARK.md): on a CPU device the
  * k-step kernel uses the available variant with the most balls per
- * work-item up to 16; everything else uses the base kernel. Returns a name
- * from list (or ""). */
-const char *bcl_variant_default(uint64_t type, bool fused, const bcl_variant *list, size_t count);
+ * work-item up to sets times the native float width (native_width, from
+ * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; 0 when unknown counts as 4; sets is
+ * the model's cpu_sets, 0 counts as 1): for the seed (4 sets) x32 on AVX2,
+ * x64 on AVX-512. Everything else uses the base kernel. Returns a name from
+ * list (or ""). */
+const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                const bcl_variant *list, size_t count);
 /* The default steps per launch (K) when the user gives none and nothing is
  * tuned: 1 when the host waits after every launch (the intermediate states
- * are wanted), else min(steps, BCL_DEFAULT_K). */
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync);
+ * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the
+ * loads and stores of some work-items with the additions of others, so
+ * K = BCL_DEFAULT_K already hides them there; a CPU work-item loads, steps
+ * and stores in turn, and the 32 bytes a ball moves per launch cost as much
+ * as about 70 steps of additions (docs/BENCHMARK.md), so a CPU gets
+ * BCL_DEFAULT_K_CPU. */
+unsigned bcl_default_k(uint64_t type);
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type);
 
 /* ---- the simulation (sim.c) ---- */
 

@@ -197,7 +197,9 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
             as->chunk = c;
             as->steps = ksteps;
         }
-        cl_event *evp = c == 0 ? first : (c + 1 == s->nchunks ? last : NULL);
+        /* With one chunk the launch is both the first and the last chunk's:
+         * it takes the event asked for (first, else last). */
+        cl_event *evp = c == 0 && first ? first : (c + 1 == s->nchunks ? last : NULL);
         cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL, evp);
         if (st != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);

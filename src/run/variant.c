@@ -97,21 +97,26 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
     return BCL_OK;
 }
 
-const char *bcl_variant_default(cl_device_type type, bool fused, const bcl_variant *list,
-                                size_t count)
+const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                const bcl_variant *list, size_t count)
 {
     /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
      * vectorises a one-step kernel across work-items by itself, but not the
      * k-step loop; there several balls per work-item in wide vectors keep
-     * the adders busy. 16 balls fill two AVX registers per component. GPUs
-     * want one ball per work-item so that loads coalesce. */
-    if (!(type & CL_DEVICE_TYPE_CPU) || !fused)
+     * the units busy. A set of W balls (W the native float width: 8 for
+     * AVX2, 16 for AVX-512) is one vector per component; its next step waits
+     * for its last, so a work-item holds several independent sets, as many
+     * as the model asks (the seed: 4, for 12 additions in flight where two
+     * pipes of latency 3 or 4 need 6 to 8). GPUs want one ball per
+     * work-item so that loads coalesce. */
+    if (!(type & BCL_DEVICE_CPU) || !fused)
         return "";
+    unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
     const char *best = "";
     unsigned best_b = 1;
     for (size_t i = 0; i < count; i++) {
         unsigned b = list[i].balls_per_item;
-        if (b > best_b && b <= 16) {
+        if (b > best_b && b <= want) {
             best = list[i].name;
             best_b = b;
         }
@@ -119,9 +124,15 @@ const char *bcl_variant_default(cl_device_type type, bool fused, const bcl_varia
     return best;
 }
 
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync)
+unsigned bcl_default_k(uint64_t type)
+{
+    return type & BCL_DEVICE_CPU ? BCL_DEFAULT_K_CPU : BCL_DEFAULT_K;
+}
+
+unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type)
 {
     if (sync == BCL_SYNC_EVERY || steps <= 1)
         return 1;
-    return steps < BCL_DEFAULT_K ? (unsigned)steps : BCL_DEFAULT_K;
+    unsigned k = bcl_default_k(type);
+    return steps < k ? (unsigned)steps : k;
 }

@@ -6,6 +6,8 @@
  *   build       cold (binary cache bypassed, drivers' caches off) and cached
  *   latency     queued->start of a tiny launch, and its host round trip
  *   copy        clEnqueueCopyBuffer bandwidth, pseudo-random data
+ *   add rate    float32 adds per second of the device (bcl_measure_add_rate),
+ *               the bound of every fused figure
  *   per model   small and large N one-step ball-step time, the local size
  *               sweep (best local, local = 1 penalty), fused throughput
  *
@@ -571,10 +573,12 @@ static void measure_device(surveyor *s, const bcl_model *m)
         e = copy;
         failed(s, "measured.copy_gb_per_s", &e);
         e = copy;
+        failed(s, "measured.add_gflop_per_s", &e);
+        e = copy;
         failed(s, "measured.write_gb_per_s", &e);
         e = copy;
         failed(s, "measured.read_gb_per_s", &e);
-        s->done += 2;
+        s->done += 3;
         return;
     }
     size_t pm = 0;
@@ -619,6 +623,13 @@ static void measure_device(surveyor *s, const bcl_model *m)
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
     json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+
+    progress(s, "add-rate bound");
+    bcl_add_rate add;
+    if (bcl_measure_add_rate(ctx, &o->measure, &add, &e) == BCL_OK)
+        json_object_set_new(s->measured, "add_gflop_per_s", number(add.gflop_per_s.median));
+    else
+        failed(s, "measured.add_gflop_per_s", &e);
     measure_transfer(s, ctx, bytes / 16 * 16);
     bcl_context_destroy(ctx);
 }
@@ -630,7 +641,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *status = BCL_OK;
     bcl_error qe = {0};
     char *ext = bcl_device_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 4 + 4 * (unsigned)bcl_model_count};
+    surveyor s = {.d = d, .o = o, .total = 5 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
     free(ext);
     s.measured = json_object();
@@ -650,8 +661,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     const bcl_model *def = bcl_models[0];
     json_object_set_new(s.measured, "model", json_string(def->name));
     static const char *const figures[] = {"build_ms_cold", "build_ms_cached", "launch_latency_us",
-                                          "roundtrip_us", "copy_gb_per_s"};
-    /* write_gb_per_s, read_gb_per_s and transfer follow copy_bytes. */
+                                          "roundtrip_us",  "copy_gb_per_s",   "add_gflop_per_s"};
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
         json_object_set_new(s.measured, figures[i], json_null());
     measure_builds(&s, def);

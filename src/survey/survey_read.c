@@ -22,13 +22,14 @@
 enum {
     T_NULL = 1,
     T_BOOL = 2,
-    T_INT = 4,      /* a JSON integer >= 0 */
-    T_REAL = 8,     /* a JSON real >= 0 */
-    T_STR = 16,     /* any string */
-    T_ARR = 32,     /* elements of type `elem` (and `sub` for objects) */
-    T_OBJ = 64,     /* the fields of `sub` */
-    T_MAP = 128,    /* any keys, each value of type `elem` (and `sub`) */
-    T_DRIVER = 256, /* the string "driver" (a local size the runtime chose) */
+    T_INT = 4,        /* a JSON integer >= 0 */
+    T_REAL = 8,       /* a JSON real >= 0 */
+    T_STR = 16,       /* any string */
+    T_ARR = 32,       /* elements of type `elem` (and `sub` for objects) */
+    T_OBJ = 64,       /* the fields of `sub` */
+    T_MAP = 128,      /* any keys, each value of type `elem` (and `sub`) */
+    T_DRIVER = 256,   /* the string "driver" (a local size the runtime chose) */
+    T_OPTIONAL = 512, /* may be absent (added after files without it were written) */
     T_NUM = T_INT | T_REAL,
 };
 
@@ -106,6 +107,7 @@ static const field measured_fields[] = {
     {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
     {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
     {"copy_bytes", T_INT, NULL, 0},
+    {"add_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 0},
     {"write_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"read_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"transfer", T_OBJ, transfer_fields, 0, 2},
@@ -324,7 +326,7 @@ static int check_fields(checker *c, const json_t *obj, const field *f, const cha
         const json_t *v = json_object_get(obj, f->key);
         /* A key that a later version added is checked when present: an
          * older file lacks it, and the table shows it as absent. */
-        if (!v && f->since > c->version)
+        if (!v && (f->since > c->version || (f->types & T_OPTIONAL)))
             continue;
         if (!v)
             return bcl_fail(c->e, BCL_EXIT_INPUT, "'%s': %s%smissing key '%s'", c->name, path,

@@ -54,6 +54,8 @@ typedef struct bench_result {
     size_t balls;
     bcl_stats copy_gb_per_s;
     size_t copy_bytes;
+    bcl_add_rate add;        /* the add-rate bound, timed between the rows' repeats */
+    unsigned ops_per_step;   /* the model's float operations per ball-step (bcl_model) */
     bench_row rows[ROW_COUNT];
 } bench_result;
 
@@ -73,6 +75,11 @@ const bcl_stats *bench_row_us(const bench_row *r);
 /* Bytes moved per ball-step: 32 (read and write a float4) divided by the
  * steps a ball stays in registers per pass over memory. */
 double bench_row_bytes_per_ball_step(const bench_row *r);
+
+/* A row's ball-step rate as a fraction of the add-rate bound of the same
+ * run (the model's float operations per ball-step at the measured add
+ * rate); 0 when either is unknown. */
+double bench_row_bound_fraction(const bench_result *res, const bench_row *r);
 
 /* The human table with its footer (the seed's three mistakes). */
 void bench_print_table(const bench_info *info, const bench_result *res);

@@ -33,6 +33,18 @@ static double rate(const bench_row *r, size_t n)
     return us > 0 ? (double)n / (us * 1e-6) : 0;
 }
 
+double bench_row_bound_fraction(const bench_result *res, const bench_row *r)
+{
+    double bound = res->add.gflop_per_s.median * 1e9;
+    return r->validated && bound > 0 ? rate(r, res->balls) * res->ops_per_step / bound : 0;
+}
+
+/* The ball-step rate the add-rate bound allows. */
+static double bound_rate(const bench_result *res)
+{
+    return res->ops_per_step ? res->add.gflop_per_s.median * 1e9 / res->ops_per_step : 0;
+}
+
 static double speedup(const bench_result *res, const bench_row *r)
 {
     const bench_row *ref = &res->rows[ROW_REFERENCE];
@@ -172,8 +184,10 @@ static void print_footer(const bench_result *res)
                    se, ba);
     }
     if (!isnan(fu)) {
-        printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s, %.1fx the C reference",
+        printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s (%.1f%% of the add-rate "
+               "bound, %.3g), %.1fx the C reference",
                row(res, ROW_FUSED)->plan.steps_per_launch, rate(row(res, ROW_FUSED), res->balls),
+               100 * bench_row_bound_fraction(res, row(res, ROW_FUSED)), bound_rate(res),
                speedup(res, row(res, ROW_FUSED)));
         cmp_kind fb = compare(res, ROW_FUSED, ROW_BATCHED);
         if (fb == CMP_DIFFERENT)
@@ -219,8 +233,13 @@ void bench_print_table(const bench_info *info, const bench_result *res)
     printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", info->model->name,
            res->balls, d->name, d->platform_name, d->platform_index, d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
-           "(clEnqueueCopyBuffer of %.1f MB)\n\n",
+           "(clEnqueueCopyBuffer of %.1f MB)\n",
            info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6);
+    printf("add-rate bound %.1f GFLOP/s (%.1f..%.1f; %u chains of %u-wide float adds per "
+           "work-item, %zu work-items), %u float operations per ball-step: at most %.3g "
+           "ball-steps/s\n\n",
+           res->add.gflop_per_s.median, res->add.gflop_per_s.min, res->add.gflop_per_s.max,
+           res->add.chains, res->add.width, res->add.global, res->ops_per_step, bound_rate(res));
     printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
@@ -268,7 +287,7 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
                       "sync", r->plan.sync == BCL_SYNC_EVERY ? "every" : "end");
     }
     return json_pack(
-        "{s:s, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}}", "name",
+        "{s:s, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:o}", "name",
         r->name, "validated", ok, "clock", r->host_clock ? "host" : "device", "us_per_step",
         ok ? stats_json(bench_row_us(r)) : json_null(), "device_us_per_step",
         ok && !r->host ? stats_json(&r->m.device_us) : json_null(), "wall_us_per_step",
@@ -277,7 +296,8 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         "speedup_vs_reference", number_or_null(ok, speedup(res, r)), "config", cfg,
         "steps_per_repeat", (json_int_t)r->m.steps, "launches_per_repeat",
         (json_int_t)r->m.launches, "validation", "compared", (json_int_t)r->v.compared,
-        "mismatches", (json_int_t)r->v.mismatches);
+        "mismatches", (json_int_t)r->v.mismatches, "add_bound_fraction",
+        number_or_null(ok && res->add.gflop_per_s.median > 0, bench_row_bound_fraction(res, r)));
 }
 
 json_t *bench_result_json(const bench_result *res)
@@ -285,10 +305,18 @@ json_t *bench_result_json(const bench_result *res)
     json_t *rows = json_array();
     for (int i = 0; i < ROW_COUNT; i++)
         json_array_append_new(rows, row_json(res, row(res, i)));
-    return json_pack("{s:I, s:f, s:{s:I, s:o}, s:o, s:o}", "balls", (json_int_t)res->balls,
-                     "copy_gb_per_s", res->copy_gb_per_s.median, "copy", "bytes",
-                     (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
-                     "rows", rows, "conclusions", conclusions_json(res));
+    const bcl_add_rate *a = &res->add;
+    return json_pack("{s:I, s:f, s:{s:I, s:o}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
+                     "s:f}, s:o, s:o}",
+                     "balls", (json_int_t)res->balls, "copy_gb_per_s", res->copy_gb_per_s.median,
+                     "copy", "bytes", (json_int_t)res->copy_bytes, "gb_per_s",
+                     stats_json(&res->copy_gb_per_s), "add_gflop_per_s", a->gflop_per_s.median,
+                     "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width", (int)a->width,
+                     "chains", (int)a->chains, "global", (json_int_t)a->global, "local",
+                     (json_int_t)a->local, "adds_per_repeat", (json_int_t)a->adds_per_repeat,
+                     "compared", (json_int_t)a->compared, "ops_per_ball_step",
+                     (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows",
+                     rows, "conclusions", conclusions_json(res));
 }
 
 json_t *bench_info_json(const bench_info *info)
@@ -300,10 +328,12 @@ json_t *bench_info_json(const bench_info *info)
     for (unsigned i = 0; i < info->nparams; i++)
         json_array_append_new(params, json_real(info->params[i]));
     return json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:i, s:i}", "schema",
-        "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}, s:s, s:o, s:s, s:I, s:i, s:i}",
+        "schema", "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
         d->platform_name, "selector", sel, "type", bcl_device_type_name(d->type), "version",
-        d->version, "driver", d->driver, "model", info->model->name, "params", params, "init",
+        d->version, "driver", d->driver, "compute_units", (int)d->compute_units, "clock_mhz",
+        (int)d->clock_mhz, "native_vector_width_float", (int)d->native_vector_width_float, "model",
+        info->model->name, "params", params, "init",
         info->init == BCL_INIT_SEED ? "seed" : "random", "seed", (json_int_t)info->seed, "repeats",
         (int)info->repeats, "host_threads", (int)bcl_host_threads());
 }

@@ -31,7 +31,8 @@ static void help(void)
            "  -r, --repeats R        timed repeats per row (default 9)\n"
            "  --repeat-ms MS         target length of one repeat (default 200)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
-           "  --steps-per-launch K   K of the fused row (default: tuned, else %u)\n"
+           "  --steps-per-launch K   K of the fused row (default: tuned, else %u on a\n"
+           "                         GPU, %u on a CPU)\n"
            "  --json                 JSON on stdout instead of the table\n"
            "  --csv FILE             also write one CSV line per N and row (for\n"
            "                         tools/plot_bench.sh)\n"
@@ -41,7 +42,7 @@ static void help(void)
            "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
            "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
            "error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K, CLI_PROGRESS_SECONDS);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU, CLI_PROGRESS_SECONDS);
 }
 
 enum { OPT_SPL = CLI_OWN_OPT_BASE, OPT_CSV };
@@ -117,7 +118,7 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
     res->rows[ROW_SYNC_EVERY].host_clock = true;
     res->rows[ROW_BATCHED].host_clock = true;
     /* K open (the measurement chooses the steps): the given K, else the
-     * tuned one, else BCL_DEFAULT_K. */
+     * tuned one, else the rule for the device (bcl_default_k). */
     bench_row *f = &res->rows[ROW_FUSED];
     f->req.fused = true;
     f->req.steps_per_launch = a->k_given ? (unsigned)a->k : 0;
@@ -178,9 +179,10 @@ static int device_row(bench_row *r, bcl_context *ctx, bcl_sim *sim, const bench_
     return bcl_timer_sim(sim, &r->plan, &a->o.measure, timer, e);
 }
 
-/* One N: copy bandwidth, then every row validated and calibrated, then the
- * repeats of all rows interleaved (repeat 1 of every row, repeat 2, ...),
- * so that a busy moment of a shared machine weighs on all rows alike. */
+/* One N: copy bandwidth, the add-rate bound sized, then every row validated
+ * and calibrated, then the repeats of all rows and of the bound interleaved
+ * (repeat 1 of every row, repeat 2, ...), so that a busy moment of a shared
+ * machine weighs on all rows and on the bound alike. */
 static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_result *res,
                      bcl_error *e)
 {
@@ -191,6 +193,7 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
     float *scratch = malloc(n * 4 * sizeof(float));
     float *host = malloc(n * 4 * sizeof(float));
     bcl_timer *timers[ROW_COUNT] = {0};
+    bcl_add_timer *add = NULL;
     bcl_sim *sim = NULL;
     int rc = BCL_OK;
     if (!init || !scratch || !host) {
@@ -207,6 +210,14 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
     res->copy_bytes = n * 4 * sizeof(float);
     if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->o.measure.repeats, &res->copy_gb_per_s, e)))
         goto out;
+    snprintf(line, sizeof line, "N=%zu add-rate bound", n);
+    cli_progress("bench", 0, 0, line);
+    res->ops_per_step = m->ops_per_step;
+    /* The bound's own launch length (50 ms), whatever the rows' is: long
+     * enough for any launch cost to vanish, short enough for a quick bench. */
+    bcl_measure_opts amo = {.repeats = a->o.measure.repeats};
+    if ((rc = bcl_add_timer_create(ctx, &amo, &add, e)))
+        goto out;
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         bench_row *r = &res->rows[i];
         snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
@@ -221,12 +232,17 @@ static int bench_one(bcl_context *ctx, const bench_args *a, size_t n, bench_resu
         for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
             if (timers[i])
                 rc = bcl_timer_repeat(timers[i], e);
+        if (rc == BCL_OK)
+            rc = bcl_add_timer_repeat(add, e);
     }
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++)
         if (timers[i])
             bcl_timer_result(timers[i], &res->rows[i].m);
+    if (rc == BCL_OK)
+        rc = bcl_add_timer_result(add, &res->add, e);
 out:
     cli_progress_end();
+    bcl_add_timer_free(add);
     for (int i = 0; i < ROW_COUNT; i++)
         bcl_timer_free(timers[i]);
     bcl_sim_destroy(sim);

@@ -46,7 +46,8 @@ static void help(void)
            "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
            "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
            "    entry when K must be 1: S = 1 or --sync every); with nothing stored, the\n"
-           "    defaults: K = min(S, %u) (1 with --sync every), the variant rule of\n"
+           "    defaults: K = min(S, %u) on a GPU, min(S, %u) on a CPU (1 with --sync\n"
+           "    every), the variant rule of\n"
            "    docs/BENCHMARK.md, local auto\n"
            "  - any of them given: what you give, the defaults for the rest; nothing from\n"
            "    the tuned record, except with --local tuned, which asks for it: the stored\n"
@@ -56,7 +57,7 @@ static void help(void)
            "    (the seed's launch, to see its cost)\n"
            "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
 }
 
 enum {

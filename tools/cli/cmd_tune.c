@@ -29,12 +29,13 @@ static void help(void)
            "events, warm-up excluded):\n"
            "  1. one-step kernel: every variant x local sizes (the preferred multiple times\n"
            "     1, 2, 4, ... up to the kernel's limit) and the driver's choice\n"
-           "  2. k-step kernel at K = %u: the same\n"
-           "  3. K for the best of 2 (the smallest K within 3%% of the fastest wins)\n\n"
+           "  2. k-step kernel at K = %u (%u on a CPU): the same\n"
+           "  3. K for the best of 2, every K timed side by side (the smallest K within\n"
+           "     3%% of the fastest wins)\n\n"
            "  -d, --device SEL       device (as for 'ballcl run'); a list or all tunes each\n"
            "                         device in turn, alone\n"
            "  -n, --balls N          balls to tune with (default 100000)\n",
-           BCL_DEFAULT_K);
+           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
     cli_print_model_help(stdout);
     printf("  --init seed|random     initial state (default seed)\n"
            "  --seed S               PRNG seed (default 1)\n"

@@ -44,6 +44,7 @@ static const row device_rows[] = {
     {"round trip, enqueue + finish (us)", "measured.roundtrip_us", F_NUM},
     {"copy bandwidth (GB/s)", "measured.copy_gb_per_s", F_NUM},
     {"copy size", "measured.copy_bytes", F_BYTES},
+    {"add-rate bound (GFLOP/s)", "measured.add_gflop_per_s", F_NUM},
     {"host to device (GB/s)", "measured.write_gb_per_s", F_NUM},
     {"device to host (GB/s)", "measured.read_gb_per_s", F_NUM},
     {"transfer method", "measured.transfer.method", F_TEXT},

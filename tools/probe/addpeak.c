@@ -1,14 +1,20 @@
 /*
- * ballcl-addpeak: the float32 add rate this host's cores can sustain, the
- * bound for any fused kernel of the seed model on a CPU (3 adds per
- * ball-step). Each thread runs 16 independent chains of 8-wide vector adds
- * (enough to hide the add latency on any x86 core), so the figure is the
- * throughput of the add units, not their latency. Built with the same
- * -ffp-contract=off as the rest; the adds cannot be folded because each
- * chain's increment is unknown to the compiler.
+ * ballcl-addpeak: the float32 add rate of this host's cores measured by a
+ * plain C program, no OpenCL: a cross-check of the add-rate bound that
+ * ballcl measures on the device itself (cl/addrate.cl, docs/PERFORMANCE.md).
  *
- * usage: ballcl-addpeak [SECONDS]   prints GFLOP/s and the implied
- *        ball-steps/s bound (adds / 3); --help says more
+ * Each thread runs independent chains a = a + inc of the widest vectors the
+ * host has, chosen at run time: 16 chains of 512 bits with AVX-512 (32
+ * registers), 12 of 256 bits with AVX2 and 12 of 128 bits otherwise (16
+ * registers: 12 chains and the increment fit without spilling). Twelve
+ * chains cover an add latency of up to 6 cycles on two pipes. Built with
+ * -ffp-contract=off; the adds cannot be folded (float addition does not
+ * associate and the increment is only known at run time), and every chain's
+ * final value is checked against the same adds done one lane at a time.
+ *
+ * usage: ballcl-addpeak [SECONDS]   prints the vector width used, GFLOP/s
+ *        (best of 5 rounds) and the implied seed ball-steps/s (adds / 3);
+ *        --help says more
  */
 #include <omp.h>
 #include <stdio.h>
@@ -16,7 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-typedef float v8 __attribute__((vector_size(32)));
+#define MAX_LANES  16
+#define MAX_CHAINS 16
 
 static double now(void)
 {
@@ -25,29 +32,56 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* 16 chains x 8 lanes x iters adds; returns a value so nothing is dead. */
-static float chains(long iters, float seed)
-{
-    v8 acc[16], inc = {seed, seed, seed, seed, seed, seed, seed, seed};
-    for (int c = 0; c < 16; c++)
-        acc[c] = inc * (float)c;
-    for (long i = 0; i < iters; i++) {
-#pragma GCC unroll 16
-        for (int c = 0; c < 16; c++)
-            acc[c] = acc[c] + inc;
+/* One kernel per vector width: C chains of L-lane vectors, iters rounds of
+ * one add per chain; the final chains go to out[C * L]. */
+#define CHAINS_FN(NAME, ATTR, L, C)                                                                \
+    ATTR static void NAME(long iters, float inc, const float *start, float *out)                   \
+    {                                                                                              \
+        typedef float v __attribute__((vector_size(4 * (L))));                                     \
+        v a[C], d;                                                                                 \
+        for (int l = 0; l < (L); l++)                                                              \
+            d[l] = inc;                                                                            \
+        for (int c = 0; c < (C); c++)                                                              \
+            memcpy(&a[c], start + c * (L), sizeof a[c]);                                           \
+        for (long i = 0; i < iters; i++) {                                                         \
+            _Pragma("GCC unroll 16") for (int c = 0; c < (C); c++) a[c] = a[c] + d;                \
+        }                                                                                          \
+        memcpy(out, a, sizeof a);                                                                  \
     }
-    float s = 0;
-    for (int c = 0; c < 16; c++)
-        for (int l = 0; l < 8; l++)
-            s += acc[c][l];
-    return s;
+
+CHAINS_FN(chains_128, , 4, 12)
+#if defined(__x86_64__) || defined(__i386__)
+CHAINS_FN(chains_256, __attribute__((target("avx2"))), 8, 12)
+CHAINS_FN(chains_512, __attribute__((target("avx512f"))), 16, 16)
+#endif
+
+typedef void (*chains_fn)(long, float, const float *, float *);
+
+/* The widest kernel this CPU runs, with its lanes and chains. */
+static chains_fn pick(int *lanes, int *chains, const char **isa)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        *lanes = 16, *chains = 16, *isa = "avx512f";
+        return chains_512;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+        *lanes = 8, *chains = 12, *isa = "avx2";
+        return chains_256;
+    }
+#endif
+    *lanes = 4, *chains = 12, *isa = "128-bit";
+    return chains_128;
 }
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ballcl-addpeak [SECONDS]\n\n"
-               "Measures the float32 add rate the host's cores sustain (16 independent\n"
-               "chains of 8-wide vector adds per OpenMP thread), for SECONDS in all\n"
+               "Measures the float32 add rate the host's cores sustain (independent\n"
+               "chains of the widest vectors the CPU has, chosen at run time: 16 of\n"
+               "512 bits with AVX-512, 12 of 256 bits with AVX2, else 12 of 128 bits,\n"
+               "per OpenMP thread), for SECONDS in all\n"
                "(default 2, at most 3600): prints GFLOP/s and the bound it sets on the\n"
                "seed model's fused kernel on a CPU (3 adds per ball-step).\n"
                "OMP_NUM_THREADS sets the threads (default: every core).\n");
@@ -67,26 +101,47 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    int lanes, chains;
+    const char *isa;
+    chains_fn fn = pick(&lanes, &chains, &isa);
+    const float inc = 0x1p-10f;
+    float start[MAX_LANES * MAX_CHAINS];
+    for (int j = 0; j < MAX_LANES * MAX_CHAINS; j++)
+        start[j] = 1.0f + (float)j * 0x1p-7f;
     long iters = 1000000;
     int threads = omp_get_max_threads();
     double best = 0;
-    volatile float sink = 0;
+    int bad = 0;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now();
         long done = 0;
         while (now() - t0 < seconds / 5) {
-            float s = 0;
-#pragma omp parallel reduction(+ : s)
-            s += chains(iters, 1e-7f + (float)omp_get_thread_num() * 1e-9f);
-            sink += s;
+#pragma omp parallel reduction(+ : bad)
+            {
+                float out[MAX_LANES * MAX_CHAINS];
+                fn(iters, inc, start, out);
+                /* Every lane against the same adds done one at a time. */
+                if (omp_get_thread_num() == 0 && rep == 0 && done == 0)
+                    for (int j = 0; j < lanes * chains; j++) {
+                        float want = start[j];
+                        for (long i = 0; i < iters; i++)
+                            want = want + inc;
+                        bad += memcmp(&want, &out[j], sizeof want) != 0;
+                    }
+            }
             done += iters;
         }
         double t = now() - t0;
-        double flops = (double)done * 16 * 8 * threads / t;
+        double flops = (double)done * chains * lanes * threads / t;
         if (flops > best)
             best = flops;
     }
-    printf("threads %d\nadd_gflop_per_s %.2f\nseed_ball_steps_per_s_bound %.3e\n", threads,
-           best / 1e9, best / 3);
-    return sink == 12345.0f;
+    if (bad) {
+        fprintf(stderr, "ballcl-addpeak: %d chain values differ from the scalar adds\n", bad);
+        return 1;
+    }
+    printf("isa %s\nlanes %d\nchains %d\nthreads %d\nadd_gflop_per_s %.2f\n"
+           "seed_ball_steps_per_s_bound %.3e\n",
+           isa, lanes, chains, threads, best / 1e9, best / 3);
+    return 0;
 }
