@@ -106,7 +106,17 @@ def check_bench_object(j, balls, k=None):
     assert rows["sync-every-step"]["config"]["sync"] == "every"
     assert rows["batched"]["clock"] == "host"
     assert rows["batched"]["config"]["sync"] == "end"
-    assert rows["local=1"]["clock"] == "device"
+    # Device rows are timed by the device's clock unless its profiling
+    # failed the check (docs/BENCHMARK.md, "Clocks"): then by the host's,
+    # and the object says why.
+    note = j["clock_note"]
+    assert note is None or "ns" in note, note
+    for name in ("local=1", "local=driver", "local=auto", "local=tuned", "fused"):
+        assert rows[name]["clock"] == ("device" if note is None else "host"), (name, note)
+        assert (rows[name]["device_us_per_step"] is None) == (note is not None), rows[name]
+    # The copy is measured first: it is the host's only if the check failed
+    # by then.
+    assert j["copy"]["clock"] == "device" or note is not None, j["copy"]
     fused = rows["fused"]["config"]
     if k is not None:
         assert fused["steps_per_launch"] == k, fused

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cache/cache.h"
+#include "ocl/program.h"
 #include "models/rng.h"
 
 #include <dirent.h>
@@ -626,6 +627,39 @@ static int setup(void **state)
     return 0;
 }
 
+/* Binaries of a driver that would crash on a foreign one (rusticl 22.3
+ * aborts the process) are checked before the driver sees them; other
+ * drivers refuse foreign bytes themselves, so anything passes. */
+static void test_binary_format(void **state)
+{
+    (void)state;
+    bcl_device_info rusticl = {0}, pocl = {0};
+    strcpy(rusticl.platform_name, "rusticl");
+    strcpy(pocl.platform_name, "Portable Computing Language");
+    /* version 1, 8 bytes of SPIR-V, executable, the SPIR-V magic. */
+    unsigned char good[20] = {1, 0, 0, 0, 8, 0, 0, 0, 4, 0, 0, 0, 0x03, 0x02, 0x23, 0x07};
+    char why[160];
+    assert_true(bcl_binary_plausible(&rusticl, good, sizeof good, why, sizeof why));
+    unsigned char bad[20];
+    memcpy(bad, good, sizeof bad);
+    bad[0] = 2;
+    assert_false(bcl_binary_plausible(&rusticl, bad, sizeof bad, why, sizeof why));
+    assert_non_null(strstr(why, "rusticl binary format 2, expected 1"));
+    assert_true(bcl_binary_plausible(&pocl, bad, sizeof bad, why, sizeof why));
+    memcpy(bad, good, sizeof bad);
+    bad[4] = 9;
+    assert_false(bcl_binary_plausible(&rusticl, bad, sizeof bad, why, sizeof why));
+    assert_non_null(strstr(why, "9 bytes of SPIR-V, the entry holds 8"));
+    memcpy(bad, good, sizeof bad);
+    bad[8] = 3;
+    assert_false(bcl_binary_plausible(&rusticl, bad, sizeof bad, why, sizeof why));
+    memcpy(bad, good, sizeof bad);
+    bad[12] = 0;
+    assert_false(bcl_binary_plausible(&rusticl, bad, sizeof bad, why, sizeof why));
+    assert_non_null(strstr(why, "no SPIR-V module"));
+    assert_false(bcl_binary_plausible(&rusticl, good, 10, why, sizeof why));
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--child") == 0)
@@ -656,6 +690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_dir_created_private, setup),
         cmocka_unit_test_setup(test_list_and_clear, setup),
         cmocka_unit_test_setup(test_failed_write_leaves_nothing, setup),
+        cmocka_unit_test(test_binary_format),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     remove_tree(tmpdir);

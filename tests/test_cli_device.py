@@ -142,6 +142,16 @@ for call in calls:
                   and "passed" not in r.out and not os.path.exists(out))
             check(ok, f"BALLCL_FAULT={spec}: exit 3, one line naming the call, no output",
                   r.describe())
+        elif lines:
+            # A platform whose devices cannot be listed (not the device's
+            # own) is a warning naming it and the status; the run goes on.
+            failed_somewhere.add(call)
+            ok = (r.rc == 0 and "validation  passed" in r.out and os.path.exists(out)
+                  and call == "clGetDeviceIDs" and len(lines) == 1
+                  and lines[0].startswith("ballcl: warning: clGetDeviceIDs failed on platform '")
+                  and "CL_OUT_OF_RESOURCES" in lines[0])
+            check(ok, f"BALLCL_FAULT={spec}: another platform's failure is one warning line, "
+                  "and the run validates", r.describe())
         else:
             ok = (r.rc == 0 and "validation  passed" in r.out and os.path.exists(out))
             check(ok, f"BALLCL_FAULT={spec}: not reached, so the run validates", r.describe())

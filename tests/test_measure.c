@@ -172,13 +172,149 @@ static void test_measure_host(void **state)
     free(s);
 }
 
+/* The profiling check (src/measure/clock_check.c) on synthetic timestamps:
+ * what rusticl 22.3 gives (0, 1, 2, 3 ns for every event), an end before
+ * the start, a device slower than the host saw, a rate no memory has, and
+ * ordinary good spans, including ones at the edge of the slack. */
+static void test_profiling_check(void **state)
+{
+    (void)state;
+    char why[256];
+    /* rusticl: 10 launches of 100000 balls from start 2 to end 3. */
+    bcl_span_check rusticl = {
+        .start_ns = 2, .end_ns = 3, .host_ms = 1.2, .launches = 10, .bytes = 10 * 100000.0 * 32};
+    assert_false(bcl_profiling_plausible(&rusticl, why, sizeof why));
+    assert_non_null(strstr(why, "10 commands took 1 ns"));
+    assert_non_null(strstr(why, "under 10 ns per command"));
+    /* Zero timestamps (a runtime that fills nothing in). */
+    bcl_span_check zero = {.start_ns = 0, .end_ns = 0, .host_ms = 1, .launches = 1};
+    assert_false(bcl_profiling_plausible(&zero, why, sizeof why));
+    assert_non_null(strstr(why, "not after its start"));
+    /* End before start (an unsigned difference would be 584 years). */
+    bcl_span_check backwards = {
+        .start_ns = 5000000, .end_ns = 4000000, .host_ms = 2, .launches = 1};
+    assert_false(bcl_profiling_plausible(&backwards, why, sizeof why));
+    assert_non_null(strstr(why, "ends at 4000000 ns, not after its start at 5000000 ns"));
+    /* 3 ms on the device for work the host saw done in 1 ms. */
+    bcl_span_check slow = {.start_ns = 1000, .end_ns = 3001000, .host_ms = 1.0, .launches = 1};
+    assert_false(bcl_profiling_plausible(&slow, why, sizeof why));
+    assert_non_null(strstr(why, "the device took 3000000 ns by its clock for work the host saw"));
+    /* Within the slack (2% + 5 us): believed; just beyond it: not. */
+    bcl_span_check edge = {.start_ns = 0, .end_ns = 1025000, .host_ms = 1.0, .launches = 1};
+    edge.start_ns = 1;
+    edge.end_ns = 1 + 1025000;
+    assert_true(bcl_profiling_plausible(&edge, why, sizeof why));
+    assert_string_equal(why, "");
+    edge.end_ns = 1 + 1025001;
+    assert_false(bcl_profiling_plausible(&edge, NULL, 0));
+    /* 64 MiB copied in 1 us: 134 TB/s, above the ceiling. */
+    bcl_span_check copy = {.start_ns = 100,
+                           .end_ns = 1100,
+                           .host_ms = 0.5,
+                           .launches = 1,
+                           .bytes = 2.0 * 64 * 1048576};
+    assert_false(bcl_profiling_plausible(&copy, why, sizeof why));
+    assert_non_null(strstr(why, "above the 100000 GB/s"));
+    /* An H200-like span: 16M balls in 130 us per step (4.1 TB/s), 100
+     * launches, host a little longer. */
+    bcl_span_check h200 = {.start_ns = 1000000,
+                           .end_ns = 1000000 + 13000000,
+                           .host_ms = 13.2,
+                           .launches = 100,
+                           .bytes = 100 * 16777216.0 * 32};
+    assert_true(bcl_profiling_plausible(&h200, why, sizeof why));
+    /* What PoCL 3.1 reported here for 143 launches of 1024 balls: 21 ns each,
+     * 1.5 TB/s on two 2 GHz cores. Under the 100 TB/s of any memory, above
+     * what two cores can move (256 bytes per unit and cycle: 1 TB/s). */
+    bcl_span_check pocl_small = {.start_ns = 1000,
+                                 .end_ns = 1000 + 3115,
+                                 .host_ms = 0.8,
+                                 .launches = 143,
+                                 .bytes = 143 * 1024.0 * 32,
+                                 .flops = 143 * 1024.0 * 3,
+                                 .compute_units = 2,
+                                 .clock_mhz = 1996};
+    assert_false(bcl_profiling_plausible(&pocl_small, why, sizeof why));
+    assert_non_null(strstr(why, "its compute units and clock can move"));
+    pocl_small.compute_units = 0; /* unknown: the general ceiling only */
+    assert_true(bcl_profiling_plausible(&pocl_small, NULL, 0));
+    /* K = 1000 steps of 1024 balls in 1 us: 3 TFLOP/s, above two cores. */
+    bcl_span_check fused = {.start_ns = 0,
+                            .end_ns = 1000,
+                            .host_ms = 0.1,
+                            .launches = 1,
+                            .bytes = 1024.0 * 32,
+                            .flops = 1000 * 1024.0 * 3,
+                            .compute_units = 2,
+                            .clock_mhz = 1996};
+    fused.start_ns = 5;
+    fused.end_ns = 1005;
+    assert_false(bcl_profiling_plausible(&fused, why, sizeof why));
+    assert_non_null(strstr(why, "GFLOP/s"));
+    h200.compute_units = 132;
+    h200.clock_mhz = 1980;
+    h200.flops = 100 * 16777216.0 * 3;
+    assert_true(bcl_profiling_plausible(&h200, why, sizeof why));
+    /* What PoCL reported on this loaded machine for 10 launches of K = 100
+     * steps of 100000 balls: 1.1 us a step, 272 GFLOP/s of adds on two
+     * AVX2 cores (8 lanes) at 2445 MHz, whose peak is at most 235. */
+    bcl_span_check loaded = {.start_ns = 7,
+                             .end_ns = 7 + 1103000,
+                             .host_ms = 67.9,
+                             .launches = 10,
+                             .bytes = 10 * 100000.0 * 32,
+                             .flops = 1000 * 100000.0 * 3,
+                             .compute_units = 2,
+                             .clock_mhz = 2445,
+                             .cpu_vector_width = 8};
+    assert_false(bcl_profiling_plausible(&loaded, why, sizeof why));
+    assert_non_null(strstr(why, "two vector FMAs per core"));
+    loaded.end_ns = 7 + 16214000; /* the idle machine's 16.2 us a step */
+    assert_true(bcl_profiling_plausible(&loaded, why, sizeof why));
+    /* A PoCL-like span with no host time known (0): only the other rules. */
+    bcl_span_check pocl = {.start_ns = 500, .end_ns = 500 + 16000, .launches = 1, .bytes = 32000};
+    assert_true(bcl_profiling_plausible(&pocl, NULL, 0));
+}
+
+/* The verdict is per device, keeps the first reason, and a device once
+ * marked stays marked even for a good span. */
+static void test_profiling_verdict(void **state)
+{
+    (void)state;
+    bcl_device_info a = {.device = (void *)(uintptr_t)0x1000},
+                    b = {.device = (void *)(uintptr_t)0x2000};
+    bcl_span_check good = {.start_ns = 1000, .end_ns = 21000, .host_ms = 0.03, .launches = 1};
+    bcl_span_check bad = {.start_ns = 2, .end_ns = 3, .host_ms = 1, .launches = 1};
+    assert_null(bcl_profiling_unusable(&a));
+    assert_true(bcl_profiling_check(a.device, &good));
+    assert_null(bcl_profiling_unusable(&a));
+    assert_false(bcl_profiling_check(a.device, &bad));
+    const char *why = bcl_profiling_unusable(&a);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "1 command took 1 ns"));
+    assert_false(bcl_profiling_check(a.device, &good));
+    bcl_profiling_reject(a.device, "another reason");
+    assert_string_equal(bcl_profiling_unusable(&a), why);
+    assert_null(bcl_profiling_unusable(&b));
+    assert_true(bcl_profiling_check(b.device, &good));
+    setenv("BALLCL_TEST_PROFILING", "unusable", 1);
+    assert_non_null(bcl_profiling_unusable(&b));
+    unsetenv("BALLCL_TEST_PROFILING");
+    assert_null(bcl_profiling_unusable(&b));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stats),        cmocka_unit_test(test_variant_names),
-        cmocka_unit_test(test_variant_rule), cmocka_unit_test(test_k_rule),
-        cmocka_unit_test(test_local_sizes),  cmocka_unit_test(test_openmp_matches_reference),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_variant_names),
+        cmocka_unit_test(test_variant_rule),
+        cmocka_unit_test(test_k_rule),
+        cmocka_unit_test(test_local_sizes),
+        cmocka_unit_test(test_openmp_matches_reference),
         cmocka_unit_test(test_measure_host),
+        cmocka_unit_test(test_profiling_check),
+        cmocka_unit_test(test_profiling_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

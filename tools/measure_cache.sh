@@ -19,7 +19,9 @@
 # work-group functions under POCL_CACHE_DIR even with POCL_KERNEL_CACHE=0,
 # so only a fresh folder makes "off" and "cold" real. The driver's cache is
 # PoCL's kernel cache (POCL_KERNEL_CACHE, POCL_CACHE_DIR) or NVIDIA's compute
-# cache (CUDA_CACHE_DISABLE, CUDA_CACHE_PATH), picked from the platform name.
+# cache (CUDA_CACHE_DISABLE, CUDA_CACHE_PATH) or Mesa's shader cache for
+# rusticl (MESA_SHADER_CACHE_DISABLE, MESA_SHADER_CACHE_DIR), picked from the
+# platform name.
 # Prints a Markdown table on stdout; progress on stderr.
 set -eu
 cd "$(dirname "$0")/.."
@@ -60,12 +62,14 @@ json_value() {
     cat "$work/probe.err" >&2
     exit 3
 }
-device=$(json_value name "$work/probe.json" | tr -d '"')
+# The device name may hold commas ("llvmpipe (LLVM 15.0.6, 256 bits)").
+device=$(sed -n 's/^ *"name": *"\(.*\)",\{0,1\}$/\1/p' "$work/probe.json" | head -1)
 platform=$(json_value platform "$work/probe.json" | tr -d '"')
 driver=$(json_value driver "$work/probe.json" | tr -d '"')
 case "$platform" in
 *Portable*) kind=pocl ;;
 *NVIDIA*) kind=cuda ;;
+rusticl | Clover) kind=mesa ;;
 *) kind=other ;;
 esac
 
@@ -77,6 +81,8 @@ driver_env() {
         echo "POCL_KERNEL_CACHE=0 POCL_CACHE_DIR=$2" ;;
     cuda) [ "$1" = on ] && echo "CUDA_CACHE_DISABLE=0 CUDA_CACHE_PATH=$2" ||
         echo "CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH=$2" ;;
+    mesa) [ "$1" = on ] && echo "MESA_SHADER_CACHE_DISABLE=false MESA_SHADER_CACHE_DIR=$2" ||
+        echo "MESA_SHADER_CACHE_DISABLE=true MESA_SHADER_CACHE_DIR=$2" ;;
     *) echo "" ;;
     esac
 }

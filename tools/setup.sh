@@ -17,9 +17,10 @@ run | test) ;;
 esac
 
 # Build tools, the OpenCL ICD loader and headers, PoCL (OpenCL on the CPU),
+# Mesa's rusticl (mesa-opencl-icd: the tests run it on llvmpipe, the CPU),
 # the libraries ballcl links, and what the tests use.
 packages="build-essential meson ninja-build pkg-config
-ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd
+ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd mesa-opencl-icd
 libjansson-dev libssl-dev libpng-dev libomp-dev
 libcmocka-dev python3 python3-numpy python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev"
 

@@ -97,10 +97,17 @@ typedef struct bcl_device_info {
 typedef struct bcl_device_list {
     bcl_device_info *dev;
     size_t count;
+    /* One line per platform whose devices could not be listed ("clGetDeviceIDs
+     * failed on platform 'X': CL_STATUS (hint); its devices are left out"),
+     * separated by newlines; empty when every platform answered. */
+    char warnings[1024];
 } bcl_device_list;
 
 /* Enumerates every device of every platform. No platform at all is an error
- * (BCL_EXIT_RUNTIME) that says how to install one. */
+ * (BCL_EXIT_RUNTIME) that says how to install one. A platform whose devices
+ * cannot be listed is left out with a line in list->warnings for the caller
+ * to print, so that one broken driver does not hide the others; when no
+ * platform gives a device, its failure is the error. */
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e);
 void bcl_devices_free(bcl_device_list *list);
 /* Picks one device of list by selector text: "P:D", cpu, gpu,
@@ -332,9 +339,12 @@ int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, c
 typedef struct bcl_sim bcl_sim;
 
 typedef struct bcl_sim_timing {
-    double device_ms; /* first launch start to last launch end (profiling) */
+    double device_ms; /* first launch start to last launch end (profiling); wall_ms when
+                         host_clock */
     double wall_ms;   /* host clock around the enqueues and the final wait */
     uint64_t launches;
+    bool host_clock; /* the device's profiling failed its check (bcl_profiling_unusable
+                        says why): device_ms is the host's time */
 } bcl_sim_timing;
 
 /* Allocates device buffers for n balls (split into several when one

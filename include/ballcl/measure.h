@@ -37,7 +37,17 @@ typedef struct bcl_measurement {
     bcl_stats wall_us;   /* per step, host monotonic clock around enqueue and wait */
     uint64_t steps;      /* steps per repeat */
     uint64_t launches;   /* launches per repeat */
+    bool host_clock;     /* device_us holds the host clock's figures: the device's profiling
+                            failed its check (bcl_profiling_unusable says why) */
 } bcl_measurement;
+
+/* Profiling is checked before it is believed (docs/BENCHMARK.md, "Clocks"):
+ * every span of device time is compared with the host's time for the same
+ * work and with what hardware can do. NULL while the profiling of device d
+ * has passed every check in this process, else why it failed; from then on
+ * d's figures come from the host clock. BALLCL_TEST_PROFILING=unusable
+ * (tests only) marks every device. */
+const char *bcl_profiling_unusable(const bcl_device_info *d);
 
 /* A configuration being timed one repeat at a time, so that a caller can
  * interleave the repeats of several configurations (bench does: a noisy

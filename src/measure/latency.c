@@ -40,23 +40,50 @@ static int round_trip(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
     return rc;
 }
 
-/* One launch with an event: queued to start, in microseconds. */
+/* The dispatch figure has no host-clock equivalent: on a device whose
+ * profiling failed its check it is an error that says why. */
+static int profiling_needed(const bcl_device_info *d, bcl_error *e)
+{
+    const char *why = bcl_profiling_unusable(d);
+    if (!why)
+        return BCL_OK;
+    return bcl_fail(
+        e, BCL_EXIT_RUNTIME,
+        "not measured: it needs the device's profiling clock, which failed its check on "
+        "'%s': %s",
+        d->name, why);
+}
+
+/* One launch with an event: queued to start, in microseconds. The launch's
+ * own start and end are checked against the host's time for it first. */
 static int dispatch(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
 {
-    const char *dev = bcl_context_device(bcl_sim_context(s))->name;
+    const bcl_device_info *d = bcl_context_device(bcl_sim_context(s));
+    const char *dev = d->name;
     cl_event ev = NULL;
+    double t0 = bcl_now_ms();
     int rc = bcl_sim_enqueue(s, o, &ev, e);
     if (rc == BCL_OK)
         rc = finish(s, e);
+    double host_ms = bcl_now_ms() - t0;
     if (rc == BCL_OK) {
-        cl_ulong queued = 0, start = 0;
+        cl_ulong queued = 0, start = 0, end = 0;
         cl_int st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued,
                            &queued, NULL);
         if (st == CL_SUCCESS)
             st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof start,
                         &start, NULL);
-        if (st != CL_SUCCESS)
+        if (st == CL_SUCCESS)
+            st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                        NULL);
+        if (st != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", dev);
+        } else {
+            bcl_span_check span = {
+                .start_ns = start, .end_ns = end, .host_ms = host_ms, .launches = 1};
+            bcl_profiling_check(d->device, &span);
+            rc = profiling_needed(d, e);
+        }
         /* A runtime whose clocks disagree must not give a huge unsigned
          * difference: a start before queued counts as no wait. */
         *us = start > queued ? (double)(start - queued) / 1e3 : 0;
@@ -95,6 +122,9 @@ static int sample(bcl_sim *s, const bcl_plan *o, unsigned repeats,
 int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *o, unsigned repeats, bcl_stats *us,
                          bcl_error *e)
 {
+    memset(us, 0, sizeof *us);
+    if (profiling_needed(bcl_context_device(bcl_sim_context(s)), e))
+        return BCL_EXIT_RUNTIME;
     return sample(s, o, repeats, dispatch, us, e);
 }
 

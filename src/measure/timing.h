@@ -6,6 +6,7 @@
 
 #include "ballcl/measure.h"
 #include "run/run.h"
+#include "measure/clock.h"
 
 /* Median, minimum and maximum of x[0..n) (n >= 1); sorts x in place. The
  * median of an even count is the mean of the two middle values. */

@@ -106,11 +106,14 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
         char name[128];
         kernel_name(m, c->fused, c->variant, name, sizeof name);
         json_array_append_new(
-            cands, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o}", "kernel", name, "variant",
+            cands, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o, s:s}", "kernel", name, "variant",
                              c->variant, "local", local_json(c->local), "steps_per_launch",
                              (int)c->steps_per_launch, "validated", c->validated, "us_per_step",
-                             c->validated ? stats_json(&c->m.device_us) : json_null()));
+                             c->validated ? stats_json(&c->m.device_us) : json_null(), "clock",
+                             c->m.host_clock ? "host" : "device"));
     }
+    /* Which clock timed the candidates (docs/BENCHMARK.md, "Clocks"). */
+    const char *clock_note = bcl_profiling_unusable(d);
     json_t *root = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o}",
         "format", TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
@@ -119,6 +122,10 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
         d->driver, "address_bits", (int)d->address_bits, "date", r->best.date, "balls",
         (json_int_t)r->best.balls, "single", entry_json(m, false, &r->best.single), "fused",
         entry_json(m, true, &r->best.fused), "auto_us_per_step", r->auto_us, "candidates", cands);
+    if (root) {
+        json_object_set_new(root, "clock", json_string(clock_note ? "host" : "device"));
+        json_object_set_new(root, "clock_note", clock_note ? json_string(clock_note) : json_null());
+    }
     char *text =
         root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
              : NULL;

@@ -38,12 +38,9 @@ struct bcl_context {
  * error message. */
 static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **call)
 {
-    /* OpenCL 2.0+ deprecates clCreateCommandQueue; 1.x devices lack the
-     * replacement. The version string is "OpenCL M.m ...". */
-    int major = 1;
-    if (strncmp(c->dev.version, "OpenCL ", 7) == 0)
-        major = atoi(c->dev.version + 7);
-    if (major >= 2) {
+    /* OpenCL 2.0+ deprecates clCreateCommandQueue; 1.x platforms and
+     * devices lack the replacement. */
+    if (bcl_opencl_version(&c->dev) >= 20) {
         cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
         *call = "clCreateCommandQueueWithProperties";
         return BCL_CL_CREATE(st, clCreateCommandQueueWithProperties, c->ctx, c->dev.device, props);

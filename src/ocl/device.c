@@ -53,15 +53,32 @@ static void fill_info(bcl_device_info *di)
     get_value(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, &di->max_alloc, sizeof di->max_alloc);
     get_value(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, &di->native_vector_width_float,
               sizeof di->native_vector_width_float);
-    /* An OpenCL 3.0 query: a 1.2 driver says CL_INVALID_VALUE, left 0. */
-    get_value(d, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &di->preferred_multiple,
-              sizeof di->preferred_multiple);
+    /* An OpenCL 3.0 query, asked of 3.0 platforms only (docs/IMPLEMENTATIONS.md);
+     * the 1.2 path leaves it 0 and the kernel's own multiple is used. */
+    if (bcl_opencl_version(di) >= 30)
+        get_value(d, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &di->preferred_multiple,
+                  sizeof di->preferred_multiple);
     cl_device_fp_config fp = 0;
     get_value(d, CL_DEVICE_DOUBLE_FP_CONFIG, &fp, sizeof fp);
     di->fp64 = fp != 0;
     char ext[8192];
     get_string(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
     di->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+}
+
+/* Notes a platform whose devices could not be listed, naming the platform
+ * and the status, for the caller to print as a warning. */
+static void platform_warning(bcl_device_list *list, cl_platform_id p, const char *call, cl_int st,
+                             char name[128])
+{
+    memset(name, 0, 128);
+    if (BCL_CL(clGetPlatformInfo, p, CL_PLATFORM_NAME, 127, name, NULL) != CL_SUCCESS)
+        strcpy(name, "?");
+    size_t used = strlen(list->warnings);
+    const char *hint = bcl_cl_status_hint(st);
+    snprintf(list->warnings + used, sizeof list->warnings - used,
+             "%s%s failed on platform '%s': %s%s%s%s; its devices are left out", used ? "\n" : "",
+             call, name, bcl_cl_status_name(st), *hint ? " (" : "", hint, *hint ? ")" : "");
 }
 
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
@@ -88,16 +105,20 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     }
     int rc = BCL_OK;
     cl_int query_failed = CL_SUCCESS;
+    char failed_platform[128] = "", name[128];
     for (cl_uint p = 0; p < np && rc == BCL_OK; p++) {
         cl_uint nd = 0;
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
         if (st == CL_DEVICE_NOT_FOUND || (st == CL_SUCCESS && nd == 0))
             continue; /* a platform without devices is listed by nobody */
         if (st != CL_SUCCESS) {
-            /* One broken platform must not hide the devices of the others;
-             * its status is reported if no device is found at all. */
-            if (query_failed == CL_SUCCESS)
+            /* One broken platform must not hide the devices of the others:
+             * it is a warning, or the error if no device is found at all. */
+            platform_warning(list, plats[p], "clGetDeviceIDs", st, name);
+            if (query_failed == CL_SUCCESS) {
                 query_failed = st;
+                snprintf(failed_platform, sizeof failed_platform, "%s", name);
+            }
             continue;
         }
         cl_device_id *ids = calloc(nd, sizeof *ids);
@@ -113,8 +134,11 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
         if (st != CL_SUCCESS) {
             free(ids);
-            if (query_failed == CL_SUCCESS)
+            platform_warning(list, plats[p], "clGetDeviceIDs", st, name);
+            if (query_failed == CL_SUCCESS) {
                 query_failed = st;
+                snprintf(failed_platform, sizeof failed_platform, "%s", name);
+            }
             continue;
         }
         for (cl_uint d = 0; d < nd; d++) {
@@ -130,7 +154,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     }
     free(plats);
     if (rc == BCL_OK && list->count == 0 && query_failed != CL_SUCCESS)
-        rc = bcl_cl_fail(e, query_failed, "clGetDeviceIDs", NULL);
+        rc = bcl_cl_fail(e, query_failed, "clGetDeviceIDs", failed_platform);
     if (rc == BCL_OK && list->count == 0)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME,
                       "no OpenCL device found: the installed platforms have no devices");

@@ -31,6 +31,12 @@ typedef struct bcl_selector {
     char name[256];            /* BCL_SEL_NAME, as given */
 } bcl_selector;
 
+/* The OpenCL version ballcl may use with d, as 10 * major + minor (12 for
+ * 1.2): the lower of the platform's and the device's, and of
+ * BALLCL_TEST_OPENCL_VERSION (tests only). Calls newer than 1.2 are made
+ * only when it allows them; each has its 1.2 path. */
+int bcl_opencl_version(const bcl_device_info *d);
+
 /* Parses SEL; NULL or "" means default. "a:b" must be two decimal indices. */
 int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e);
 /* Picks one device of list; unknown or ambiguous selectors are input errors

@@ -88,6 +88,12 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     *absent = r == BCL_CACHE_ABSENT;
     if (r != BCL_CACHE_FOUND)
         return false;
+    char bad[160];
+    if (!bcl_binary_plausible(dev, bin, len, bad, sizeof bad)) {
+        free(file);
+        snprintf(why, why_size, "not a binary of this driver: %.100s", bad);
+        return false;
+    }
     cl_int st, bin_st = CL_SUCCESS;
     cl_program prog = BCL_CL_CREATE(&st, clCreateProgramWithBinary, ctx, 1,
                                     &(cl_device_id){dev->device}, &len, &bin, &bin_st);

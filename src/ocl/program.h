@@ -28,6 +28,12 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
 void bcl_program_cache_store(cl_program prog, const bcl_device_info *dev, bcl_cache_slot *slot,
                              bcl_build_report *rep);
 
+/* False, with the reason in why, when bin cannot be a program binary of
+ * dev's driver, for drivers that crash on a foreign one instead of
+ * refusing it (rusticl 22.3; src/ocl/binary_format.c). True otherwise. */
+bool bcl_binary_plausible(const bcl_device_info *dev, const unsigned char *bin, size_t len,
+                          char *why, size_t size);
+
 /* Monotonic clock in milliseconds. */
 double bcl_now_ms(void);
 

@@ -29,7 +29,7 @@ enum {
     T_OBJ = 64,       /* the fields of `sub` */
     T_MAP = 128,      /* any keys, each value of type `elem` (and `sub`) */
     T_DRIVER = 256,   /* the string "driver" (a local size the runtime chose) */
-    T_OPTIONAL = 512, /* may be absent (added after files without it were written) */
+    T_OPTIONAL = 512, /* may be missing: added within a version (older files lack it) */
     T_NUM = T_INT | T_REAL,
 };
 
@@ -160,6 +160,8 @@ static const field device_fields[] = {
     {"measured", T_OBJ, measured_fields, 0},
     {"errors", T_MAP, NULL, T_STR},
     {"flags", T_ARR, flag_fields, T_OBJ},
+    {"profiling_usable", T_BOOL | T_OPTIONAL, NULL, 0},
+    {"profiling_note", T_STR | T_NULL | T_OPTIONAL, NULL, 0},
     END,
 };
 
@@ -325,7 +327,8 @@ static int check_fields(checker *c, const json_t *obj, const field *f, const cha
         }
         const json_t *v = json_object_get(obj, f->key);
         /* A key that a later version added is checked when present: an
-         * older file lacks it, and the table shows it as absent. */
+         * older file lacks it, and the table shows it as absent. So is an
+         * optional key, which a writer of the same version may add. */
         if (!v && (f->since > c->version || (f->types & T_OPTIONAL)))
             continue;
         if (!v)

@@ -57,6 +57,10 @@ typedef struct bench_result {
     bcl_add_rate add;        /* the add-rate bound, timed between the rows' repeats */
     unsigned ops_per_step;   /* the model's float operations per ball-step (bcl_model) */
     bench_row rows[ROW_COUNT];
+    /* Why the device's profiling failed its check (the copy and the device
+     * rows are then timed by the host clock); NULL when it passed. */
+    const char *clock_note;
+    bool copy_host_clock; /* the copy bandwidth is the host clock's */
 } bench_result;
 
 typedef struct bench_info {

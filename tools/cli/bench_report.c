@@ -233,8 +233,9 @@ void bench_print_table(const bench_info *info, const bench_result *res)
     printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", info->model->name,
            res->balls, d->name, d->platform_name, d->platform_index, d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
-           "(clEnqueueCopyBuffer of %.1f MB)\n",
-           info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6);
+           "(clEnqueueCopyBuffer of %.1f MB%s)\n",
+           info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6,
+           res->copy_host_clock ? ", host clock" : "");
     printf("add-rate bound %.1f GFLOP/s (%.1f..%.1f; %u chains of %u-wide float adds per "
            "work-item, %zu work-items), %u float operations per ball-step: at most %.3g "
            "ball-steps/s\n\n",
@@ -261,6 +262,10 @@ void bench_print_table(const bench_info *info, const bench_result *res)
                bs * bench_row_bytes_per_ball_step(r) / 1e9, speedup(res, r));
     }
     print_footer(res);
+    if (res->clock_note)
+        printf("Clock: this device's profiling failed its check (%s); its figures from then on "
+               "are timed by the host clock (column clock).\n",
+               res->clock_note);
 }
 
 static json_t *stats_json(const bcl_stats *s)
@@ -290,13 +295,14 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         "{s:s, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:o}", "name",
         r->name, "validated", ok, "clock", r->host_clock ? "host" : "device", "us_per_step",
         ok ? stats_json(bench_row_us(r)) : json_null(), "device_us_per_step",
-        ok && !r->host ? stats_json(&r->m.device_us) : json_null(), "wall_us_per_step",
-        ok ? stats_json(&r->m.wall_us) : json_null(), "ball_steps_per_s", number_or_null(ok, bs),
-        "gb_per_s", number_or_null(ok, bs * bench_row_bytes_per_ball_step(r) / 1e9),
-        "speedup_vs_reference", number_or_null(ok, speedup(res, r)), "config", cfg,
-        "steps_per_repeat", (json_int_t)r->m.steps, "launches_per_repeat",
-        (json_int_t)r->m.launches, "validation", "compared", (json_int_t)r->v.compared,
-        "mismatches", (json_int_t)r->v.mismatches, "add_bound_fraction",
+        ok && !r->host && !r->m.host_clock ? stats_json(&r->m.device_us) : json_null(),
+        "wall_us_per_step", ok ? stats_json(&r->m.wall_us) : json_null(), "ball_steps_per_s",
+        number_or_null(ok, bs), "gb_per_s",
+        number_or_null(ok, bs * bench_row_bytes_per_ball_step(r) / 1e9), "speedup_vs_reference",
+        number_or_null(ok, speedup(res, r)), "config", cfg, "steps_per_repeat",
+        (json_int_t)r->m.steps, "launches_per_repeat", (json_int_t)r->m.launches, "validation",
+        "compared", (json_int_t)r->v.compared, "mismatches", (json_int_t)r->v.mismatches,
+        "add_bound_fraction",
         number_or_null(ok && res->add.gflop_per_s.median > 0, bench_row_bound_fraction(res, r)));
 }
 
@@ -306,17 +312,24 @@ json_t *bench_result_json(const bench_result *res)
     for (int i = 0; i < ROW_COUNT; i++)
         json_array_append_new(rows, row_json(res, row(res, i)));
     const bcl_add_rate *a = &res->add;
-    return json_pack("{s:I, s:f, s:{s:I, s:o}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
-                     "s:f}, s:o, s:o}",
-                     "balls", (json_int_t)res->balls, "copy_gb_per_s", res->copy_gb_per_s.median,
-                     "copy", "bytes", (json_int_t)res->copy_bytes, "gb_per_s",
-                     stats_json(&res->copy_gb_per_s), "add_gflop_per_s", a->gflop_per_s.median,
-                     "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width", (int)a->width,
-                     "chains", (int)a->chains, "global", (json_int_t)a->global, "local",
-                     (json_int_t)a->local, "adds_per_repeat", (json_int_t)a->adds_per_repeat,
-                     "compared", (json_int_t)a->compared, "ops_per_ball_step",
-                     (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows",
-                     rows, "conclusions", conclusions_json(res));
+    json_t *j = json_pack(
+        "{s:I, s:f, s:{s:I, s:o}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
+        "s:f}, s:o, s:o}",
+        "balls", (json_int_t)res->balls, "copy_gb_per_s", res->copy_gb_per_s.median, "copy",
+        "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
+        "add_gflop_per_s", a->gflop_per_s.median, "add_rate", "gflop_per_s",
+        stats_json(&a->gflop_per_s), "width", (int)a->width, "chains", (int)a->chains, "global",
+        (json_int_t)a->global, "local", (json_int_t)a->local, "adds_per_repeat",
+        (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared, "ops_per_ball_step",
+        (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows", rows,
+        "conclusions", conclusions_json(res));
+    if (j) {
+        json_object_set_new(json_object_get(j, "copy"), "clock",
+                            json_string(res->copy_host_clock ? "host" : "device"));
+        json_object_set_new(j, "clock_note",
+                            res->clock_note ? json_string(res->clock_note) : json_null());
+    }
+    return j;
 }
 
 json_t *bench_info_json(const bench_info *info)

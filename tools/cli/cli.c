@@ -32,11 +32,24 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return BCL_EXIT_INPUT;
 }
 
+int cli_enumerate(bcl_device_list *list, bcl_error *e)
+{
+    int rc = bcl_devices_enumerate(list, e);
+    if (rc)
+        return rc;
+    for (const char *w = list->warnings; *w;) {
+        size_t len = strcspn(w, "\n");
+        fprintf(stderr, "ballcl: warning: %.*s\n", (int)len, w);
+        w += len + (w[len] == '\n');
+    }
+    return BCL_OK;
+}
+
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e)
 {
     if (!sel_text)
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = bcl_devices_enumerate(list, e);
+    int rc = cli_enumerate(list, e);
     return rc ? rc : bcl_device_select(list, sel_text, index, e);
 }
 
@@ -45,7 +58,7 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
 {
     if (!sel_text)
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = bcl_devices_enumerate(list, e);
+    int rc = cli_enumerate(list, e);
     if (rc)
         return rc;
     return bcl_device_select_list(list, sel_text, index, cap, count, e);

@@ -23,6 +23,9 @@ int cli_report(const bcl_error *e);
 /* Usage error for a subcommand: one line, and a pointer to --help. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* bcl_devices_enumerate, printing each of list->warnings as a line
+ * "ballcl: warning: ..." on stderr when it succeeds. */
+int cli_enumerate(bcl_device_list *list, bcl_error *e);
 /* Enumerates devices and picks one by selector text (NULL: BALLCL_DEVICE,
  * then the default). list stays owned by the caller. */
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e);

@@ -161,7 +161,7 @@ int cmd_devices(int argc, char **argv)
         return rc < 0 ? 0 : cli_report(&e);
     bool as_json = o.json;
     bcl_device_list list;
-    if (bcl_devices_enumerate(&list, &e))
+    if (cli_enumerate(&list, &e))
         return cli_report(&e);
     size_t def = 0;
     bool has_def = false;

@@ -156,6 +156,14 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     return BCL_OK;
 }
 
+/* Why the timing is the host clock's: d's verdict, or (in a run over
+ * several devices, where d is the first) another device's. */
+static const char *clock_note(const bcl_device_info *d)
+{
+    const char *why = bcl_profiling_unusable(d);
+    return why ? why : "the profiling of one of the devices failed its check";
+}
+
 static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
                          const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                          double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
@@ -185,7 +193,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     if (a->tuned_note[0])
         printf("tuned       %s\n", a->tuned_note);
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
-    printf("time        %.3f us/step device, %.3f us/step wall\n", us_dev, us_wall);
+    printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
+           t->host_clock ? "host clock" : "device", us_wall);
+    if (t->host_clock)
+        printf("clock       host: the device's profiling failed its check: %s\n", clock_note(d));
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     if (!a->validate) {
@@ -251,7 +262,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
         " s:{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s, s:s}, s:{s:b, s:f, s:s, s:b, s:f, s:f},"
-        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:o}",
+        " s:{s:b, s:b, s:s}, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:o}, s:o}",
         "device", "name", d->name, "platform", d->platform_name, "selector", sel, "type",
         bcl_device_type_name(d->type), "driver", d->driver, "model", a->o.model.model->name,
         "params", params, "init",
@@ -266,7 +277,9 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
         "first_launch_ms", first_ms, "tuned", "stored", a->tuned_note[0] != '\0', "used",
         p->tuned_used, "note", a->tuned_note, "timing", "device_ms", t->device_ms, "wall_ms",
         t->wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
-        "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "validation", validation);
+        "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "clock",
+        t->host_clock ? "host" : "device", "clock_note",
+        t->host_clock ? json_string(clock_note(d)) : json_null(), "validation", validation);
     return root;
 }
 

@@ -206,7 +206,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         count = 1;
     } else {
-        if ((rc = bcl_devices_enumerate(&list, &e)))
+        if ((rc = cli_enumerate(&list, &e)))
             goto out;
         count = list.count;
     }

@@ -129,8 +129,12 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
     printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->o.model.model->name,
            (unsigned long long)a->o.balls[0], d->name, d->platform_name, d->platform_index,
            d->device_index);
-    printf("%u repeats per candidate; us/step: median (min..max) of device time\n\n",
-           a->o.measure.repeats);
+    const char *clock_note = bcl_profiling_unusable(d);
+    printf("%u repeats per candidate; us/step: median (min..max) of %s time\n",
+           a->o.measure.repeats, clock_note ? "host clock" : "device");
+    if (clock_note)
+        printf("clock: host: this device's profiling failed its check: %s\n", clock_note);
+    printf("\n");
     printf("  %-9s %-8s %7s %6s  %-34s %s\n", "kernel", "variant", "local", "K",
            "us/step median (min..max)", "validated");
     for (size_t i = 0; i < r->count; i++) {

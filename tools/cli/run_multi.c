@@ -61,8 +61,11 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->o.model.model->name,
            m->plan.kernel, m->plan.steps_per_launch, m->plan.launch.local, m->plan.launch.how,
            m->buffers > 1 ? ", several buffers" : "");
-    printf("  time      %.3f us/step device, %.3f us/step wall, waited %.1f ms for the slowest\n",
-           us, us_wall, m->wait_ms);
+    printf("  time      %.3f us/step %s, %.3f us/step wall, waited %.1f ms for the slowest\n", us,
+           m->timing.host_clock ? "host clock" : "device", us_wall, m->wait_ms);
+    if (m->timing.host_clock)
+        printf("  clock     host: the device's profiling failed its check: %s\n",
+               bcl_profiling_unusable(d));
     if (!a->validate)
         printf("  validation skipped\n");
     else if (m->v.mismatches == 0)
@@ -131,6 +134,7 @@ static json_t *report_json(const run_args *a, bcl_group *g, size_t n, const bcl_
         const bcl_group_member *m = bcl_group_member_at(g, i);
         if (m->timing.device_ms > all.device_ms)
             all.device_ms = m->timing.device_ms;
+        all.host_clock = all.host_clock || m->timing.host_clock;
         buffers += m->buffers;
     }
     json_t *j =

@@ -38,6 +38,7 @@ static const row device_rows[] = {
     {"fp64", "limits.fp64", F_BOOL},
     {"fp16", "limits.fp16", F_BOOL},
     {"extensions (of interest)", "limits.extensions", F_LIST},
+    {"profiling usable", "profiling_usable", F_BOOL},
     {"build, cold (ms)", "measured.build_ms_cold", F_NUM},
     {"build, from cache (ms)", "measured.build_ms_cached", F_NUM},
     {"launch latency, queued to start (us)", "measured.launch_latency_us", F_NUM},
@@ -240,6 +241,18 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         /* One footnote per error, shared by the cells it explains. */
         char key[256];
         const char *err = error_of(c->dev, full, key, sizeof key);
+        const json_t *why = json_object_get(c->dev, "profiling_note");
+        if (!err && strcmp(full, "measured.launch_latency_us") == 0 && json_is_string(why)) {
+            /* Null by design: it needs the device's clock. */
+            snprintf(note, sizeof note,
+                     "%s: %s needs the device's profiling clock, which failed "
+                     "its check: %s",
+                     c->head, full, json_string_value(why));
+            char esc[1200];
+            cell_text(note, esc, sizeof esc);
+            printf(" n/a [%zu] |", note_add(n, esc));
+            return;
+        }
         if (!err) {
             printf(" n/a |");
             return;
@@ -251,6 +264,19 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         return;
     }
     format_value(v, f, out, sizeof out);
+    /* Unusable profiling: the reason goes into a footnote, as the time
+     * figures of that column came from the host clock. */
+    const json_t *why = json_object_get(c->dev, "profiling_note");
+    if (strcmp(full, "profiling_usable") == 0 && json_is_false(v) && json_is_string(why)) {
+        snprintf(note, sizeof note,
+                 "%s: profiling failed its check (%s): its times are the host "
+                 "clock's",
+                 c->head, json_string_value(why));
+        char esc[1200];
+        cell_text(note, esc, sizeof esc);
+        printf(" %s [%zu] |", out, note_add(n, esc));
+        return;
+    }
     const json_t *flag = flag_of(c->dev, full);
     if (flag) {
         snprintf(note, sizeof note,
