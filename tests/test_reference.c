@@ -255,7 +255,9 @@ static void test_ulp_distance(void **unused)
     /* FLT_MAX to infinity is one step; the far ends of the line are far. */
     assert_int_equal(bcl_ulp_distance(FLT_MAX, INFINITY), 1);
     assert_int_equal(bcl_ulp_distance(-INFINITY, INFINITY), 2 * (uint64_t)0x7f800000);
-    assert_int_equal(bcl_ulp_distance(NAN, NAN), UINT64_MAX);
+    /* The same bits are never apart, NaN included; other NaNs are. */
+    assert_int_equal(bcl_ulp_distance(NAN, NAN), 0);
+    assert_int_equal(bcl_ulp_distance(NAN, -NAN), UINT64_MAX);
     assert_int_equal(bcl_ulp_distance(NAN, 1.0f), UINT64_MAX);
     assert_int_equal(bcl_ulp_distance(1.0f, -NAN), UINT64_MAX);
 }
@@ -287,14 +289,17 @@ static void test_compare_rules(void **unused)
     v = compare1(pz, nz, 1); /* a tolerance accepts it */
     assert_int_equal(v.mismatches, 0);
 
-    /* NaN never passes: not against itself (same bits), not with any
+    /* The same bits always pass, NaN included (an overflow the device and
+     * the reference both reach is no mismatch; 'ballcl run' reports it as
+     * an overflow). A NaN against anything else never passes, with any
      * tolerance; the largest distance says NaN (UINT64_MAX). */
-    const float qn[4] = {NAN, 1, 1, 1};
+    const float qn[4] = {NAN, 1, 1, 1}, nqn[4] = {-NAN, 1, 1, 1};
     v = compare1(qn, qn, 0);
+    assert_int_equal(v.mismatches, 0);
+    assert_int_equal(v.max_ulp, 0);
+    v = compare1(qn, nqn, UINT64_MAX - 1);
     assert_int_equal(v.mismatches, 1);
     assert_int_equal(v.max_ulp, UINT64_MAX);
-    v = compare1(qn, qn, UINT64_MAX - 1);
-    assert_int_equal(v.mismatches, 1);
     v = compare1(a, qn, 1u << 30);
     assert_int_equal(v.mismatches, 1);
     v = compare1(qn, a, 1u << 30);

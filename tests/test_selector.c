@@ -73,7 +73,6 @@ static void test_parse_name_and_default(void **unused)
     s = parse_ok("gpus"); /* a type word only when it is the whole text */
     assert_int_equal(s.kind, BCL_SEL_NAME);
     assert_int_equal(parse_ok(NULL).kind, BCL_SEL_DEFAULT);
-    assert_int_equal(parse_ok("").kind, BCL_SEL_DEFAULT);
 }
 
 static void test_parse_errors(void **unused)
@@ -93,6 +92,10 @@ static void test_parse_errors(void **unused)
     assert_int_equal(bcl_selector_parse(longname, &s, &e), BCL_EXIT_INPUT);
     assert_non_null(strstr(e.msg, "too long"));
     assert_true(strlen(e.msg) < 120);
+    bcl_error_clear(&e);
+    /* An empty selector is an error, not the default (which is NULL). */
+    assert_int_equal(bcl_selector_parse("", &s, &e), BCL_EXIT_INPUT);
+    assert_non_null(strstr(e.msg, "device selector '' is empty"));
     bcl_error_clear(&e);
 }
 
@@ -236,7 +239,7 @@ static void test_default_order(void **unused)
     assert_int_equal(match_ok(NULL, &machine_list), 1);
     bcl_device_info order[] = {machine[3], machine[0], machine[2]};
     bcl_device_list l = {order, 3};
-    assert_int_equal(match_ok("", &l), 2);
+    assert_int_equal(match_ok(NULL, &l), 2);
     /* No GPU: the accelerator, though the CPU comes first. */
     bcl_device_info no_gpu[] = {machine[0], machine[3]};
     l = (bcl_device_list){no_gpu, 2};

@@ -124,7 +124,9 @@ static void test_round_trip(void **state)
     bcl_tune_result r = fake_result(cand);
     char path[4096];
     bcl_error e = {0};
-    assert_int_equal(bcl_tuned_save(&d, m, &r, path, sizeof path, &e), BCL_OK);
+    bcl_outputs o = {0};
+    assert_int_equal(bcl_tuned_open(&d, m, &o, path, sizeof path, &e), BCL_OK);
+    assert_int_equal(bcl_tuned_save(&d, m, &r, &o, &e), BCL_OK);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     char dir[4096];
@@ -249,7 +251,9 @@ static void test_unwritable_folder(void **state)
     bcl_tune_result r = fake_result(cand);
     bcl_error e = {0};
     char path[4096] = "";
-    assert_int_equal(bcl_tuned_save(&d, bcl_models[0], &r, path, sizeof path, &e), BCL_EXIT_INPUT);
+    bcl_outputs o = {0};
+    (void)r;
+    assert_int_equal(bcl_tuned_open(&d, bcl_models[0], &o, path, sizeof path, &e), BCL_EXIT_INPUT);
     assert_non_null(strstr(e.msg, "cannot create cache folder"));
     assert_non_null(strstr(e.msg, file)); /* the component that is not a folder */
     assert_string_equal(path, "");

@@ -56,6 +56,11 @@ typedef struct bcl_error {
 int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Frees the detail and resets e for reuse. */
 void bcl_error_clear(bcl_error *e);
+/* Copies in to out (size bytes, NUL-terminated), each control character
+ * (below 0x20, and 0x7f) written as \xNN: text from users, files and
+ * drivers shown on a terminal (bcl_fail does it to every message). Returns
+ * the length written. */
+size_t bcl_escape(const char *in, char *out, size_t size);
 
 /* Parses a whole decimal number in [min, max] for the option `what`:
  * BCL_OK, or BCL_EXIT_INPUT with a message naming `what`. */
@@ -397,6 +402,19 @@ int bcl_validate(const bcl_model *m, const float *p, const float *init, const fl
  * into v. */
 int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
                   float *scratch, bcl_validation *v, bcl_error *e);
+/* Where a state from finite input stopped being finite. */
+typedef struct bcl_overflow {
+    size_t ball;   /* the first ball with a non-finite value */
+    uint64_t step; /* the step that made it non-finite (from 1); 0 if unknown */
+    int component; /* 0..3: x, y, z, w */
+    float value;   /* inf, -inf or NaN */
+} bcl_overflow;
+/* Finds the first non-finite value of state (n balls after `steps` steps
+ * of model m from init); false when all are finite. With init, it also
+ * finds the step at which that ball overflowed by running the reference on
+ * it step by step (init NULL: step 0, unknown). */
+bool bcl_find_overflow(const bcl_model *m, const float *p, const float *init, const float *state,
+                       size_t n, uint64_t steps, bcl_overflow *o);
 
 /* ---- state files and pictures ------------------------------------------- */
 
@@ -406,8 +424,49 @@ int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
 /* Writes atomically: a temporary file in the same folder, then rename. */
 int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
-/* Writes `len` bytes to path atomically (temporary file, fsync, rename). */
+/* Writes `len` bytes to path atomically (temporary file, fsync, rename):
+ * an output set of one (below). */
 int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e);
+
+/* The outputs of one command (docs/RELIABILITY.md, "Outputs"): each is
+ * checked and gets its temporary file in its folder before any work
+ * (bcl_outputs_add), the data goes to the temporaries (bcl_outputs_write,
+ * bcl_npy_write_to), and bcl_outputs_commit replaces every destination or
+ * none. An existing destination must be a regular file; a symbolic link is
+ * followed and its target replaced. The temporaries are removed on any
+ * failure, by bcl_outputs_discard, and on SIGINT, SIGTERM and SIGHUP once a
+ * program called bcl_cleanup_install. The set, and every path given to it,
+ * must outlive the commit or discard. */
+#define BCL_OUTPUTS_MAX 4
+typedef struct bcl_output {
+    const char *path; /* as given */
+    const char *what; /* the option, for messages ("--output"); may be NULL */
+    char *target;     /* the file replaced: path, or a symbolic link's target */
+    char *tmp;        /* the temporary beside target */
+    int fd;           /* open on tmp until the commit */
+    int slot;         /* in the signal clean-up registry, -1 when none */
+} bcl_output;
+typedef struct bcl_outputs {
+    bcl_output out[BCL_OUTPUTS_MAX];
+    size_t count;
+} bcl_outputs;
+
+/* Checks path as the next output (index count) and creates its temporary:
+ * BCL_EXIT_INPUT naming what and path when it cannot be written. */
+int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_error *e);
+/* Appends len bytes to output i's temporary. */
+int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bcl_error *e);
+/* Flushes every temporary, then replaces every destination, or none (a
+ * failed rename is undone). The set is empty afterwards, either way. */
+int bcl_outputs_commit(bcl_outputs *s, bcl_error *e);
+/* Removes every temporary; the destinations are untouched. Idempotent. */
+void bcl_outputs_discard(bcl_outputs *s);
+/* Writes n balls as a .npy file into output i of s. */
+int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);
+/* Installs the SIGINT/SIGTERM/SIGHUP handler that removes the temporaries
+ * of unfinished outputs and exits with 128 + the signal (130, 143, 129). For
+ * programs: the library never installs it itself. */
+void bcl_cleanup_install(void);
 
 #define BCL_SNAPSHOT_MAX_SIDE 4096
 
@@ -421,6 +480,9 @@ typedef struct bcl_snapshot_opts {
  * outlined, each ball a dot, darker where more balls share a pixel. */
 int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
                        bcl_error *e);
+/* The picture into output i of an output set (bcl_outputs_add). */
+int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,
+                          const bcl_snapshot_opts *o, bcl_error *e);
 /* Parses "WxH" (each 16 to BCL_SNAPSHOT_MAX_SIDE) for the option `what`. */
 int bcl_snapshot_size_parse(const char *text, const char *what, unsigned *w, unsigned *h,
                             bcl_error *e);

@@ -181,11 +181,18 @@ void bcl_tune_result_free(bcl_tune_result *r);
  * key hashing the device's identity and driver version. */
 int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
                    bcl_error *e);
+/* Before a sweep: creates the tuned file's folders (mode 0700), checks
+ * that they are the user's (like the binary cache, docs/cache.md) and adds
+ * the tuned file to the output set o, its temporary made (the folder is
+ * writable), so that nothing stops the result from being stored after the
+ * sweep. The path is written to path_out, which must outlive o. */
+int bcl_tuned_open(const bcl_device_info *d, const bcl_model *m, bcl_outputs *o, char *path_out,
+                   size_t path_size, bcl_error *e);
 /* Stores r->best (with the device's identity, the date and every candidate
- * of r) atomically as the tuned file of (d, m), creating the folders with
- * mode 0700; the path is written to path_out. */
+ * of r) as the tuned file of (d, m) through o (bcl_tuned_open): written and
+ * committed atomically. */
 int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
-                   char *path_out, size_t path_size, bcl_error *e);
+                   bcl_outputs *o, bcl_error *e);
 
 /* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
  * found. A file that does not parse, is of another format version or names

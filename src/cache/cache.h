@@ -107,6 +107,18 @@ typedef struct bcl_cache_slot {
     bcl_cache_labels labels;
 } bcl_cache_slot;
 
+/* Trust (docs/cache.md): like ssh with its keys, ballcl uses a cache folder
+ * only if it is a folder that belongs to the user (or root) and that no one
+ * else may write (no group or other write bit), and an entry or tuned file
+ * only if it belongs to the user (or root) and no one else may write it.
+ * Otherwise another user could plant a program that this user's runs load.
+ * Each returns true, or false with the reason in why, starting with
+ * BCL_CACHE_UNTRUSTED. */
+#define BCL_CACHE_UNTRUSTED "not trusted: "
+struct stat;
+bool bcl_cache_owner_ok(const struct stat *st, char *why, size_t why_size);
+bool bcl_cache_folder_ok(const char *dir, char *why, size_t why_size);
+
 /* mkdir -p for path: every folder it creates, and the last one, get mode
  * 0700 (src/cache/cache_dir.c). Shared by the cache and the tuned files kept in
  * the same folder. */

@@ -4,6 +4,7 @@
  * other parts of ballcl (the tuned files, tuned/<model>-<key>.json), so
  * list and clear touch only files named like program entries.
  */
+#include "files/files.h"
 #include "cache/cache.h"
 
 #include <dirent.h>
@@ -41,6 +42,42 @@ int bcl_cache_dir(char *out, size_t size, bcl_error *e)
     return BCL_OK;
 }
 
+bool bcl_cache_owner_ok(const struct stat *st, char *why, size_t why_size)
+{
+    uid_t me = geteuid();
+    if (st->st_uid != me && st->st_uid != 0) {
+        snprintf(why, why_size, BCL_CACHE_UNTRUSTED "owned by uid %u, not by this user (uid %u)",
+                 (unsigned)st->st_uid, (unsigned)me);
+        return false;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, why_size, BCL_CACHE_UNTRUSTED "mode %04o lets other users write it",
+                 (unsigned)(st->st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
+bool bcl_cache_folder_ok(const char *dir, char *why, size_t why_size)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(why, why_size, "cannot use cache folder '%s': %s", dir, strerror(errno));
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, why_size, "cannot use cache folder '%s': it is %s, not a folder", dir,
+                 bcl_file_type_name(st.st_mode));
+        return false;
+    }
+    char reason[128];
+    if (!bcl_cache_owner_ok(&st, reason, sizeof reason)) {
+        snprintf(why, why_size, "cache folder '%s' is %s", dir, reason);
+        return false;
+    }
+    return true;
+}
+
 /* mkdir -p with mode 0700 for every folder it creates. The folder we create
  * last is chmod'ed to exactly 0700, whatever the umask: the binaries in it
  * are the user's own business. An existing folder keeps its mode. */
@@ -49,8 +86,9 @@ int bcl_make_folders(char *path, bcl_error *e)
     struct stat st;
     if (stat(path, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            return bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", path,
-                            strerror(ENOTDIR));
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "cannot create cache folder '%s': it exists and is %s, not a folder",
+                            path, bcl_file_type_name(st.st_mode));
         return BCL_OK;
     }
     for (char *p = path + 1;; p++) {
@@ -65,6 +103,14 @@ int bcl_make_folders(char *path, bcl_error *e)
             rc = 0; /* there already, or made by a concurrent process */
         else if (rc == 0 && saved == '\0')
             (void)chmod(path, 0700);
+        if (rc != 0 && err == EEXIST) {
+            char part[PATH_MAX];
+            snprintf(part, sizeof part, "%s", path);
+            *p = saved;
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "cannot create cache folder '%s': '%s' exists and is not a folder",
+                            path, part);
+        }
         if (rc != 0) {
             int r = bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", path,
                              strerror(err));

@@ -4,6 +4,7 @@
  * checked against the bytes actually present before it is used, so a
  * truncated or garbage file is a clean "bad entry", never a crash.
  */
+#include "files/files.h"
 #include "cache/cache.h"
 
 #include <errno.h>
@@ -167,23 +168,90 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
     return true;
 }
 
+/* Reads a whole regular file of at most `limit` bytes, never through a
+ * symbolic link and never a special file (a FIFO would block). Returns 0,
+ * or an errno value (EFBIG past the limit), or -1 with why filled for an
+ * entry that is not a plain file of the user's. */
+static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len, char *why,
+                      size_t why_size)
+{
+    /* The fault hook, so the fault walk sees a cache that cannot be read. */
+    int f = bcl_fault_take("read");
+    if (f != 0)
+        return f;
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, true, &mode);
+    if (fd == -1 && errno == ELOOP) {
+        snprintf(why, why_size, "a symbolic link, not a file");
+        return -1;
+    }
+    if (fd == -2) {
+        snprintf(why, why_size, "%s, not a regular file", bcl_file_type_name(mode));
+        return -1;
+    }
+    if (fd < 0)
+        return errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return err;
+    }
+    /* Only the user (or root) may have made what we load into the driver:
+     * an entry of another user, or one others may write, is not trusted. */
+    if (!bcl_cache_owner_ok(&st, why, why_size)) {
+        close(fd);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > limit) {
+        close(fd);
+        return EFBIG;
+    }
+    size_t want = (size_t)st.st_size;
+    unsigned char *buf = malloc(want ? want : 1);
+    if (!buf) {
+        close(fd);
+        return ENOMEM;
+    }
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = read(fd, buf + got, want - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int err = errno;
+            free(buf);
+            close(fd);
+            return err;
+        }
+        if (r == 0)
+            break; /* shrank under us: decode sees the short length */
+        got += (size_t)r;
+    }
+    close(fd);
+    *out = buf;
+    *len = got;
+    return 0;
+}
+
 bcl_cache_lookup bcl_cache_entry_read(const char *path, const bcl_cache_key *key,
                                       unsigned char **file, const unsigned char **payload,
                                       size_t *payload_len, bcl_cache_labels *labels, char *why,
                                       size_t why_size)
 {
     *file = NULL;
-    char *text = NULL;
+    unsigned char *buf = NULL;
     size_t size = 0;
     int err =
-        bcl_read_file(path, BCL_CACHE_HEADER_SIZE + BCL_CACHE_MAX_PAYLOAD, &text, &size, NULL);
-    unsigned char *buf = (unsigned char *)text;
+        read_whole(path, BCL_CACHE_HEADER_SIZE + BCL_CACHE_MAX_PAYLOAD, &buf, &size, why, why_size);
+    if (err == -1)
+        return BCL_CACHE_BAD;
     if (err == ENOENT) {
         snprintf(why, why_size, "no entry");
         return BCL_CACHE_ABSENT;
     }
     if (err) {
-        snprintf(why, why_size, "cannot read: %s", bcl_read_error(err));
+        snprintf(why, why_size, "cannot read: %s", strerror(err));
         return BCL_CACHE_BAD;
     }
     if (!bcl_cache_entry_decode(buf, size, key, payload, payload_len, labels, why, why_size)) {
@@ -203,6 +271,12 @@ int bcl_cache_entry_write(const char *path, const bcl_cache_key *key,
     int rc = bcl_cache_entry_encode(key, labels, payload, len, &buf, &size, e);
     if (rc)
         return rc;
+    /* The entry's name is ballcl's own, in the user's own folder: a FIFO,
+     * socket or symbolic link found there is removed (not followed, not
+     * refused), so that the entry can be replaced. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        (void)unlink(path);
     rc = bcl_write_file_atomic(path, buf, size, e);
     free(buf);
     return rc;

@@ -11,4 +11,13 @@
 int bcl_snapshot_encode(const float *state, size_t n, const bcl_snapshot_opts *o, void **png,
                         size_t *len, bcl_error *e);
 
+/* "a FIFO", "a character device", ... for a st_mode, for messages. */
+const char *bcl_file_type_name(unsigned mode);
+/* Opens path for reading only if it is a regular file, without ever
+ * blocking (O_NONBLOCK: a FIFO would wait for a writer) and, with
+ * nofollow, not through a symbolic link (src/files/open_file.c). Returns
+ * the descriptor; -1 with errno set when open or fstat fails; -2 when the
+ * file is not a regular file, its type in *mode (optional). */
+int bcl_open_regular(const char *path, bool nofollow, unsigned *mode);
+
 #endif

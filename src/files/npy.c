@@ -467,21 +467,12 @@ out:
     return rc;
 }
 
-/*
- * Contract: writes the n balls of state (4*n floats) to path as a .npy v1.0
- * file of shape (n, 4), dtype '<f4', byte-identical to np.save of the same
- * float32 array, atomically (bcl_write_file_atomic). n must be >= 1, as the
- * reader demands. Non-finite values are written as they are: the file then
- * shows what went wrong, though bcl_npy_read will refuse it. Returns BCL_OK,
- * BCL_EXIT_INPUT (path cannot be written) or BCL_EXIT_RUNTIME (no memory).
- */
-int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
+/* The .npy header np.save writes for an (n, 4) float32 array: *len bytes
+ * into hdr (room for 256). What NumPy 1.24 writes: keys sorted, repr of
+ * values, ", " after each, spare spaces for the shape to grow, then padding
+ * to the alignment. */
+static size_t npy_header(size_t n, unsigned char *hdr)
 {
-    if (n == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': no balls to write: expected N >= 1", path);
-
-    /* What NumPy 1.24 writes: keys sorted, repr of values, ", " after each,
-     * spare spaces for the shape to grow, then padding to the alignment. */
     char dict[128];
     int dl = snprintf(dict, sizeof dict,
                       "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 4), }", n);
@@ -491,25 +482,52 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
     size_t pad = NPY_ALIGN - unpadded % NPY_ALIGN;          /* NumPy pads a full 64 when aligned */
     size_t hlen = (size_t)dl + grow + pad + 1;
     size_t offset = NPY_PREAMBLE + hlen;
+    memcpy(hdr, NPY_MAGIC, NPY_MAGIC_LEN);
+    hdr[6] = 1;
+    hdr[7] = 0;
+    hdr[8] = (unsigned char)(hlen & 0xff);
+    hdr[9] = (unsigned char)(hlen >> 8);
+    memcpy(hdr + NPY_PREAMBLE, dict, (size_t)dl);
+    memset(hdr + NPY_PREAMBLE + dl, ' ', grow + pad);
+    hdr[offset - 1] = '\n';
+    return offset;
+}
 
-    if (n > (SIZE_MAX - offset) / BALL_BYTES)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': %zu balls do not fit in memory", path, n);
-    size_t total = offset + n * BALL_BYTES;
-    unsigned char *buf = malloc(total);
-    if (!buf)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory for %zu balls", path, n);
+/*
+ * Contract: writes the n balls of state (4*n floats) as a .npy v1.0 file of
+ * shape (n, 4), dtype '<f4', byte-identical to np.save of the same float32
+ * array, into output i of s (bcl_outputs_add; bcl_outputs_commit puts it
+ * in place). The state is written as it is, never copied. n must be >= 1,
+ * as the reader demands. Non-finite values are written as they are.
+ */
+int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e)
+{
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': no balls to write: expected N >= 1",
+                        s->out[i].path);
+    unsigned char hdr[256];
+    size_t hl = npy_header(n, hdr);
+    int rc = bcl_outputs_write(s, i, hdr, hl, e);
+    if (rc == BCL_OK)
+        rc = bcl_outputs_write(s, i, state, n * BALL_BYTES, e);
+    return rc;
+}
 
-    memcpy(buf, NPY_MAGIC, NPY_MAGIC_LEN);
-    buf[6] = 1;
-    buf[7] = 0;
-    buf[8] = (unsigned char)(hlen & 0xff);
-    buf[9] = (unsigned char)(hlen >> 8);
-    memcpy(buf + NPY_PREAMBLE, dict, (size_t)dl);
-    memset(buf + NPY_PREAMBLE + dl, ' ', grow + pad);
-    buf[offset - 1] = '\n';
-    memcpy(buf + offset, state, n * BALL_BYTES);
-
-    int rc = bcl_write_file_atomic(path, buf, total, e);
-    free(buf);
+/*
+ * Contract: bcl_npy_write_to through an output set of one: path holds its
+ * old contents or the whole new file (atomic replacement). Returns BCL_OK,
+ * BCL_EXIT_INPUT (path cannot be written) or BCL_EXIT_RUNTIME (no memory).
+ */
+int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
+{
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': no balls to write: expected N >= 1", path);
+    bcl_outputs s = {0};
+    int rc = bcl_outputs_add(&s, path, NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_npy_write_to(&s, 0, state, n, e);
+    if (rc == BCL_OK)
+        return bcl_outputs_commit(&s, e);
+    bcl_outputs_discard(&s);
     return rc;
 }

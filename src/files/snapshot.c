@@ -259,3 +259,16 @@ int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl
     free(png);
     return rc;
 }
+
+int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,
+                          const bcl_snapshot_opts *o, bcl_error *e)
+{
+    void *png;
+    size_t len;
+    int rc = bcl_snapshot_encode(state, n, o, &png, &len, e);
+    if (rc)
+        return rc;
+    rc = bcl_outputs_write(s, i, png, len, e);
+    free(png);
+    return rc;
+}

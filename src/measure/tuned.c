@@ -9,6 +9,7 @@
  * The file also carries the identity in clear, the date and every candidate
  * measured, so a reader can see why the winner won.
  */
+#include "files/files.h"
 #include "measure/timing.h"
 #include "cache/cache.h"
 #include "ocl/clcall.h"
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TUNED_FORMAT "ballcl-tuned/1"
 /* A tuned file lists a few hundred candidates at most. */
@@ -85,19 +87,41 @@ static json_t *stats_json(const bcl_stats *s)
     return json_pack("{s:f, s:f, s:f}", "median", s->median, "min", s->min, "max", s->max);
 }
 
-int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
-                   char *path_out, size_t path_size, bcl_error *e)
+int bcl_tuned_open(const bcl_device_info *d, const bcl_model *m, bcl_outputs *o, char *path_out,
+                   size_t path_size, bcl_error *e)
 {
-    char path[4096], key[33];
+    char path[4096];
     int rc = bcl_tuned_path(d, m, path, sizeof path, e);
-    if (rc == BCL_OK)
-        rc = bcl_device_key(d, key, e);
     if (rc)
         return rc;
     char *slash = strrchr(path, '/');
     *slash = '\0';
     rc = bcl_make_folders(path, e);
+    char why[4096 + 160];
+    /* The tuned folder and the cache folder above it must be the user's,
+     * as for the binary cache. */
+    if (rc == BCL_OK && !bcl_cache_folder_ok(path, why, sizeof why))
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
+    char *up = strrchr(path, '/');
+    if (rc == BCL_OK && up) {
+        *up = '\0';
+        if (!bcl_cache_folder_ok(path, why, sizeof why))
+            rc = bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
+        *up = '/';
+    }
     *slash = '/';
+    if (rc)
+        return rc;
+    snprintf(path_out, path_size, "%s", path);
+    /* The output set keeps a pointer to the path: the caller's copy. */
+    return bcl_outputs_add(o, path_out, "tuned file", e);
+}
+
+int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
+                   bcl_outputs *o, bcl_error *e)
+{
+    char key[33];
+    int rc = bcl_device_key(d, key, e);
     if (rc)
         return rc;
     json_t *cands = json_array();
@@ -134,10 +158,10 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the tuned file");
     size_t len = strlen(text);
     text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
-    rc = bcl_write_file_atomic(path, text, len + 1, e);
+    rc = bcl_outputs_write(o, 0, text, len + 1, e);
+    if (rc == BCL_OK)
+        rc = bcl_outputs_commit(o, e);
     free(text);
-    if (rc == BCL_OK && path_out)
-        snprintf(path_out, path_size, "%s", path);
     return rc;
 }
 
@@ -191,20 +215,41 @@ int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl
         rc = bcl_device_key(d, key, e);
     if (rc)
         return rc;
-    char *text;
-    size_t len;
-    int err = bcl_read_file(path, MAX_TUNED_BYTES, &text, &len, NULL);
-    if (err == ENOENT)
-        return BCL_OK; /* nothing tuned yet */
-    if (err)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': cannot read: %s", path,
-                        bcl_read_error(err));
+    /* Only a regular file of the user's, in folders of the user's: a FIFO
+     * would block, and another user's file would steer our launches. */
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, true, &mode);
+    if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
+        return BCL_OK; /* nothing tuned yet (or no cache folder, said elsewhere) */
+    if (fd == -1 && errno == ELOOP)
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is a symbolic link: expected a file",
+                        path);
+    if (fd == -2)
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is %s, not a regular file", path,
+                        bcl_file_type_name(mode));
+    if (fd < 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read tuned file '%s': %s", path,
+                        strerror(errno));
+    struct stat st;
+    char why[4096 + 160];
+    bool trusted = fstat(fd, &st) == 0 && bcl_cache_owner_ok(&st, why, sizeof why);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    trusted = trusted && bcl_cache_folder_ok(path, why, sizeof why);
+    *slash = '/';
+    if (!trusted) {
+        close(fd);
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': %s", path, why);
+    }
     json_error_t jerr;
-    json_t *root = json_loadb(text, len, 0, &jerr);
-    free(text);
-    if (!root)
+    json_t *root = json_loadfd(fd, 0, &jerr);
+    close(fd);
+    if (!root && jerr.line > 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s (line %d)", path,
                         jerr.text, jerr.line);
+    if (!root)
+        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s", path,
+                        jerr.text);
     const char *format = NULL, *model = NULL, *dkey = NULL, *date = "";
     json_int_t balls = 0;
     json_t *single = NULL, *fused = NULL;
@@ -234,6 +279,37 @@ int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl
     json_decref(root);
     return rc;
 }
+void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size)
+{
+    if (size)
+        warning[0] = '\0';
+    bcl_tuned_entry *entries[2] = {&t->single, &t->fused};
+    for (int i = 0; i < 2; i++) {
+        bcl_tuned_entry *te = entries[i];
+        if (!te->found)
+            continue;
+        bcl_variant vars[BCL_MAX_VARIANTS];
+        size_t nv = 0;
+        bcl_error e = {0};
+        bool known = false;
+        if (bcl_variants_list(c, i == 1, vars, BCL_MAX_VARIANTS, &nv, &e) == BCL_OK)
+            for (size_t v = 0; v < nv; v++)
+                known = known || strcmp(vars[v].name, te->variant) == 0;
+        bcl_error_clear(&e);
+        if (known)
+            continue;
+        /* A file from another version of the kernels, or edited: its
+         * launch cannot be made, so the documented rule decides. */
+        char path[4096] = "";
+        bcl_tuned_path(bcl_context_device(c), bcl_context_model(c), path, sizeof path, &e);
+        bcl_error_clear(&e);
+        snprintf(warning, size,
+                 "tuned file '%s' names the %s variant '%s', which the kernels of model '%s' do "
+                 "not have (the default rule decides)",
+                 path, i == 1 ? "k-step" : "one-step", te->variant, bcl_context_model(c)->name);
+        memset(te, 0, sizeof *te);
+    }
+}
 
 static int by_tuned_file(const void *a, const void *b)
 {
@@ -250,20 +326,25 @@ static void describe_tuned(const char *dir, const char *name, bcl_tuned_file_inf
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     struct stat st;
-    if (stat(path, &st) == 0) {
+    if (lstat(path, &st) == 0) {
         x->bytes = (uint64_t)st.st_size;
         x->mtime = (int64_t)st.st_mtime;
     }
-    char *text;
-    size_t len;
-    int err = bcl_read_file(path, MAX_TUNED_BYTES, &text, &len, NULL);
-    if (err) {
-        snprintf(x->problem, sizeof x->problem, "cannot read: %s", bcl_read_error(err));
+    /* Only a regular file: a FIFO would block the listing for ever. */
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, true, &mode);
+    if (fd == -2 || (fd == -1 && errno == ELOOP)) {
+        snprintf(x->problem, sizeof x->problem, "%s, not a regular file",
+                 fd == -2 ? bcl_file_type_name(mode) : "a symbolic link");
+        return;
+    }
+    if (fd < 0) {
+        snprintf(x->problem, sizeof x->problem, "cannot read: %s", strerror(errno));
         return;
     }
     json_error_t jerr;
-    json_t *root = json_loadb(text, len, 0, &jerr);
-    free(text);
+    json_t *root = json_loadfd(fd, 0, &jerr);
+    close(fd);
     if (!root) {
         snprintf(x->problem, sizeof x->problem, "not valid JSON (line %d)", jerr.line);
         return;

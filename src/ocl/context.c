@@ -181,6 +181,8 @@ const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem)
          * for the caller to show. */
         if (bcl_tuned_load_in(c->cache_dir, &c->dev, c->model, &c->tuned, &e) != BCL_OK)
             snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", e.msg);
+        else /* a variant the kernels lack: the rule decides, and says so */
+            bcl_tuned_check(c, &c->tuned, c->tuned_problem, sizeof c->tuned_problem);
         bcl_error_clear(&e);
         c->tuned_read = true;
     }

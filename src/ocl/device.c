@@ -216,10 +216,17 @@ static bool all_digits(const char *s, size_t len)
 int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e)
 {
     memset(sel, 0, sizeof *sel);
-    if (!text || !*text) {
+    if (!text) {
         sel->kind = BCL_SEL_DEFAULT;
         return BCL_OK;
     }
+    /* An empty -d '' is a mistake (an unset shell variable), not a request
+     * for the default: taking the default would also override
+     * BALLCL_DEVICE silently. */
+    if (!*text)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "device selector '' is empty: expected P:D, gpu, cpu, accelerator or part "
+                        "of a device name (leave -d out for the default)");
     static const struct {
         const char *word;
         cl_device_type type;

@@ -43,7 +43,8 @@ int bcl_device_select_list(const bcl_device_list *list, const char *text, size_t
             return bcl_fail(e, BCL_EXIT_INPUT, "device selector list '%s': at most %zu devices",
                             text, cap);
         bcl_selector sel;
-        int rc = bcl_selector_parse(tok, &sel, e);
+        /* No text at all is the default device; an empty one is an error. */
+        int rc = bcl_selector_parse(text ? tok : NULL, &sel, e);
         if (rc == BCL_OK && list)
             rc = bcl_selector_match(&sel, list, &index[*count], e);
         if (rc)

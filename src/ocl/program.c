@@ -9,15 +9,20 @@
  * that builds from source and later replaces the entry, and any trouble with
  * the folder is a warning.
  */
+#include "files/files.h"
 #include "ocl/program.h"
 #include "cache/cache.h"
 #include "ocl/clcall.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +79,122 @@ __attribute__((format(printf, 3, 4))) static void text(char *out, size_t size, c
     va_end(ap);
 }
 
+/*
+ * The in-use marker (docs/cache.md): a binary that passes every check may
+ * still crash the driver's loader (PoCL: SIGSEGV or an assertion), and
+ * would crash every later run. So while an entry is loaded, a marker
+ * ".<entry>.loading" holds the loader's pid and start time; it is removed
+ * when the load returns. A marker whose process is gone means that a load
+ * never returned: the entry is treated as bad (removed, rebuilt from
+ * source, replaced). A signal that ends ballcl during the load removes the
+ * marker (src/util/cleanup.c), so Ctrl-C does not condemn a good entry.
+ */
+
+/* The start time of process pid (field 22 of /proc/<pid>/stat, in clock
+ * ticks since boot), or 0 when unknown: with the pid it names a process
+ * uniquely, so a reused pid is not taken for the loader. */
+static unsigned long long start_time(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command may hold spaces and ')' */
+    if (!p)
+        return 0;
+    /* Fields 3 (state) to 22 (starttime) follow ") ". */
+    unsigned long long v = 0;
+    for (int field = 3; field <= 22 && p; field++) {
+        p = strchr(p + 1, ' ');
+        if (p && field == 22)
+            v = strtoull(p + 1, NULL, 10);
+    }
+    return v;
+}
+
+/* Whether the marker at path names a process that is still running. A
+ * marker that cannot be read, or holds no pid, counts as alive while it is
+ * young (its writer may be between creating and filling it). */
+static bool marker_alive(const char *path)
+{
+    int fd = bcl_open_regular(path, true, NULL);
+    if (fd < 0)
+        return false;
+    char buf[64] = "";
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    struct stat st;
+    bool young = fstat(fd, &st) == 0 && time(NULL) - st.st_mtime < 10;
+    close(fd);
+    long pid = 0;
+    unsigned long long start = 0;
+    if (n <= 0 || sscanf(buf, "%ld %llu", &pid, &start) != 2 || pid <= 0)
+        return young;
+    if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
+        return false;
+    unsigned long long now = start_time(pid);
+    return start == 0 || now == 0 || now == start;
+}
+
+typedef struct marker {
+    char path[PATH_MAX];
+    int slot; /* cleanup registry; -1 when no marker of ours exists */
+} marker;
+
+/* Marks the entry at entry_path in use. Returns false (why filled) when a
+ * marker shows that an earlier load of it never returned; the entry and
+ * the marker are then removed. A live marker of another process is left
+ * alone and this load goes unmarked. */
+static bool marker_take(const char *entry_path, marker *m, char *why, size_t why_size)
+{
+    m->slot = -1;
+    const char *slash = strrchr(entry_path, '/');
+    int w = slash ? snprintf(m->path, sizeof m->path, "%.*s/.%s.loading", (int)(slash - entry_path),
+                             entry_path, slash + 1)
+                  : snprintf(m->path, sizeof m->path, ".%s.loading", entry_path);
+    if (w < 0 || (size_t)w >= sizeof m->path)
+        return true; /* no room for a marker: load unmarked */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        sigset_t old;
+        bcl_cleanup_block(&old);
+        int fd = open(m->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            m->slot = bcl_cleanup_register(m->path);
+        bcl_cleanup_unblock(&old);
+        if (fd >= 0) {
+            char buf[64];
+            int len =
+                snprintf(buf, sizeof buf, "%ld %llu\n", (long)getpid(), start_time((long)getpid()));
+            (void)!write(fd, buf, (size_t)len);
+            close(fd);
+            return true;
+        }
+        if (errno != EEXIST)
+            return true; /* an unwritable folder: nothing is stored here either */
+        if (marker_alive(m->path))
+            return true;
+        /* The last loader died inside the driver: this entry is what killed
+         * it. Remove both; the rebuilt program replaces the entry. */
+        (void)unlink(entry_path);
+        (void)unlink(m->path);
+        snprintf(why, why_size, "its last load did not finish: the process loading it died");
+        return false;
+    }
+    return true;
+}
+
+static void marker_drop(marker *m)
+{
+    if (m->slot < 0)
+        return;
+    (void)unlink(m->path);
+    bcl_cleanup_unregister(m->slot);
+    m->slot = -1;
+}
+
 /* Tries to make a built program from the entry at path. On failure *why
  * says what was wrong and false is returned; nothing is left allocated. A
  * missing entry sets *absent. */
@@ -94,6 +215,11 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
         snprintf(why, why_size, "not a binary of this driver: %.100s", bad);
         return false;
     }
+    marker m;
+    if (!marker_take(path, &m, why, why_size)) {
+        free(file);
+        return false;
+    }
     cl_int st, bin_st = CL_SUCCESS;
     cl_program prog = BCL_CL_CREATE(&st, clCreateProgramWithBinary, ctx, 1,
                                     &(cl_device_id){dev->device}, &len, &bin, &bin_st);
@@ -101,6 +227,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     if (st == CL_SUCCESS && bin_st != CL_SUCCESS)
         st = bin_st;
     if (st != CL_SUCCESS) {
+        marker_drop(&m);
         if (prog)
             clReleaseProgram(prog);
         snprintf(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
@@ -109,6 +236,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     /* Options matter for a binary too: they are what the key promised. */
     st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, bcl_build_options(), NULL,
                 NULL);
+    marker_drop(&m);
     if (st != CL_SUCCESS) {
         clReleaseProgram(prog);
         snprintf(why, why_size, "building from the binary failed (%s)", bcl_cl_status_name(st));
@@ -152,18 +280,30 @@ static bool store_right_away(bcl_build_report *rep)
     return false;
 }
 
-/* The folder of the cache: the one given, or the user's (created). */
+/* The folder of the cache: the one given, or the user's (created); used
+ * only if it is the user's and no one else may write it. */
 static bool cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
 {
-    if (!given)
-        return bcl_cache_dir_create(dir, size, e) == BCL_OK;
-    if (strlen(given) >= size) {
+    if (!given) {
+        if (bcl_cache_dir_create(dir, size, e) != BCL_OK)
+            return false;
+    } else if (strlen(given) >= size) {
         bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
         return false;
+    } else {
+        strcpy(dir, given);
     }
-    strcpy(dir, given);
+    char why[PATH_MAX + 160];
+    if (!bcl_cache_folder_ok(dir, why, sizeof why)) {
+        bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
+        return false;
+    }
     return true;
 }
+
+/* A process that builds several programs (bench, survey) says what is
+ * wrong with the cache once, not once per program. */
+static bool warned_folder, warned_entry;
 
 int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
                     const char *src, size_t len, bool use_cache, const char *cache_dir,
@@ -180,8 +320,10 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
         text(rep->note, sizeof rep->note,
              "built from source: '%s' has #include, which the cache key cannot see", source_name);
     } else if (!cache_folder(cache_dir, dir, sizeof dir, &ce)) {
-        text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
-        text(rep->note, sizeof rep->note, "built from source, no cache folder");
+        if (!warned_folder)
+            text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
+        warned_folder = true;
+        text(rep->note, sizeof rep->note, "built from source, no usable cache folder");
     } else if (bcl_cache_key_make(dev, src, len, bcl_build_options(), &slot->key, &ce) ||
                bcl_cache_entry_path(dir, &slot->key, slot->path, sizeof slot->path, &ce)) {
         text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
@@ -194,6 +336,13 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
             rep->program_ms = bcl_now_ms() - t0;
             text(rep->note, sizeof rep->note, "from the binary cache");
             return BCL_OK;
+        }
+        if (!absent && strncmp(why, BCL_CACHE_UNTRUSTED, strlen(BCL_CACHE_UNTRUSTED)) == 0 &&
+            !warned_entry) {
+            text(rep->warning, sizeof rep->warning,
+                 "cache entry '%s' is %s: ignored, the program is built from source", slot->path,
+                 why);
+            warned_entry = true;
         }
         if (absent)
             text(rep->note, sizeof rep->note, "cache miss: built from source");

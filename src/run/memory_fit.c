@@ -24,7 +24,8 @@ int bcl_memory_fit(const bcl_device_info *d, size_t n, unsigned host_copies, con
     if (host > 0 && bytes * copies > host)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
-                        "more than the %.1f MiB of this machine",
+                        "more than the %.1f MiB this process may use (the machine's memory or its "
+                        "cgroup limit)",
                         what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
     return BCL_OK;
 }

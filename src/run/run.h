@@ -67,9 +67,19 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
 bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 
+/* Launches queued at most between two waits of bcl_sim_run (host memory
+ * stays flat whatever the step count). */
+#define BCL_QUEUE_WINDOW 1024
+/* Forgets every entry of t whose variant the kernels of c's model do not
+ * define (a tuned file from other kernels): the default rule then
+ * decides. warning gets a line naming the file, or "" when all is well.
+ * bcl_context_tuned applies it (src/measure/tuned.c). */
+void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size);
+
 /* ---- validation (validate.c) ---- */
 
-/* ULP distance between two floats; UINT64_MAX if either is NaN. */
+/* ULP distance between two floats: 0 for the same bits (NaN included),
+ * UINT64_MAX for a NaN against anything else. */
 uint64_t bcl_ulp_distance(float a, float b);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,

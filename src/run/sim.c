@@ -177,8 +177,8 @@ typedef struct arg_state {
 /* The one enqueue loop: one launch of k (ksteps steps) over every chunk of
  * s, queued and not waited for. empty launches over no balls (n = 0), so
  * that work a driver defers to the first launch is done. *first and *last
- * (each optional) get the events of the first and the last chunk's launch;
- * with one chunk only *first is set. */
+ * (each optional) get the events of the first and the last chunk's launch
+ * (the same event, retained twice, with one chunk). */
 static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint ksteps, bool empty,
                          arg_state *as, cl_event *first, cl_event *last, bcl_error *e)
 {
@@ -198,12 +198,20 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
             as->chunk = c;
             as->steps = ksteps;
         }
-        /* With one chunk the launch is both the first and the last chunk's:
-         * it takes the event asked for (first, else last). */
-        cl_event *evp = c == 0 && first ? first : (c + 1 == s->nchunks ? last : NULL);
-        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL, evp);
+        /* With one chunk, one launch is both the first and the last. */
+        bool want_first = c == 0 && first, want_last = c + 1 == s->nchunks && last;
+        cl_event ev = NULL;
+        cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL,
+                           want_first || want_last ? &ev : NULL);
         if (st != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+        if (want_first)
+            *first = ev;
+        if (want_last) {
+            if (want_first)
+                clRetainEvent(ev);
+            *last = ev;
+        }
     }
     return BCL_OK;
 }
@@ -242,16 +250,38 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
         return rc;
     uint64_t launches = (steps + kper - 1) / kper;
     cl_event first = NULL, last = NULL;
+    /* A bounded queue: each queued launch costs the driver host memory
+     * (about 670 bytes on PoCL), so S = 2^40 would queue gigabytes. Every
+     * `window` launches the last one gets an event, and the host waits for
+     * the one marked a window earlier: at most two windows are queued,
+     * host memory stays flat whatever S is, and the device never runs dry. */
+    uint64_t window = BCL_QUEUE_WINDOW / s->nchunks ? BCL_QUEUE_WINDOW / s->nchunks : 1;
+    cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
+        bool marked = p->sync == BCL_SYNC_END && i > 0 && (i + 1) % window == 0 && i + 1 < launches;
+        cl_event now = NULL;
         rc = launch_chunks(s, p, k, ksteps, false, &as, i == 0 ? &first : NULL,
-                           i + 1 == launches ? &last : NULL, e);
+                           i + 1 == launches ? &last : (marked ? &now : NULL), e);
+        if (rc == BCL_OK && marked) {
+            if (mark) {
+                cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
+                if (st != CL_SUCCESS)
+                    rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
+                clReleaseEvent(mark);
+            }
+            mark = now;
+        } else if (now) {
+            clReleaseEvent(now);
+        }
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
             rc = finish(s, e);
     }
+    if (mark)
+        clReleaseEvent(mark);
     if (rc == BCL_OK)
         rc = finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;
@@ -313,10 +343,8 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
     int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
     arg_state as = {SIZE_MAX, 0};
     if (rc == BCL_OK) {
-        /* The event of the last chunk's launch: with one chunk, the first. */
-        cl_event *first = s->nchunks == 1 ? ev : NULL;
-        cl_event *last = s->nchunks == 1 ? NULL : ev;
-        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, first, last, e);
+        /* The event of the last chunk's launch. */
+        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, NULL, ev, e);
     }
     return rc;
 }

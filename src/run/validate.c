@@ -24,6 +24,9 @@ static uint32_t float_bits(float f)
 
 uint64_t bcl_ulp_distance(float a, float b)
 {
+    /* The same bits are never a difference, NaN or not. */
+    if (float_bits(a) == float_bits(b))
+        return 0;
     if (isnan(a) || isnan(b))
         return UINT64_MAX;
     /* Map the sign-magnitude bit patterns onto one ordered integer line. */
@@ -42,8 +45,8 @@ void bcl_compare(const float *want, const float *got, size_t n, size_t first_bal
             float a = want[4 * i + c], b = got[4 * i + c];
             uint64_t d = bcl_ulp_distance(a, b);
             /* Bitwise by default: +0 and -0 differ although 0 ULP apart. */
-            bool bad = isnan(a) || isnan(b) ||
-                       (tol_ulp == 0 ? float_bits(a) != float_bits(b) : d > tol_ulp);
+            bool bad = float_bits(a) != float_bits(b) &&
+                       (tol_ulp == 0 || isnan(a) || isnan(b) || d > tol_ulp);
             if (d > v->max_ulp)
                 v->max_ulp = d;
             if (bad) {
@@ -104,4 +107,37 @@ int bcl_validate(const bcl_model *m, const float *p, const float *init, const fl
     if (failed)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory for validation");
     return BCL_OK;
+}
+
+bool bcl_find_overflow(const bcl_model *m, const float *p, const float *init, const float *state,
+                       size_t n, uint64_t steps, bcl_overflow *o)
+{
+    memset(o, 0, sizeof *o);
+    size_t i = 0;
+    for (; i < 4 * n && isfinite(state[i]); i++)
+        ;
+    if (i == 4 * n)
+        return false;
+    o->ball = i / 4;
+    o->component = (int)(i % 4);
+    o->value = state[i];
+    if (!init)
+        return true;
+    /* The ball again from its initial state, one step at a time (the same
+     * bits as all steps at once), until a value is not finite: at most S
+     * steps of one ball, against the S steps of all N that validation ran. */
+    float b[4];
+    memcpy(b, init + 4 * o->ball, sizeof b);
+    for (uint64_t s = 1; s <= steps; s++) {
+        m->reference(b, 1, 1, p);
+        for (int c = 0; c < 4; c++) {
+            if (!isfinite(b[c])) {
+                o->step = s;
+                o->component = c;
+                o->value = b[c];
+                return true;
+            }
+        }
+    }
+    return true;
 }

@@ -704,6 +704,20 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
 {
     *json = NULL;
     *status = BCL_OK;
+    /* Every N of the survey fits each device and the host (the initial
+     * state and a scratch copy, and a CPU device's own buffer), or nothing
+     * runs: --large is the user's to choose, and a figure that cannot fit
+     * is no figure. */
+    for (size_t i = 0; i < n; i++) {
+        size_t nmax = bcl_survey_large_n(&devs[i], o);
+        if (o->sweep_n > nmax)
+            nmax = o->sweep_n;
+        if (o->small_n > nmax)
+            nmax = o->small_n;
+        int rc = bcl_memory_fit(&devs[i], nmax, 2, o->large_n ? "--large" : "survey", e);
+        if (rc)
+            return rc;
+    }
     json_t *doc = bcl_survey_document(o);
     if (!doc)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");

@@ -10,18 +10,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+size_t bcl_escape(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            out[o++] = (char)*p;
+        } else if (o + 4 < size) {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        } else {
+            break;
+        }
+    }
+    if (size)
+        out[o] = '\0';
+    return o;
+}
+
 int bcl_fail(bcl_error *e, int code, const char *fmt, ...)
 {
     if (!e || e->code != 0)
         return e && e->code ? e->code : code;
+    char raw[sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    /* Messages are one line: a newline from a driver string would break that. */
-    for (char *p = e->msg; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
+    /* Messages are one line of text: a newline, an escape sequence or any
+     * other control character from an argument, a file name or a driver
+     * string is shown as \xNN, never sent to the terminal. */
+    bcl_escape(raw, e->msg, sizeof e->msg);
     e->code = code;
     return code;
 }

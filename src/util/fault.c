@@ -1,10 +1,11 @@
 /*
  * Fault injection for tests. BALLCL_FAULT="name:n[:STATUS]" makes the n-th
  * call (counting from 1) of the named OpenCL or I/O function fail as if it
- * had returned STATUS. Every OpenCL call in the library goes through the
- * BCL_CL / BCL_CL_CREATE macros (src/ocl/clcall.h), and every file write through
- * the atomic writer, so a test can walk n upward through a whole run and see
- * each failure handled. Without the variable this costs one branch per call.
+ * had returned STATUS, or, with STATUS "crash", be killed there (SIGKILL).
+ * Every OpenCL call in the library goes through the BCL_CL / BCL_CL_CREATE
+ * macros (src/ocl/clcall.h), and every file write through the atomic
+ * writer, so a test can walk n upward through a whole run and see each
+ * failure handled. Without the variable this costs one branch per call.
  *
  * "name:n[:STATUS]@D" targets device D of a run over several devices (its
  * position in the -d list, from 0): only the calls a thread working for D
@@ -19,10 +20,15 @@
 #include "ocl/ocl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The STATUS "crash": the process is killed at that call. */
+#define FAULT_CRASH INT_MIN
 
 static struct {
     bool trace;
@@ -90,7 +96,10 @@ static void parse_spec(void)
         cl_int st;
         const char *s = end + 1;
         bool known = false;
-        if (bcl_cl_status_parse(s, &st)) {
+        if (strcmp(s, "crash") == 0) {
+            fault.status = FAULT_CRASH;
+            known = true;
+        } else if (bcl_cl_status_parse(s, &st)) {
             fault.status = st;
             known = true;
         }
@@ -118,5 +127,12 @@ int bcl_fault_take(const char *name)
         return 0;
     if (fault.device >= 0 && this_device != fault.device)
         return 0;
-    return __atomic_add_fetch(&fault.seen, 1, __ATOMIC_RELAXED) == fault.nth ? fault.status : 0;
+    if (__atomic_add_fetch(&fault.seen, 1, __ATOMIC_RELAXED) != fault.nth)
+        return 0;
+    /* A crash inside the call (a driver's SIGSEGV), as the in-use marker of
+     * the binary cache must survive it: SIGKILL, which nothing can catch,
+     * so that no handler or sanitizer report blurs it. */
+    if (fault.status == FAULT_CRASH)
+        raise(SIGKILL);
+    return fault.status;
 }

@@ -24,6 +24,12 @@ void bcl_fault_device(int index);
 
 /* The memory this process may use on the host, in bytes (0: unknown). */
 uint64_t bcl_host_memory_bytes(void);
+/* The smallest memory limit of the cgroups of the process described by
+ * proc_cgroup (a /proc/<pid>/cgroup file), and of their ancestors, under
+ * the cgroup file system at fs: memory.max (v2, also under fs/unified) and
+ * memory/.../memory.limit_in_bytes (v1). 0 when there is none. bcl_host_memory_bytes
+ * takes the lower of it and the machine's memory (src/util/host_memory.c). */
+uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
 
 /* What bcl_read_file returns for a path that is neither a regular file
  * nor a folder (a pipe, a device, a socket). */

@@ -54,8 +54,8 @@ typedef struct bench_result {
     size_t balls;
     bcl_stats copy_gb_per_s;
     size_t copy_bytes;
-    bcl_add_rate add;        /* the add-rate bound, timed between the rows' repeats */
-    unsigned ops_per_step;   /* the model's float operations per ball-step (bcl_model) */
+    bcl_add_rate add;      /* the add-rate bound, timed between the rows' repeats */
+    unsigned ops_per_step; /* the model's float operations per ball-step (bcl_model) */
     bench_row rows[ROW_COUNT];
     /* Why the device's profiling failed its check (the copy and the device
      * rows are then timed by the host clock); NULL when it passed. */

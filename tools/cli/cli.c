@@ -23,13 +23,26 @@ int cli_report(const bcl_error *e)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char raw[1024], shown[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "ballcl: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'ballcl %s --help')\n", cmd);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* The arguments are the user's text: no control characters raw. */
+    bcl_escape(raw, shown, sizeof shown);
+    fprintf(stderr, "ballcl: %s (see 'ballcl %s --help')\n", shown, cmd);
     return BCL_EXIT_INPUT;
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    char raw[1536], shown[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    bcl_escape(raw, shown, sizeof shown);
+    fprintf(stderr, "ballcl: warning: %s\n", shown);
 }
 
 int cli_enumerate(bcl_device_list *list, bcl_error *e)
@@ -47,7 +60,8 @@ int cli_enumerate(bcl_device_list *list, bcl_error *e)
 
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e)
 {
-    if (!sel_text)
+    /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
+    if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
     /* The text first: a malformed selector opens no device. */
     int rc = bcl_device_select(NULL, sel_text, index, e);
@@ -59,7 +73,8 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
 int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index, size_t cap,
                      size_t *count, bcl_error *e)
 {
-    if (!sel_text)
+    /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
+    if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
     /* The text first: a malformed selector opens no device. */
     int rc = bcl_device_select_list(NULL, sel_text, index, cap, count, e);
@@ -200,31 +215,6 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
     if (*count == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected one or more comma-separated numbers",
                         what, text);
-    return BCL_OK;
-}
-
-int cli_check_writable(const char *path, const char *what, bcl_error *e)
-{
-    char copy[4096];
-    if (strlen(path) >= sizeof copy)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: path too long", what);
-    strcpy(copy, path);
-    const char *dir = dirname(copy);
-    struct stat st;
-    /* stat first: access() on a file in place of the folder says EACCES. */
-    if (stat(dir, &st) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(ENOTDIR));
-    if (access(dir, W_OK | X_OK) != 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(errno));
-    /* Else the work would be done before rename() found the folder. */
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: cannot write '%s': %s", what, path,
-                        strerror(EISDIR));
     return BCL_OK;
 }
 

@@ -23,6 +23,9 @@ int cli_report(const bcl_error *e);
 /* Usage error for a subcommand: one line, and a pointer to --help. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "ballcl: warning: <text>" on stderr, control characters escaped. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* bcl_devices_enumerate, printing each of list->warnings as a line
  * "ballcl: warning: ..." on stderr when it succeeds. */
 int cli_enumerate(bcl_device_list *list, bcl_error *e);
@@ -69,11 +72,6 @@ int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 /* Parses "a,b,c" into out (at most cap values, each in [min, max]). */
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, size_t cap, size_t *count, bcl_error *e);
-
-/* Fails early (input error naming what) if path could not be written: its
- * folder is missing, not a folder or not writable, or path is a folder.
- * Every command checks its output paths with it before any long work. */
-int cli_check_writable(const char *path, const char *what, bcl_error *e);
 
 /* Seconds between progress lines when stderr is not a terminal. */
 #define CLI_PROGRESS_SECONDS 10

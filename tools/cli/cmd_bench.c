@@ -165,7 +165,7 @@ static int device_row(bench_row *r, bcl_context *ctx, bcl_sim *sim, const bench_
     /* The tuned file is read once; say once that it was of no use. */
     static bool warned;
     if (r->plan.warning[0] && !warned) {
-        fprintf(stderr, "ballcl: warning: %s\n", r->plan.warning);
+        cli_warn("%s", r->plan.warning);
         warned = true;
     }
     r->tuned_missing =
@@ -275,11 +275,13 @@ int cmd_bench(int argc, char **argv)
     char *csv = NULL;
     size_t csv_len = 0, di;
     size_t failed = 0;
+    bcl_outputs outs = {0};
     if (!res) {
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
         goto out;
     }
-    if (a.csv && (rc = cli_check_writable(a.csv, "--csv", &e)))
+    /* Checked, with its temporary file, before the long measurement. */
+    if (a.csv && (rc = bcl_outputs_add(&outs, a.csv, "--csv", &e)))
         goto out;
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
@@ -294,8 +296,12 @@ int cmd_bench(int argc, char **argv)
     di = picked[0];
     const bcl_device_info *d = &list.dev[di];
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
-    if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, NULL, &e)))
+    bcl_build_report br;
+    if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, &br, &e)))
         goto out;
+    /* An unusable cache folder: said once, the program built from source. */
+    if (br.warning[0])
+        cli_warn("%s", br.warning);
     /* Every N fits, or nothing runs: the initial state, the host rows'
      * state and a scratch copy for validation. */
     for (size_t i = 0; i < a.o.nballs; i++)
@@ -336,7 +342,8 @@ int cmd_bench(int argc, char **argv)
         json_object_set(root, "sweep", sweep);
     if (a.o.json)
         cli_print_json(root);
-    if (a.csv && (rc = bcl_write_file_atomic(a.csv, csv, csv_len, &e)))
+    if (a.csv && ((rc = bcl_outputs_write(&outs, 0, csv, csv_len, &e)) ||
+                  (rc = bcl_outputs_commit(&outs, &e))))
         goto out;
     if (failed)
         rc = bcl_fail(&e, BCL_EXIT_MISMATCH,
@@ -344,6 +351,7 @@ int cmd_bench(int argc, char **argv)
                       "%s not timed",
                       failed, failed == 1 ? "" : "s", failed == 1 ? "was" : "were");
 out:
+    bcl_outputs_discard(&outs);
     json_decref(root);
     json_decref(sweep);
     free(csv);

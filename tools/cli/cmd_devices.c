@@ -199,9 +199,10 @@ int cmd_devices(int argc, char **argv)
             cli_field(d->name, 32, name, sizeof name);
             cli_field(d->platform_name, 28, plat, sizeof plat);
             cli_field(d->version, 20, ver, sizeof ver);
+            char drv[1024];
+            bcl_escape(d->driver, drv, sizeof drv);
             printf("%c %-5s %-4s %4u %10s  %s  %s  %s  %s\n", has_def && i == def ? '*' : ' ', sel,
-                   bcl_device_type_name(d->type), d->compute_units, mem, name, plat, ver,
-                   d->driver);
+                   bcl_device_type_name(d->type), d->compute_units, mem, name, plat, ver, drv);
         }
         if (has_def)
             printf("* the default device: %s\n",

@@ -4,6 +4,7 @@
  */
 #include "run.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -175,8 +176,10 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     double us_wall = steps ? t->wall_ms * 1e3 / steps : 0;
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     double bytes_per_ball_step = 32.0 / (double)p->steps_per_launch;
-    printf("device      %s (%s, selector %u:%u)\n", d->name, d->platform_name, d->platform_index,
-           d->device_index);
+    char name[1024], plat[1024];
+    bcl_escape(d->name, name, sizeof name);
+    bcl_escape(d->platform_name, plat, sizeof plat);
+    printf("device      %s (%s, selector %u:%u)\n", name, plat, d->platform_index, d->device_index);
     printf("model       %s, %s\n", m->name,
            a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
@@ -284,13 +287,43 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
 }
 
 /* The picture frames the model's box when it has one, else the balls. */
-int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e)
+int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
+                      bcl_error *e)
 {
-    const bcl_model *m = a->o.model.model;
-    bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
-    if (m->box)
-        m->box(a->o.model.params, so.box);
-    return bcl_snapshot_write(a->snapshot, state, n, &so, e);
+    int rc = BCL_OK;
+    if (a->output)
+        rc = bcl_npy_write_to(outs, 0, state, n, e);
+    if (rc == BCL_OK && a->snapshot) {
+        const bcl_model *m = a->o.model.model;
+        bcl_snapshot_opts so = {.width = a->snap_w, .height = a->snap_h, .has_box = m->box != NULL};
+        if (m->box)
+            m->box(a->o.model.params, so.box);
+        rc = bcl_snapshot_write_to(outs, a->output ? 1 : 0, state, n, &so, e);
+    }
+    if (rc == BCL_OK)
+        rc = bcl_outputs_commit(outs, e);
+    return rc;
+}
+
+/* Finite input that ends non-finite (values near FLT_MAX overflow): the
+ * device and the reference agree bit for bit, but the state is no result,
+ * and no file ballcl reads back. Say which ball and step. */
+int run_check_overflow(const run_args *a, const float *init, const float *state, size_t n,
+                       bcl_error *e)
+{
+    bcl_overflow ov;
+    if (!bcl_find_overflow(a->o.model.model, a->o.model.params, init, state, n, a->o.steps, &ov))
+        return BCL_OK;
+    char at[64] = "";
+    if (ov.step)
+        snprintf(at, sizeof at, " at step %llu", (unsigned long long)ov.step);
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
+                    "whose state stays finite for %llu steps%s",
+                    ov.ball, at, "xyzw"[ov.component],
+                    isnan(ov.value) ? "nan" : (ov.value > 0 ? "inf" : "-inf"),
+                    (unsigned long long)a->o.steps,
+                    a->output || a->snapshot ? "; output not written" : "");
 }
 
 /* Whether the tuned record was used, and why not, for the report. Empty
@@ -335,9 +368,12 @@ int cmd_run(int argc, char **argv)
     bcl_context *ctx = NULL;
     bcl_sim *sim = NULL;
     size_t di, picked[BCL_MAX_DEVICES], ndev = 0;
-    if (a.output && (rc = cli_check_writable(a.output, "--output", &e)))
+    /* Every output is checked, and has its temporary file, before any
+     * work; they are all committed at the end, or none. */
+    bcl_outputs outs = {0};
+    if (a.output && (rc = bcl_outputs_add(&outs, a.output, "--output", &e)))
         goto out;
-    if (a.snapshot && (rc = cli_check_writable(a.snapshot, "--snapshot", &e)))
+    if (a.snapshot && (rc = bcl_outputs_add(&outs, a.snapshot, "--snapshot", &e)))
         goto out;
     if (a.input && (rc = bcl_npy_read(a.input, &state, &n, &e)))
         goto out;
@@ -349,7 +385,7 @@ int cmd_run(int argc, char **argv)
         const bcl_device_info *devs[BCL_MAX_DEVICES];
         for (size_t i = 0; i < ndev; i++)
             devs[i] = &list.dev[picked[i]];
-        rc = run_multi(&a, devs, ndev, &state, n, &e);
+        rc = run_multi(&a, devs, ndev, &state, n, &outs, &e);
         goto out;
     }
     di = picked[0];
@@ -377,7 +413,7 @@ int cmd_run(int argc, char **argv)
     if (a.verbose)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
     if (br.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+        cli_warn("%s", br.warning);
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
@@ -395,7 +431,7 @@ int cmd_run(int argc, char **argv)
     bcl_plan plan;
     rc = bcl_plan_resolve(ctx, &req, &plan, &e);
     if (plan.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", plan.warning);
+        cli_warn("%s", plan.warning);
     if (rc)
         goto out;
     tuned_note(&a, ctx, &req, &plan);
@@ -416,7 +452,7 @@ int cmd_run(int argc, char **argv)
      * for it (PoCL: the work-group function for this local size). */
     bcl_context_cache_store(ctx, &br);
     if (br.warning[0])
-        fprintf(stderr, "ballcl: warning: %s\n", br.warning);
+        cli_warn("%s", br.warning);
     else if (a.verbose && br.cache_stored)
         fprintf(stderr, "ballcl: program stored in the binary cache in %.1f ms\n", br.store_ms);
     if ((rc = bcl_sim_run(sim, &plan, a.o.steps, &t, &e)))
@@ -430,9 +466,9 @@ int cmd_run(int argc, char **argv)
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
      * report followed by a failure. A mismatching state is never saved. */
-    if (v.mismatches == 0 && a.output && (rc = bcl_npy_write(a.output, state, n, &e)))
+    if (v.mismatches == 0 && (rc = run_check_overflow(&a, init, state, n, &e)))
         goto out;
-    if (v.mismatches == 0 && a.snapshot && (rc = run_write_snapshot(&a, state, n, &e)))
+    if (v.mismatches == 0 && (rc = run_write_outputs(&a, &outs, state, n, &e)))
         goto out;
     if (a.o.json) {
         json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
@@ -466,6 +502,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
 out:
+    bcl_outputs_discard(&outs);
     bcl_sim_destroy(sim);
     bcl_context_destroy(ctx);
     bcl_devices_free(&list);

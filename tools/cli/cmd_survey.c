@@ -158,21 +158,19 @@ static json_t *parse_json(const char *text, const char *what, bcl_error *e)
 
 /* Survey files hold six significant digits, indented, with a final
  * newline; written atomically. */
-static int save(const char *path, const json_t *doc, bcl_error *e)
+/* Writes the survey into the output prepared before the survey ran, and
+ * commits it. */
+static int save(bcl_outputs *outs, const json_t *doc, bcl_error *e)
 {
     char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     if (!text)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
     size_t len = strlen(text);
-    char *withnl = realloc(text, len + 2);
-    if (!withnl) {
-        free(text);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
-    withnl[len] = '\n';
-    withnl[len + 1] = '\0';
-    int rc = bcl_write_file_atomic(path, withnl, len + 1, e);
-    free(withnl);
+    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
+    int rc = bcl_outputs_write(outs, 0, text, len + 1, e);
+    if (rc == BCL_OK)
+        rc = bcl_outputs_commit(outs, e);
+    free(text);
     return rc;
 }
 
@@ -186,7 +184,9 @@ static int cmd_survey_devices(int argc, char **argv)
     if (rc)
         return cli_report(&e);
     bool json_stdout = a.json && strcmp(a.json, "-") == 0;
-    if (a.json && !json_stdout && (rc = cli_check_writable(a.json, "--json", &e)))
+    /* Checked, with its temporary file, before the long survey. */
+    bcl_outputs outs = {0};
+    if (a.json && !json_stdout && (rc = bcl_outputs_add(&outs, a.json, "--json", &e)))
         return cli_report(&e);
     /* Before any OpenCL call: drivers read these once, at start. */
     char caches[256];
@@ -231,7 +231,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         }
     }
-    if (a.json && !json_stdout && (rc = save(a.json, doc, &e)))
+    if (a.json && !json_stdout && (rc = save(&outs, doc, &e)))
         goto out;
     size_t i;
     json_t *dev;
@@ -248,6 +248,7 @@ static int cmd_survey_devices(int argc, char **argv)
     }
     rc = status;
 out:
+    bcl_outputs_discard(&outs);
     cli_progress_end();
     if (rc && e.code)
         cli_report(&e);

@@ -232,17 +232,23 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
     bcl_context *ctx = NULL;
     bcl_tune_result r = {0};
     char path[4096] = "";
+    bcl_outputs outs = {0};
     int rc;
     if (a->show)
         return show(a, d, e);
-    /* Fail on an unusable cache folder before the long sweep, not after. */
-    if ((rc = bcl_tuned_path(d, a->o.model.model, path, sizeof path, e)))
+    /* Fail on an unusable cache folder before the long sweep, not after:
+     * the tuned file gets its temporary file now. */
+    if ((rc = bcl_tuned_open(d, a->o.model.model, &outs, path, sizeof path, e)))
         goto out;
     if ((rc = bcl_memory_fit(d, (size_t)a->o.balls[0], 2, "--balls", e)))
         goto out;
     bcl_context_opts copts = {.use_cache = a->o.use_cache};
-    if ((rc = bcl_context_create(d, a->o.model.model, &copts, &ctx, NULL, e)))
+    bcl_build_report br;
+    if ((rc = bcl_context_create(d, a->o.model.model, &copts, &ctx, &br, e)))
         goto out;
+    /* An unusable cache folder: said once, the program built from source. */
+    if (br.warning[0])
+        cli_warn("%s", br.warning);
     bcl_tune_opts to = {
         .params = a->o.model.params,
         .balls = (size_t)a->o.balls[0],
@@ -258,7 +264,7 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
     cli_progress_end();
     if (rc && rc != BCL_EXIT_MISMATCH)
         goto out;
-    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a->o.model.model, &r, path, sizeof path, e)))
+    if (rc == BCL_OK && (rc = bcl_tuned_save(d, a->o.model.model, &r, &outs, e)))
         goto out;
     bool stored = rc == BCL_OK;
     if (a->o.json && stored) {
@@ -274,6 +280,7 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
         print_table(a, d, &r, stored ? path : NULL);
     }
 out:
+    bcl_outputs_discard(&outs);
     bcl_tune_result_free(&r);
     bcl_context_destroy(ctx);
     return rc;

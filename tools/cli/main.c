@@ -42,6 +42,9 @@ int main(int argc, char **argv)
         printf("ballcl %s\n", BALLCL_VERSION);
         return 0;
     }
+    /* Ctrl-C or SIGTERM removes the temporaries of unfinished outputs and
+     * exits 130 or 143. */
+    bcl_cleanup_install();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) == 0) {
             int rc = commands[i].fn(argc - 1, argv + 1);
@@ -54,7 +57,9 @@ int main(int argc, char **argv)
             return rc;
         }
     }
-    fprintf(stderr, "ballcl: unknown command '%s': expected one of", name);
+    char shown[256];
+    bcl_escape(name, shown, sizeof shown);
+    fprintf(stderr, "ballcl: unknown command '%s': expected one of", shown);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
     fprintf(stderr, "\n");

@@ -25,9 +25,15 @@ typedef struct run_args {
  * caller frees *state). Writes the
  * output files and the report; returns the exit class with e set. */
 int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev, float **state,
-              size_t n, bcl_error *e);
-/* The picture of the final state, as --snapshot asks. */
-int run_write_snapshot(const run_args *a, const float *state, size_t n, bcl_error *e);
+              size_t n, bcl_outputs *outs, bcl_error *e);
+/* Writes the final state into the outputs prepared before the run (--output
+ * first, then --snapshot) and commits them, all or none. */
+int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
+                      bcl_error *e);
+/* A state from finite input that is no longer finite (an overflow): the
+ * input error naming the ball and the step (init may be NULL: no step). */
+int run_check_overflow(const run_args *a, const float *init, const float *state, size_t n,
+                       bcl_error *e);
 /* The report of a run on one device, or the common fields of one over
  * several (the first device's launch, the aggregate timing). */
 json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,

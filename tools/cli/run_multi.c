@@ -51,7 +51,7 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     }
     double steps = (double)a->o.steps;
     double us = steps ? m->timing.device_ms * 1e3 / steps : 0;
-    double rate = us > 0 ? (double)m->shard.count / (us * 1e-6) : 0;
+    double us_wall = steps ? m->timing.wall_ms * 1e3 / steps : 0;
     if (strcmp(m->rate_how, "given") == 0)
         printf("  balls     %zu from ball %zu (%.1f%%, as given)\n", m->shard.count, m->shard.first,
                100.0 * m->share);
@@ -61,8 +61,8 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->o.model.model->name,
            m->plan.kernel, m->plan.steps_per_launch, m->plan.launch.local, m->plan.launch.how,
            m->buffers > 1 ? ", several buffers" : "");
-    printf("  time      %.3f us/step %s, %.3g ball-steps/s, waited %.1f ms for the slowest\n", us,
-           m->timing.host_clock ? "host clock" : "device", rate, m->wait_ms);
+    printf("  time      %.3f us/step %s, %.3f us/step wall, waited %.1f ms for the slowest\n", us,
+           m->timing.host_clock ? "host clock" : "device", us_wall, m->wait_ms);
     if (m->timing.host_clock)
         printf("  clock     host: the device's profiling failed its check: %s\n",
                bcl_profiling_unusable(d));
@@ -152,7 +152,7 @@ static json_t *report_json(const run_args *a, bcl_group *g, size_t n, const bcl_
 }
 
 int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev, float **state,
-              size_t n, bcl_error *e)
+              size_t n, bcl_outputs *outs, bcl_error *e)
 {
     bcl_group *g = NULL;
     float *init = NULL;
@@ -194,9 +194,9 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
     for (size_t i = 0; i < ndev; i++) {
         const bcl_group_member *m = bcl_group_member_at(g, i);
         if (m->build.warning[0])
-            fprintf(stderr, "ballcl: warning: device %s: %s\n", m->selector, m->build.warning);
+            cli_warn("device %s: %s", m->selector, m->build.warning);
         if (m->plan.warning[0])
-            fprintf(stderr, "ballcl: warning: device %s: %s\n", m->selector, m->plan.warning);
+            cli_warn("device %s: %s", m->selector, m->plan.warning);
     }
     if ((rc = bcl_group_split(g, *state, e)))
         goto out;
@@ -219,9 +219,9 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
     if (a->validate && (rc = bcl_group_validate(g, init, *state, a->o.steps, a->tol_ulp, &v, e)))
         goto out;
     /* As on one device: files before the report, never a mismatching state. */
-    if (v.mismatches == 0 && a->output && (rc = bcl_npy_write(a->output, *state, n, e)))
+    if (v.mismatches == 0 && (rc = run_check_overflow(a, init, *state, n, e)))
         goto out;
-    if (v.mismatches == 0 && a->snapshot && (rc = run_write_snapshot(a, *state, n, e)))
+    if (v.mismatches == 0 && (rc = run_write_outputs(a, outs, *state, n, e)))
         goto out;
     if (a->o.json) {
         json_t *j = report_json(a, g, n, &t, &v);

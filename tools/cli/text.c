@@ -13,8 +13,12 @@ static size_t columns(const char *s, size_t bytes)
     return n;
 }
 
-void cli_ellipsize(const char *text, size_t width, char *out, size_t size)
+void cli_ellipsize(const char *raw, size_t width, char *out, size_t size)
 {
+    /* Driver strings and labels reach a terminal: control characters are
+     * shown as \xNN, never sent raw. */
+    char text[1024];
+    bcl_escape(raw, text, sizeof text);
     size_t len = strlen(text);
     if (columns(text, len) <= width || width < 2) {
         snprintf(out, size, "%s", text);
