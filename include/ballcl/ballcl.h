@@ -118,7 +118,9 @@ void bcl_devices_free(bcl_device_list *list);
 /* Picks one device of list by selector text: "P:D", cpu, gpu,
  * accelerator, or part of a device or platform name; NULL or "" is the
  * first GPU, accelerator, then CPU. Unknown or ambiguous selectors are
- * input errors listing the candidates. */
+ * input errors listing the candidates. With list NULL only the text is
+ * checked, so that a malformed selector is refused before any device is
+ * opened. */
 int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
                       bcl_error *e);
 /* Most devices one run uses. */
@@ -127,7 +129,9 @@ int bcl_device_select(const bcl_device_list *list, const char *selector, size_t 
  * "gpu,cpu"), each as bcl_device_select takes it, or "all" (every device
  * of every platform), into index[] (at most cap, in the order given). One
  * selector, NULL or "" is bcl_device_select's single device; an empty
- * item, or a device named twice, is an input error. */
+ * item, or a device named twice, is an input error. With list NULL only
+ * the text is checked (nothing is written to index), as for
+ * bcl_device_select. */
 int bcl_device_select_list(const bcl_device_list *list, const char *selectors, size_t *index,
                            size_t cap, size_t *count, bcl_error *e);
 /* "cpu", "gpu", "accelerator" or "other". */

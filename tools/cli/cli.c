@@ -64,7 +64,10 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
     /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
     if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = cli_enumerate(list, e);
+    /* The text first: a malformed selector opens no device. */
+    int rc = bcl_device_select(NULL, sel_text, index, e);
+    if (rc == BCL_OK)
+        rc = cli_enumerate(list, e);
     return rc ? rc : bcl_device_select(list, sel_text, index, e);
 }
 
@@ -74,7 +77,10 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
     /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
     if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = cli_enumerate(list, e);
+    /* The text first: a malformed selector opens no device. */
+    int rc = bcl_device_select_list(NULL, sel_text, index, cap, count, e);
+    if (rc == BCL_OK)
+        rc = cli_enumerate(list, e);
     if (rc)
         return rc;
 #ifdef BALLCL_HAVE_MPI
