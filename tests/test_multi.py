@@ -1,7 +1,7 @@
 """Several devices in one run (docs/DESIGN.md, "Several devices"), on PoCL:
-POCL_DEVICES="pthread pthread" gives two devices (with
-POCL_MAX_PTHREAD_COUNT=1 one core each), "basic pthread" two of different
-speed. The output of a run over two devices must be the very bytes of a
+POCL_DEVICES="pthread pthread" gives two devices (POCL_MAX_PTHREAD_COUNT=1:
+one worker thread, which PoCL's pthread devices of one process share),
+"basic pthread" two of different speed. The output of a run over two devices must be the very bytes of a
 single-device run (cmp of the .npy), every shard validated; the faster
 device gets more balls; a fault on one device ends the run with exit 3
 naming it and no output file. Also -d all, BALLCL_DEVICE lists, bad lists,
@@ -114,7 +114,7 @@ if basic and pthr and cus and cus[0] >= 2:
     # Which is faster depends on what else the machine runs while each is
     # calibrated alone; the rule does not: shares follow the measured rates.
     ok = (len(ds) == 2 and j["validation"]["passed"]
-          and all(d["rate_how"] == "calibrated" and d["split_rate_ball_steps_per_s"] > 0
+          and all(d["rate_how"].startswith("calibrated") and d["split_rate_ball_steps_per_s"] > 0
                   for d in ds))
     if ok:
         fast, slow = sorted(ds, key=lambda d: -d["split_rate_ball_steps_per_s"])

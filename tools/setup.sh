@@ -22,6 +22,7 @@ esac
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd mesa-opencl-icd
 libjansson-dev libssl-dev libpng-dev libomp-dev
+libopenmpi-dev openmpi-bin
 libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev"
 
 missing=""

@@ -118,7 +118,9 @@ void bcl_devices_free(bcl_device_list *list);
 /* Picks one device of list by selector text: "P:D", cpu, gpu,
  * accelerator, or part of a device or platform name; NULL or "" is the
  * first GPU, accelerator, then CPU. Unknown or ambiguous selectors are
- * input errors listing the candidates. */
+ * input errors listing the candidates. With list NULL only the text is
+ * checked, so that a malformed selector is refused before any device is
+ * opened. */
 int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
                       bcl_error *e);
 /* Most devices one run uses. */
@@ -127,7 +129,9 @@ int bcl_device_select(const bcl_device_list *list, const char *selector, size_t 
  * "gpu,cpu"), each as bcl_device_select takes it, or "all" (every device
  * of every platform), into index[] (at most cap, in the order given). One
  * selector, NULL or "" is bcl_device_select's single device; an empty
- * item, or a device named twice, is an input error. */
+ * item, or a device named twice, is an input error. With list NULL only
+ * the text is checked (nothing is written to index), as for
+ * bcl_device_select. */
 int bcl_device_select_list(const bcl_device_list *list, const char *selectors, size_t *index,
                            size_t cap, size_t *count, bcl_error *e);
 /* "cpu", "gpu", "accelerator" or "other". */
@@ -418,6 +422,17 @@ bool bcl_find_overflow(const bcl_model *m, const float *p, const float *init, co
  * malloc'ed; the caller frees it. Every header defect and every non-finite
  * value is an input error naming the file. */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
+/* The pieces of a state file for those who read and write it in slices
+ * (an MPI run, each rank its own balls): the header of path checked as
+ * bcl_npy_read checks it (and the file's size against the shape), giving
+ * the ball count and the byte offset of the data, ball i at offset + 16 i;
+ * the finite-value check of bcl_npy_read for balls [first, first + n)
+ * held in state; and the header bcl_npy_write writes for n balls, copied
+ * into out when size allows, its length returned either way. */
+int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e);
+int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first,
+                         bcl_error *e);
+size_t bcl_npy_header(size_t n, unsigned char *out, size_t size);
 /* Writes atomically: a temporary file in the same folder, then rename. */
 int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
 /* Writes `len` bytes to path atomically (temporary file, fsync, rename):

@@ -330,6 +330,109 @@ static const char *nonfinite_name(float v)
 }
 
 /*
+ * Checks the preamble and header of a .npy file whose first len bytes are
+ * in buf and whose whole size is file_len bytes (len == file_len when buf
+ * holds the whole file; less when only the header was read). Sets *balls
+ * and *offset (where the data starts). Every defect is an input error
+ * naming path.
+ */
+static int check_header(const char *path, const unsigned char *buf, size_t len, size_t file_len,
+                        uint64_t *balls_out, size_t *offset_out, bcl_error *e)
+{
+    if (file_len == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': file is empty: expected a .npy file", path);
+    if (len < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': not a .npy file (bad magic string): expected a file starting "
+                        "with \"\\x93NUMPY\" as np.save writes",
+                        path);
+    if (len < NPY_PREAMBLE)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': file ends inside the .npy preamble (%zu bytes): expected at least "
+                        "%d bytes",
+                        path, len, NPY_PREAMBLE);
+    /* 2.0 and 3.0 differ only in a 4-byte header length and UTF-8 headers,
+     * and np.save writes them only when 1.0 cannot hold the header, which
+     * never happens for an (N, 4) float32 array. */
+    if (buf[6] != 1 || buf[7] != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': .npy version %u.%u: expected .npy version 1.0",
+                        path, buf[6], buf[7]);
+    size_t hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+    if (hlen > len - NPY_PREAMBLE)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': header length %zu runs past the end of the file (%zu bytes): "
+                        "expected a complete header",
+                        path, hlen, file_len);
+    const char *h = (const char *)buf + NPY_PREAMBLE;
+    if (hlen == 0 || h[hlen - 1] != '\n')
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': .npy header does not end with a newline: expected a dict literal "
+                        "padded with spaces and ending in '\\n'",
+                        path);
+    header hd;
+    int rc = parse_dict(path, h, hlen - 1, &hd, e);
+    if (rc)
+        return rc;
+
+    if (!str_is(hd.descr, hd.descr_len, "<f4")) {
+        char shown[48];
+        printable(shown, sizeof shown, hd.descr, hd.descr_len);
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': dtype '%s' is not supported: " EXPECT_DESCR, path,
+                        shown);
+    }
+    if (hd.fortran_order)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': fortran_order is True (column-major data): expected False (C "
+                        "order; np.ascontiguousarray before np.save)",
+                        path);
+    char shown[160];
+    format_shape(shown, sizeof shown, &hd.shape);
+    if (hd.shape.ndim != 2 || hd.shape.dim[1] != BALL_FLOATS)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s is not supported: expected (N, 4)", path,
+                        shown);
+    uint64_t balls = hd.shape.dim[0];
+    if (balls == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s holds no balls: expected (N, 4), N >= 1",
+                        path, shown);
+
+    /* Compare the declared size with the bytes actually there, in a way that
+     * cannot overflow: a header may declare (10**19, 4). */
+    size_t offset = NPY_PREAMBLE + hlen;
+    size_t have = file_len - offset;
+    if (balls > have / BALL_BYTES)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': data is truncated: shape %s needs %" PRIu64
+                        " balls of 16 bytes but the file holds %zu bytes of data: expected the "
+                        "full array",
+                        path, shown, balls, have);
+    size_t need = (size_t)balls * BALL_BYTES;
+    if (have != need)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': %zu bytes of extra data after the array of shape %s: expected "
+                        "exactly %zu bytes of data",
+                        path, have - need, shown, need);
+    *balls_out = balls;
+    *offset_out = offset;
+    return BCL_OK;
+}
+
+int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first, bcl_error *e)
+{
+    for (size_t i = 0; i < n * BALL_FLOATS; i++) {
+        if (!isfinite(state[i])) {
+            /* Named like the float4 components the kernels see; balls count
+             * from 0 like the rows of the NumPy array. */
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "'%s': ball %zu has a non-finite value (%s) in component %c: "
+                            "expected finite values",
+                            path, first + i / BALL_FLOATS, nonfinite_name(state[i]),
+                            "xyzw"[i % BALL_FLOATS]);
+        }
+    }
+    return BCL_OK;
+}
+
+/*
  * Contract: reads path, a .npy v1.0 file holding an (N, 4) '<f4' C-order
  * array with N >= 1 and only finite values, into a new malloc'ed array of
  * 4*N floats (*state; the caller frees it) and sets *n = N. On failure
@@ -345,118 +448,18 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
     int rc = read_all(path, &buf, &len, e);
     if (rc)
         return rc;
-
-    if (len == 0) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': file is empty: expected a .npy file", path);
+    uint64_t balls = 0;
+    size_t offset = 0;
+    if ((rc = check_header(path, buf, len, len, &balls, &offset, e)))
         goto out;
-    }
-    if (len < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': not a .npy file (bad magic string): expected a file starting "
-                      "with \"\\x93NUMPY\" as np.save writes",
-                      path);
-        goto out;
-    }
-    if (len < NPY_PREAMBLE) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': file ends inside the .npy preamble (%zu bytes): expected at least "
-                      "%d bytes",
-                      path, len, NPY_PREAMBLE);
-        goto out;
-    }
-    /* 2.0 and 3.0 differ only in a 4-byte header length and UTF-8 headers,
-     * and np.save writes them only when 1.0 cannot hold the header, which
-     * never happens for an (N, 4) float32 array. */
-    if (buf[6] != 1 || buf[7] != 0) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': .npy version %u.%u: expected .npy version 1.0",
-                      path, buf[6], buf[7]);
-        goto out;
-    }
-    size_t hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
-    if (hlen > len - NPY_PREAMBLE) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': header length %zu runs past the end of the file (%zu bytes): "
-                      "expected a complete header",
-                      path, hlen, len);
-        goto out;
-    }
-    const char *h = (const char *)buf + NPY_PREAMBLE;
-    if (hlen == 0 || h[hlen - 1] != '\n') {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': .npy header does not end with a newline: expected a dict literal "
-                      "padded with spaces and ending in '\\n'",
-                      path);
-        goto out;
-    }
-    header hd;
-    rc = parse_dict(path, h, hlen - 1, &hd, e);
-    if (rc)
-        goto out;
-
-    if (!str_is(hd.descr, hd.descr_len, "<f4")) {
-        char shown[48];
-        printable(shown, sizeof shown, hd.descr, hd.descr_len);
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': dtype '%s' is not supported: " EXPECT_DESCR, path,
-                      shown);
-        goto out;
-    }
-    if (hd.fortran_order) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': fortran_order is True (column-major data): expected False (C order; "
-                      "np.ascontiguousarray before np.save)",
-                      path);
-        goto out;
-    }
-    char shown[160];
-    format_shape(shown, sizeof shown, &hd.shape);
-    if (hd.shape.ndim != 2 || hd.shape.dim[1] != BALL_FLOATS) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s is not supported: expected (N, 4)", path,
-                      shown);
-        goto out;
-    }
-    uint64_t balls = hd.shape.dim[0];
-    if (balls == 0) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s holds no balls: expected (N, 4), N >= 1",
-                      path, shown);
-        goto out;
-    }
-
-    /* Compare the declared size with the bytes actually there, in a way that
-     * cannot overflow: a header may declare (10**19, 4). */
-    size_t offset = NPY_PREAMBLE + hlen;
-    size_t have = len - offset;
-    if (balls > have / BALL_BYTES) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': data is truncated: shape %s needs %" PRIu64 " balls of 16 bytes but "
-                      "the file holds %zu bytes of data: expected the full array",
-                      path, shown, balls, have);
-        goto out;
-    }
-    size_t need = (size_t)balls * BALL_BYTES;
-    if (have != need) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': %zu bytes of extra data after the array of shape %s: expected "
-                      "exactly %zu bytes of data",
-                      path, have - need, shown, need);
-        goto out;
-    }
-
     /* Reuse the buffer for the floats: moving the data to the (suitably
      * aligned) start and shrinking avoids holding a second copy of a file
      * that may be gigabytes. */
+    size_t need = (size_t)balls * BALL_BYTES;
     memmove(buf, buf + offset, need);
     float *f = (float *)(void *)buf;
-    for (size_t i = 0; i < need / sizeof(float); i++) {
-        if (!isfinite(f[i])) {
-            /* Named like the float4 components the kernels see; balls count
-             * from 0 like the rows of the NumPy array. */
-            rc = bcl_fail(e, BCL_EXIT_INPUT,
-                          "'%s': ball %zu has a non-finite value (%s) in component %c: expected "
-                          "finite values",
-                          path, i / BALL_FLOATS, nonfinite_name(f[i]), "xyzw"[i % BALL_FLOATS]);
-            goto out;
-        }
-    }
+    if ((rc = bcl_npy_check_finite(path, f, (size_t)balls, 0, e)))
+        goto out;
     float *shrunk = realloc(buf, need);
     *state = shrunk ? shrunk : f;
     *n = (size_t)balls;
@@ -465,6 +468,43 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 out:
     free(buf);
     return rc;
+}
+
+int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0) {
+        int err = errno;
+        fclose(fp);
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fclose(fp);
+        if (S_ISDIR(st.st_mode))
+            return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': not a regular file: expected a .npy file that can be read in "
+                        "slices",
+                        path);
+    }
+    /* The preamble and the longest header a 1.0 file can have. */
+    unsigned char buf[NPY_PREAMBLE + 65535];
+    size_t len = fread(buf, 1, sizeof buf, fp);
+    int err = ferror(fp) ? (errno ? errno : EIO) : 0;
+    fclose(fp);
+    if (err)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    uint64_t balls = 0;
+    size_t offset = 0;
+    int rc = check_header(path, buf, len, (size_t)st.st_size, &balls, &offset, e);
+    if (rc)
+        return rc;
+    *n = (size_t)balls;
+    *data_offset = offset;
+    return BCL_OK;
 }
 
 /* The .npy header np.save writes for an (n, 4) float32 array: *len bytes
@@ -530,4 +570,13 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
         return bcl_outputs_commit(&s, e);
     bcl_outputs_discard(&s);
     return rc;
+}
+
+size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)
+{
+    unsigned char hdr[256];
+    size_t hl = npy_header(n, hdr);
+    if (out && hl <= size)
+        memcpy(out, hdr, hl);
+    return hl;
 }

@@ -366,5 +366,5 @@ int bcl_device_select(const bcl_device_list *list, const char *selector, size_t 
 {
     bcl_selector sel;
     int rc = bcl_selector_parse(selector, &sel, e);
-    return rc ? rc : bcl_selector_match(&sel, list, index, e);
+    return rc || !list ? rc : bcl_selector_match(&sel, list, index, e);
 }

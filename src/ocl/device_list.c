@@ -12,6 +12,8 @@ int bcl_device_select_list(const bcl_device_list *list, const char *text, size_t
                            size_t *count, bcl_error *e)
 {
     *count = 0;
+    if (text && strcmp(text, "all") == 0 && !list)
+        return BCL_OK;
     if (text && strcmp(text, "all") == 0) {
         if (list->count == 0)
             return bcl_fail(e, BCL_EXIT_RUNTIME, "no OpenCL device found");
@@ -43,11 +45,11 @@ int bcl_device_select_list(const bcl_device_list *list, const char *text, size_t
         bcl_selector sel;
         /* No text at all is the default device; an empty one is an error. */
         int rc = bcl_selector_parse(text ? tok : NULL, &sel, e);
-        if (rc == BCL_OK)
+        if (rc == BCL_OK && list)
             rc = bcl_selector_match(&sel, list, &index[*count], e);
         if (rc)
             return rc;
-        for (size_t j = 0; j < *count; j++)
+        for (size_t j = 0; list && j < *count; j++)
             if (index[j] == index[*count])
                 return bcl_fail(e, BCL_EXIT_INPUT,
                                 "device selector list '%s': '%s' names device %u:%u a second time",

@@ -283,6 +283,45 @@ static double tuned_rate(member *m)
     return (double)t->balls / (en->us_per_step * 1e-6);
 }
 
+/* Two devices of one make, model, driver and size: the same hardware. */
+static bool same_device(const bcl_device_info *a, const bcl_device_info *b)
+{
+    return strcmp(a->name, b->name) == 0 && strcmp(a->platform_name, b->platform_name) == 0 &&
+           strcmp(a->version, b->version) == 0 && strcmp(a->driver, b->driver) == 0 &&
+           a->compute_units == b->compute_units && a->clock_mhz == b->clock_mhz &&
+           a->global_mem == b->global_mem;
+}
+
+/* Identical devices calibrated apart get the mean of their measurements:
+ * they are the same hardware, and a busy moment during one device's 100 ms
+ * must not tilt an even split (eight identical GPUs are the common case). */
+static void pool_identical(bcl_group *g)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        bcl_group_member *a = &g->m[i].pub;
+        if (strcmp(a->rate_how, "calibrated") != 0)
+            continue;
+        double rate = 0, launch = 0;
+        unsigned k = 0;
+        for (size_t j = 0; j < g->count; j++) {
+            bcl_group_member *b = &g->m[j].pub;
+            if (strcmp(b->rate_how, "calibrated") == 0 && same_device(a->dev, b->dev)) {
+                rate += b->rate;
+                launch += b->launch_ms;
+                k++;
+            }
+        }
+        for (size_t j = 0; j < g->count && k > 1; j++) {
+            bcl_group_member *b = &g->m[j].pub;
+            if (strcmp(b->rate_how, "calibrated") == 0 && same_device(a->dev, b->dev)) {
+                b->rate = rate / k;
+                b->launch_ms = launch / k;
+                b->rate_how = "calibrated, pooled";
+            }
+        }
+    }
+}
+
 static unsigned group_block(const bcl_group *g)
 {
     unsigned b = 1;
@@ -394,6 +433,7 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
         g->calibrate_ms = bcl_now_ms() - t0;
     if (rc)
         goto out;
+    pool_identical(g);
     uint64_t k = 0;
     for (size_t i = 0; i < c; i++) {
         rate[i] = g->m[i].pub.rate;

@@ -1,5 +1,6 @@
 /* Helpers shared by the subcommands. */
 #include "cli.h"
+#include "ranks.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -63,7 +64,10 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
     /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
     if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = cli_enumerate(list, e);
+    /* The text first: a malformed selector opens no device. */
+    int rc = bcl_device_select(NULL, sel_text, index, e);
+    if (rc == BCL_OK)
+        rc = cli_enumerate(list, e);
     return rc ? rc : bcl_device_select(list, sel_text, index, e);
 }
 
@@ -73,9 +77,22 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
     /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
     if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
         sel_text = getenv("BALLCL_DEVICE");
-    int rc = cli_enumerate(list, e);
+    /* The text first: a malformed selector opens no device. */
+    int rc = bcl_device_select_list(NULL, sel_text, index, cap, count, e);
+    if (rc == BCL_OK)
+        rc = cli_enumerate(list, e);
     if (rc)
         return rc;
+#ifdef BALLCL_HAVE_MPI
+    /* Under mpirun each rank takes its own devices of the node (bench and
+     * tune per rank, docs/SCALING.md). */
+    if (ranks_active()) {
+        rc = ranks_node_devices(list, sel_text, false, index, cap, count, e);
+        if (rc == BCL_OK && *count == 0)
+            rc = bcl_fail(e, BCL_EXIT_INPUT, "no device for rank %d", ranks_rank());
+        return rc;
+    }
+#endif
     return bcl_device_select_list(list, sel_text, index, cap, count, e);
 }
 

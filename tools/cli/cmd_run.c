@@ -2,6 +2,7 @@
  * ballcl run: the main job. N balls, S steps on one device, the state kept
  * on the device between steps, then validated against the C reference.
  */
+#include "ranks.h"
 #include "run.h"
 
 #include <math.h>
@@ -359,8 +360,13 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &e);
     if (rc < 0)
         return 0; /* --help */
+    /* Under mpirun every rank parses the same options: one message. */
     if (rc)
-        return cli_report(&e);
+        return ranks_active() ? ranks_verdict(rc, &e) : cli_report(&e);
+#ifdef BALLCL_HAVE_MPI
+    if (ranks_active())
+        return run_ranks(&a);
+#endif
 
     float *state = NULL, *init = NULL;
     size_t n = 0;

@@ -6,6 +6,7 @@
  * picks devices, prints and writes.
  */
 #include "options.h"
+#include "ranks.h"
 #include "survey_report.h"
 
 #include <stdlib.h>
@@ -201,19 +202,82 @@ static int cmd_survey_devices(int argc, char **argv)
     json_t *doc = NULL;
     int status = BCL_OK;
     size_t first = 0, count = 0;
-    if (a.device) {
+    bcl_device_info *mine = NULL; /* under mpirun: this rank's devices */
+    const bcl_device_info *devs = NULL;
+#ifdef BALLCL_HAVE_MPI
+    if (ranks_active()) {
+        /* Each rank surveys its share of its node's devices (every device
+         * once without -d); rank 0 gathers them into one document. */
+        size_t idx[64];
+        rc = bcl_devices_enumerate(&list, &e);
+        if (rc == BCL_OK)
+            rc = ranks_node_devices(&list, a.device, !a.device, idx, 64, &count, &e);
+        if (rc == BCL_OK && !(mine = calloc(count + 1, sizeof *mine)))
+            rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+        for (size_t i = 0; rc == BCL_OK && i < count; i++)
+            mine[i] = list.dev[idx[i]];
+        if ((rc = ranks_verdict(rc, &e))) {
+            e.code = 0; /* printed once, by rank 0 */
+            goto out;
+        }
+        devs = mine;
+    }
+#endif
+    if (!devs && a.device) {
         if ((rc = cli_pick_device(a.device, &list, &first, &e)))
             goto out;
         count = 1;
-    } else {
+    } else if (!devs) {
         if ((rc = cli_enumerate(&list, &e)))
             goto out;
         count = list.count;
     }
+    if (!devs)
+        devs = &list.dev[first];
     char *text = NULL;
-    rc = bcl_survey_run(&list.dev[first], count, &a.o, &text, &status, &e);
+#ifdef BALLCL_HAVE_MPI
+    /* The ranks of a node take turns: a survey times its device, and two
+     * at once on one host would disturb each other's figures (and PoCL's
+     * cold builds, with its cache off, share one folder). */
+    for (int turn = 0; ranks_active() && turn < ranks_node_size(); turn++) {
+        if (turn == ranks_node_rank())
+            rc = bcl_survey_run(devs, count, &a.o, &text, &status, &e);
+        ranks_node_barrier();
+    }
+    if (!ranks_active())
+#endif
+        rc = bcl_survey_run(devs, count, &a.o, &text, &status, &e);
     if (rc == BCL_OK && !(doc = parse_json(text, "the survey", &e)))
         rc = e.code;
+#ifdef BALLCL_HAVE_MPI
+    if (ranks_active()) {
+        /* Every rank's document to rank 0, its devices appended in rank
+         * order; one status for all. */
+        char **all = ranks_gather_text(rc == BCL_OK ? text : "");
+        json_t *into = json_object_get(doc, "devices");
+        for (int r = 1; all && r < ranks_size(); r++) {
+            json_t *other = rc == BCL_OK && all[r][0] ? json_loads(all[r], 0, NULL) : NULL;
+            json_array_extend(into, json_object_get(other, "devices"));
+            json_decref(other);
+            free(all[r]);
+        }
+        if (all)
+            free(all[0]);
+        free(all);
+        count = json_array_size(into);
+        status = ranks_worst(rc ? rc : status);
+        if ((rc = ranks_verdict(rc, &e))) {
+            e.code = 0;
+            free(text);
+            goto out;
+        }
+        if (ranks_rank() != 0) {
+            free(text);
+            rc = status;
+            goto out;
+        }
+    }
+#endif
     free(text);
     if (rc)
         goto out;
@@ -255,6 +319,7 @@ out:
     bcl_error_clear(&e);
     json_decref(doc);
     bcl_devices_free(&list);
+    free(mine);
     free(command);
     return rc;
 }

@@ -3,6 +3,7 @@
  * own file (cmd_<name>.c) and parses its own options.
  */
 #include "cli.h"
+#include "ranks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,14 +48,27 @@ int main(int argc, char **argv)
     bcl_cleanup_install();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) == 0) {
-            int rc = commands[i].fn(argc - 1, argv + 1);
+            /* MPI only under a launcher (ranks.h); a plain run never starts it. */
+            int rc = ranks_start(&argc, &argv);
+            if (rc)
+                return ranks_finish(rc);
+            /* bench under mpirun: each rank on its devices, rank 0 prints
+             * every rank's tables in rank order (docs/SCALING.md). */
+            bool gather = ranks_active() && strcmp(name, "bench") == 0;
+            if (gather)
+                ranks_capture_begin();
+            rc = commands[i].fn(argc - 1, argv + 1);
+            if (gather) {
+                ranks_capture_end();
+                rc = ranks_worst(rc);
+            }
             /* A result that did not reach stdout (a full disk, a closed pipe)
              * is a failure, not a success. */
             if (fflush(stdout) != 0 || ferror(stdout)) {
                 fprintf(stderr, "ballcl: cannot write to standard output\n");
-                return BCL_EXIT_RUNTIME;
+                return ranks_finish(BCL_EXIT_RUNTIME);
             }
-            return rc;
+            return ranks_finish(rc);
         }
     }
     char shown[256];

@@ -1,6 +1,6 @@
 /*
- * ballcl run: the options, shared by the run on one device (cmd_run.c) and
- * the run over several (run_multi.c).
+ * ballcl run: the options, shared by the run on one device (cmd_run.c),
+ * the run over several (run_multi.c) and the run under MPI (run_ranks.c).
  */
 #ifndef BALLCL_RUN_H
 #define BALLCL_RUN_H

@@ -51,7 +51,7 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     }
     double steps = (double)a->o.steps;
     double us = steps ? m->timing.device_ms * 1e3 / steps : 0;
-    double rate = us > 0 ? (double)m->shard.count / (us * 1e-6) : 0;
+    double us_wall = steps ? m->timing.wall_ms * 1e3 / steps : 0;
     if (strcmp(m->rate_how, "given") == 0)
         printf("  balls     %zu from ball %zu (%.1f%%, as given)\n", m->shard.count, m->shard.first,
                100.0 * m->share);
@@ -61,8 +61,8 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->o.model.model->name,
            m->plan.kernel, m->plan.steps_per_launch, m->plan.launch.local, m->plan.launch.how,
            m->buffers > 1 ? ", several buffers" : "");
-    printf("  time      %.3f us/step %s, %.3g ball-steps/s, waited %.1f ms for the slowest\n", us,
-           m->timing.host_clock ? "host clock" : "device", rate, m->wait_ms);
+    printf("  time      %.3f us/step %s, %.3f us/step wall, waited %.1f ms for the slowest\n", us,
+           m->timing.host_clock ? "host clock" : "device", us_wall, m->wait_ms);
     if (m->timing.host_clock)
         printf("  clock     host: the device's profiling failed its check: %s\n",
                bcl_profiling_unusable(d));

@@ -20,7 +20,9 @@
 #   status.txt               exit status of every step
 # Each step runs even if an earlier one failed; status.txt says which did.
 # Selectors: BALLCL_H200_DEVICE (default "nvidia") and BALLCL_H200_CPU
-# (default "pocl"); the .npy files of the comparison are removed after cmp.
+# (default "pocl"); BALLCL_H200_BENCH_N (default 16777216,268435456) and
+# BALLCL_H200_BIG_N (default 2000000000) change the sizes (to try the script
+# on a small machine). The .npy files of the comparison are removed after cmp.
 set -u
 out=${1:?usage: tools/h200/multi.sh OUTDIR}
 mkdir -p "$out"
@@ -28,6 +30,8 @@ ballcl=build/tools/ballcl
 gpu=${BALLCL_H200_DEVICE:-nvidia}
 cpu=${BALLCL_H200_CPU:-pocl}
 pair="$gpu,$cpu"
+bench_n=${BALLCL_H200_BENCH_N:-16777216,268435456}
+big_n=${BALLCL_H200_BIG_N:-2000000000}
 # Nothing tuned: the split is calibrated, and its cost is in the records.
 export BALLCL_CACHE_DIR="$out/cache"
 : >"$out/status.txt"
@@ -51,8 +55,8 @@ step() {
     free -g
 } >"$out/info.txt" 2>&1
 
-step bench_pair.txt "$ballcl" bench -d "$pair" -n 16777216,268435456 -r 5
-step bench_pair.json "$ballcl" bench -d "$pair" -n 16777216,268435456 -r 5 --json
+step bench_pair.txt "$ballcl" bench -d "$pair" -n "$bench_n" -r 5
+step bench_pair.json "$ballcl" bench -d "$pair" -n "$bench_n" -r 5 --json
 tmp=$(mktemp -d)
 step same_gpu.json "$ballcl" run -d "$gpu" -n 1000003 -s 1000 --init random --seed 7 \
     --output "$tmp/gpu.npy" --json
@@ -60,6 +64,6 @@ step same_pair.json "$ballcl" run -d "$pair" -n 1000003 -s 1000 --init random --
     --output "$tmp/pair.npy" --json
 step same.txt cmp "$tmp/gpu.npy" "$tmp/pair.npy"
 rm -rf "$tmp"
-step run_2e9_gpu.json "$ballcl" run -d "$gpu" -n 2000000000 -s 100 --json
-step run_2e9_pair.json "$ballcl" run -d "$pair" -n 2000000000 -s 100 --json
+step run_2e9_gpu.json "$ballcl" run -d "$gpu" -n "$big_n" -s 100 --json
+step run_2e9_pair.json "$ballcl" run -d "$pair" -n "$big_n" -s 100 --json
 cat "$out/status.txt" >&2

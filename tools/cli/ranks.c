@@ -1,0 +1,380 @@
+/*
+ * The MPI layer of the program (ranks.h): start-up, the node a rank is on,
+ * the verdict of a phase, and the timed collectives the commands use.
+ */
+#include "ranks.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct {
+    bool active;
+    int rank, size;
+    int node_rank, node_size, nodes;
+    char host[MPI_MAX_PROCESSOR_NAME + 1];
+    char library[128];
+    double mpi_ms, io_ms, init_ms;
+    MPI_Comm node; /* the ranks of this node */
+} R;
+
+/* The variables a launcher sets: Open MPI's mpirun, MPICH's Hydra and
+ * Slurm's srun (PMI-1/2), PMIx (Open MPI 5, srun --mpi=pmix). */
+static bool launched(void)
+{
+    const char *force = getenv("BALLCL_MPI");
+    if (force && *force)
+        return strcmp(force, "0") != 0;
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return true;
+    return false;
+}
+
+/* BALLCL_FAULT_RANK=k: the fault injection of BALLCL_FAULT happens on rank k
+ * only, so a test can fail one rank and see every rank end. */
+static int fault_rank(void)
+{
+    const char *v = getenv("BALLCL_FAULT_RANK");
+    if (!v || !*v)
+        return BCL_OK;
+    char *end;
+    unsigned long k = strtoul(v, &end, 10);
+    if (*end || end == v || k >= (unsigned long)R.size) {
+        if (R.rank == 0)
+            fprintf(stderr, "ballcl: BALLCL_FAULT_RANK='%s': expected a rank number from 0 to %d\n",
+                    v, R.size - 1);
+        return BCL_EXIT_INPUT;
+    }
+    if ((unsigned long)R.rank != k)
+        unsetenv("BALLCL_FAULT");
+    return BCL_OK;
+}
+
+int ranks_start(int *argc, char ***argv)
+{
+    if (!launched())
+        return BCL_OK;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        fprintf(stderr, "ballcl: MPI_Init failed\n");
+        return BCL_EXIT_RUNTIME;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    R.init_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    R.active = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &R.size);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &R.node_rank);
+    MPI_Comm_size(node, &R.node_size);
+    R.node = node;
+    int first = R.node_rank == 0;
+    MPI_Allreduce(&first, &R.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int len = 0;
+    MPI_Get_processor_name(R.host, &len);
+    R.host[len] = '\0';
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, ",\n")] = '\0';
+    snprintf(R.library, sizeof R.library, "%.127s", lib);
+    /* Every rank checks the same variable: all agree on the outcome. */
+    return fault_rank();
+}
+
+int ranks_finish(int rc)
+{
+    if (R.active) {
+        R.active = false;
+        MPI_Comm_free(&R.node);
+        MPI_Finalize();
+    }
+    return rc;
+}
+
+bool ranks_active(void)
+{
+    return R.active;
+}
+int ranks_rank(void)
+{
+    return R.rank;
+}
+int ranks_size(void)
+{
+    return R.active ? R.size : 1;
+}
+int ranks_node_rank(void)
+{
+    return R.node_rank;
+}
+int ranks_node_size(void)
+{
+    return R.active ? R.node_size : 1;
+}
+int ranks_nodes(void)
+{
+    return R.active ? R.nodes : 1;
+}
+const char *ranks_host(void)
+{
+    return R.host;
+}
+const char *ranks_library(void)
+{
+    return R.library;
+}
+double ranks_init_ms(void)
+{
+    return R.init_ms;
+}
+
+double ranks_allreduce_us(unsigned count)
+{
+    double x = 1, t0 = 0;
+    for (unsigned i = 0; i <= count; i++) {
+        /* The first one is a warm-up. */
+        if (i == 1)
+            t0 = MPI_Wtime();
+        MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    double us = count ? (MPI_Wtime() - t0) * 1e6 / count : 0;
+    R.mpi_ms += us * count / 1e3;
+    return us;
+}
+
+double ranks_mpi_ms(void)
+{
+    return R.mpi_ms;
+}
+double ranks_io_ms(void)
+{
+    return R.io_ms;
+}
+void ranks_add_io_ms(double ms)
+{
+    R.io_ms += ms;
+}
+
+/* Times a collective into R.mpi_ms. */
+#define TIMED(call)                                                                                \
+    do {                                                                                           \
+        double t0_ = MPI_Wtime();                                                                  \
+        call;                                                                                      \
+        R.mpi_ms += (MPI_Wtime() - t0_) * 1e3;                                                     \
+    } while (0)
+
+void ranks_barrier(void)
+{
+    TIMED(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+void ranks_node_barrier(void)
+{
+    TIMED(MPI_Barrier(R.node));
+}
+
+void ranks_bcast(void *buf, size_t len)
+{
+    TIMED(MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+void ranks_allgather_double(double mine, double *all)
+{
+    TIMED(MPI_Allgather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD));
+}
+
+void ranks_gather(const void *mine, size_t len, void *all)
+{
+    TIMED(MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+void ranks_sum_u64(uint64_t *v, size_t count)
+{
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, v, (int)count, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
+}
+
+void ranks_max_u64(uint64_t *v, size_t count)
+{
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, v, (int)count, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
+}
+
+void ranks_max_double(double *v, size_t count)
+{
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, v, (int)count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+}
+
+/* What a rank sends rank 0 when a phase failed. */
+typedef struct failure {
+    int code;
+    char msg[sizeof(((bcl_error *)0)->msg)];
+} failure;
+
+int ranks_share(int rc, bcl_error *e)
+{
+    failure f = {.code = rc};
+    if (R.rank == 0 && rc)
+        snprintf(f.msg, sizeof f.msg, "%s", e->msg);
+    ranks_bcast(&f, sizeof f);
+    if (R.rank != 0 && f.code)
+        bcl_fail(e, f.code, "%s", f.msg);
+    return f.code;
+}
+
+/* "rank 2" or "ranks 0, 2, 5" (at most a few listed) into out. */
+static void rank_list(const failure *all, int size, int upto, char *out, size_t cap)
+{
+    int count = 0;
+    for (int r = 0; r < size; r++)
+        count += all[r].code && strcmp(all[r].msg, all[upto].msg) == 0;
+    size_t len = (size_t)snprintf(out, cap, "%s", count > 1 ? "ranks " : "rank ");
+    int shown = 0;
+    for (int r = 0; r < size && len < cap; r++) {
+        if (!all[r].code || strcmp(all[r].msg, all[upto].msg) != 0)
+            continue;
+        if (shown == 8) {
+            len += (size_t)snprintf(out + len, cap - len, ", ... (%d in all)", count);
+            break;
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%s%d", shown ? ", " : "", r);
+        shown++;
+    }
+}
+
+int ranks_verdict(int rc, const bcl_error *e)
+{
+    int worst = rc;
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    if (worst == BCL_OK)
+        return BCL_OK;
+    failure mine = {.code = rc};
+    if (rc)
+        snprintf(mine.msg, sizeof mine.msg, "%s", e && e->msg[0] ? e->msg : "unknown error");
+    failure *all = NULL;
+    if (R.rank == 0) {
+        all = calloc((size_t)R.size, sizeof *all);
+        if (!all) {
+            fprintf(stderr, "ballcl: a rank failed (out of memory for its message)\n");
+            MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
+        }
+    }
+    ranks_gather(&mine, sizeof mine, all);
+    if (R.rank != 0)
+        return worst;
+    int failed = 0;
+    for (int r = 0; r < R.size; r++)
+        failed += all[r].code != 0;
+    for (int r = 0; r < R.size; r++) {
+        if (!all[r].code)
+            continue;
+        bool seen = false;
+        for (int q = 0; q < r && !seen; q++)
+            seen = all[q].code && strcmp(all[q].msg, all[r].msg) == 0;
+        if (seen)
+            continue;
+        /* The same message from every rank (a bad option, a missing file)
+         * reads as it does without MPI. */
+        if (failed == R.size && strcmp(all[0].msg, all[r].msg) == 0 && r == 0) {
+            bool same = true;
+            for (int q = 1; q < R.size && same; q++)
+                same = strcmp(all[q].msg, all[0].msg) == 0;
+            if (same) {
+                fprintf(stderr, "ballcl: %s\n", all[0].msg);
+                break;
+            }
+        }
+        char who[160];
+        rank_list(all, R.size, r, who, sizeof who);
+        fprintf(stderr, "ballcl: %s of %d: %s\n", who, R.size, all[r].msg);
+    }
+    free(all);
+    return worst;
+}
+
+int ranks_worst(int rc)
+{
+    int worst = rc;
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    return worst;
+}
+
+char **ranks_gather_text(const char *mine)
+{
+    int len = mine ? (int)strlen(mine) + 1 : 1;
+    int *lens = R.rank == 0 ? calloc((size_t)R.size, sizeof *lens) : NULL;
+    int *at = R.rank == 0 ? calloc((size_t)R.size, sizeof *at) : NULL;
+    TIMED(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    char *buf = NULL;
+    size_t total = 0;
+    if (R.rank == 0) {
+        for (int r = 0; r < R.size; r++) {
+            at[r] = (int)total;
+            total += (size_t)lens[r];
+        }
+        buf = malloc(total ? total : 1);
+    }
+    TIMED(MPI_Gatherv(mine ? mine : "", len, MPI_CHAR, buf, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD));
+    char **all = NULL;
+    if (R.rank == 0) {
+        all = calloc((size_t)R.size, sizeof *all);
+        for (int r = 0; all && r < R.size; r++)
+            all[r] = strdup(buf + at[r]);
+    }
+    free(buf);
+    free(lens);
+    free(at);
+    return all;
+}
+
+static struct {
+    int saved_fd;
+    FILE *tmp;
+} capture = {-1, NULL};
+
+void ranks_capture_begin(void)
+{
+    fflush(stdout);
+    capture.tmp = tmpfile();
+    if (!capture.tmp)
+        return;
+    capture.saved_fd = dup(STDOUT_FILENO);
+    dup2(fileno(capture.tmp), STDOUT_FILENO);
+}
+
+void ranks_capture_end(void)
+{
+    char *text = NULL;
+    fflush(stdout);
+    if (capture.tmp) {
+        dup2(capture.saved_fd, STDOUT_FILENO);
+        close(capture.saved_fd);
+        long len = ftell(capture.tmp);
+        if (len < 0)
+            len = 0;
+        text = calloc((size_t)len + 1, 1);
+        rewind(capture.tmp);
+        if (text && fread(text, 1, (size_t)len, capture.tmp) != (size_t)len)
+            text[0] = '\0';
+        fclose(capture.tmp);
+        capture.tmp = NULL;
+    }
+    char host[sizeof R.host + 64];
+    snprintf(host, sizeof host, "%s", R.host);
+    char **hosts = ranks_gather_text(host);
+    char **all = ranks_gather_text(text);
+    free(text);
+    for (int r = 0; all && r < R.size; r++) {
+        printf("%s== rank %d of %d (%s)\n%s", r ? "\n" : "", r, R.size,
+               hosts && hosts[r] ? hosts[r] : "?", all[r] ? all[r] : "");
+        free(all[r]);
+        if (hosts)
+            free(hosts[r]);
+    }
+    free(all);
+    free(hosts);
+}

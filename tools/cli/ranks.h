@@ -1,0 +1,150 @@
+/*
+ * The program's MPI layer (docs/SCALING.md): one process per rank under
+ * mpirun, mpiexec or srun, and nothing at all otherwise.
+ *
+ * MPI is initialised only when a launcher started this process (it sets
+ * OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMI_RANK or PMIX_RANK): a plain `ballcl`
+ * never calls MPI_Init, whose singleton start-up costs seconds with Open MPI
+ * (it forks a daemon) and may print its own warnings, so without mpirun the
+ * program's output, exit status and start-up time are those of a build
+ * without MPI. BALLCL_MPI=0 keeps MPI off under a launcher, BALLCL_MPI=1
+ * turns it on without one (a singleton, for tests).
+ *
+ * Every collective here adds its time to ranks_mpi_ms(), which the run
+ * report shows as the time spent in MPI.
+ */
+#ifndef BALLCL_RANKS_H
+#define BALLCL_RANKS_H
+
+#include "cli.h"
+
+#ifdef BALLCL_HAVE_MPI
+
+/* Initialises MPI when launched under an MPI launcher; afterwards applies
+ * BALLCL_FAULT_RANK=k (fault injection on rank k only: the others drop
+ * BALLCL_FAULT). Returns BCL_OK or an exit class (MPI failed to start). */
+int ranks_start(int *argc, char ***argv);
+/* MPI_Finalize when ranks_start initialised MPI; returns rc. */
+int ranks_finish(int rc);
+/* True between ranks_start and ranks_finish under a launcher. */
+bool ranks_active(void);
+
+int ranks_rank(void);
+int ranks_size(void);
+/* The rank on this node (ranks sharing memory: MPI_COMM_TYPE_SHARED), how
+ * many ranks the node has, and how many nodes the run has. */
+int ranks_node_rank(void);
+int ranks_node_size(void);
+int ranks_nodes(void);
+/* MPI_Get_processor_name. */
+const char *ranks_host(void);
+/* "Open MPI v4.1.4" or the like (the first line of MPI_Get_library_version). */
+const char *ranks_library(void);
+
+/* The one verdict of a phase: every rank passes its own rc and error; all
+ * get the worst class of any rank (input 2 < runtime 3; mismatch 1 the
+ * least). When it is not BCL_OK, rank 0 prints every distinct failure on
+ * stderr (prefixed with the ranks that had it, unless every rank had the
+ * same one) and the caller prints nothing more. Collective. */
+int ranks_verdict(int rc, const bcl_error *e);
+
+/* For a step only rank 0 takes (checking the input's header): rank 0's
+ * outcome, error message included, becomes every rank's, so that a
+ * following ranks_verdict prints it as one process would. Collective. */
+int ranks_share(int rc, bcl_error *e);
+
+/* Collectives (timed into ranks_mpi_ms). */
+void ranks_barrier(void);
+/* A barrier of the ranks of this node only. */
+void ranks_node_barrier(void);
+void ranks_bcast(void *buf, size_t len);
+/* all[r] = rank r's value, on every rank. */
+void ranks_allgather_double(double mine, double *all);
+/* Rank 0 gets every rank's len bytes in rank order in all (others: NULL). */
+void ranks_gather(const void *mine, size_t len, void *all);
+void ranks_sum_u64(uint64_t *v, size_t count);
+void ranks_max_u64(uint64_t *v, size_t count);
+void ranks_max_double(double *v, size_t count);
+/* How long MPI_Init took (ms). */
+double ranks_init_ms(void);
+/* Mean time of one MPI_Allreduce of one double over every rank, from
+ * count of them after a warm-up one (collective; a figure for the scaling
+ * model of docs/SCALING.md). */
+double ranks_allreduce_us(unsigned count);
+/* Milliseconds spent in this layer's collectives and in MPI-IO so far. */
+double ranks_mpi_ms(void);
+double ranks_io_ms(void);
+/* Adds to the I/O time (ranks_io.c). */
+void ranks_add_io_ms(double ms);
+
+/* MPI-IO (ranks_io.c). Reads balls [first, first + count) of the state
+ * file at path, whose data starts at byte data_offset, into out: every rank
+ * reads its own slice, collectively. Then checks them (non-finite values
+ * are input errors naming the ball of the whole file). Returns this rank's
+ * status: follow with ranks_verdict. */
+int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_t count, float *out,
+                     bcl_error *e);
+/* Writes the state file path of n balls, each rank its slice [first, first
+ * + count), collectively with MPI-IO into a temporary file beside path,
+ * which rank 0 renames over path only after every rank wrote and synced its
+ * part; on any failure the temporary file is removed and path is left as
+ * it was. Returns the verdict (collective; rank 0 has printed failures). */
+int ranks_write_state(const char *path, size_t n, size_t first, size_t count, const float *slice);
+
+/* The devices of this rank among list (ranks_devices.c): the candidates
+ * text names (a comma-separated list of selectors, where a type or "all"
+ * names every device it matches; NULL or "": the GPUs, else the
+ * accelerators, else the CPUs, or with `every` all devices); node-local
+ * rank r of L takes candidate r mod G when L >= G and not `every`, else
+ * every candidate j with j mod L == r (possibly none). Indices into list
+ * in idx (at most cap, more is an input error), their count in *n. */
+int ranks_node_devices(const bcl_device_list *list, const char *text, bool every, size_t *idx,
+                       size_t cap, size_t *n, bcl_error *e);
+/* The worst exit class over all ranks, printing nothing (each rank has
+ * reported its own failure). Collective. */
+int ranks_worst(int rc);
+/* Each rank's text to rank 0: all[r] (malloc'ed, NUL-terminated; the
+ * caller frees each and all) on rank 0, NULL elsewhere. Collective. */
+char **ranks_gather_text(const char *mine);
+/* Captures this process's standard output from here on (ranks_capture_end
+ * gives it back), so that rank 0 can print every rank's in rank order. */
+void ranks_capture_begin(void);
+/* Ends the capture: rank 0 prints every rank's output, each after a line
+ * "== rank R of P (HOST)". Collective. */
+void ranks_capture_end(void);
+
+/* `ballcl run` under MPI (run_ranks.c): the whole run, one verdict. */
+typedef struct run_args run_args;
+int run_ranks(const run_args *a);
+
+#else
+
+static inline int ranks_start(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return BCL_OK;
+}
+static inline int ranks_finish(int rc)
+{
+    return rc;
+}
+static inline bool ranks_active(void)
+{
+    return false;
+}
+static inline int ranks_verdict(int rc, const bcl_error *e)
+{
+    (void)e;
+    return rc;
+}
+static inline int ranks_worst(int rc)
+{
+    return rc;
+}
+static inline void ranks_capture_begin(void) {}
+static inline void ranks_capture_end(void) {}
+
+#endif
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * State files under MPI (docs/SCALING.md): every rank reads and writes only
+ * its own balls, with MPI-IO, so no rank ever holds the whole state. The
+ * file is the same .npy a single process reads and writes, byte for byte.
+ */
+#define _GNU_SOURCE /* mkostemp */
+#include "ranks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BALL_BYTES 16
+/* Balls per MPI-IO call: the counts are ints, and some MPI-IO layers
+ * mishandle single transfers above 2 GiB. */
+#define ROUND_BALLS ((size_t)1 << 26)
+
+static int mpi_fail(bcl_error *e, int code, const char *path, const char *call, int status)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(status, text, &len) != MPI_SUCCESS)
+        len = snprintf(text, sizeof text, "MPI error %d", status);
+    text[len] = '\0';
+    return bcl_fail(e, code, "'%s': %s failed: %s", path, call, text);
+}
+
+/* The fault point "write" of BALLCL_FAULT="write:n[:...]" (the atomic
+ * writer's, docs/RELIABILITY.md): the n-th slice this rank writes fails
+ * with EIO, so a test can fail one rank's write (with BALLCL_FAULT_RANK). */
+static int write_fault(void)
+{
+    static unsigned long seen;
+    const char *spec = getenv("BALLCL_FAULT");
+    if (!spec || strncmp(spec, "write:", 6) != 0)
+        return 0;
+    return strtoul(spec + 6, NULL, 10) == ++seen ? EIO : 0;
+}
+
+/* The MPI datatype of one ball (4 floats as 16 bytes). */
+static MPI_Datatype ball_type(void)
+{
+    static MPI_Datatype t = MPI_DATATYPE_NULL;
+    if (t == MPI_DATATYPE_NULL) {
+        MPI_Type_contiguous(BALL_BYTES, MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+    }
+    return t;
+}
+
+/* Collective calls must match on every rank: each makes as many rounds as
+ * the rank with the most balls, with nothing to move once it is done. */
+static uint64_t rounds_for(size_t count)
+{
+    uint64_t r = (count + ROUND_BALLS - 1) / ROUND_BALLS;
+    ranks_max_u64(&r, 1);
+    return r;
+}
+
+int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_t count, float *out,
+                     bcl_error *e)
+{
+    double t0 = MPI_Wtime();
+    MPI_File f;
+    int st = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
+    /* Rank 0 has checked the header: a failure here is a race with the file
+     * changing, or a file system without MPI-IO support. */
+    if (st != MPI_SUCCESS)
+        return mpi_fail(e, BCL_EXIT_INPUT, path, "MPI_File_open", st);
+    int rc = BCL_OK;
+    uint64_t rounds = rounds_for(count);
+    for (uint64_t i = 0; i < rounds; i++) {
+        size_t done = (size_t)i * ROUND_BALLS;
+        size_t now =
+            rc || done >= count ? 0 : (count - done < ROUND_BALLS ? count - done : ROUND_BALLS);
+        MPI_Offset at = (MPI_Offset)(data_offset + (uint64_t)(first + done) * BALL_BYTES);
+        MPI_Status status;
+        st = MPI_File_read_at_all(f, at, out + 4 * done, (int)now, ball_type(), &status);
+        if (st != MPI_SUCCESS && rc == BCL_OK)
+            rc = mpi_fail(e, BCL_EXIT_INPUT, path, "MPI_File_read_at_all", st);
+        int got = 0;
+        MPI_Get_count(&status, ball_type(), &got);
+        if (st == MPI_SUCCESS && now && (size_t)got != now && rc == BCL_OK)
+            rc = bcl_fail(e, BCL_EXIT_INPUT,
+                          "'%s': read %d of %zu balls from ball %zu: expected the whole slice "
+                          "(did the file change?)",
+                          path, got, now, first + done);
+    }
+    MPI_File_close(&f);
+    ranks_add_io_ms((MPI_Wtime() - t0) * 1e3);
+    if (rc == BCL_OK)
+        rc = bcl_npy_check_finite(path, out, count, first, e);
+    return rc;
+}
+
+/* The mode a plain open(O_CREAT, 0644) would give (as the atomic writer
+ * of a single process does): mkstemp always creates 0600. */
+static mode_t file_mode(void)
+{
+    mode_t mask = umask(022);
+    umask(mask);
+    return 0644 & ~mask;
+}
+
+/* Rank 0: an empty temporary file ".<base>.XXXXXX" beside path. */
+static int make_temp(const char *path, char *tmp, size_t size, bcl_error *e)
+{
+    char d[PATH_MAX], b[PATH_MAX];
+    if (strlen(path) >= sizeof d)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': path too long", path);
+    strcpy(d, path);
+    strcpy(b, path);
+    if ((size_t)snprintf(tmp, size, "%s/.%s.XXXXXX", dirname(d), basename(b)) >= size)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': path too long", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot create a temporary file beside it: %s",
+                        path, strerror(errno));
+    int rc = BCL_OK;
+    if (fchmod(fd, file_mode()) != 0)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot set the mode of '%s': %s", path, tmp,
+                      strerror(errno));
+    close(fd);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+/* Every rank's part: rank 0 the header, each its slice, then sync and close. */
+static int write_parts(MPI_File f, const char *path, size_t n, size_t first, size_t count,
+                       const float *slice, bcl_error *e)
+{
+    int rc = BCL_OK, st;
+    size_t hlen = bcl_npy_header(n, NULL, 0);
+    if (ranks_rank() == 0) {
+        unsigned char header[512];
+        bcl_npy_header(n, header, sizeof header);
+        MPI_Status status;
+        st = MPI_File_write_at(f, 0, header, (int)hlen, MPI_BYTE, &status);
+        if (st != MPI_SUCCESS)
+            rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at", st);
+    }
+    uint64_t rounds = rounds_for(count);
+    for (uint64_t i = 0; i < rounds; i++) {
+        size_t done = (size_t)i * ROUND_BALLS;
+        size_t now =
+            rc || done >= count ? 0 : (count - done < ROUND_BALLS ? count - done : ROUND_BALLS);
+        int fault = now ? write_fault() : 0;
+        if (fault && rc == BCL_OK) {
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': cannot write balls %zu to %zu: %s", path,
+                          first + done, first + done + now - 1, strerror(fault));
+            now = 0;
+        }
+        MPI_Offset at = (MPI_Offset)(hlen + (uint64_t)(first + done) * BALL_BYTES);
+        MPI_Status status;
+        st = MPI_File_write_at_all(f, at, slice + 4 * done, (int)now, ball_type(), &status);
+        if (st != MPI_SUCCESS && rc == BCL_OK)
+            rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at_all", st);
+    }
+    /* On disk before the rename, as the atomic writer's fsync. */
+    st = MPI_File_sync(f);
+    if (st != MPI_SUCCESS && rc == BCL_OK)
+        rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_sync", st);
+    st = MPI_File_close(&f);
+    if (st != MPI_SUCCESS && rc == BCL_OK)
+        rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_close", st);
+    return rc;
+}
+
+int ranks_write_state(const char *path, size_t n, size_t first, size_t count, const float *slice)
+{
+    double t0 = MPI_Wtime();
+    bcl_error e = {0};
+    char tmp[PATH_MAX + 16] = "";
+    int rc = ranks_rank() == 0 ? make_temp(path, tmp, sizeof tmp, &e) : BCL_OK;
+    rc = ranks_verdict(ranks_share(rc, &e), &e);
+    if (rc)
+        return rc;
+    ranks_bcast(tmp, sizeof tmp);
+    MPI_File f;
+    int st = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
+    /* MPI_File_open is collective and agrees on its outcome. */
+    if (st != MPI_SUCCESS)
+        rc = mpi_fail(&e, BCL_EXIT_RUNTIME, path, "MPI_File_open", st);
+    else
+        rc = write_parts(f, path, n, first, count, slice, &e);
+    int written = ranks_verdict(rc, &e);
+    int renamed = BCL_OK;
+    if (ranks_rank() == 0) {
+        if (written == BCL_OK && rename(tmp, path) != 0)
+            renamed =
+                bcl_fail(&e, BCL_EXIT_INPUT, "'%s': cannot rename the temporary file over it: %s",
+                         path, strerror(errno));
+        if (written || renamed)
+            unlink(tmp);
+        else {
+            char d[PATH_MAX];
+            snprintf(d, sizeof d, "%s", path);
+            int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd >= 0) {
+                (void)fsync(fd);
+                close(fd);
+            }
+        }
+    }
+    /* The rename is rank 0's alone; every rank exits with its outcome. */
+    rc = written ? written : ranks_verdict(renamed, &e);
+    ranks_add_io_ms((MPI_Wtime() - t0) * 1e3);
+    return rc;
+}

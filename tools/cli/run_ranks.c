@@ -1,0 +1,277 @@
+/*
+ * ballcl run under MPI (docs/SCALING.md): every rank runs a contiguous range
+ * of the balls on its devices, sized in proportion to the rate it measured,
+ * and holds only that range; the state file is read and written in slices
+ * with MPI-IO; each phase ends in one verdict for all ranks, and rank 0
+ * prints the one report.
+ *
+ * The phases, each closed by ranks_verdict so that a failure anywhere ends
+ * every rank with the same exit class and the collectives always match:
+ *   set-up (options, input header, devices), calibration and split, load
+ *   (slice read or made, programs, upload), run between two barriers, read
+ *   back and validation, output.
+ *
+ * A rank drives its devices as one run over several devices does
+ * (bcl_group): one host thread per device, each with its shard of the
+ * rank's range.
+ */
+#include "run_ranks.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rank 0 checks the input's header; every rank learns N and where the data
+ * starts. */
+static int read_header(job *j, bcl_error *e)
+{
+    int rc = BCL_OK;
+    struct {
+        uint64_t n, offset;
+    } h = {j->a->o.balls[0], 0};
+    if (j->a->input && ranks_rank() == 0) {
+        size_t n = 0;
+        rc = bcl_npy_read_header(j->a->input, &n, &h.offset, e);
+        h.n = n;
+    }
+    if ((rc = ranks_verdict(ranks_share(rc, e), e)))
+        return rc;
+    ranks_bcast(&h, sizeof h);
+    j->n = (size_t)h.n;
+    j->data_offset = h.offset;
+    return BCL_OK;
+}
+
+/* Set-up: header, devices, their rates; then the ranks' ranges. */
+static int set_up(job *j, bcl_error *e)
+{
+    const run_args *a = j->a;
+    int rc = BCL_OK;
+    double t0 = MPI_Wtime();
+    /* The same options on every rank: the same outcome. */
+    if (a->snapshot) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "--snapshot is not available under MPI: no rank holds the whole state "
+                      "(write --output and draw it with a run in one process)");
+    } else {
+        /* Checked as one process checks it (the temporary made there is
+         * dropped: ranks_write_state makes the one all ranks write). */
+        if (a->output && ranks_rank() == 0) {
+            bcl_outputs outs = {0};
+            rc = bcl_outputs_add(&outs, a->output, "--output", e);
+            bcl_outputs_discard(&outs);
+        }
+        rc = ranks_share(rc, e);
+    }
+    if ((rc = ranks_verdict(rc, e)) || (rc = read_header(j, e)))
+        return rc;
+    rc = ranks_pick_devices(j, e);
+    j->me.setup_ms = (MPI_Wtime() - t0) * 1e3;
+    /* One device of one rank has nothing to weigh against. */
+    if (rc == BCL_OK && (ranks_size() > 1 || j->ndev > 1))
+        rc = ranks_calibrate(j, e);
+    if ((rc = ranks_verdict(rc, e)))
+        return rc;
+    size_t size = (size_t)ranks_size();
+    double *rates = calloc(size, sizeof *rates);
+    size_t *firsts = calloc(size, sizeof *firsts);
+    size_t *counts = calloc(size, sizeof *counts);
+    if (!rates || !firsts || !counts)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    else {
+        ranks_allgather_double(j->me.rate, rates);
+        ranks_split(j->n, size, rates, firsts, counts);
+        j->first = firsts[ranks_rank()];
+        j->count = counts[ranks_rank()];
+    }
+    free(rates);
+    free(firsts);
+    free(counts);
+    /* The range must fit this rank's devices and host, checked before it is
+     * allocated (as a single process checks the whole state). */
+    if (rc == BCL_OK && j->count)
+        rc = bcl_group_memory_fit(j->devs, j->ndev, j->count, a->validate ? 2 : 1,
+                                  a->input ? a->input : "--balls", e);
+    return ranks_verdict(rc, e);
+}
+
+/* The rank's devices as one group over its range, each its shard. */
+static int open_group(job *j, bcl_error *e)
+{
+    const run_args *a = j->a;
+    bcl_group_opts o = {
+        .model = a->o.model.model,
+        .ctx = {.use_cache = a->o.use_cache},
+        .req =
+            {
+                .params = a->o.model.params,
+                .first = j->first,
+                .balls = j->count,
+                .steps = a->o.steps,
+                .steps_per_launch = (unsigned)a->steps_per_launch,
+                .sync = a->sync,
+                .launch = a->o.launch,
+                .variant = a->variant,
+                /* As in one process: a plain run takes what 'ballcl tune'
+                 * stored for each device. */
+                .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
+            },
+    };
+    int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
+    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
+        const bcl_group_member *m = bcl_group_member_at(j->g, i);
+        if (m->build.warning[0])
+            fprintf(stderr, "ballcl: warning: rank %d, device %s: %s\n", ranks_rank(), m->selector,
+                    m->build.warning);
+        if (m->plan.warning[0] && ranks_rank() == 0)
+            fprintf(stderr, "ballcl: warning: device %s: %s\n", m->selector, m->plan.warning);
+    }
+    size_t first[RANK_MAX_DEVICES], count[RANK_MAX_DEVICES];
+    if (rc == BCL_OK) {
+        ranks_split(j->count, j->ndev, j->rate, first, count);
+        rc = bcl_group_split_given(j->g, count, e);
+    }
+    return rc;
+}
+
+/* The slice: read with MPI-IO, or made by the model's fill from the ball
+ * indices (the bits of a single process's fill). Then the devices. */
+static int load(job *j, bcl_error *e)
+{
+    const run_args *a = j->a;
+    int rc = BCL_OK;
+    double t0 = MPI_Wtime();
+    j->state = malloc((j->count ? j->count : 1) * 16);
+    if (!j->state)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", j->count);
+    if (a->input) {
+        /* Collective: every rank reads, even one without balls or memory. */
+        int rrc =
+            ranks_read_state(a->input, j->data_offset, j->first, rc ? 0 : j->count, j->state, e);
+        rc = rc ? rc : rrc;
+    } else if (rc == BCL_OK && j->count) {
+        bcl_model_fill(a->o.model.model, j->state, j->first, j->count, a->o.init, a->o.seed,
+                       a->o.model.params);
+    }
+    if (rc == BCL_OK && a->validate && j->count) {
+        j->init = malloc(j->count * 16);
+        if (!j->init)
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for validation");
+        else
+            memcpy(j->init, j->state, j->count * 16);
+    }
+    if (rc == BCL_OK && j->count)
+        rc = open_group(j, e);
+    if (rc == BCL_OK && j->count)
+        rc = bcl_group_load(j->g, j->state, e);
+    j->me.load_ms = (MPI_Wtime() - t0) * 1e3;
+    return ranks_verdict(rc, e);
+}
+
+/* The run between two barriers: a rank's own time ends when its devices
+ * are done; the wait for the slowest is what the second barrier takes. */
+static int run(job *j, bcl_error *e)
+{
+    ranks_barrier();
+    double t0 = MPI_Wtime();
+    int rc = j->count ? bcl_group_run(j->g, j->a->o.steps, &j->t, e) : BCL_OK;
+    double t1 = MPI_Wtime();
+    ranks_barrier();
+    double t2 = MPI_Wtime();
+    j->me.run_ms = (t1 - t0) * 1e3;
+    j->me.wait_ms = (t2 - t1) * 1e3;
+    if ((rc = ranks_verdict(rc, e)))
+        return rc;
+    j->me.allreduce_us = ranks_allreduce_us(20);
+    double t3 = MPI_Wtime();
+    if (j->count)
+        rc = bcl_group_read(j->g, j->state, e);
+    /* Ball numbers of the whole state, as a single process reports them. */
+    if (rc == BCL_OK && j->a->validate && j->count)
+        rc = bcl_group_validate(j->g, j->init, j->state, j->a->o.steps, j->a->tol_ulp, &j->v, e);
+    j->me.check_ms = (MPI_Wtime() - t3) * 1e3;
+    return ranks_verdict(rc, e);
+}
+
+/* All ranks' validations into one: sums, the largest distance, the first
+ * mismatches in ball order (ranks hold ascending ranges). */
+static void reduce_validation(job *j, bcl_validation *all)
+{
+    uint64_t sums[2] = {j->v.compared, j->v.mismatches};
+    uint64_t ulp = j->v.max_ulp;
+    ranks_sum_u64(sums, 2);
+    ranks_max_u64(&ulp, 1);
+    bcl_validation *each = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *each) : NULL;
+    ranks_gather(&j->v, sizeof j->v, each);
+    *all = (bcl_validation){.compared = sums[0], .mismatches = sums[1], .max_ulp = ulp};
+    for (int r = 0; each && r < ranks_size(); r++)
+        for (size_t i = 0; i < each[r].nreported && all->nreported < BCL_MAX_REPORTED_MISMATCHES;
+             i++)
+            all->first[all->nreported++] = each[r].first[i];
+    free(each);
+}
+
+/* This rank's devices for the report. */
+static void describe_devices(job *j)
+{
+    double steps = (double)j->a->o.steps;
+    j->me.ndev = (int)j->ndev;
+    for (size_t i = 0; i < j->ndev; i++) {
+        rank_device *d = &j->me.dev[i];
+        snprintf(d->selector, sizeof d->selector, "%u:%u", j->devs[i]->platform_index,
+                 j->devs[i]->device_index);
+        snprintf(d->name, sizeof d->name, "%.79s", j->devs[i]->name);
+        d->rate = j->rate[i];
+        if (!j->g)
+            continue;
+        const bcl_group_member *m = bcl_group_member_at(j->g, i);
+        d->first = m->shard.first;
+        d->count = m->shard.count;
+        d->us_per_step = steps && m->shard.count ? m->timing.wall_ms * 1e3 / steps : 0;
+        d->wait_ms = m->wait_ms;
+    }
+}
+
+int run_ranks(const run_args *a)
+{
+    bcl_error e = {0};
+    job j = {.a = a};
+    j.me.rank = ranks_rank();
+    j.me.init_ms = ranks_init_ms();
+    snprintf(j.me.host, sizeof j.me.host, "%s", ranks_host());
+    int rc = set_up(&j, &e);
+    if (rc == BCL_OK) {
+        j.me.first = j.first;
+        j.me.count = j.count;
+        rc = load(&j, &e);
+    }
+    if (rc == BCL_OK)
+        rc = run(&j, &e);
+    bcl_validation v = {0};
+    if (rc == BCL_OK)
+        reduce_validation(&j, &v);
+    /* A wrong state is never saved as if it were a result. */
+    double t0 = MPI_Wtime();
+    if (rc == BCL_OK && v.mismatches == 0 && a->output)
+        rc = ranks_write_state(a->output, j.n, j.first, j.count, j.state);
+    j.me.output_ms = (MPI_Wtime() - t0) * 1e3;
+    if (rc == BCL_OK) {
+        describe_devices(&j);
+        ranks_report(&j, &v);
+    }
+    if (rc == BCL_OK && v.mismatches) {
+        rc = BCL_EXIT_MISMATCH;
+        if (ranks_rank() == 0)
+            fprintf(stderr,
+                    "ballcl: validation failed: %llu of %llu floats differ from the C "
+                    "reference%s\n",
+                    (unsigned long long)v.mismatches, (unsigned long long)v.compared,
+                    a->output ? "; output not written" : "");
+    }
+    bcl_group_close(j.g);
+    bcl_devices_free(&j.list);
+    free(j.state);
+    free(j.init);
+    bcl_error_clear(&e);
+    return rc;
+}

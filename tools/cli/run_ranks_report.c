@@ -1,0 +1,197 @@
+/*
+ * The one report of a run under MPI (docs/SCALING.md): rank 0 gathers a
+ * fixed record from every rank and prints the run, its imbalance, the time
+ * in MPI and the phases, then a row per device of every rank.
+ */
+#include "run_ranks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The figures over all ranks: the slowest and the mean run, the most time
+ * in MPI, in MPI-IO, and in each phase. */
+typedef struct summary {
+    double slowest, mean, mpi, io, cal;
+    double init, setup, load, check, output;
+} summary;
+
+#define MAX_OF(field, x) (s->field = (x) > s->field ? (x) : s->field)
+
+static void summarise(const rank_info *ri, int size, summary *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int r = 0; r < size; r++) {
+        const rank_info *x = &ri[r];
+        MAX_OF(slowest, x->run_ms);
+        s->mean += x->run_ms / size;
+        MAX_OF(mpi, x->mpi_ms);
+        MAX_OF(io, x->io_ms);
+        MAX_OF(cal, x->cal_ms);
+        MAX_OF(init, x->init_ms);
+        MAX_OF(setup, x->setup_ms);
+        MAX_OF(load, x->load_ms);
+        MAX_OF(check, x->check_ms);
+        MAX_OF(output, x->output_ms);
+    }
+}
+
+/* The launch plan rank 0 reports: its first device with balls. */
+static const bcl_group_member *lead(const job *j)
+{
+    for (size_t i = 0; j->g && i < bcl_group_size(j->g); i++)
+        if (bcl_group_member_at(j->g, i)->shard.count)
+            return bcl_group_member_at(j->g, i);
+    return NULL;
+}
+
+static void print_validation(const run_args *a, const bcl_validation *v)
+{
+    if (!a->validate) {
+        printf("validation  skipped (--no-validate)\n");
+        return;
+    }
+    if (v->mismatches == 0) {
+        printf("validation  passed: %llu floats %s the C reference (max %llu ULP), every rank\n",
+               (unsigned long long)v->compared,
+               a->tol_ulp ? "within tolerance of" : "bit-identical to",
+               (unsigned long long)v->max_ulp);
+        return;
+    }
+    printf("validation  FAILED: %llu of %llu floats differ, max %s%llu ULP\n",
+           (unsigned long long)v->mismatches, (unsigned long long)v->compared,
+           v->max_ulp == UINT64_MAX ? "NaN " : "",
+           (unsigned long long)(v->max_ulp == UINT64_MAX ? 0 : v->max_ulp));
+    for (size_t i = 0; i < v->nreported; i++) {
+        const bcl_mismatch *mm = &v->first[i];
+        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n", mm->ball,
+               mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0], mm->got[1],
+               mm->got[2], mm->got[3]);
+    }
+}
+
+static void print_report(const job *j, const rank_info *ri, const bcl_validation *v)
+{
+    const run_args *a = j->a;
+    int size = ranks_size();
+    double steps = (double)a->o.steps;
+    summary s;
+    summarise(ri, size, &s);
+    double us = steps ? s.slowest * 1e3 / steps : 0;
+    double rate = us > 0 ? (double)j->n / (us * 1e-6) : 0;
+    printf("ranks       %d on %d node%s (%s)\n", size, ranks_nodes(), ranks_nodes() == 1 ? "" : "s",
+           ranks_library());
+    printf("split       %s\n", size > 1 ? "by each rank's measured rate" : "one rank: all balls");
+    printf("model       %s, %s\n", a->o.model.model->name,
+           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
+    printf("balls       %zu\n", j->n);
+    const bcl_group_member *l = lead(j);
+    if (l)
+        printf("steps       %llu (%u per launch on rank 0: %s)\n", (unsigned long long)a->o.steps,
+               l->plan.steps_per_launch, l->plan.k_how);
+    else
+        printf("steps       %llu\n", (unsigned long long)a->o.steps);
+    printf("time        %.3f us/step, between barriers (slowest rank)\n", us);
+    printf("rate        %.3g ball-steps/s over all ranks\n", rate);
+    printf("imbalance   slowest rank %.1f ms, mean %.1f ms (%.2fx)\n", s.slowest, s.mean,
+           s.mean > 0 ? s.slowest / s.mean : 1.0);
+    printf("mpi         %.1f ms in collectives, %.1f ms in MPI-IO (most of any rank); "
+           "allreduce %.1f us\n",
+           s.mpi, s.io, ri[0].allreduce_us);
+    printf("phases      MPI_Init %.0f ms, set-up %.0f, calibration %.0f, load %.0f, run %.0f, "
+           "check %.0f, output %.0f (slowest rank each)\n",
+           s.init, s.setup, s.cal, s.load, s.slowest, s.check, s.output);
+    printf("\nRANK  HOST              DEVICE                                  FIRST        BALLS  "
+           "  SHARE  RATE (CAL)   US/STEP   WAIT MS\n");
+    for (int r = 0; r < size; r++) {
+        /* The rank's row; then a row per device when it drives several. */
+        const rank_info *x = &ri[r];
+        char dev[64];
+        if (x->ndev == 1)
+            snprintf(dev, sizeof dev, "%s %s", x->dev[0].selector, x->dev[0].name);
+        else
+            snprintf(dev, sizeof dev, "%d devices", x->ndev);
+        printf("%-5d %-17.17s %-38.38s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", r, x->host, dev,
+               (unsigned long long)x->first, (unsigned long long)x->count,
+               j->n ? 100.0 * (double)x->count / (double)j->n : 0, x->rate,
+               steps && x->count ? x->run_ms * 1e3 / steps : 0, x->wait_ms);
+        for (int i = 0; x->ndev > 1 && i < x->ndev; i++) {
+            const rank_device *d = &x->dev[i];
+            snprintf(dev, sizeof dev, "%s %s", d->selector, d->name);
+            printf("        %-38.38s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", dev,
+                   (unsigned long long)d->first, (unsigned long long)d->count,
+                   j->n ? 100.0 * (double)d->count / (double)j->n : 0, d->rate, d->us_per_step,
+                   d->wait_ms);
+        }
+    }
+    printf("\n");
+    print_validation(a, v);
+}
+
+static json_t *report_json(const job *j, const rank_info *ri, const bcl_validation *v)
+{
+    int size = ranks_size();
+    double steps = (double)j->a->o.steps;
+    summary s;
+    summarise(ri, size, &s);
+    /* The single-process report's fields, with rank 0's device and plan and
+     * the run's time between barriers; then the ranks. */
+    bcl_sim_timing t = {.device_ms = s.slowest, .wall_ms = s.slowest};
+    const bcl_group_member *l = lead(j);
+    bcl_plan none_plan = {.k_how = "", .launch = {.how = ""}};
+    bcl_build_report none_br = {0};
+    if (l)
+        t.launches = l->timing.launches;
+    json_t *root = run_report_json(j->a, l ? l->dev : j->devs[0], j->n, l ? &l->build : &none_br,
+                                   l ? &l->plan : &none_plan, l ? l->buffers : 0,
+                                   l ? l->first_launch_ms : 0, &t, v);
+    json_t *ranks = json_array();
+    for (int r = 0; r < size; r++) {
+        const rank_info *x = &ri[r];
+        json_t *devs = json_array();
+        for (int i = 0; i < x->ndev; i++)
+            json_array_append_new(
+                devs,
+                json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f}", "selector", x->dev[i].selector,
+                          "name", x->dev[i].name, "first", (json_int_t)x->dev[i].first, "balls",
+                          (json_int_t)x->dev[i].count, "rate_calibrated", x->dev[i].rate,
+                          "us_per_step", x->dev[i].us_per_step, "wait_ms", x->dev[i].wait_ms));
+        json_t *o =
+            json_pack("{s:i, s:s, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "rank", r,
+                      "host", x->host, "devices", devs, "first", (json_int_t)x->first, "balls",
+                      (json_int_t)x->count, "rate_calibrated", x->rate, "calibrate_ms", x->cal_ms,
+                      "us_per_step", steps && x->count ? x->run_ms * 1e3 / steps : 0.0, "run_ms",
+                      x->run_ms, "wait_ms", x->wait_ms, "mpi_ms", x->mpi_ms, "io_ms", x->io_ms);
+        json_object_set_new(o, "phases_ms",
+                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "mpi_init", x->init_ms,
+                                      "setup", x->setup_ms, "calibrate", x->cal_ms, "load",
+                                      x->load_ms, "run", x->run_ms, "read_validate", x->check_ms,
+                                      "output", x->output_ms));
+        json_object_set_new(o, "allreduce_us", json_real(x->allreduce_us));
+        json_array_append_new(ranks, o);
+    }
+    json_object_set_new(root, "ranks", ranks);
+    json_object_set_new(root, "mpi",
+                        json_pack("{s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f}", "size", size, "nodes",
+                                  ranks_nodes(), "library", ranks_library(), "split",
+                                  size > 1 ? "rate" : "one rank", "slowest_ms", s.slowest,
+                                  "mean_ms", s.mean, "mpi_ms", s.mpi, "io_ms", s.io));
+    return root;
+}
+
+void ranks_report(job *j, const bcl_validation *v)
+{
+    j->me.mpi_ms = ranks_mpi_ms();
+    j->me.io_ms = ranks_io_ms();
+    rank_info *ri = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *ri) : NULL;
+    ranks_gather(&j->me, sizeof j->me, ri);
+    if (!ri)
+        return;
+    if (j->a->o.json) {
+        json_t *root = report_json(j, ri, v);
+        cli_print_json(root);
+        json_decref(root);
+    } else {
+        print_report(j, ri, v);
+    }
+    free(ri);
+}
