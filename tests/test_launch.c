@@ -189,42 +189,6 @@ static void test_round_up(void **unused)
     assert_int_equal(bcl_round_up(7, 0), 7); /* no multiple: unchanged */
 }
 
-/* Shards of a plan: contiguous, covering every ball once, whole blocks
- * but the last, sizes within one block of each other, never empty. */
-static void test_shards(void **unused)
-{
-    (void)unused;
-    const size_t ns[] = {1, 15, 16, 17, 100003, 1u << 20, 1000000007};
-    const size_t parts[] = {1, 2, 3, 7, 8, 64};
-    const unsigned blocks[] = {0, 1, 8, 16};
-    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-        for (size_t b = 0; b < sizeof parts / sizeof parts[0]; b++)
-            for (size_t c = 0; c < sizeof blocks / sizeof blocks[0]; c++) {
-                bcl_shard sh[64];
-                size_t n = ns[a], blk = blocks[c] ? blocks[c] : 1;
-                size_t count = bcl_plan_shards(n, parts[b], blocks[c], sh);
-                assert_true(count >= 1 && count <= parts[b]);
-                size_t next = 0, lo = SIZE_MAX, hi = 0;
-                for (size_t i = 0; i < count; i++) {
-                    assert_int_equal(sh[i].first, next);
-                    assert_true(sh[i].count > 0);
-                    if (i + 1 < count) {
-                        assert_int_equal(sh[i].count % blk, 0);
-                        lo = sh[i].count < lo ? sh[i].count : lo;
-                        hi = sh[i].count > hi ? sh[i].count : hi;
-                    }
-                    next += sh[i].count;
-                }
-                assert_int_equal(next, n);
-                if (count > 2)
-                    assert_true(hi - lo <= blk);
-                /* As many shards as asked when there are enough blocks. */
-                if ((n + blk - 1) / blk >= parts[b])
-                    assert_int_equal(count, parts[b]);
-            }
-    assert_int_equal(bcl_plan_shards(0, 4, 16, NULL), 0);
-}
-
 static void test_check_steps(void **unused)
 {
     (void)unused;
@@ -246,7 +210,6 @@ int main(void)
         cmocka_unit_test(test_auto_shrinks_for_small_n),
         cmocka_unit_test(test_local_parse),
         cmocka_unit_test(test_round_up),
-        cmocka_unit_test(test_shards),
         cmocka_unit_test(test_check_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,16 @@ static void test_path_and_key(void **state)
     strcpy(d.driver, "1.1");
     assert_int_equal(bcl_device_key(&d, key2, &e), BCL_OK);
     assert_string_not_equal(key, key2);
+    /* Fewer compute units (a thread-limited PoCL device, a partitioned
+     * GPU): another speed, another key. */
+    d = fake_device();
+    d.compute_units = d.compute_units > 1 ? d.compute_units / 2 : 2;
+    assert_int_equal(bcl_device_key(&d, key2, &e), BCL_OK);
+    assert_string_not_equal(key, key2);
+    d = fake_device();
+    d.clock_mhz += 100;
+    assert_int_equal(bcl_device_key(&d, key2, &e), BCL_OK);
+    assert_string_not_equal(key, key2);
     /* Without BALLCL_CACHE_DIR: XDG_CACHE_HOME. */
     unsetenv("BALLCL_CACHE_DIR");
     setenv("XDG_CACHE_HOME", "/x/y", 1);

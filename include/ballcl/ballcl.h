@@ -287,9 +287,9 @@ typedef struct bcl_plan_request {
  *    resolved for, of any size (kernel, K, variant and local size do not
  *    depend on the balls; global is for `balls`).
  *  - It describes the balls [first, first + balls) of a larger state. A
- *    caller splitting one run over several devices cuts N into contiguous
- *    shards (bcl_plan_shards), each a whole number of `block` balls but the
- *    last, and resolves one plan per shard on that shard's own context: the
+ *    caller splitting one run over several devices (a bcl_group does)
+ *    cuts N into contiguous shards, each a whole number of `block` balls but
+ *    the last, and resolves one plan per shard on that shard's own context: the
  *    devices may differ, so may their kernels and local sizes, never the
  *    bits (balls are independent).
  *  - Steps are not part of what is resolved: S only bounds K; each run says
@@ -329,10 +329,6 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
 typedef struct bcl_shard {
     size_t first, count;
 } bcl_shard;
-/* Cuts n balls into at most `parts` contiguous shards whose sizes are
- * multiples of block (but the last) and differ by at most one block;
- * shards are never empty. Returns the number written to out. */
-size_t bcl_plan_shards(size_t n, size_t parts, unsigned block, bcl_shard *out);
 
 /* The one check that n balls fit, done before anything is allocated for
  * them: n >= 1, the state fits the device's memory, and host_copies copies
@@ -427,17 +423,12 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
  * bcl_npy_read checks it (and the file's size against the shape), giving
  * the ball count and the byte offset of the data, ball i at offset + 16 i;
  * the finite-value check of bcl_npy_read for balls [first, first + n)
- * held in state; and the header bcl_npy_write writes for n balls, copied
+ * held in state; and the header of a state file of n balls, copied
  * into out when size allows, its length returned either way. */
 int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e);
 int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first,
                          bcl_error *e);
 size_t bcl_npy_header(size_t n, unsigned char *out, size_t size);
-/* Writes atomically: a temporary file in the same folder, then rename. */
-int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
-/* Writes `len` bytes to path atomically (temporary file, fsync, rename):
- * an output set of one (below). */
-int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e);
 
 /* The outputs of one command (docs/RELIABILITY.md, "Outputs"): each is
  * checked and gets its temporary file in its folder before any work
@@ -487,11 +478,9 @@ typedef struct bcl_snapshot_opts {
     float box[4];           /* x0, y0, x1, y1 */
 } bcl_snapshot_opts;
 
-/* Writes a PNG picture of the (x, y) of n balls atomically: the box
- * outlined, each ball a dot, darker where more balls share a pixel. */
-int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
-                       bcl_error *e);
-/* The picture into output i of an output set (bcl_outputs_add). */
+/* A PNG picture of the (x, y) of n balls into output i of an output set
+ * (bcl_outputs_add): the box outlined, each ball a dot, darker where more
+ * balls share a pixel. */
 int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,
                           const bcl_snapshot_opts *o, bcl_error *e);
 /* Parses "WxH" (each 16 to BCL_SNAPSHOT_MAX_SIDE) for the option `what`. */

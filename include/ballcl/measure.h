@@ -99,9 +99,7 @@ typedef struct bcl_add_rate {
     uint64_t compared;        /* chain values checked against the host */
 } bcl_add_rate;
 
-int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rate *out,
-                         bcl_error *e);
-/* The same measurement one repeat at a time, for a caller that interleaves
+/* The measurement one repeat at a time, for a caller that interleaves
  * it with other figures (bench does, so that a busy moment of a shared
  * machine weighs on the bound and on the rows alike). Creating one builds
  * the program and sizes and checks every chain count; each repeat times
@@ -114,9 +112,6 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
 int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e);
 int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e);
 void bcl_add_timer_free(bcl_add_timer *t);
-/* The vector width of the chains: the device's native float width, rounded
- * down to a power of two from 1 to 16. */
-unsigned bcl_add_rate_width(const bcl_device_info *d);
 
 /* ---- tuning (docs/BENCHMARK.md) ------------------------------------------ */
 

@@ -20,4 +20,12 @@ const char *bcl_file_type_name(unsigned mode);
  * file is not a regular file, its type in *mode (optional). */
 int bcl_open_regular(const char *path, bool nofollow, unsigned *mode);
 
+/* One-file forms of the output set (include/ballcl/ballcl.h, "outputs"):
+ * each writes path atomically (a temporary file in the same folder, fsync,
+ * rename) as an output set of one. */
+int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e);
+int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e);
+int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
+                       bcl_error *e);
+
 #endif

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The data is copied byte for byte between the file and float arrays, which is
  * only right where the host's float is IEEE binary32 stored little-endian
@@ -46,30 +47,74 @@ _Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 && FLT
 
 /* ---- reading the file ---------------------------------------------------- */
 
-/* Reads all of path (bcl_read_file), bounded by the host's memory: a
- * state larger than the machine could not be held anyway. */
-static int read_all(const char *path, unsigned char **out, size_t *out_len, bcl_error *e)
+/* The preamble and the longest header a 1.0 file can have: all that is
+ * read before the header has been checked. */
+#define NPY_HEAD_MAX (NPY_PREAMBLE + 65535)
+
+/* Opens path for reading if it is a regular file (bcl_open_regular: a FIFO
+ * or a device is refused without blocking or reading) and gives its size.
+ * The fault point "read" of every file read fails it after the open. */
+static int open_state(const char *path, int *fd_out, uint64_t *size, bcl_error *e)
 {
-    uint64_t limit = bcl_host_memory_bytes();
-    bool opened;
-    char *buf;
-    int err = bcl_read_file(path, limit ? limit : UINT64_MAX, &buf, out_len, &opened);
-    if (err == 0) {
-        *out = (unsigned char *)buf;
-        return BCL_OK;
-    }
-    if (err == EISDIR)
+    unsigned mode = 0;
+    int fd = bcl_open_regular(path, false, &mode);
+    if (fd == -2 && S_ISDIR(mode))
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
-    if (err == EFBIG)
+    if (fd == -2)
         return bcl_fail(e, BCL_EXIT_INPUT,
-                        "'%s': larger than the %.1f MiB of memory of this machine: expected a "
-                        ".npy file that fits",
-                        path, (double)limit / 1048576.0);
-    /* Not the file's fault: the machine lacks memory for a file this big. */
-    if (err == ENOMEM)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
-    return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot %s: %s", path, opened ? "read" : "open",
-                    bcl_read_error(err));
+                        "'%s': cannot read: it is %s, not a regular file: expected a .npy file",
+                        path, bcl_file_type_name(mode));
+    if (fd < 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int err = fstat(fd, &st) != 0 ? errno : bcl_fault_take("read");
+    if (err) {
+        close(fd);
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    }
+    *fd_out = fd;
+    *size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    return BCL_OK;
+}
+
+/* Reads up to len bytes at offset; *got is what there was (a file may
+ * shrink while it is read). Returns 0 or an errno value. */
+static int read_at(int fd, void *buf, size_t len, uint64_t offset, size_t *got)
+{
+    size_t have = 0;
+    while (have < len) {
+        ssize_t r = pread(fd, (char *)buf + have, len - have, (off_t)(offset + have));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0)
+            break;
+        have += (size_t)r;
+    }
+    *got = have;
+    return 0;
+}
+
+static int check_header(const char *path, const unsigned char *buf, size_t len, size_t file_len,
+                        uint64_t *balls_out, size_t *offset_out, bcl_error *e);
+
+/* The header of an open state file, checked against the file's size
+ * before any of the body is read: *balls and *offset of the data. */
+static int read_head(const char *path, int fd, uint64_t size, uint64_t *balls, size_t *offset,
+                     bcl_error *e)
+{
+    unsigned char *head = malloc(NPY_HEAD_MAX);
+    if (!head)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the header", path);
+    size_t len = 0;
+    size_t want = size < NPY_HEAD_MAX ? (size_t)size : NPY_HEAD_MAX;
+    int err = read_at(fd, head, want, 0, &len);
+    int rc = err ? bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err))
+                 : check_header(path, head, len, size >= SIZE_MAX ? SIZE_MAX - 1 : (size_t)size,
+                                balls, offset, e);
+    free(head);
+    return rc;
 }
 
 /* ---- parsing the header dict --------------------------------------------- */
@@ -438,68 +483,73 @@ int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t 
  * 4*N floats (*state; the caller frees it) and sets *n = N. On failure
  * *state and *n are left untouched and the error is BCL_EXIT_INPUT, one line
  * "'<path>': <what is wrong>: expected <what>" (BCL_EXIT_RUNTIME only when
- * memory for the file's actual contents runs out). Memory use is bounded by
- * the file's real size, whatever its header declares.
+ * memory for a state that fits runs out). The header is read first (at
+ * most 64 KiB) and checked against the file's size; only then is the body
+ * read, in one allocation of the size the header declares, refused before
+ * it is made when it exceeds the memory this process may use. A special
+ * file (a FIFO, /dev/zero) is refused before anything is read.
  */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
-    unsigned char *buf = NULL; /* set by read_all; initialised for gcc's -O2 flow analysis */
-    size_t len = 0;
-    int rc = read_all(path, &buf, &len, e);
+    int fd = -1;
+    uint64_t size = 0;
+    int rc = open_state(path, &fd, &size, e);
     if (rc)
         return rc;
     uint64_t balls = 0;
     size_t offset = 0;
-    if ((rc = check_header(path, buf, len, len, &balls, &offset, e)))
+    if ((rc = read_head(path, fd, size, &balls, &offset, e)))
         goto out;
-    /* Reuse the buffer for the floats: moving the data to the (suitably
-     * aligned) start and shrinking avoids holding a second copy of a file
-     * that may be gigabytes. */
-    size_t need = (size_t)balls * BALL_BYTES;
-    memmove(buf, buf + offset, need);
-    float *f = (float *)(void *)buf;
-    if ((rc = bcl_npy_check_finite(path, f, (size_t)balls, 0, e)))
+    /* The header matches the file's size; the body must also fit the
+     * memory this process may use before it is allocated. */
+    uint64_t need = balls * BALL_BYTES;
+    uint64_t limit = bcl_host_memory_bytes();
+    if ((limit && need > limit) || need >= SIZE_MAX) {
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': %" PRIu64 " balls need %.1f MiB, more than the %.1f MiB of memory of "
+                      "this machine: expected a .npy file that fits",
+                      path, balls, (double)need / 1048576.0, (double)limit / 1048576.0);
         goto out;
-    float *shrunk = realloc(buf, need);
-    *state = shrunk ? shrunk : f;
+    }
+    float *f = malloc((size_t)need);
+    if (!f) {
+        /* Not the file's fault: the machine lacks memory for a state this big. */
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
+        goto out;
+    }
+    size_t got = 0;
+    int err = read_at(fd, f, (size_t)need, offset, &got);
+    if (err || got != need) {
+        rc = err ? bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err))
+                 : bcl_fail(e, BCL_EXIT_INPUT,
+                            "'%s': the file shrank while it was read (%zu of %" PRIu64
+                            " bytes of data): expected a file nothing else writes",
+                            path, got, need);
+        free(f);
+        goto out;
+    }
+    if ((rc = bcl_npy_check_finite(path, f, (size_t)balls, 0, e))) {
+        free(f);
+        goto out;
+    }
+    *state = f;
     *n = (size_t)balls;
-    return BCL_OK;
-
 out:
-    free(buf);
+    close(fd);
     return rc;
 }
 
 int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(fp), &st) != 0) {
-        int err = errno;
-        fclose(fp);
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fclose(fp);
-        if (S_ISDIR(st.st_mode))
-            return bcl_fail(e, BCL_EXIT_INPUT, "'%s': is a folder: expected a .npy file", path);
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "'%s': not a regular file: expected a .npy file that can be read in "
-                        "slices",
-                        path);
-    }
-    /* The preamble and the longest header a 1.0 file can have. */
-    unsigned char buf[NPY_PREAMBLE + 65535];
-    size_t len = fread(buf, 1, sizeof buf, fp);
-    int err = ferror(fp) ? (errno ? errno : EIO) : 0;
-    fclose(fp);
-    if (err)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    int fd = -1;
+    uint64_t size = 0;
+    int rc = open_state(path, &fd, &size, e);
+    if (rc)
+        return rc;
     uint64_t balls = 0;
     size_t offset = 0;
-    int rc = check_header(path, buf, len, (size_t)st.st_size, &balls, &offset, e);
+    rc = read_head(path, fd, size, &balls, &offset, e);
+    close(fd);
     if (rc)
         return rc;
     *n = (size_t)balls;

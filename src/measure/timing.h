@@ -68,4 +68,12 @@ int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl
  * bits, so a driver update invalidates tuned results. */
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
+/* The add-rate bound in one call (docs/PERFORMANCE.md): mo->repeats
+ * repeats of every chain count (bcl_add_timer_*), the survey's figure. */
+int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rate *out,
+                         bcl_error *e);
+/* The vector width of the chains: the device's native float width, rounded
+ * down to a power of two from 1 to 16. */
+unsigned bcl_add_rate_width(const bcl_device_info *d);
+
 #endif

@@ -114,6 +114,13 @@ void bcl_context_destroy(bcl_context *c)
         return;
     /* For callers that never stored: a program that ran is worth keeping. */
     bcl_context_cache_store(c, NULL);
+    /* Work an error left queued must end before the objects go: releasing
+     * only flushes, and a process that exits while the runtime's threads
+     * still run that work can crash in the runtime's teardown (Mesa's
+     * rusticl aborts with "pure virtual method called"). Its status is of
+     * no use here: after a lost device it is the loss already reported. */
+    if (c->queue)
+        clFinish(c->queue);
     for (unsigned i = 0; i < c->nkernels; i++)
         clReleaseKernel(c->kernels[i].k);
     if (c->program)

@@ -218,25 +218,3 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
     p->check_steps = bcl_check_steps(p->steps_per_launch);
     return BCL_OK;
 }
-
-size_t bcl_plan_shards(size_t n, size_t parts, unsigned block, bcl_shard *out)
-{
-    if (n == 0 || parts == 0)
-        return 0;
-    size_t b = block ? block : 1;
-    size_t blocks = (n + b - 1) / b;
-    if (parts > blocks)
-        parts = blocks;
-    size_t first = 0;
-    for (size_t i = 0; i < parts; i++) {
-        /* Blocks spread evenly: the first (blocks % parts) get one more. */
-        size_t mine = blocks / parts + (i < blocks % parts ? 1 : 0);
-        size_t count = mine * b;
-        if (first + count > n)
-            count = n - first;
-        out[i].first = first;
-        out[i].count = count;
-        first += count;
-    }
-    return parts;
-}

@@ -108,8 +108,10 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
      * for its last, so a work-item holds several independent sets, as many
      * as the model asks (the seed: 4, for 12 additions in flight where two
      * pipes of latency 3 or 4 need 6 to 8). GPUs want one ball per
-     * work-item so that loads coalesce. */
-    if (!(type & BCL_DEVICE_CPU) || !fused)
+     * work-item so that loads coalesce, and so does a CPU driver whose
+     * native float vector is 1 wide (Mesa's llvmpipe): it makes its SIMD
+     * lanes of the work-items of a group, as a GPU does. */
+    if (!(type & BCL_DEVICE_CPU) || !fused || native_width == 1)
         return "";
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
     const char *best = "";

@@ -19,6 +19,9 @@
 #                            every shard validated; the record of the split
 #   status.txt               exit status of every step
 # Each step runs even if an earlier one failed; status.txt says which did.
+# BALLCL_H200_PART=bench runs the bench and the same-output steps only,
+# BALLCL_H200_PART=big the two N = 2*10^9 runs only (each fits one session's
+# command limit); the default runs all.
 # Selectors: BALLCL_H200_DEVICE (default "nvidia") and BALLCL_H200_CPU
 # (default "pocl"); BALLCL_H200_BENCH_N (default 16777216,268435456) and
 # BALLCL_H200_BIG_N (default 2000000000) change the sizes (to try the script
@@ -55,6 +58,8 @@ step() {
     free -g
 } >"$out/info.txt" 2>&1
 
+part=${BALLCL_H200_PART:-all}
+if [ "$part" != big ]; then
 step bench_pair.txt "$ballcl" bench -d "$pair" -n "$bench_n" -r 5
 step bench_pair.json "$ballcl" bench -d "$pair" -n "$bench_n" -r 5 --json
 tmp=$(mktemp -d)
@@ -64,6 +69,9 @@ step same_pair.json "$ballcl" run -d "$pair" -n 1000003 -s 1000 --init random --
     --output "$tmp/pair.npy" --json
 step same.txt cmp "$tmp/gpu.npy" "$tmp/pair.npy"
 rm -rf "$tmp"
+fi
+if [ "$part" != bench ]; then
 step run_2e9_gpu.json "$ballcl" run -d "$gpu" -n "$big_n" -s 100 --json
 step run_2e9_pair.json "$ballcl" run -d "$pair" -n "$big_n" -s 100 --json
+fi
 cat "$out/status.txt" >&2
