@@ -18,8 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,27 +31,12 @@
 
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
 {
-    unsigned char id[32], key[32];
-    int rc = bcl_device_identity(d, id, e);
+    unsigned char id[32];
+    int rc = bcl_device_speed_identity(d, id, e);
     if (rc)
         return rc;
-    /* A binary fits any device of one identity, but a tuned figure is a
-     * speed: a PoCL device limited to fewer threads (POCL_MAX_PTHREAD_COUNT),
-     * a partitioned GPU or one at another clock is another machine, and its
-     * speed was never measured. So the compute units and clock join it. */
-    char size[64];
-    int len =
-        snprintf(size, sizeof size, "%u/%u", (unsigned)d->compute_units, (unsigned)d->clock_mhz);
-    unsigned got = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-              EVP_DigestUpdate(ctx, id, sizeof id) && EVP_DigestUpdate(ctx, size, (size_t)len) &&
-              EVP_DigestFinal_ex(ctx, key, &got) && got == 32;
-    EVP_MD_CTX_free(ctx);
-    if (!ok)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "sha-256 failed in libcrypto");
     for (unsigned i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", key[i]);
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
     return BCL_OK;
 }
 

@@ -203,15 +203,20 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
         printf("clock       host: the device's profiling failed its check: %s\n", clock_note(d));
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
+    run_print_validation(a, v, "");
+}
+
+void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope)
+{
     if (!a->validate) {
         printf("validation  skipped (--no-validate)\n");
         return;
     }
     if (v->mismatches == 0) {
-        printf("validation  passed: %llu floats %s the C reference (max %llu ULP)\n",
+        printf("validation  passed: %llu floats %s the C reference (max %llu ULP)%s\n",
                (unsigned long long)v->compared,
                a->tol_ulp ? "within tolerance of" : "bit-identical to",
-               (unsigned long long)v->max_ulp);
+               (unsigned long long)v->max_ulp, scope);
         return;
     }
     printf("validation  FAILED: %llu of %llu floats differ, max %s%llu ULP\n",

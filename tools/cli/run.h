@@ -41,6 +41,9 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v);
 /* One entry of the report's "devices" array. */
 json_t *run_member_json(const run_args *a, const bcl_group_member *m);
+/* The report's validation lines; scope follows "the C reference (max N
+ * ULP)" (", every rank" under MPI, or ""). */
+void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope);
 /* The "validation" object of the JSON report. */
 json_t *run_validation_json(const run_args *a, const bcl_validation *v);
 

@@ -95,27 +95,7 @@ static void print_report(const run_args *a, bcl_group *g, size_t n, const bcl_gr
         print_member(a, bcl_group_member_at(g, i));
     double rate = t->wall_ms > 0 ? (double)n * (double)a->o.steps / (t->wall_ms * 1e-3) : 0;
     printf("aggregate   %.3f ms wall for all devices, %.3g ball-steps/s\n", t->wall_ms, rate);
-    if (!a->validate) {
-        printf("validation  skipped (--no-validate)\n");
-        return;
-    }
-    if (v->mismatches == 0) {
-        printf("validation  passed: %llu floats %s the C reference (max %llu ULP)\n",
-               (unsigned long long)v->compared,
-               a->tol_ulp ? "within tolerance of" : "bit-identical to",
-               (unsigned long long)v->max_ulp);
-        return;
-    }
-    printf("validation  FAILED: %llu of %llu floats differ, max %s%llu ULP\n",
-           (unsigned long long)v->mismatches, (unsigned long long)v->compared,
-           v->max_ulp == UINT64_MAX ? "NaN " : "",
-           (unsigned long long)(v->max_ulp == UINT64_MAX ? 0 : v->max_ulp));
-    for (size_t i = 0; i < v->nreported; i++) {
-        const bcl_mismatch *mm = &v->first[i];
-        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n", mm->ball,
-               mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0], mm->got[1],
-               mm->got[2], mm->got[3]);
-    }
+    run_print_validation(a, v, "");
 }
 
 static json_t *report_json(const run_args *a, bcl_group *g, size_t n, const bcl_group_timing *t,

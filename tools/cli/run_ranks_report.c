@@ -44,31 +44,6 @@ static const bcl_group_member *lead(const job *j)
     return NULL;
 }
 
-static void print_validation(const run_args *a, const bcl_validation *v)
-{
-    if (!a->validate) {
-        printf("validation  skipped (--no-validate)\n");
-        return;
-    }
-    if (v->mismatches == 0) {
-        printf("validation  passed: %llu floats %s the C reference (max %llu ULP), every rank\n",
-               (unsigned long long)v->compared,
-               a->tol_ulp ? "within tolerance of" : "bit-identical to",
-               (unsigned long long)v->max_ulp);
-        return;
-    }
-    printf("validation  FAILED: %llu of %llu floats differ, max %s%llu ULP\n",
-           (unsigned long long)v->mismatches, (unsigned long long)v->compared,
-           v->max_ulp == UINT64_MAX ? "NaN " : "",
-           (unsigned long long)(v->max_ulp == UINT64_MAX ? 0 : v->max_ulp));
-    for (size_t i = 0; i < v->nreported; i++) {
-        const bcl_mismatch *mm = &v->first[i];
-        printf("  ball %zu: want (%.9g, %.9g, %.9g, %.9g) got (%.9g, %.9g, %.9g, %.9g)\n", mm->ball,
-               mm->want[0], mm->want[1], mm->want[2], mm->want[3], mm->got[0], mm->got[1],
-               mm->got[2], mm->got[3]);
-    }
-}
-
 static void print_report(const job *j, const rank_info *ri, const bcl_validation *v)
 {
     const run_args *a = j->a;
@@ -124,7 +99,7 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
         }
     }
     printf("\n");
-    print_validation(a, v);
+    run_print_validation(a, v, ", every rank");
 }
 
 static json_t *report_json(const job *j, const rank_info *ri, const bcl_validation *v)
