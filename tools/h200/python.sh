@@ -1,0 +1,44 @@
+#!/bin/bash
+# The Python module on the NVIDIA GPU host (docs/PYTHON.md). The module in
+# build/python is built for the build machine's python3 (Debian 12: 3.11);
+# an extension module is tied to one Python minor version, so on a host with
+# another python3 this rebuilds the extension from python/ballcl/*.c for the
+# host's interpreter (its headers and NumPy are needed), linked to the
+# build's libballcl.so, then runs examples/seed_done_right.py on the GPU.
+# Run from the project root after `source .gpu/env.sh`:
+#
+#   tools/h200/python.sh OUTDIR
+#
+# Writes into OUTDIR (created):
+#   python.txt   interpreter, NumPy, how the module was built, the example's
+#                output on the GPU and its exit status
+set -u
+out=${1:?usage: tools/h200/python.sh OUTDIR}
+mkdir -p "$out"
+dev=${BALLCL_H200_DEVICE:-nvidia}
+py=${PYTHON:-python3}
+lib=$PWD/build/src
+# The kernels from the source tree (the module looks beside nothing it knows).
+export BALLCL_KERNEL_DIR=$PWD/cl
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ
+    "$py" --version
+    "$py" -c 'import numpy; print("numpy", numpy.__version__)' || exit 1
+    suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    pkg=$PWD/build/python
+    if [ ! -f "$pkg/ballcl/_core$suffix" ]; then
+        pkg=$(mktemp -d)/python
+        mkdir -p "$pkg/ballcl"
+        cp python/ballcl/__init__.py "$pkg/ballcl/"
+        pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+        npinc=$("$py" -c 'import numpy; print(numpy.get_include())')
+        echo "building _core$suffix for $("$py" --version) (headers $pyinc, NumPy $npinc)"
+        # The flags of the project's build: no contraction, no fast-math.
+        cc -std=gnu11 -O2 -fPIC -shared -ffp-contract=off -fno-fast-math \
+            -Iinclude -I"$pyinc" -I"$npinc" python/ballcl/*.c \
+            -L"$lib" -lballcl -Wl,-rpath,"$lib" -o "$pkg/ballcl/_core$suffix" || exit 1
+    fi
+    PYTHONPATH=$pkg "$py" examples/seed_done_right.py "$dev"
+    echo "exit $?"
+} >"$out/python.txt" 2>&1
+cat "$out/python.txt"
