@@ -83,6 +83,22 @@ static void test_exclusions(void **unused)
     assert_int_equal(bcl_split(100000, 2, rs, f0, 100, 16, s, why), 1);
     assert_int_equal(why[1], BCL_SPLIT_UNDER_BLOCK);
     assert_int_equal(s[0].count, 100000);
+    /* A share under a tenth (the H200 beside 16 CPU cores: 3%) is left
+     * out; one just above it takes part. */
+    double rg[] = {8e12, 2.3e11};
+    assert_int_equal(bcl_split(268435456, 2, rg, f0, 1000, 64, s, why), 1);
+    assert_int_equal(why[1], BCL_SPLIT_MINOR);
+    assert_int_equal(s[0].count, 268435456);
+    double rt[] = {8e9, 1e9};
+    assert_int_equal(bcl_split(1000000, 2, rt, f0, 1000, 16, s, why), 2);
+    assert_in_range(s[1].count, 111111 - 16, 111111 + 16);
+    /* Three devices: only the minor one goes. */
+    bcl_shard s3[3];
+    bcl_split_why why3[3];
+    double r3[] = {5e9, 4e9, 2e8}, f3[] = {0, 0, 0};
+    assert_int_equal(bcl_split(900000, 3, r3, f3, 100, 16, s3, why3), 2);
+    assert_int_equal(why3[2], BCL_SPLIT_MINOR);
+    check_cover(s3, 3, 900000, 16);
 }
 
 static bcl_device_info fake[3];

@@ -6,7 +6,9 @@
 # and 'rusticl' (the same suites again on Mesa's rusticl: ballcl's own code
 # paths are those PoCL takes, and the host-clock fallback runs on PoCL too,
 # through BALLCL_TEST_PROFILING; Mesa's leaks would need suppressions of
-# their own).
+# their own, and with the slow unwinder set below, rusticl's threads and
+# ASan deadlock on libgcc's unwinder lock: the plain suites' one run across
+# PoCL and rusticl in tests/test_multi.py is skipped here for that reason).
 # Any memory error, leak or undefined behaviour in ballcl fails the test it
 # happens in; the fault walk thereby also checks every error path for leaks.
 #

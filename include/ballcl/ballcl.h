@@ -530,7 +530,12 @@ typedef enum {
     BCL_SPLIT_SLOWER,      /* its fixed cost alone exceeds the others' time for all balls */
     BCL_SPLIT_UNDER_BLOCK, /* its share would be under one block */
     BCL_SPLIT_NO_RATE,     /* no rate (0): nothing to weigh it by */
+    BCL_SPLIT_MINOR,       /* its share would be under BCL_SPLIT_MIN_SHARE of the balls */
 } bcl_split_why;
+
+/* The least share of the balls a device of a split takes: below it the
+ * run gains less than the error of calibrating each device alone. */
+#define BCL_SPLIT_MIN_SHARE 0.10
 
 /*
  * A group: several devices running one range of balls [first, first +

@@ -356,6 +356,11 @@ static int apply_split(bcl_group *g, const bcl_shard *sh, const bcl_split_why *w
         else if (why[i] == BCL_SPLIT_UNDER_BLOCK)
             snprintf(p->excluded, sizeof p->excluded,
                      "no balls: its share by rate would be under one block of %u balls", block);
+        else if (why[i] == BCL_SPLIT_MINOR)
+            snprintf(p->excluded, sizeof p->excluded,
+                     "no balls: its share by rate would be under %.0f%% of them, a gain within "
+                     "the error of calibrating each device alone",
+                     100 * BCL_SPLIT_MIN_SHARE);
         else if (why[i] == BCL_SPLIT_NO_RATE)
             snprintf(p->excluded, sizeof p->excluded, "no balls: no rate to weigh it by");
         if (p->shard.count) {

@@ -91,6 +91,14 @@ int ranks_finish(int rc)
 {
     if (R.active) {
         R.active = false;
+        /* Everything printed is out before any rank may end: mpirun stops
+         * the other ranks as soon as one exits non-zero, and a report
+         * still in rank 0's stdio buffer (stdout is a pipe to mpirun)
+         * would be lost. The barrier keeps every rank until rank 0's
+         * output has left it. */
+        fflush(stdout);
+        fflush(stderr);
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Comm_free(&R.node);
         MPI_Finalize();
     }

@@ -105,7 +105,7 @@ t1=$(date +%s.%N)
 t2=$(date +%s.%N)
 step io_single_norun.json "$ballcl" "${io[@]}" --json
 t3=$(date +%s.%N)
-echo "one process, N = 268435456: with --output $(echo "$t1 - $t0" | bc) s, without $(echo "$t3 - $t2" | bc) s" \
+echo "one process, N = 268435456: with --output $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s, without $(awk "BEGIN { printf \"%.2f\", $t3 - $t2 }") s" \
     >"$out/io_single.txt"
 for p in 1 4; do
     step "io_P$p.json" $mpirun -n $p "$ballcl" "${io[@]}" --output "$states/io_P$p.npy" --json
@@ -119,7 +119,7 @@ for p in 1 4; do
     $mpirun -n $p "$ballcl" run -d "$gpu" -n 1024 -s 1 >/dev/null 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    echo "mpirun -n $p ballcl run -n 1024 -s 1: exit $rc, $(echo "$t1 - $t0" | bc) s" \
+    echo "mpirun -n $p ballcl run -n 1024 -s 1: exit $rc, $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s" \
         >"$out/startup_P$p.txt"
 done
 rm -f "$states/single.npy"
