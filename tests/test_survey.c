@@ -151,7 +151,8 @@ static void delete_each(json_t *node)
         const char *name = keys[i];
         bool is_map = strcmp(name, "errors") == 0 || strcmp(name, "models") == 0;
         /* Keys added within a version (docs/SURVEY.md) may be missing. */
-        if (strcmp(name, "profiling_usable") == 0 || strcmp(name, "profiling_note") == 0) {
+        if (strcmp(name, "profiling_usable") == 0 || strcmp(name, "profiling_note") == 0 ||
+            strcmp(name, "add_gflop_per_s") == 0) {
             v = json_incref(json_object_get(node, name));
             json_object_del(node, name);
             char *text = json_dumps(whole, 0);
