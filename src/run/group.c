@@ -91,6 +91,13 @@ static int each_member(bcl_group *g, member_fn fn, bool busy_only, bool parallel
         free(started);
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
+    /* One member at work runs on the calling thread: a thread made and
+     * joined for it would only add its cost to every phase (tens of
+     * microseconds, which a short GPU run shows). */
+    size_t working = 0;
+    for (size_t i = 0; i < g->count; i++)
+        working += !(busy_only && g->m[i].pub.shard.count == 0);
+    parallel = parallel && working > 1;
     for (size_t i = 0; i < g->count; i++) {
         member *m = &g->m[i];
         bcl_error_clear(&m->err);
