@@ -45,19 +45,22 @@ typedef CAT(float, BCL_W) vec;
 #define CHAINS12(M) CHAINS8(M) M(8) M(9) M(10) M(11)
 #define CHAINS16(M) CHAINS12(M) M(12) M(13) M(14) M(15)
 
-/* `iters` rounds of 4 adds per chain (unrolled so that the loop counter
- * costs a GPU few issue slots); out gets C vectors per work-item. */
+/* One round: 4 adds per chain, unrolled so that the loop counter costs a
+ * GPU few issue slots. */
+#define ROUND(C) CHAINS##C(ADD) CHAINS##C(ADD) CHAINS##C(ADD) CHAINS##C(ADD)
+
+/* `iters` rounds; out gets C vectors per work-item. */
 #define ADDRATE(C)                                                                                 \
     __kernel void addrate_c##C(__global const float *restrict start, float inc, uint iters,        \
                                __global float *restrict out)                                       \
     {                                                                                              \
         size_t base = get_global_id(0) * C;                                                        \
         vec d = (vec)(inc);                                                                        \
-        CHAINS##C(DECL) for (uint i = 0; i < iters; i++)                                                \
-        {                                                                                          \
-            CHAINS##C(ADD) CHAINS##C(ADD) CHAINS##C(ADD) CHAINS##C(ADD)                                                \
+        CHAINS##C(DECL);                                                                           \
+        for (uint i = 0; i < iters; i++) {                                                         \
+            ROUND(C);                                                                              \
         }                                                                                          \
-        CHAINS##C(STORE)                                                                                \
+        CHAINS##C(STORE);                                                                          \
     }
 
 ADDRATE(4)

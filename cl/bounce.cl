@@ -86,12 +86,11 @@ __kernel void bounce_steps(__global float4 *restrict s, uint n, uint k, float dt
  * a vector `?:`, which picks, lane by lane, the value the branch would have
  * left (both sides are computed; the unselected lanes are thrown away, and
  * no float operation traps). The operator rather than select(): PoCL calls
- * its library for a float16 select(), and the operator is one blend. The selected values are the very operations of
- * bounce_one in the same order, so the bits are those of the reference.
- * g * dt and 2 * w, 2 * h are computed once: the same rounded products the
- * scalar code forms every step; (-v) * e is written v * (-e), the same
- * rounded product (rounding to nearest is symmetric in sign), one negation
- * per step fewer.
+ * its library for a float16 select(), and the operator is one blend. The selected values are the
+ * very operations of bounce_one in the same order, so the bits are those of the reference. g * dt
+ * and 2 * w, 2 * h are computed once: the same rounded products the scalar code forms every step;
+ * (-v) * e is written v * (-e), the same rounded product (rounding to nearest is symmetric in
+ * sign), one negation per step fewer.
  *
  * A step of one set is a long dependent chain (add, multiply, add, then
  * compare and select after compare and select), so independent sets keep
@@ -220,14 +219,14 @@ static void bounce_run_x32(__global float4 *restrict s, uint n, uint k, float dt
 }
 
 __kernel void bounce_steps_x8(__global float4 *restrict s, uint n, uint k, float dt, float g,
-                               float w, float h, float e)
+                              float w, float h, float e)
 {
     bounce_run_x8(s, n, k, dt, g, w, h, e);
 }
 
 /* One step with 8 balls per work-item: the same code with k = 1. */
 __kernel void bounce_step_x8(__global float4 *restrict s, uint n, uint k, float dt, float g,
-                              float w, float h, float e)
+                             float w, float h, float e)
 {
     bounce_run_x8(s, n, 1, dt, g, w, h, e);
 }

@@ -165,7 +165,9 @@ def bench_table_tells_the_story():
                      r"[\d.]+x the time of local=auto| against local=auto's [\d.]+: within the "
                      r"noise)", story, re.M), story
     assert re.search(r"^  2\. .*local=driver", story, re.M), story
-    assert re.search(r"^  3\. .*sync-every-step [\d.]+ us/step against batched", story, re.M)
+    # A cost, or (noise on a busy machine) the same or a faster time, said so.
+    assert re.search(r"^  3\. .*sync-every-step [\d.]+ us/step (against|was faster than) "
+                     r"batched", story, re.M), story
     assert "nothing is tuned" in story
 
 
