@@ -27,26 +27,32 @@ static int digest(const char *const *parts, size_t count, unsigned char out[32],
     return BCL_OK;
 }
 
+/* The identity's fields, and with speed the compute units and clock too. */
+static int identity(const bcl_device_info *d, bool speed, unsigned char out[32], bcl_error *e)
+{
+    char bits[16], units[16], clock[16];
+    snprintf(bits, sizeof bits, "%u", (unsigned)d->address_bits);
+    snprintf(units, sizeof units, "%u", (unsigned)d->compute_units);
+    snprintf(clock, sizeof clock, "%u", (unsigned)d->clock_mhz);
+    const char *parts[] = {d->platform_name,
+                           d->platform_version,
+                           d->name,
+                           d->vendor,
+                           d->version,
+                           d->driver,
+                           bits,
+                           units,
+                           clock};
+    size_t count = sizeof parts / sizeof parts[0];
+    return digest(parts, speed ? count : count - 2, out, e);
+}
+
 int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e)
 {
-    char bits[16];
-    snprintf(bits, sizeof bits, "%u", (unsigned)d->address_bits);
-    const char *parts[] = {d->platform_name, d->platform_version, d->name, d->vendor,
-                           d->version,       d->driver,           bits};
-    return digest(parts, sizeof parts / sizeof parts[0], out, e);
+    return identity(d, false, out, e);
 }
 
 int bcl_device_speed_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e)
 {
-    unsigned char id[32];
-    int rc = bcl_device_identity(d, id, e);
-    if (rc)
-        return rc;
-    char hex[65], units[16], clock[16];
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    snprintf(units, sizeof units, "%u", (unsigned)d->compute_units);
-    snprintf(clock, sizeof clock, "%u", (unsigned)d->clock_mhz);
-    const char *parts[] = {hex, units, clock};
-    return digest(parts, sizeof parts / sizeof parts[0], out, e);
+    return identity(d, true, out, e);
 }
