@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testlib  # noqa: E402
 from testlib import check  # noqa: E402
 
+testlib.skip_when_variant_forced("the tuned-configuration rule and '--local 1'")
 tmp = testlib.tempdir()
 BUILD = os.path.dirname(os.path.dirname(testlib.BALLCL))
 

@@ -50,7 +50,8 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
 status=0
-meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite oclgrind --no-suite rusticl "$@" ||
+meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite oclgrind --no-suite rusticl \
+    --no-suite wide --no-suite pocl-basic "$@" ||
     status=$?
 if [ "$status" -eq 0 ]; then
     echo "sanitize: every test passed under ASan + UBSan + LSan ($dir)"
