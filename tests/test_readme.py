@@ -250,8 +250,9 @@ def run_block(cmds, tmp):
         script.append(f"__rc=$?; echo '@@ {i} begin'; (exit $__rc)")
         script.append(cmd)
         script.append(f"__rc=$?; echo \"@@ {i} end $__rc\"")
+        nxt = cmds[i + 1][0] if i + 1 < len(cmds) else ""
         t = twin(cmd)
-        if t:
+        if t and not any(is_error(w) for w in cmds[i][1]) and not nxt.startswith("echo $?"):
             script.append(f"{t} > .twin-{i}.json 2>/dev/null")
         script.append("(exit $__rc)")
     env = dict(os.environ, LC_ALL="C")
