@@ -1,5 +1,5 @@
 /*
- * ballcl run: the main job. N balls, S steps on one device, the state kept
+ * ballcl run: the main job. N balls, S steps on one device or several, the state kept
  * on the device between steps, then validated against the C reference.
  */
 #include "ranks.h"
@@ -13,8 +13,9 @@
 static void help(void)
 {
     printf("usage: ballcl run [options]\n\n"
-           "Runs N balls for S steps on one device, keeping the state on the device, and\n"
-           "compares the final state bit for bit with the scalar C reference.\n\n"
+           "Runs N balls for S steps on one device, or split over several (-d A,B or all),\n"
+           "keeping the state on the device, and compares the final state bit for bit with\n"
+           "the scalar C reference.\n\n"
            "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
            "                         platform name (default: $BALLCL_DEVICE, else the first\n"
            "                         GPU, accelerator, CPU); a comma-separated list of them,\n"
