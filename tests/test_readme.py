@@ -134,6 +134,9 @@ LINE_RULES = [
     (re.compile(r"^balls \d+ from ball \d+ \(.*\)$"), "balls <SHARE>"),
     (re.compile(r"^kernel (\w+?)_steps?\w*, \d+ per launch, local .*$"),
      r"kernel \1_<KERNEL>, <K> per launch, <LOCAL>"),
+    # a device's validation counts its share's floats (the aggregate's stays).
+    (re.compile(r"^validation passed: \d+ floats bit-identical$"),
+     "validation passed: <SHARE> floats bit-identical"),
     # the Python example's plan.
     (re.compile(r"^launch \d+ steps per launch, .*$"), "launch <PLAN>"),
     # mpirun: a rank's row and its phases.
