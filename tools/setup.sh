@@ -4,6 +4,9 @@
 #   tools/setup.sh test   install what is missing, build, run the test suite
 # Packages are installed with apt-get, as root or through sudo. Both are
 # idempotent: with everything present they only (re)build incrementally.
+# Each stage prints one line; what apt-get, meson and ninja print goes to
+# build-setup/ (apt.log, meson-setup.log, ninja.log), and a failing stage
+# shows the end of its log. The first run takes minutes (packages, build).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -62,7 +65,7 @@ if [ ! -f build/build.ninja ]; then
         exit 1
     }
 fi
-echo "setup: building (ninja -C build)"
+echo "setup: building (ninja -C build; the first build takes a few minutes)"
 ninja -C build >build-setup/ninja.log 2>&1 || {
     tail -n 40 build-setup/ninja.log >&2
     exit 1
