@@ -81,7 +81,7 @@ fi
 # again in other machines' shapes (suites 'wide' and 'pocl-basic'); the
 # sanitizer build; bounded fuzzing; the installed library.
 status=0
-echo "setup: [1/4] meson test -C build (every suite; about 20 minutes on 2 cores)"
+echo "setup: [1/4] meson test -C build (every suite on PoCL, rusticl, Oclgrind and other shapes)"
 meson test -C build --print-errorlogs --num-processes 2 || status=$?
 # Reliability jobs (docs/RELIABILITY.md): the suites again on the ASan+UBSan
 # build, then bounded fuzzing of every fuzz target (BALLCL_FUZZ_SECONDS each).
