@@ -1,5 +1,5 @@
 /*
- * ballcl run: the main job. N balls, S steps on one device, the state kept
+ * ballcl run: the main job. N balls, S steps on one device or several, the state kept
  * on the device between steps, then validated against the C reference.
  */
 #include "ranks.h"
@@ -13,8 +13,9 @@
 static void help(void)
 {
     printf("usage: ballcl run [options]\n\n"
-           "Runs N balls for S steps on one device, keeping the state on the device, and\n"
-           "compares the final state bit for bit with the scalar C reference.\n\n"
+           "Runs N balls for S steps on one device, or split over several (-d A,B or all),\n"
+           "keeping the state on the device, and compares the final state bit for bit with\n"
+           "the scalar C reference.\n\n"
            "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
            "                         platform name (default: $BALLCL_DEVICE, else the first\n"
            "                         GPU, accelerator, CPU); a comma-separated list of them,\n"
@@ -253,6 +254,28 @@ json_t *run_validation_json(const run_args *a, const bcl_validation *v)
                            "first_mismatches", mism);
 }
 
+/* The model's parameters by name: a number for a one-float parameter, a
+ * list for one of several (--box W,H), in the order the model declares. */
+static json_t *run_params_json(const bcl_model *m, const float *values)
+{
+    json_t *params = json_object();
+    unsigned at = 0;
+    for (unsigned i = 0; i < m->nparams; i++) {
+        const bcl_param *p = &m->params[i];
+        json_t *v;
+        if (p->count == 1) {
+            v = json_real(values[at]);
+        } else {
+            v = json_array();
+            for (unsigned c = 0; c < p->count; c++)
+                json_array_append_new(v, json_real(values[at + c]));
+        }
+        json_object_set_new(params, p->opt, v);
+        at += p->count;
+    }
+    return params;
+}
+
 json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
                         const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
@@ -264,9 +287,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    json_t *params = json_array();
-    for (unsigned i = 0; i < bcl_model_param_floats(a->o.model.model); i++)
-        json_array_append_new(params, json_real(a->o.model.params[i]));
+    json_t *params = run_params_json(a->o.model.model, a->o.model.params);
     json_t *validation = run_validation_json(a, v);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"

@@ -10,7 +10,7 @@
 
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
-    {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
+    {"run", cmd_run, "run N balls for S steps on one device or several, and validate the result"},
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
     {"bench", cmd_bench,
      "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},

@@ -24,12 +24,13 @@ json_t *run_member_json(const run_args *a, const bcl_group_member *m)
         "split_rate_ball_steps_per_s", m->rate, "launch_overhead_ms", m->launch_ms, "us_per_step",
         us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "wait_ms", m->wait_ms);
     if (m->shard.count) {
-        json_object_set_new(j, "launch",
-                            json_pack("{s:s, s:I, s:I, s:s, s:I, s:I}", "variant", m->plan.variant,
-                                      "steps_per_launch", (json_int_t)m->plan.steps_per_launch,
-                                      "local", (json_int_t)m->plan.launch.local, "how",
-                                      m->plan.launch.how, "global", (json_int_t)m->plan.global,
-                                      "buffers", (json_int_t)m->buffers));
+        json_object_set_new(
+            j, "launch",
+            json_pack("{s:s, s:I, s:I, s:s, s:I, s:s, s:I, s:I}", "variant", m->plan.variant,
+                      "balls_per_item", (json_int_t)m->plan.balls_per_item, "steps_per_launch",
+                      (json_int_t)m->plan.steps_per_launch, "steps_per_launch_how", m->plan.k_how,
+                      "local", (json_int_t)m->plan.launch.local, "how", m->plan.launch.how,
+                      "global", (json_int_t)m->plan.global, "buffers", (json_int_t)m->buffers));
         json_object_set_new(j, "cache",
                             json_pack("{s:b, s:f, s:s}", "hit", m->build.cache_hit, "program_ms",
                                       m->build.program_ms, "note", m->build.note));
