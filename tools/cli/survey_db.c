@@ -249,13 +249,14 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
     }
     sqlite3_extended_result_codes(db, 0);
     sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-    /* WAL: readers never block the writer, and a crash mid-import leaves
-     * the last committed state. Checked before anything is written, so a
-     * file that is not a database is never touched. */
-    int rc = exec_sql(db, path, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;",
-                      "cannot open it", e);
+    /* The file is checked to be ours (or new) before anything is written,
+     * so that another program's file is never touched; then WAL: readers
+     * never block the writer, and a crash mid-import leaves the last
+     * committed state. */
+    int rc = check_or_create(db, path, e);
     if (rc == BCL_OK)
-        rc = check_or_create(db, path, e);
+        rc = exec_sql(db, path, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;",
+                      "cannot open it", e);
     if (rc) {
         sqlite3_close(db);
         return rc;
