@@ -169,11 +169,13 @@ static int list_devices(sqlite3 *db, const char *path, bcl_error *e)
     static const char *const heads[] = {"id", "type",    "name",   "platform",
                                         "cu", "surveys", "driver", "last survey"};
     static const size_t widths[] = {4, 11, 34, 28, 4, 7, 16, 0};
-    return print_query(db, path, "devices:",
-                       "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
-                       " (SELECT count(*) FROM runs r WHERE r.device_id = d.id), l.driver, l.date"
-                       " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
-                       heads, widths, 8, e);
+    return print_query(
+        db, path, "devices:",
+        "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
+        " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
+        " l.date"
+        " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
+        heads, widths, 8, e);
 }
 
 static int list_surveys(sqlite3 *db, const char *path, bcl_error *e)
@@ -193,11 +195,12 @@ static int list_drivers(sqlite3 *db, const char *path, bcl_error *e)
 {
     static const char *const heads[] = {"platform", "driver", "surveys", "first", "last", "device"};
     static const size_t widths[] = {28, 16, 7, 20, 20, 0};
-    return print_query(db, path, "drivers:",
-                       "SELECT platform, driver, count(*), min(date), max(date), name"
-                       " FROM device_runs GROUP BY device_id, driver"
-                       " ORDER BY platform, name, min(date)",
-                       heads, widths, 6, e);
+    return print_query(
+        db, path, "drivers:",
+        "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
+        " FROM device_runs GROUP BY device_id, driver"
+        " ORDER BY platform, name, min(date)",
+        heads, widths, 6, e);
 }
 
 static int cmd_list(int argc, char **argv)

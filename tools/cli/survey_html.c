@@ -6,6 +6,7 @@
  * Every text that came from a survey file is escaped for HTML; the data the
  * script reads is JSON inside a non-executed <script> element.
  */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "survey_html.h"
 #include "survey_db.h"
 
@@ -125,7 +126,8 @@ static void fmt_num(double v, char *out, size_t size)
     if (a >= 1e6)
         while (a >= 1000 && i < 5)
             a /= 1000, v /= 1000, i++;
-    snprintf(out, size, "%.4g%s%s", v, i ? " " : "", si[i]);
+    /* 32847, not 3.285e+04: whole numbers below a million. */
+    snprintf(out, size, a >= 1e4 && !i ? "%.0f%s%s" : "%.4g%s%s", v, i ? " " : "", si[i]);
 }
 
 /* ---- the data, from the database ------------------------------------------ */
@@ -238,7 +240,8 @@ static int load(report *r)
 {
     int rc = query(r,
                    "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver,"
-                   " l.date, l.schema, (SELECT count(*) FROM runs x WHERE x.device_id ="
+                   " l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE"
+                   " x.device_id ="
                    " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name,"
                    " l.device_id",
                    0, &r->devices);
@@ -311,6 +314,7 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
         return BCL_OK;
     }
     sbuf data = {0}, script = {0};
+    double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *d = json_array_get(r->devices, i);
         char label[64];
@@ -318,11 +322,20 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
         sb_printf(&data, "\"%zu. %s\"", i + 1, label);
         for (size_t s = 0; s < nser; s++) {
             double v = figure(d, ser[s].key);
-            if (used[s])
-                sb_printf(&data, " %.9g", isnan(v) || (logscale && v <= 0) ? NAN : v);
+            if (!used[s])
+                continue;
+            if (isnan(v) || (logscale && v <= 0))
+                v = NAN;
+            else
+                lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+            sb_printf(&data, " %.9g", v);
         }
         sb_puts(&data, "\n");
     }
+    /* A log axis from well below the smallest bar, so that it shows. */
+    char range[80] = "0:*";
+    if (logscale && hi > 0)
+        snprintf(range, sizeof range, "%.3g:%.3g", pow(10, floor(log10(lo)) - 0.3), hi * 2);
     sb_printf(&script,
               "set style data histograms\n"
               "set style histogram clustered gap 1\n"
@@ -333,10 +346,10 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
               "set xtics rotate by -20 left nomirror\n"
               "set bmargin 7\n"
               "set ylabel '%s'\n"
-              "set yrange [%s:*]\n"
+              "set yrange [%s]\n"
               "%s\n"
               "plot ",
-              ylabel, logscale ? "*" : "0", logscale ? "set logscale y" : "");
+              ylabel, range, logscale ? "set logscale y" : "");
     unsigned col = 2;
     for (size_t s = 0; s < nser; s++) {
         if (!used[s])
@@ -428,18 +441,30 @@ static int history_chart(report *r, sbuf *page, const json_t *dev)
                 sb_printf(&data, " %.9g", figure(run, history_figures[f].key));
         sb_puts(&data, "\n");
     }
+    /* Three ticks over the span, with the time of day when it is short. */
+    double t0 = 0, t1 = 0;
+    json_array_foreach(runs, i, run)
+    {
+        struct tm tm = {0};
+        const char *end = strptime(dev_str(run, "date"), "%Y-%m-%dT%H:%M:%S", &tm);
+        double t = end ? (double)timegm(&tm) : 0;
+        t0 = i == 0 || t < t0 ? t : t0;
+        t1 = i == 0 || t > t1 ? t : t1;
+    }
+    double step = (t1 - t0) / 3 > 60 ? (t1 - t0) / 3 : 60;
+    bool short_span = t1 - t0 < 2 * 86400;
     unsigned cols = panels < 3 ? (unsigned)panels : 3;
     unsigned rows = (unsigned)((panels + cols - 1) / (cols ? cols : 1));
     sb_printf(&script,
               "set xdata time\n"
               "set timefmt '%%Y-%%m-%%dT%%H:%%M:%%SZ'\n"
-              "set format x '%%Y-%%m-%%d'\n"
-              "set xtics rotate by -20 left\n"
+              "set format x '%s'\n"
+              "set xtics %.0f rotate by -20 left\n"
               "set offsets graph 0.1, graph 0.1, graph 0.25, graph 0.1\n"
               "set grid\n"
               "unset key\n"
               "set multiplot layout %u,%u\n",
-              rows ? rows : 1, cols ? cols : 1);
+              short_span ? "%m-%d %H:%M" : "%Y-%m-%d", step, rows ? rows : 1, cols ? cols : 1);
     unsigned col = 3;
     for (size_t f = 0; f < NHISTORY; f++) {
         if (!used[f])
@@ -533,10 +558,14 @@ static void device_table(report *r, sbuf *p)
                 fmt_num(v, t, sizeof t);
             sb_printf(p, "<td class=\"num\" data-v=\"%.9g\">%s</td>", isnan(v) ? -1e300 : v, t);
         }
-        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td>",
+        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"",
                   (long long)json_integer_value(json_object_get(d, "surveys")),
                   (long long)json_integer_value(json_object_get(d, "surveys")));
         sb_html(p, dev_str(d, "date"));
+        sb_puts(p, "\">");
+        char day[16];
+        snprintf(day, sizeof day, "%.10s", dev_str(d, "date"));
+        sb_html(p, day);
         sb_puts(p, "</td></tr>\n");
     }
     sb_puts(p, "</tbody></table></div>\n");
@@ -572,7 +601,7 @@ static int charts(report *r, sbuf *p)
     sb_puts(p, "<h2 id=\"charts\">Figures per device</h2>\n<p>Bars are numbered as the "
                "device table; a missing bar is a figure the survey lacks (an older schema, "
                "or a figure it could not measure).</p>\n");
-    int rc = bar_chart(r, p, "Device memory bandwidth", "GB/s", false, bandwidth, 2);
+    int rc = bar_chart(r, p, "Device memory bandwidth", "GB/s (log)", true, bandwidth, 2);
     if (rc == BCL_OK)
         rc = bar_chart(r, p, "Host to device and back", "GB/s (log)", true, transfer, 6);
     if (rc == BCL_OK)
