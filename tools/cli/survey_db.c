@@ -596,8 +596,11 @@ static int add_platforms(importer *im, long long survey, const json_t *list)
     {
         sqlite3_bind_int64(st, 1, survey);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        bind_json(st, 3, json_object_get(p, "name"));
-        bind_json(st, 4, json_object_get(p, "status"));
+        /* Whatever a writer called them: the name, and the status or error. */
+        const json_t *name = json_object_get(p, "name");
+        const json_t *status = json_object_get(p, "status");
+        bind_json(st, 3, name ? name : json_object_get(p, "platform"));
+        bind_json(st, 4, status ? status : json_object_get(p, "error"));
         bind_json(st, 5, p);
         if ((rc = step_done(im, st, "cannot record a platform")))
             break;
