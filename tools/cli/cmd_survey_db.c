@@ -59,10 +59,11 @@ static int parse_db_args(const char *cmd, int argc, char **argv, const char *own
 static void import_help(void)
 {
     printf("usage: ballcl survey import [--db FILE] [--] FILE.json [FILE.json ...]\n\n"
-           "Adds survey documents (every schema ballcl wrote: %s) to the survey\n"
-           "database, each in one transaction. Each file is checked as 'survey compare'\n"
-           "checks it; a bad one is reported in one line naming it, nothing of it is\n"
-           "written, and the others are still imported (exit 2 at the end). A document\n"
+           "Adds survey documents to the survey database, each in one transaction\n"
+           "(every schema ballcl wrote: %s).\n"
+           "Each file is checked as 'survey compare' checks it; a bad one is reported\n"
+           "in one line naming it, nothing of it is written, and the others are still\n"
+           "imported (exit 2 at the end). A document\n"
            "already in the database (the same content) is not added twice. Prints one\n"
            "line per file: added or already there, with the survey's id.\n\n"
            "  --db FILE    the database (default: $BALLCL_SURVEY_DB, else\n"
