@@ -2,12 +2,12 @@
  * ballcl survey report --html: one self-contained page of the fleet from
  * the survey database (docs/SURVEY.md, "The report page"). Everything is
  * inside the page: the style, a small script (sorting, the side-by-side
- * selector) and the charts, which gnuplot draws as SVG (survey_chart.c).
+ * selector) and the charts (survey_html_charts.c), which gnuplot draws as
+ * SVG (survey_chart.c).
  * Every text that came from a survey file is escaped for HTML; the data the
  * script reads is JSON inside a non-executed <script> element.
  */
-#define _GNU_SOURCE /* strptime, timegm */
-#include "survey_html.h"
+#include "survey_page.h"
 #include "survey_db.h"
 
 #include <math.h>
@@ -16,15 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- a growing text buffer ------------------------------------------------- */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
+void sb_add(sbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
@@ -44,12 +36,12 @@ static void sb_add(sbuf *b, const char *s, size_t n)
     b->s[b->len] = '\0';
 }
 
-static void sb_puts(sbuf *b, const char *s)
+void sb_puts(sbuf *b, const char *s)
 {
     sb_add(b, s, strlen(s));
 }
 
-static void __attribute__((format(printf, 2, 3))) sb_printf(sbuf *b, const char *fmt, ...)
+void sb_printf(sbuf *b, const char *fmt, ...)
 {
     char small[1024];
     va_list ap;
@@ -76,7 +68,7 @@ static void __attribute__((format(printf, 2, 3))) sb_printf(sbuf *b, const char 
 
 /* Text from a survey file, for HTML: control characters shown as \xNN,
  * markup characters as entities. */
-static void sb_html(sbuf *b, const char *text)
+void sb_html(sbuf *b, const char *text)
 {
     char esc[2048];
     survey_db_escape(text ? text : "", esc, sizeof esc);
@@ -105,7 +97,7 @@ static void sb_html(sbuf *b, const char *text)
 
 /* A label for gnuplot's data file: printable ASCII without quotes or
  * backslashes (a data file has no escapes), at most 30 characters. */
-static void plot_label(const char *text, char *out, size_t size)
+void page_plot_label(const char *text, char *out, size_t size)
 {
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)text; *p && o + 1 < size && o < 30; p++) {
@@ -118,7 +110,7 @@ static void plot_label(const char *text, char *out, size_t size)
 }
 
 /* 4 significant digits, with k/M/G/T from a million on. */
-static void fmt_num(double v, char *out, size_t size)
+void page_num(double v, char *out, size_t size)
 {
     static const char *const si[] = {"", "k", "M", "G", "T", "P"};
     int i = 0;
@@ -131,15 +123,6 @@ static void fmt_num(double v, char *out, size_t size)
 }
 
 /* ---- the data, from the database ------------------------------------------ */
-
-typedef struct report {
-    sqlite3 *db;
-    const char *path;
-    bcl_error *e;
-    json_t *devices; /* each at its latest survey: see load_run */
-    json_t *models;  /* the models with figures, default first */
-    unsigned charts; /* for the ids of the charts' SVG */
-} report;
 
 /* The value of column c as JSON. */
 static json_t *column_json(sqlite3_stmt *st, int c)
@@ -159,7 +142,7 @@ static json_t *column_json(sqlite3_stmt *st, int c)
 
 /* Rows of sql (one integer parameter) as an array of objects named by the
  * columns. */
-static int query(report *r, const char *sql, long long param, json_t **out)
+int page_query(report *r, const char *sql, long long param, json_t **out)
 {
     *out = NULL;
     sqlite3_stmt *st = NULL;
@@ -188,12 +171,12 @@ static int query(report *r, const char *sql, long long param, json_t **out)
 
 /* Into run (a row with run_id): "facts" {key: value} with booleans as
  * JSON booleans, "figures" {key or model:key: value}, "extensions". */
-static int load_run(report *r, json_t *run)
+int page_load_run(report *r, json_t *run)
 {
     long long id = json_integer_value(json_object_get(run, "run_id"));
     json_t *rows;
-    int rc =
-        query(r, "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key", id, &rows);
+    int rc = page_query(r, "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key", id,
+                        &rows);
     if (rc)
         return rc;
     json_t *facts = json_object();
@@ -209,8 +192,9 @@ static int load_run(report *r, json_t *run)
     }
     json_decref(rows);
     json_object_set_new(run, "facts", facts);
-    if ((rc = query(r, "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key",
-                    id, &rows)))
+    if ((rc = page_query(
+             r, "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key", id,
+             &rows)))
         return rc;
     json_t *figs = json_object();
     json_array_foreach(rows, i, row)
@@ -224,7 +208,8 @@ static int load_run(report *r, json_t *run)
     }
     json_decref(rows);
     json_object_set_new(run, "figures", figs);
-    if ((rc = query(r, "SELECT name FROM extensions WHERE run_id = ? ORDER BY name", id, &rows)))
+    if ((rc = page_query(r, "SELECT name FROM extensions WHERE run_id = ? ORDER BY name", id,
+                         &rows)))
         return rc;
     json_t *exts = json_array();
     json_array_foreach(rows, i, row)
@@ -238,7 +223,8 @@ static int load_run(report *r, json_t *run)
 
 static int load(report *r)
 {
-    int rc = query(r,
+    int rc =
+        page_query(r,
                    "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver,"
                    " l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE"
                    " x.device_id ="
@@ -250,13 +236,13 @@ static int load(report *r)
     json_array_foreach(r->devices, i, d)
     {
         if (rc == BCL_OK)
-            rc = load_run(r, d);
+            rc = page_load_run(r, d);
     }
     if (rc == BCL_OK)
-        rc = query(r,
-                   "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
-                   " GROUP BY model ORDER BY min(rowid)",
-                   0, &r->models);
+        rc = page_query(r,
+                        "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
+                        " GROUP BY model ORDER BY min(rowid)",
+                        0, &r->models);
     if (rc == BCL_OK && json_array_size(r->devices) == 0)
         rc = bcl_fail(r->e, BCL_EXIT_INPUT,
                       "survey database '%s' holds no survey: add some with 'ballcl survey "
@@ -265,234 +251,23 @@ static int load(report *r)
     return rc;
 }
 
-static const char *dev_str(const json_t *d, const char *key)
+const char *page_str(const json_t *d, const char *key)
 {
     const char *s = json_string_value(json_object_get(d, key));
     return s ? s : "";
 }
 
 /* A figure of d as a number, NAN when absent or null. */
-static double figure(const json_t *d, const char *key)
+double page_figure(const json_t *d, const char *key)
 {
     const json_t *v = json_object_get(json_object_get(d, "figures"), key);
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static double fact(const json_t *d, const char *key)
+double page_fact(const json_t *d, const char *key)
 {
     const json_t *v = json_object_get(json_object_get(d, "facts"), key);
     return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* ---- charts ------------------------------------------------------------------ */
-
-typedef struct series {
-    const char *key; /* the figure's key (model:key for a model's) */
-    const char *title;
-} series;
-
-/* One grouped bar chart, a bar per series for every device; series that
- * no device has are left out, and a chart with none says so. */
-static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabel, bool logscale,
-                     const series *ser, size_t nser)
-{
-    size_t n = json_array_size(r->devices);
-    bool *used = calloc(nser ? nser : 1, sizeof *used);
-    if (!used)
-        return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    size_t nused = 0;
-    for (size_t s = 0; s < nser; s++) {
-        for (size_t i = 0; i < n && !used[s]; i++)
-            used[s] = !isnan(figure(json_array_get(r->devices, i), ser[s].key));
-        nused += used[s];
-    }
-    sb_printf(page, "<figure class=\"chart\"><figcaption>%s</figcaption>\n", title);
-    if (!nused) {
-        sb_puts(page, "<p class=\"none\">No device of the database has these figures "
-                      "(surveys of an older schema lack some).</p></figure>\n");
-        free(used);
-        return BCL_OK;
-    }
-    sbuf data = {0}, script = {0};
-    double lo = INFINITY, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *d = json_array_get(r->devices, i);
-        char label[64];
-        plot_label(dev_str(d, "name"), label, sizeof label);
-        sb_printf(&data, "\"%zu. %s\"", i + 1, label);
-        for (size_t s = 0; s < nser; s++) {
-            double v = figure(d, ser[s].key);
-            if (!used[s])
-                continue;
-            if (isnan(v) || (logscale && v <= 0))
-                v = NAN;
-            else
-                lo = v < lo ? v : lo, hi = v > hi ? v : hi;
-            sb_printf(&data, " %.9g", v);
-        }
-        sb_puts(&data, "\n");
-    }
-    /* A log axis from well below the smallest bar, so that it shows. */
-    char range[80] = "0:*";
-    if (logscale && hi > 0)
-        snprintf(range, sizeof range, "%.3g:%.3g", pow(10, floor(log10(lo)) - 0.3), hi * 2);
-    sb_printf(&script,
-              "set style data histograms\n"
-              "set style histogram clustered gap 1\n"
-              "set style fill solid 0.85 border -1\n"
-              "set boxwidth 0.9\n"
-              "set key outside right top vertical\n"
-              "set grid ytics\n"
-              "set xtics rotate by -20 left nomirror\n"
-              "set bmargin 7\n"
-              "set ylabel '%s'\n"
-              "set yrange [%s]\n"
-              "%s\n"
-              "plot ",
-              ylabel, range, logscale ? "set logscale y" : "");
-    unsigned col = 2;
-    for (size_t s = 0; s < nser; s++) {
-        if (!used[s])
-            continue;
-        char t[64];
-        plot_label(ser[s].title, t, sizeof t);
-        sb_printf(&script, "%s'data.txt' using %u%s title '%s'", col == 2 ? "" : ", ", col,
-                  col == 2 ? ":xtic(1)" : "", t);
-        col++;
-    }
-    sb_puts(&script, "\n");
-    free(used);
-    int rc = BCL_OK;
-    char *svg = NULL;
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "c%u_", r->charts++);
-    if (data.oom || script.oom)
-        rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    else
-        rc = survey_chart_svg(script.s, data.s, 960, 380, prefix, &svg, r->e);
-    if (rc == BCL_OK) {
-        sb_puts(page, svg);
-        sb_puts(page, "</figure>\n");
-    }
-    free(svg);
-    free(data.s);
-    free(script.s);
-    return rc;
-}
-
-/* The figures a history panel shows, when the device has them. */
-static const series history_figures[] = {
-    {"launch_latency_us", "launch latency (us)"},
-    {"roundtrip_us", "round trip (us)"},
-    {"copy_gb_per_s", "copy (GB/s)"},
-    {"read_only_gb_per_s", "read-only (GB/s)"},
-    {"add_gflop_per_s", "add (GFLOP/s)"},
-    {"fma_gflop_per_s", "FMA (GFLOP/s)"},
-    {"write_gb_per_s", "host to device (GB/s)"},
-    {"read_gb_per_s", "device to host (GB/s)"},
-    {"build_ms_cold", "cold build (ms)"},
-    {"seed:fused_ball_steps_per_s", "seed fused (ball-steps/s)"},
-    {"seed:local1_penalty", "seed local = 1 penalty"},
-    {"bounce:fused_ball_steps_per_s", "bounce fused (ball-steps/s)"},
-};
-#define NHISTORY (sizeof history_figures / sizeof history_figures[0])
-
-/* For a device with several surveys: each figure over time, a panel each,
- * every point labelled with the driver it ran on. */
-static int history_chart(report *r, sbuf *page, const json_t *dev)
-{
-    json_t *runs;
-    int rc = query(r,
-                   "SELECT run_id, date, driver FROM device_runs WHERE device_id = ?"
-                   " ORDER BY date, run_id",
-                   json_integer_value(json_object_get(dev, "device_id")), &runs);
-    size_t i;
-    json_t *run;
-    json_array_foreach(runs, i, run)
-    {
-        if (rc == BCL_OK)
-            rc = load_run(r, run);
-    }
-    if (rc) {
-        json_decref(runs);
-        return rc;
-    }
-    bool used[NHISTORY] = {0};
-    size_t panels = 0;
-    for (size_t f = 0; f < NHISTORY; f++) {
-        json_array_foreach(runs, i, run) used[f] |= !isnan(figure(run, history_figures[f].key));
-        panels += used[f];
-    }
-    sb_puts(page, "<figure class=\"chart history\"><figcaption>");
-    sb_html(page, dev_str(dev, "name"));
-    sb_puts(page, " (");
-    sb_html(page, dev_str(dev, "platform"));
-    sb_printf(page, "): %zu surveys; each point is labelled with its driver</figcaption>\n",
-              json_array_size(runs));
-    sbuf data = {0}, script = {0};
-    json_array_foreach(runs, i, run)
-    {
-        char driver[64], date[64];
-        plot_label(dev_str(run, "driver"), driver, sizeof driver);
-        plot_label(dev_str(run, "date"), date, sizeof date);
-        sb_printf(&data, "%s \"%s\"", date, driver);
-        for (size_t f = 0; f < NHISTORY; f++)
-            if (used[f])
-                sb_printf(&data, " %.9g", figure(run, history_figures[f].key));
-        sb_puts(&data, "\n");
-    }
-    /* Three ticks over the span, with the time of day when it is short. */
-    double t0 = 0, t1 = 0;
-    json_array_foreach(runs, i, run)
-    {
-        struct tm tm = {0};
-        const char *end = strptime(dev_str(run, "date"), "%Y-%m-%dT%H:%M:%S", &tm);
-        double t = end ? (double)timegm(&tm) : 0;
-        t0 = i == 0 || t < t0 ? t : t0;
-        t1 = i == 0 || t > t1 ? t : t1;
-    }
-    double step = (t1 - t0) / 3 > 60 ? (t1 - t0) / 3 : 60;
-    bool short_span = t1 - t0 < 2 * 86400;
-    unsigned cols = panels < 3 ? (unsigned)panels : 3;
-    unsigned rows = (unsigned)((panels + cols - 1) / (cols ? cols : 1));
-    sb_printf(&script,
-              "set xdata time\n"
-              "set timefmt '%%Y-%%m-%%dT%%H:%%M:%%SZ'\n"
-              "set format x '%s'\n"
-              "set xtics %.0f rotate by -20 left\n"
-              "set offsets graph 0.1, graph 0.1, graph 0.25, graph 0.1\n"
-              "set grid\n"
-              "unset key\n"
-              "set multiplot layout %u,%u\n",
-              short_span ? "%m-%d %H:%M" : "%Y-%m-%d", step, rows ? rows : 1, cols ? cols : 1);
-    unsigned col = 3;
-    for (size_t f = 0; f < NHISTORY; f++) {
-        if (!used[f])
-            continue;
-        sb_printf(&script,
-                  "set title '%s'\n"
-                  "plot 'data.txt' using 1:%u with steps lw 2, '' using 1:%u with points pt 7,"
-                  " '' using 1:%u:2 with labels offset 0,1 font ',9'\n",
-                  history_figures[f].title, col, col, col);
-        col++;
-    }
-    sb_puts(&script, "unset multiplot\n");
-    json_decref(runs);
-    char *svg = NULL;
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "c%u_", r->charts++);
-    if (data.oom || script.oom)
-        rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    else if (panels)
-        rc = survey_chart_svg(script.s, data.s, 960, 260 * (rows ? rows : 1), prefix, &svg, r->e);
-    if (rc == BCL_OK) {
-        sb_puts(page, svg ? svg : "<p class=\"none\">No figure in common.</p>");
-        sb_puts(page, "</figure>\n");
-    }
-    free(svg);
-    free(data.s);
-    free(script.s);
-    return rc;
 }
 
 /* ---- sections ---------------------------------------------------------------- */
@@ -533,18 +308,18 @@ static void device_table(report *r, sbuf *p)
     json_array_foreach(r->devices, i, d)
     {
         sb_printf(p, "<tr><td data-v=\"%zu\">%zu</td><td class=\"device-name\">", i + 1, i + 1);
-        sb_html(p, dev_str(d, "name"));
+        sb_html(p, page_str(d, "name"));
         sb_puts(p, "</td><td>");
-        sb_html(p, dev_str(d, "platform"));
+        sb_html(p, page_str(d, "platform"));
         sb_puts(p, "</td><td>");
-        sb_html(p, dev_str(d, "type"));
+        sb_html(p, page_str(d, "type"));
         sb_puts(p, "</td><td>");
-        sb_html(p, dev_str(d, "driver"));
+        sb_html(p, page_str(d, "driver"));
         sb_puts(p, "</td>");
         for (size_t c = 0; c < NCOLUMNS; c++) {
             const column *col = &device_columns[c];
-            double v =
-                strncmp(col->key, "fact:", 5) == 0 ? fact(d, col->key + 5) : figure(d, col->key);
+            double v = strncmp(col->key, "fact:", 5) == 0 ? page_fact(d, col->key + 5)
+                                                          : page_figure(d, col->key);
             if (col->decimals == -2)
                 v /= 1073741824.0;
             char t[64];
@@ -555,88 +330,22 @@ static void device_table(report *r, sbuf *p)
             else if (col->decimals == -2)
                 snprintf(t, sizeof t, "%.1f", v);
             else
-                fmt_num(v, t, sizeof t);
+                page_num(v, t, sizeof t);
             sb_printf(p, "<td class=\"num\" data-v=\"%.9g\">%s</td>", isnan(v) ? -1e300 : v, t);
         }
         sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"",
                   (long long)json_integer_value(json_object_get(d, "surveys")),
                   (long long)json_integer_value(json_object_get(d, "surveys")));
-        sb_html(p, dev_str(d, "date"));
+        sb_html(p, page_str(d, "date"));
         sb_puts(p, "\">");
         char day[16];
-        snprintf(day, sizeof day, "%.10s", dev_str(d, "date"));
+        snprintf(day, sizeof day, "%.10s", page_str(d, "date"));
         sb_html(p, day);
         sb_puts(p, "</td></tr>\n");
     }
     sb_puts(p, "</tbody></table></div>\n");
 }
 
-static int charts(report *r, sbuf *p)
-{
-    static const series bandwidth[] = {
-        {"copy_gb_per_s", "copy"},
-        {"read_only_gb_per_s", "read-only"},
-    };
-    static const series transfer[] = {
-        {"transfer.pinned_write_gb_per_s", "pinned to device"},
-        {"transfer.pinned_read_gb_per_s", "pinned from device"},
-        {"transfer.pageable_write_gb_per_s", "pageable to device"},
-        {"transfer.pageable_read_gb_per_s", "pageable from device"},
-        {"transfer.mapped_write_gb_per_s", "mapped to device"},
-        {"transfer.mapped_read_gb_per_s", "mapped from device"},
-    };
-    static const series rates[] = {
-        {"add_gflop_per_s", "float add"},   {"fma_gflop_per_s", "float FMA (2 FLOP)"},
-        {"int_add_gop_per_s", "int32 add"}, {"fp64_gflop_per_s", "fp64"},
-        {"half_gflop_per_s", "half"},
-    };
-    static const series latency[] = {
-        {"launch_latency_us", "launch latency (queued to start)"},
-        {"roundtrip_us", "round trip (enqueue + finish)"},
-    };
-    static const series build[] = {
-        {"build_ms_cold", "cold build"},
-        {"build_ms_cached", "from the binary cache"},
-    };
-    sb_puts(p, "<h2 id=\"charts\">Figures per device</h2>\n<p>Bars are numbered as the "
-               "device table; a missing bar is a figure the survey lacks (an older schema, "
-               "or a figure it could not measure).</p>\n");
-    int rc = bar_chart(r, p, "Device memory bandwidth", "GB/s (log)", true, bandwidth, 2);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Host to device and back", "GB/s (log)", true, transfer, 6);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Arithmetic rates", "10^9 operations/s (log)", true, rates, 5);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Launch latency", "µs", false, latency, 2);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Program build", "ms (log)", true, build, 2);
-    /* Per model, from whatever models the surveys have. */
-    size_t nm = json_array_size(r->models);
-    series *pen = calloc(nm + 1, sizeof *pen), *fused = calloc(nm + 1, sizeof *fused);
-    char(*keys)[2][160] = calloc(nm + 1, sizeof *keys);
-    if (!pen || !fused || !keys)
-        rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    for (size_t m = 0; rc == BCL_OK && m < nm; m++) {
-        const char *name =
-            json_string_value(json_object_get(json_array_get(r->models, m), "model"));
-        snprintf(keys[m][0], sizeof keys[m][0], "%s:local1_penalty", name);
-        snprintf(keys[m][1], sizeof keys[m][1], "%s:fused_ball_steps_per_s", name);
-        pen[m] = (series){keys[m][0], name};
-        fused[m] = (series){keys[m][1], name};
-    }
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "The cost of local = 1 (the seed's launch): time / best time",
-                       "times slower", false, pen, nm);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Fused rate: K steps per launch in registers", "ball-steps/s (log)",
-                       true, fused, nm);
-    free(pen);
-    free(fused);
-    free(keys);
-    return rc;
-}
-
-/* Every boolean fact and extension: how many of the devices have it. */
 static void coverage(report *r, sbuf *p)
 {
     size_t n = json_array_size(r->devices);
@@ -712,10 +421,10 @@ static void coverage(report *r, sbuf *p)
 static int platforms(report *r, sbuf *p)
 {
     json_t *rows;
-    int rc = query(r,
-                   "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
-                   " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
-                   0, &rows);
+    int rc = page_query(r,
+                        "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
+                        " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
+                        0, &rows);
     if (rc)
         return rc;
     sb_puts(p, "<h2 id=\"platforms\">Platforms</h2>\n");
@@ -730,11 +439,11 @@ static int platforms(report *r, sbuf *p)
         json_array_foreach(rows, i, row)
         {
             sb_puts(p, "<tr><td>");
-            sb_html(p, dev_str(row, "name"));
+            sb_html(p, page_str(row, "name"));
             sb_puts(p, "</td><td>");
-            sb_html(p, dev_str(row, "status"));
+            sb_html(p, page_str(row, "status"));
             sb_puts(p, "</td><td>");
-            sb_html(p, dev_str(row, "date"));
+            sb_html(p, page_str(row, "date"));
             sb_puts(p, "</td></tr>\n");
         }
         sb_puts(p, "</tbody></table>\n");
@@ -754,9 +463,9 @@ static void embedded_data(report *r, sbuf *p)
     {
         json_array_append_new(
             out, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:O,s:O,s:O}", "n", (json_int_t)(i + 1),
-                           "name", dev_str(d, "name"), "platform", dev_str(d, "platform"), "type",
-                           dev_str(d, "type"), "driver", dev_str(d, "driver"), "date",
-                           dev_str(d, "date"), "facts", json_object_get(d, "facts"), "figures",
+                           "name", page_str(d, "name"), "platform", page_str(d, "platform"), "type",
+                           page_str(d, "type"), "driver", page_str(d, "driver"), "date",
+                           page_str(d, "date"), "facts", json_object_get(d, "facts"), "figures",
                            json_object_get(d, "figures"), "extensions",
                            json_object_get(d, "extensions")));
     }
@@ -854,10 +563,10 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
     if (rc == BCL_OK) {
         json_t *n;
-        rc = query(&r,
-                   "SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM"
-                   " surveys",
-                   0, &n);
+        rc = page_query(&r,
+                        "SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM"
+                        " surveys",
+                        0, &n);
         const json_t *row = json_array_get(n, 0);
         sb_puts(&p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -867,9 +576,9 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         sb_puts(&p, "</head><body>\n<h1>ballcl device survey</h1>\n<p>");
         sb_printf(&p, "%zu devices from %lld surveys (", json_array_size(r.devices),
                   (long long)json_integer_value(json_object_get(row, "surveys")));
-        sb_html(&p, dev_str(row, "first"));
+        sb_html(&p, page_str(row, "first"));
         sb_puts(&p, " to ");
-        sb_html(&p, dev_str(row, "last"));
+        sb_html(&p, page_str(row, "last"));
         sb_printf(&p, "); page made %s by ballcl %s from the survey database ", now,
                   BALLCL_VERSION);
         sb_puts(&p, "<code>");
@@ -883,7 +592,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     }
     if (rc == BCL_OK) {
         device_table(&r, &p);
-        rc = charts(&r, &p);
+        rc = survey_page_charts(&r, &p);
     }
     if (rc == BCL_OK) {
         sb_puts(&p, "<h2 id=\"compare\">Side by side</h2>\n<p>Any two devices (each at its "
@@ -899,7 +608,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         json_array_foreach(r.devices, i, d)
         {
             if (rc == BCL_OK && json_integer_value(json_object_get(d, "surveys")) > 1) {
-                rc = history_chart(&r, &p, d);
+                rc = survey_page_history(&r, &p, d);
                 shown++;
             }
         }
