@@ -317,6 +317,7 @@ check(r.rc == 2 and "unknown section" in r.err, "list: an unknown section is a u
 evil = copy.deepcopy(v2)
 evil["date"] = "2026-12-26T00:00:00Z"
 evil["devices"][0]["identity"]["name"] = "evil\x1b[31mred\u0085next\x7f"
+evil["devices"][0]["identity"]["driver"] = "</script><script>alert(1)</script>&'\""
 edb = dbfile("escape")
 r = testlib.run(["survey", "import", "--db", edb, write_json("evil.json", evil)])
 check(r.rc == 0, "a device name with control characters: imported", r.describe())
@@ -341,7 +342,10 @@ r = testlib.run(["survey", "report", "--db", edb, "--html", html])
 page = open(html, encoding="utf-8").read() if r.rc == 0 else ""
 check(r.rc == 0 and "evil\\x1b[31mred" in page and "\x1b" not in page,
       "report: a name with control characters escaped in the page", r.describe())
-check("<script>alert" not in page, "report: no markup from files")
+check("<script>alert" not in page and "&lt;/script&gt;&lt;script&gt;alert(1)" in page,
+      "report: markup from a file escaped (HTML and the embedded JSON)")
+svgs = page.count("<svg")
+check(svgs > 0 and svgs == page.count("</svg>"), "report: every chart's SVG whole", str(svgs))
 
 # ---- 'ballcl survey' records its survey -----------------------------------------------------
 
