@@ -156,6 +156,12 @@ same = all(mine["identity"][k] == v for k, v in d["identity"].items()) \
     and mine["capabilities"] == d["capabilities"]
 check(same, "devices --json: identity, limits and capabilities as the survey has them",
       json.dumps({"devices": mine.get("capabilities"), "survey": d["capabilities"]})[:600])
+verbose = testlib.run(["devices", "-v"]).out
+check(all(label in verbose for label in ("float config", "double config", "native vectors", "SVM",
+                                         "global memory cache", "profiling resolution",
+                                         "image support", "\nplatforms:\n"))
+      and all(p["name"] in verbose for p in doc["platforms"]),
+      "devices -v: the capabilities and every platform, as text", verbose[-1500:])
 caps = d["capabilities"]
 check(caps["fp_config"]["float"] is not None and caps["fp_config"]["float"]["round_to_nearest"]
       and (caps["fp_config"]["double"] is not None) == LIM["fp64"]
