@@ -26,11 +26,11 @@
 #define BCL_W 1
 #endif
 
-#define BCL_READ   0
-#define BCL_FMA32  1
-#define BCL_INT32  2
-#define BCL_FMA64  3
-#define BCL_FMA16  4
+#define BCL_READ  0
+#define BCL_FMA32 1
+#define BCL_INT32 2
+#define BCL_FMA64 3
+#define BCL_FMA16 4
 
 #if BCL_KIND == BCL_READ
 
@@ -108,7 +108,7 @@ typedef CAT(scalar, BCL_W) vec;
 #define PAIRS8      OP(0, 1) OP(2, 3) OP(4, 5) OP(6, 7)
 #define PAIRS16     PAIRS8 OP(8, 9) OP(10, 11) OP(12, 13) OP(14, 15)
 /* One round: 4 operations per chain. */
-#define ROUND(C) PAIRS##C PAIRS##C PAIRS##C PAIRS##C
+#define ROUND(C)    PAIRS##C PAIRS##C PAIRS##C PAIRS##C
 
 /* params[0] is m, params[1] is c (unused by the int32 chains). */
 #define PEAK(C)                                                                                    \
