@@ -273,6 +273,15 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
             printf(" n/a [%zu] |", note_add(n, esc));
             return;
         }
+        /* Null by design: the device lacks the number type. */
+        if (!err && strcmp(full, "measured.fp64_gflop_per_s") == 0) {
+            printf(" none (no fp64) |");
+            return;
+        }
+        if (!err && strcmp(full, "measured.half_gflop_per_s") == 0) {
+            printf(" none (no cl_khr_fp16) |");
+            return;
+        }
         if (!err) {
             printf(" n/a |");
             return;
