@@ -150,9 +150,12 @@ check(tr["method"] == best_way(tr)
 # identity, limits and capabilities as the survey's, under the same names.
 devs = testlib.run(["devices", "--json"]).json()["devices"]
 mine = next(x for x in devs if x["selector"] == d["selector"])
+# (Memory sizes are compared as keys only: PoCL derives them from the host's
+# free memory, which changes between two processes on a busy machine.)
+VARIES = {"preferred_work_group_multiple", "global_mem_bytes", "max_alloc_bytes"}
 same = all(mine["identity"][k] == v for k, v in d["identity"].items()) \
-    and all(mine["limits"][k] == v for k, v in d["limits"].items()
-            if k != "preferred_work_group_multiple") \
+    and all(k in mine["limits"] and (k in VARIES or mine["limits"][k] == v)
+            for k, v in d["limits"].items() if k != "preferred_work_group_multiple") \
     and mine["capabilities"] == d["capabilities"]
 check(same, "devices --json: identity, limits and capabilities as the survey has them",
       json.dumps({"devices": mine.get("capabilities"), "survey": d["capabilities"]})[:600])
