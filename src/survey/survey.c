@@ -9,7 +9,8 @@
  *   add rate    float32 adds per second of the device (bcl_measure_add_rate),
  *               the bound of every fused figure
  *   peaks       read-only bandwidth, float FMA, int32 add, and double and
- *               half FMA where the device has them (src/measure/peak.c)
+ *               half FMA where the device has them (src/measure/peak.c,
+ *               src/measure/readonly.c)
  *   transfer    host <-> device by pinned, pageable and mapped memory
  *   per model   small and large N one-step ball-step time, the local size
  *               sweep (best local, local = 1 penalty), fused throughput
@@ -557,7 +558,7 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
     }
 }
 
-/* The peaks beside the add rate (src/measure/peak.c): read-only bandwidth
+/* The peaks beside the add rate (src/measure/readonly.c, peak.c): read-only bandwidth
  * over `bytes`, then the float FMA and int32 add rates, and the double and
  * half FMA rates where the device has fp64 and cl_khr_fp16 (else null, not
  * an error: the device lacks the type). */
