@@ -525,7 +525,8 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
     rc = add_facts(im, top, "");
     json_decref(top);
     if (rc || (rc = add_facts(im, ident, "identity")) ||
-        (rc = add_facts(im, json_object_get(dev, "limits"), "limits")))
+        (rc = add_facts(im, json_object_get(dev, "limits"), "limits")) ||
+        (rc = add_facts(im, json_object_get(dev, "capabilities"), "capabilities")))
         return rc;
     const json_t *m = json_object_get(dev, "measured");
     const char *dflt = str_or(m, "model", "seed");
