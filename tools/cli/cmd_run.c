@@ -365,13 +365,17 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &e);
     if (rc < 0)
         return 0; /* --help */
-    /* Under mpirun every rank parses the same options: one message. */
-    if (rc)
-        return ranks_active() ? ranks_verdict(rc, &e) : cli_report(&e);
 #ifdef BALLCL_HAVE_MPI
-    if (ranks_active())
+    /* Under mpirun the ranks first agree on the job (or on the refusal of
+     * an option: one message), before any other collective. */
+    if (ranks_active()) {
+        if ((rc = run_agree(&a, rc, &e)))
+            return rc;
         return run_ranks(&a);
+    }
 #endif
+    if (rc)
+        return cli_report(&e);
 
     float *state = NULL, *init = NULL;
     size_t n = 0;
