@@ -39,7 +39,9 @@ uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
  * after the last byte; *len excludes it). Refused before anything is read:
  * a folder (EISDIR), any other file that is not regular
  * (BCL_READ_NOT_REGULAR), a file larger than limit bytes (EFBIG). Returns 0
- * or an errno value; *opened (optional) says whether the path could be
+ * or an errno value. The file is read to its end, whatever size fstat
+ * gave (/proc files say 0), and one that proves larger than limit is EFBIG
+ * too. *opened (optional) says whether the path could be
  * opened, for messages that tell "cannot open" from "cannot read". The
  * fault point "read" fails it after the open. */
 int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened);
