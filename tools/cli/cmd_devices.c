@@ -75,9 +75,11 @@ static void print_size(const char *label, double bytes)
 /* -v: one block per device, names whole, extensions wrapped. */
 static void print_verbose(const bcl_device_info *d, bool is_default, const char *ext)
 {
-    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index, d->name);
-    printf("  %-22s %s (%s)\n", "platform", d->platform_name, d->platform_version);
-    printf("  %-22s %s\n", "vendor", d->vendor);
+    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index,
+           cli_shown(d->name));
+    printf("  %-22s %s (%s)\n", "platform", cli_shown(d->platform_name),
+           cli_shown(d->platform_version));
+    printf("  %-22s %s\n", "vendor", cli_shown(d->vendor));
     printf("  %-22s %s%s\n", "type", bcl_device_type_name(d->type),
            is_default ? " (the default device)" : "");
     printf("  %-22s %u\n", "compute units", d->compute_units);
@@ -97,8 +99,8 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
         printf("  %-22s not reported (an OpenCL 3.0 query)\n", "preferred multiple");
     printf("  %-22s %u\n", "native float vector", d->native_vector_width_float);
     printf("  %-22s %s / %s\n", "fp64 / fp16", d->fp64 ? "yes" : "no", d->fp16 ? "yes" : "no");
-    printf("  %-22s %s; %s\n", "OpenCL", d->version, d->c_version);
-    printf("  %-22s %s\n", "driver", d->driver);
+    printf("  %-22s %s; %s\n", "OpenCL", cli_shown(d->version), cli_shown(d->c_version));
+    printf("  %-22s %s\n", "driver", cli_shown(d->driver));
     if (!ext) {
         printf("  %-22s could not be queried\n", "extensions");
         return;
@@ -122,7 +124,7 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
             printf("\n  %-22s", "");
             col = 0;
         }
-        printf(" %s", t);
+        printf(" %s", cli_shown(t));
         col += 1 + len;
     }
     printf("\n");

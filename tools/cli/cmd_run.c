@@ -195,7 +195,7 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", p->global, l->how);
     if (a->tuned_note[0])
-        printf("tuned       %s\n", a->tuned_note);
+        printf("tuned       %s\n", cli_shown(a->tuned_note));
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
            t->host_clock ? "host clock" : "device", us_wall);
@@ -420,7 +420,7 @@ int cmd_run(int argc, char **argv)
     }
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
-                dev->device_index, dev->name, bcl_build_options());
+                dev->device_index, cli_shown(dev->name), bcl_build_options());
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(dev, a.o.model.model, &copts, &ctx, &br, &e)))

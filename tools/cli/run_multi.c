@@ -44,7 +44,7 @@ json_t *run_member_json(const run_args *a, const bcl_group_member *m)
 static void print_member(const run_args *a, const bcl_group_member *m)
 {
     const bcl_device_info *d = m->dev;
-    printf("device %-5s %s (%s)\n", m->selector, d->name, d->platform_name);
+    printf("device %-5s %s (%s)\n", m->selector, cli_shown(d->name), cli_shown(d->platform_name));
     if (!m->shard.count) {
         printf("  %s\n", m->excluded);
         return;
