@@ -316,7 +316,7 @@ typedef struct bcl_plan {
     uint64_t check_steps;           /* validation schedule: steps of the check that runs
                                        before a configuration is timed (bench, tune,
                                        survey): a full and a partial launch of K */
-    char warning[256];              /* the tuned file was consulted and could not be used;
+    char warning[1024];             /* the tuned file was consulted and could not be used;
                                        empty otherwise */
     bool tuned_used;                /* K, variant and local size came from the tuned
                                        record (those the request left open) */

@@ -21,6 +21,10 @@ int bcl_fault_take(const char *name);
  * (its position, from 0, in a run's device list): a thread working for a
  * device says which with bcl_fault_device (-1, the default: none). */
 void bcl_fault_device(int index);
+/* A run over count devices starts: a BALLCL_FAULT "@D" naming a device
+ * beyond them would never fire, and a fault test would pass without its
+ * fault; it aborts, naming the device, as a malformed value does. */
+void bcl_fault_devices(size_t count);
 
 /* The memory this process may use on the host, in bytes (0: unknown). */
 uint64_t bcl_host_memory_bytes(void);
