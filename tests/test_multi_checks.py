@@ -9,6 +9,8 @@ classes 6 and 7), on two PoCL devices (POCL_DEVICES="pthread pthread").
 - `-d all,0:0` is refused in clear words ('all' stands alone).
 - BALLCL_FAULT naming a device the run does not have aborts, naming it.
 - The report of a run over several devices has a program line per device.
+- Calibration times at most one queue window of launches, so what it does
+  (and a fault injected into it) does not depend on the host's speed.
 
 Skips (77) without two PoCL devices.
 """
@@ -131,6 +133,20 @@ check(p.returncode in (-signal.SIGABRT, 128 + signal.SIGABRT)
       and "BALLCL_FAULT='clFinish:1@2': device 2 does not exist: the run has 2 devices" in p.stderr,
       "BALLCL_FAULT=clFinish:1@2 with two devices: aborts naming the missing device",
       f"exit {p.returncode}: {p.stderr[-600:]}")
+
+# ---- 7: calibration does the same whatever the host's speed -------------------------------
+# It used to time as many launches as fit in 30 ms, waiting on events only
+# when there were more than two queue windows: a fault in clWaitForEvents of
+# device 0 hit it on a fast moment and not on a slow one (exit 3 or 0 at
+# random). Now it never waits on an event, so the same every time.
+rcs = []
+for _ in range(4):
+    r = run(["run", "-d", PAIR, "-n", 3001, "-s", 2], env=dict(TWO, BALLCL_FAULT=
+                                                              "clWaitForEvents:1@0"))
+    rcs.append(r.rc)
+check(rcs == [0, 0, 0, 0],
+      "BALLCL_FAULT=clWaitForEvents:1@0 -n 3001 -s 2: the same outcome every run (the "
+      "calibration waits on no event)", str(rcs))
 
 # ---- 7: a program line per device -------------------------------------------------------------
 r = run(["run", "-d", PAIR, "-n", 3001, "-s", 3], env=TWO)
