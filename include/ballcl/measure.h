@@ -130,6 +130,11 @@ typedef struct bcl_tuned {
     bcl_tuned_entry fused;  /* best k-step kernel launch and K */
     uint64_t balls;         /* N it was tuned at */
     char date[32];          /* UTC, ISO 8601 */
+    /* Why an entry was dropped while reading (a damaged entry: a time per
+     * step that is not a positive finite number, no positive N, or a rate
+     * beyond the device's bound); empty when none. The file is still read:
+     * the other entry stays, and the dropped one's rate is calibrated. */
+    char damaged[640];
 } bcl_tuned;
 
 /* Progress of long work, for the caller to show; the library never prints. */

@@ -157,7 +157,7 @@ static void print_capabilities(const bcl_device_info *d)
         facts = json_loads(text, 0, NULL);
     free(text);
     if (!facts) {
-        printf("  %-22s could not be queried: %s\n", "capabilities", e.msg);
+        printf("  %-22s could not be queried: %s\n", "capabilities", cli_shown(e.msg));
         bcl_error_clear(&e);
         return;
     }
@@ -188,7 +188,8 @@ static void print_capabilities(const bcl_device_info *d)
     printf("  %-22s %s\n", "host unified memory",
            yes_no(json_object_get(c, "host_unified_memory")));
     json_t *ct = json_object_get(c, "global_mem_cache_type");
-    printf("  %-22s %s, ", "global memory cache", json_is_string(ct) ? json_string_value(ct) : "?");
+    printf("  %-22s %s, ", "global memory cache",
+           json_is_string(ct) ? cli_shown(json_string_value(ct)) : "?");
     json_t *cs = json_object_get(c, "global_mem_cache_size");
     json_t *cl = json_object_get(c, "global_mem_cacheline_size");
     printf("%lld KiB, lines of %lld bytes\n", (long long)json_integer_value(cs) / 1024,
@@ -198,7 +199,8 @@ static void print_capabilities(const bcl_device_info *d)
     print_int("max sub-groups", json_object_get(c, "max_num_sub_groups"), "");
     json_t *il = json_object_get(c, "il_version");
     printf("  %-22s %s\n", "IL version",
-           json_is_string(il) && *json_string_value(il) ? json_string_value(il) : "none");
+           json_is_string(il) && *json_string_value(il) ? cli_shown(json_string_value(il))
+                                                        : "none");
     printf("  %-22s %s\n", "image support", yes_no(json_object_get(c, "image_support")));
     printf("  %-22s %u\n", "address bits", d->address_bits);
     json_decref(facts);
@@ -243,9 +245,11 @@ static void print_size(const char *label, double bytes)
 /* -v: one block per device, names whole, extensions wrapped. */
 static void print_verbose(const bcl_device_info *d, bool is_default, const char *ext)
 {
-    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index, d->name);
-    printf("  %-22s %s (%s)\n", "platform", d->platform_name, d->platform_version);
-    printf("  %-22s %s\n", "vendor", d->vendor);
+    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index,
+           cli_shown(d->name));
+    printf("  %-22s %s (%s)\n", "platform", cli_shown(d->platform_name),
+           cli_shown(d->platform_version));
+    printf("  %-22s %s\n", "vendor", cli_shown(d->vendor));
     printf("  %-22s %s%s\n", "type", bcl_device_type_name(d->type),
            is_default ? " (the default device)" : "");
     printf("  %-22s %u\n", "compute units", d->compute_units);
@@ -265,8 +269,8 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
         printf("  %-22s not reported (an OpenCL 3.0 query)\n", "preferred multiple");
     printf("  %-22s %u\n", "native float vector", d->native_vector_width_float);
     printf("  %-22s %s / %s\n", "fp64 / fp16", d->fp64 ? "yes" : "no", d->fp16 ? "yes" : "no");
-    printf("  %-22s %s; %s\n", "OpenCL", d->version, d->c_version);
-    printf("  %-22s %s\n", "driver", d->driver);
+    printf("  %-22s %s; %s\n", "OpenCL", cli_shown(d->version), cli_shown(d->c_version));
+    printf("  %-22s %s\n", "driver", cli_shown(d->driver));
     print_capabilities(d);
     if (!ext) {
         printf("  %-22s could not be queried\n", "extensions");
@@ -291,7 +295,7 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
             printf("\n  %-22s", "");
             col = 0;
         }
-        printf(" %s", t);
+        printf(" %s", cli_shown(t));
         col += 1 + len;
     }
     printf("\n");

@@ -196,7 +196,7 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", p->global, l->how);
     if (a->tuned_note[0])
-        printf("tuned       %s\n", a->tuned_note);
+        printf("tuned       %s\n", cli_shown(a->tuned_note));
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
            t->host_clock ? "host clock" : "device", us_wall);
@@ -386,13 +386,17 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &e);
     if (rc < 0)
         return 0; /* --help */
-    /* Under mpirun every rank parses the same options: one message. */
-    if (rc)
-        return ranks_active() ? ranks_verdict(rc, &e) : cli_report(&e);
 #ifdef BALLCL_HAVE_MPI
-    if (ranks_active())
+    /* Under mpirun the ranks first agree on the job (or on the refusal of
+     * an option: one message), before any other collective. */
+    if (ranks_active()) {
+        if ((rc = run_agree(&a, rc, &e)))
+            return rc;
         return run_ranks(&a);
+    }
 #endif
+    if (rc)
+        return cli_report(&e);
 
     float *state = NULL, *init = NULL;
     size_t n = 0;
@@ -437,7 +441,7 @@ int cmd_run(int argc, char **argv)
     }
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
-                dev->device_index, dev->name, bcl_build_options());
+                dev->device_index, cli_shown(dev->name), bcl_build_options());
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(dev, a.o.model.model, &copts, &ctx, &br, &e)))

@@ -161,11 +161,14 @@ static void report_incomplete(const json_t *dev)
         return;
     const char *name = json_string_value(json_object_get(json_object_get(dev, "identity"), "name"));
     void *it = json_object_iter((json_t *)errors);
-    fprintf(stderr,
-            "ballcl: survey of '%s': %zu figure%s not measured (null in the survey), "
-            "first %s: %s\n",
-            name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
-            json_string_value(json_object_iter_value(it)));
+    /* Driver strings: escaped by cli_warn's rule (bcl_escape). */
+    char line[2048], shown[2048];
+    snprintf(line, sizeof line,
+             "survey of '%s': %zu figure%s not measured (null in the survey), first %s: %s",
+             name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
+             json_string_value(json_object_iter_value(it)));
+    bcl_escape(line, shown, sizeof shown);
+    fprintf(stderr, "ballcl: %s\n", shown);
 }
 
 /* A document the library produced or checked: parsing fails only when
@@ -363,11 +366,9 @@ static int cmd_survey_devices(int argc, char **argv)
         report_incomplete(dev);
         size_t nflags = json_array_size(json_object_get(dev, "flags"));
         if (nflags)
-            fprintf(stderr,
-                    "ballcl: warning: %zu figure%s of '%s' above a plausible peak "
-                    "(flagged in the survey)\n",
-                    nflags, nflags == 1 ? "" : "s",
-                    json_string_value(json_object_get(json_object_get(dev, "identity"), "name")));
+            cli_warn("%zu figure%s of '%s' above a plausible peak (flagged in the survey)", nflags,
+                     nflags == 1 ? "" : "s",
+                     json_string_value(json_object_get(json_object_get(dev, "identity"), "name")));
     }
     rc = status;
 out:

@@ -82,7 +82,7 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
         const rank_info *x = &ri[r];
         char dev[64];
         if (x->ndev == 1)
-            snprintf(dev, sizeof dev, "%s %s", x->dev[0].selector, x->dev[0].name);
+            snprintf(dev, sizeof dev, "%s %s", x->dev[0].selector, cli_shown(x->dev[0].name));
         else
             snprintf(dev, sizeof dev, "%d devices", x->ndev);
         /* Long host and device names are cut at a word, with an ellipsis. */

@@ -129,9 +129,14 @@ static const json_t *at(const json_t *obj, const char *path)
     return v;
 }
 
-/* Markdown-safe copy of s: '|' escaped, line breaks as spaces. */
-static void cell_text(const char *s, char *out, size_t size)
+/* Markdown-safe copy of s for a terminal: every control character and
+ * byte that is no UTF-8 as \xNN (a survey file is anyone's text: a name
+ * holding ESC ] 0 ; ... BEL would set the terminal's title), '|'
+ * escaped. */
+static void cell_text(const char *raw, char *out, size_t size)
 {
+    char s[4096];
+    bcl_escape(raw, s, sizeof s);
     size_t j = 0;
     for (size_t i = 0; s[i] && j + 2 < size; i++) {
         char c = s[i];
@@ -293,6 +298,8 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         return;
     }
     format_value(v, f, out, sizeof out);
+    char shown[2400];
+    cell_text(out, shown, sizeof shown);
     /* Unusable profiling: the reason goes into a footnote, as the time
      * figures of that column came from the host clock. */
     const json_t *why = json_object_get(c->dev, "profiling_note");
@@ -303,7 +310,7 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
                  c->head, json_string_value(why));
         char esc[1200];
         cell_text(note, esc, sizeof esc);
-        printf(" %s [%zu] |", out, note_add(n, esc));
+        printf(" %s [%zu] |", shown, note_add(n, esc));
         return;
     }
     const json_t *flag = flag_of(c->dev, full);
@@ -315,10 +322,10 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
                  json_string_value(json_object_get(flag, "rule")));
         char esc[1200];
         cell_text(note, esc, sizeof esc);
-        printf(" %s (!) [%zu] |", out, note_add(n, esc));
+        printf(" %s (!) [%zu] |", shown, note_add(n, esc));
         return;
     }
-    printf(" %s |", out);
+    printf(" %s |", shown);
 }
 
 static void print_row(const column *cols, size_t ncols, const char *label, const char *prefix,
@@ -412,8 +419,11 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
     for (size_t d = 0; d < ndocs; d++) {
         const char *date = json_string_value(json_object_get(docs[d], "date"));
         bool quick = json_is_true(json_object_get(docs[d], "quick"));
-        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++)
-            printf(" %s%s |", date ? date : "?", quick ? " (quick)" : "");
+        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++) {
+            char esc[256];
+            cell_text(date ? date : "?", esc, sizeof esc);
+            printf(" %s%s |", esc, quick ? " (quick)" : "");
+        }
     }
     printf("\n");
     print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, &n);
