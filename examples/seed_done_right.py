@@ -67,7 +67,7 @@ with ballcl.Context(device=device) as ctx:
     s = state
     t0 = time.perf_counter()
     for frame in range(FRAMES):
-        s, r = ctx.run(STEPS // FRAMES, s, validate=(frame == FRAMES - 1))
+        s, r = ctx.run(STEPS // FRAMES, state=s, validate=(frame == FRAMES - 1))
         if frame % 3 == 0:
             print(f"frame {frame}     mean x {s[:, 0].mean():10.1f}  "
                   f"(uploaded: {r.context['uploaded']})")
