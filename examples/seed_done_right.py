@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+import numpy.typing as npt
 
 import ballcl
 
@@ -29,7 +30,7 @@ state[:, 1] = rng.integers(0, 100, N) * 600.0
 state[:, 2] = 1.0
 
 
-def numpy_steps(s, steps):
+def numpy_steps(s: npt.NDArray[np.float32], steps: int) -> npt.NDArray[np.float32]:
     """The update in NumPy on the host: the baseline, and the check."""
     x, y, z, w = (s[:, c].copy() for c in range(4))
     for _ in range(steps):

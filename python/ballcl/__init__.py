@@ -11,7 +11,7 @@ docs/PYTHON.md has the whole interface. The kernels are found beside the
 extension (ballcl/cl); BALLCL_KERNEL_DIR, when set, is used instead.
 Importing the package changes nothing in os.environ.
 """
-from typing import Any, Dict, List, Mapping
+from typing import Any as _Any, Dict as _Dict, List as _List
 
 from . import _core
 from ._core import (Context, DeviceError, Error, InputError, MismatchError, __version__,
@@ -29,28 +29,28 @@ class Result:
 
     __slots__ = ("_fields",)
 
-    def __init__(self, fields: Dict[str, Any]) -> None:
+    def __init__(self, fields: _Dict[str, _Any]) -> None:
         self._fields = fields
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> _Any:
         try:
             return self._fields[name]
         except KeyError:
             raise AttributeError(f"Result has no field '{name}'") from None
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> _Any:
         return self._fields[name]
 
-    def __dir__(self) -> List[str]:
+    def __dir__(self) -> _List[str]:
         return list(self._fields)
 
-    def as_dict(self) -> Dict[str, Any]:
+    def as_dict(self) -> _Dict[str, _Any]:
         """A deep copy of every field, as `ballcl run --json` would print them."""
         import copy
         return copy.deepcopy(self._fields)
 
     def __repr__(self) -> str:
-        f: Mapping[str, Any] = self._fields
+        f = self._fields
         t, v = f["timing"], f["validation"]
         check = ("passed" if v["passed"] else "FAILED") if v["performed"] else "skipped"
         return (f"<ballcl.Result {f['model']}: {f['balls']} balls x "

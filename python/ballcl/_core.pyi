@@ -13,9 +13,9 @@ __version__: str
 version: str  # the same as __version__, kept for programs written before it
 
 # A model parameter: one number, or a sequence of as many as the parameter has.
-ParamValue = Union[float, int, Sequence[float]]
+_ParamValue = Union[float, int, Sequence[float]]
 # The work-group size: 'auto', 'driver', 'tuned' or a size.
-Local = Union[str, int, None]
+_Local = Union[str, int, None]
 
 class Error(Exception):
     """Any error ballcl reports; exit_code is the CLI's exit status for it."""
@@ -38,8 +38,8 @@ class MismatchError(Error):
 def devices() -> List[Dict[str, Any]]: ...
 
 def run(state: npt.NDArray[np.float32], steps: int, *, device: Optional[str] = ...,
-        model: Optional[str] = ..., params: Optional[Mapping[str, ParamValue]] = ...,
-        steps_per_launch: Optional[int] = ..., local: Local = ...,
+        model: Optional[str] = ..., params: Optional[Mapping[str, _ParamValue]] = ...,
+        steps_per_launch: Optional[int] = ..., local: _Local = ...,
         validate: bool = ...) -> Tuple[npt.NDArray[np.float32], Result]: ...
 
 def survey(device: Optional[str] = ..., *, quick: bool = ...) -> Dict[str, Any]: ...
@@ -48,9 +48,9 @@ def _set_result_type(type: Type[Result]) -> None: ...
 
 class Context:
     def __init__(self, device: Optional[str] = ..., model: Optional[str] = ...,
-                 params: Optional[Mapping[str, ParamValue]] = ...) -> None: ...
+                 params: Optional[Mapping[str, _ParamValue]] = ...) -> None: ...
     def run(self, steps: int, *, state: Optional[npt.NDArray[np.float32]] = ...,
-            steps_per_launch: Optional[int] = ..., local: Local = ...,
+            steps_per_launch: Optional[int] = ..., local: _Local = ...,
             validate: bool = ...) -> Tuple[npt.NDArray[np.float32], Result]: ...
     def close(self) -> None: ...
     def __enter__(self) -> "Context": ...

@@ -326,7 +326,7 @@ static PyObject *get_closed(PyObject *self, void *closure)
 
 static PyMethodDef ctx_methods[] = {
     {"run", (PyCFunction)(void (*)(void))ctx_run, METH_VARARGS | METH_KEYWORDS,
-     "run(steps, *, state=None, steps_per_launch=None, local=None, validate=True)\n"
+     "run($self, steps, *, state=None, steps_per_launch=None, local=None, validate=True)\n"
      "--\n\n"
      "Applies steps to the resident state (state None, or the array this context\n"
      "returned last: no upload) or to a new state (uploaded). Returns (state, Result);\n"
