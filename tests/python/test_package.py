@@ -101,7 +101,8 @@ def test_survey_is_the_survey_document(dev):
     assert len(doc["devices"]) == 1
     d = doc["devices"][0]
     assert d["identity"]["name"] == next(x["name"] for x in ballcl.devices()
-                                         if x["selector"] == dev or dev in (x["type"], x["name"]))
+                                         if x["selector"] == d["selector"])
+    assert "build_ms_cold" in d["measured"] and isinstance(d["errors"], dict)
     assert "not changed" in doc["settings"]["driver_caches"]
     with pytest.raises(TypeError):
         ballcl.survey(device=dev, quick="yes")
