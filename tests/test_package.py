@@ -40,8 +40,10 @@ def fail(what, p=None):
 
 
 def index_reachable():
+    """A connection to the index, or to the proxy pip would go through."""
     url = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple")
-    parts = urllib.parse.urlsplit(url)
+    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
+    parts = urllib.parse.urlsplit(proxy if proxy and "://" in proxy else url)
     try:
         socket.create_connection((parts.hostname, parts.port or 443), timeout=10).close()
         return True
