@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 pkg_dir, src = sys.argv[1], sys.argv[2]
 mypy = shutil.which("mypy")
@@ -40,8 +41,10 @@ if os.environ.get("BALLCL_ASAN_RUNTIME"):
 else:
     cmd = [sys.executable, "-m", "mypy.stubtest", "ballcl"]
     print("+", " ".join(cmd))
-    p = subprocess.run(cmd, env=dict(env, PYTHONPATH=pkg_dir), cwd=src, capture_output=True,
-                       text=True, timeout=600)
+    with tempfile.TemporaryDirectory(prefix="ballcl-stubtest-") as tmp:
+        # Its cache in a folder of its own, not in the source tree.
+        p = subprocess.run(cmd, env=dict(env, PYTHONPATH=pkg_dir, MYPY_CACHE_DIR=tmp), cwd=tmp,
+                           capture_output=True, text=True, timeout=600)
     print(p.stdout + p.stderr)
     status = status or p.returncode
 sys.exit(0 if status == 0 else 1)
