@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+import numpy.typing as npt
 
 import ballcl
 
@@ -29,7 +30,7 @@ state[:, 1] = rng.integers(0, 100, N) * 600.0
 state[:, 2] = 1.0
 
 
-def numpy_steps(s, steps):
+def numpy_steps(s: npt.NDArray[np.float32], steps: int) -> npt.NDArray[np.float32]:
     """The update in NumPy on the host: the baseline, and the check."""
     x, y, z, w = (s[:, c].copy() for c in range(4))
     for _ in range(steps):
@@ -69,7 +70,7 @@ with ballcl.Context(device=device) as ctx:
     s = state
     t0 = time.perf_counter()
     for frame in range(FRAMES):
-        s, r = ctx.run(STEPS // FRAMES, s, validate=(frame == FRAMES - 1))
+        s, r = ctx.run(STEPS // FRAMES, state=s, validate=(frame == FRAMES - 1))
         if frame % 3 == 0:
             print(f"frame {frame}     mean x {s[:, 0].mean():10.1f}  "
                   f"(uploaded: {r.context['uploaded']})")

@@ -88,11 +88,11 @@ def main():
           f"files (the bound is 1.5x)")
 
     with ballcl.Context(device=a.device) as ctx:
-        s, r0 = ctx.run(1, state)
+        s, r0 = ctx.run(1, state=state)
         laps = []
         for _ in range(100):
             t0 = time.perf_counter()
-            s, r = ctx.run(1, s)
+            s, r = ctx.run(1, state=s)
             laps.append((time.perf_counter() - t0) * 1e3)
             assert not r.context["uploaded"] and r.cache["first_launch_ms"] == 0
         assert ctx.builds == 1 and ctx.uploads == 1 and ctx.calls == 101

@@ -22,12 +22,13 @@ esac
 # Build tools, the OpenCL ICD loader and headers, PoCL (OpenCL on the CPU),
 # Mesa's rusticl (mesa-opencl-icd: the tests run it on llvmpipe, the CPU),
 # the libraries ballcl links (SQLite for the survey database), and what the
-# tests use (Chromium, its driver and Selenium open the survey report page).
+# tests use (Chromium, its driver and Selenium open the survey report page;
+# python3-venv, python3-build and mypy: the Python package checks, docs/PYTHON.md).
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd mesa-opencl-icd
 libjansson-dev libssl-dev libpng-dev libomp-dev libsqlite3-dev
 libopenmpi-dev openmpi-bin
-libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev
+libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema python3-venv python3-build mypy gnuplot-nox oclgrind clang libclang-rt-dev
 chromium chromium-driver python3-selenium"
 
 missing=""

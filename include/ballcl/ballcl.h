@@ -50,6 +50,11 @@ typedef struct bcl_error {
     int code;       /* one of BCL_EXIT_*, 0 when no error was set */
     char msg[1024]; /* one line, lower case, no full stop */
     char *detail;   /* optional multi-line text (a build log); owned, may be NULL */
+    /* For a failed OpenCL call (msg names them too): the function
+     * ("clFinish") and the status's name ("CL_OUT_OF_RESOURCES"); empty
+     * for any other error. Set with the message, by the first error. */
+    char cl_call[64];
+    char cl_status[64];
 } bcl_error;
 
 /* Sets the error (the first error wins) and returns its code. */
@@ -142,6 +147,11 @@ const char *bcl_device_type_name(uint64_t type);
 /* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
  * or NULL with e set (the query failed, or out of memory). */
 char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
+/* The device as the JSON object `ballcl devices --json` lists (selector,
+ * default, names, type, limits, versions, extensions, ...; is_default sets
+ * "default"), as compact UTF-8 JSON text, malloc'ed (the caller frees it);
+ * NULL with e set when out of memory. Every field a device has is here. */
+char *bcl_device_json(const bcl_device_info *d, bool is_default, bcl_error *e);
 
 /* ---- models ------------------------------------------------------------- */
 
@@ -341,6 +351,10 @@ typedef struct bcl_shard {
  * `what` and both sizes when they do not. */
 int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, const char *what,
                    bcl_error *e);
+/* The memory this process may use on the host, in bytes: the machine's, or
+ * its cgroup's limit when lower (0: unknown). What bcl_memory_fit checks
+ * host copies against; an embedding program checks its own copies too. */
+uint64_t bcl_host_memory_bytes(void);
 
 /* ---- a simulation on the device ------------------------------------------ */
 

@@ -98,8 +98,44 @@ int bpy_device_arg(PyObject *device, const char **sel)
                      Py_TYPE(device)->tp_name);
         return -1;
     }
-    *sel = PyUnicode_AsUTF8(device);
-    return *sel ? 0 : -1;
+    Py_ssize_t len;
+    *sel = PyUnicode_AsUTF8AndSize(device, &len);
+    if (!*sel)
+        return -1;
+    /* C sees the text up to a NUL: "0:0\x00junk" would select 0:0. */
+    if (strlen(*sel) != (size_t)len) {
+        PyObject *r = PyObject_Repr(device);
+        const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
+        PyErr_Clear();
+        bpy_input_error("device: %.80s holds a NUL character: expected a selector ('P:D', a "
+                        "type, a part of a device or platform name, a comma-separated list, or "
+                        "'all')",
+                        rs ? rs : "the selector");
+        Py_XDECREF(r);
+        *sel = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int bpy_validate_arg(PyObject *validate, bpy_args *a)
+{
+    /* Only a bool: "no" or 0.5 taken for true would skip nothing silently,
+     * and a NumPy bool is a bool to the user too. */
+    if (!validate || validate == Py_True || validate == Py_False) {
+        a->validate = !validate || validate == Py_True;
+        return 0;
+    }
+    if (PyArray_IsScalar(validate, Bool)) {
+        int yes = PyObject_IsTrue(validate);
+        if (yes < 0)
+            return -1;
+        a->validate = yes != 0;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "validate: expected a bool (True or False), got %.80s",
+                 Py_TYPE(validate)->tp_name);
+    return -1;
 }
 
 /* One float32 parameter value: finite, and finite once rounded to float32. */
@@ -260,7 +296,21 @@ PyArrayObject *bpy_state_arg(PyObject *state)
         return NULL;
     }
     /* A strided or misaligned array is copied once; a read-only one is fine:
-     * the input is never written. */
+     * the input is never written. A broadcast or strided view can stand for
+     * far more memory than it holds: the copy, and the output of the same
+     * size, must fit the host's memory before a byte is copied (malloc
+     * succeeds under overcommit, and filling it would get the interpreter
+     * killed). */
+    size_t n = (size_t)PyArray_DIM(arr, 0);
+    bool copy = !PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr);
+    double host = (double)bcl_host_memory_bytes(), bytes = (double)n * 4 * sizeof(float);
+    if (copy && host > 0 && 2 * bytes > host) {
+        bpy_input_error("state: %zu balls need %.1f MiB of host memory for a contiguous copy and "
+                        "the result, more than the %.1f MiB this process may use (the machine's "
+                        "memory or its cgroup limit)",
+                        n, 2 * bytes / 1048576.0, host / 1048576.0);
+        return NULL;
+    }
     PyArrayObject *c =
         (PyArrayObject *)PyArray_FromArray(arr, NULL, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
     if (!c)

@@ -47,8 +47,11 @@ const bcl_device_list *bpy_devices(void);
 int bpy_device_pick(const char *sel, size_t *index);
 /* A str from C text; bytes that are not UTF-8 become U+FFFD. */
 PyObject *bpy_text(const char *s);
-/* The `ballcl devices --json` fields of d, as a dict. */
-PyObject *bpy_device_dict(const bcl_device_info *d);
+/* Every field `ballcl devices --json` gives for d (a device of
+ * bpy_devices()), from the library's JSON of it (bcl_device_json). */
+PyObject *bpy_device_full(const bcl_device_info *d);
+/* json.loads(text); NULL with an exception set. */
+PyObject *bpy_json_loads(const char *text);
 /* Whether sel names several devices ("all", or a comma-separated list). */
 bool bpy_is_device_list(const char *sel);
 /* The devices sel names, in order, into idx (at most BCL_MAX_DEVICES); -1
@@ -56,6 +59,8 @@ bool bpy_is_device_list(const char *sel);
 int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count);
 /* ballcl.devices() */
 PyObject *bpy_devices_py(PyObject *self, PyObject *unused);
+/* ballcl.survey(device=None, *, quick=False) (survey.c) */
+PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw);
 
 /* ---- args.c: Python arguments to library values ----------------------- */
 
@@ -74,13 +79,22 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
 int bpy_steps_arg(PyObject *steps, bpy_args *a);
 int bpy_spl_arg(PyObject *spl, bpy_args *a);
 int bpy_local_arg(PyObject *local, bpy_args *a);
+/* validate: True, False (or a NumPy bool) only; NULL keeps the default, True. */
+int bpy_validate_arg(PyObject *validate, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for
- * None); the pointer lives as long as `device`. */
+ * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
 /* `state` as a C-contiguous, aligned float32 (N, 4) array of finite values
  * (a new reference: `state` itself, or a copy when it was not contiguous
  * or aligned); NULL with TypeError or InputError set. */
 PyArrayObject *bpy_state_arg(PyObject *state);
+
+/* ---- overflow.c: a state that left float32 ----------------------------- */
+
+/* 0 when state (n balls, after a->steps steps from init) is all finite;
+ * else -1 with InputError naming the ball, the step and the component,
+ * as `ballcl run` words it. Called with the GIL held. */
+int bpy_check_overflow(const bpy_args *a, const float *init, const float *state, size_t n);
 
 /* ---- exec.c: one run on a context, GIL released ------------------------ */
 

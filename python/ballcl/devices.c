@@ -47,19 +47,45 @@ PyObject *bpy_text(const char *s)
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
-PyObject *bpy_device_dict(const bcl_device_info *d)
+/* json.loads of C text: the module's one JSON reader, for the library's
+ * JSON documents (a device, a survey). */
+PyObject *bpy_json_loads(const char *text)
 {
-    char sel[32];
-    snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    /* Driver strings are not always UTF-8: bad bytes become U+FFFD. */
-    return Py_BuildValue("{s:s, s:N, s:N, s:N, s:s, s:K, s:K, s:K, s:N, s:N, s:N, s:K}", "selector",
-                         sel, "platform", bpy_text(d->platform_name), "name", bpy_text(d->name),
-                         "vendor", bpy_text(d->vendor), "type", bcl_device_type_name(d->type),
-                         "compute_units", (unsigned long long)d->compute_units, "global_mem_bytes",
-                         (unsigned long long)d->global_mem, "max_alloc_bytes",
-                         (unsigned long long)d->max_alloc, "version", bpy_text(d->version),
-                         "opencl_c_version", bpy_text(d->c_version), "driver", bpy_text(d->driver),
-                         "max_work_group", (unsigned long long)d->max_work_group);
+    PyObject *json = PyImport_ImportModule("json");
+    if (!json)
+        return NULL;
+    PyObject *out = PyObject_CallMethod(json, "loads", "s", text);
+    Py_DECREF(json);
+    return out;
+}
+
+/* Whether list->dev[i] is the device a run takes without a selector
+ * ($BALLCL_DEVICE, else the default rule); none when that selects nothing. */
+static bool is_default(const bcl_device_list *list, size_t i)
+{
+    size_t def;
+    bcl_error e = {0};
+    bool yes = bcl_device_select(list, getenv("BALLCL_DEVICE"), &def, &e) == BCL_OK && def == i;
+    bcl_error_clear(&e);
+    return yes;
+}
+
+PyObject *bpy_device_full(const bcl_device_info *d)
+{
+    const bcl_device_list *list = bpy_devices();
+    if (!list)
+        return NULL;
+    size_t i = (size_t)(d - list->dev);
+    bcl_error e = {0};
+    char *text = bcl_device_json(d, i < list->count && is_default(list, i), &e);
+    if (!text) {
+        bpy_raise(&e);
+        bcl_error_clear(&e);
+        return NULL;
+    }
+    PyObject *out = bpy_json_loads(text);
+    free(text);
+    return out;
 }
 
 PyObject *bpy_devices_py(PyObject *self, PyObject *unused)
@@ -71,7 +97,7 @@ PyObject *bpy_devices_py(PyObject *self, PyObject *unused)
         return NULL;
     PyObject *out = PyList_New((Py_ssize_t)list->count);
     for (size_t i = 0; out && i < list->count; i++) {
-        PyObject *d = bpy_device_dict(&list->dev[i]);
+        PyObject *d = bpy_device_full(&list->dev[i]);
         if (!d) {
             Py_CLEAR(out);
             break;

@@ -1,7 +1,8 @@
 /*
  * Library errors as Python exceptions. Each BCL_EXIT_* class has its
  * subclass of ballcl.Error (exit_code says which, as the CLI's exit status
- * would); an OpenCL failure also names the call and the status.
+ * would); an OpenCL failure also names the call and the status, from the
+ * library's error (bcl_error's cl_call and cl_status), never from its text.
  */
 #include "core.h"
 
@@ -43,31 +44,6 @@ int bpy_errors_init(PyObject *module)
     return 0;
 }
 
-/* Finds "clSomething failed" in msg (possibly after a device prefix) and
- * the status name after the next ": ". The library's messages have this
- * form (bcl_cl_fail); its public API has no structured field for them. */
-static void parse_cl_failure(const char *msg, char *call, size_t call_size, char *status,
-                             size_t status_size)
-{
-    call[0] = status[0] = '\0';
-    for (const char *p = strstr(msg, " failed"); p; p = strstr(p + 1, " failed")) {
-        const char *w = p;
-        while (w > msg && (w[-1] == '_' || (w[-1] >= 'a' && w[-1] <= 'z') ||
-                           (w[-1] >= 'A' && w[-1] <= 'Z') || (w[-1] >= '0' && w[-1] <= '9')))
-            w--;
-        if (strncmp(w, "cl", 2) != 0 || p - w < 3)
-            continue;
-        const char *st = strstr(p, ": CL_");
-        if (!st)
-            return;
-        snprintf(call, call_size, "%.*s", (int)(p - w), w);
-        st += 2;
-        size_t len = strcspn(st, " ");
-        snprintf(status, status_size, "%.*s", (int)len, st);
-        return;
-    }
-}
-
 static int set_attr_str(PyObject *obj, const char *name, const char *value)
 {
     PyObject *v = value && *value ? PyUnicode_DecodeUTF8(value, strlen(value), "replace")
@@ -87,17 +63,15 @@ PyObject *bpy_raise(const bcl_error *e)
     PyObject *exc = PyObject_CallFunction(type, "s", e->msg[0] ? e->msg : "unknown error");
     if (!exc)
         return NULL;
-    char call[64], status[64];
-    parse_cl_failure(e->msg, call, sizeof call, status, sizeof status);
     PyObject *code = PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME);
     int rc = code ? PyObject_SetAttrString(exc, "exit_code", code) : -1;
     Py_XDECREF(code);
     if (rc == 0)
         rc = set_attr_str(exc, "detail", e->detail);
     if (rc == 0 && type == bpy_DeviceError)
-        rc = set_attr_str(exc, "call", call);
+        rc = set_attr_str(exc, "call", e->cl_call);
     if (rc == 0 && type == bpy_DeviceError)
-        rc = set_attr_str(exc, "status", status);
+        rc = set_attr_str(exc, "status", e->cl_status);
     if (rc == 0)
         PyErr_SetObject(type, exc);
     Py_DECREF(exc);

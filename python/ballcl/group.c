@@ -219,7 +219,7 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
         if (result && a->validate && j.total.mismatches) {
             bpy_exec x = {.args = a, .v = j.total};
             bpy_raise_mismatch(result, out, &x);
-        } else if (result) {
+        } else if (result && bpy_check_overflow(a, j.init, j.out, n) == 0) {
             ret = PyTuple_Pack(2, out, result);
         }
         Py_XDECREF(result);

@@ -19,13 +19,18 @@ static PyObject *set_result_type(PyObject *self, PyObject *type)
 static PyMethodDef methods[] = {
     {"devices", bpy_devices_py, METH_NOARGS,
      "devices()\n--\n\n"
-     "Every OpenCL device of every platform, as a list of dicts (the fields of\n"
-     "`ballcl devices --json`: selector, platform, name, vendor, type, ...)."},
+     "Every OpenCL device of every platform, as a list of dicts: every field of\n"
+     "`ballcl devices --json` (selector, default, platform, name, vendor, type, ...)."},
     {"run", (PyCFunction)(void (*)(void))bpy_run_py, METH_VARARGS | METH_KEYWORDS,
      "run(state, steps, *, device=None, model='seed', params=None, steps_per_launch=None,\n"
      "    local=None, validate=True)\n--\n\n"
      "Applies `steps` steps of the model to state, an (N, 4) float32 array (left\n"
-     "unchanged), on one device. Returns (new_state, Result)."},
+     "unchanged), on one device or several. Returns (new_state, Result)."},
+    {"survey", (PyCFunction)(void (*)(void))bpy_survey_py, METH_VARARGS | METH_KEYWORDS,
+     "survey(device=None, *, quick=False)\n--\n\n"
+     "The device capability survey of every device (or those `device` selects), as\n"
+     "the dict of the document `ballcl survey --json` writes (docs/SURVEY.md). A\n"
+     "figure that could not be measured is None, with its error under \"errors\"."},
     {"_set_result_type", set_result_type, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -46,6 +51,7 @@ PyMODINIT_FUNC PyInit__core(void)
         return NULL;
     if (bpy_errors_init(m) < 0 || PyType_Ready(&bpy_ContextType) < 0 ||
         PyModule_AddObjectRef(m, "Context", (PyObject *)&bpy_ContextType) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", BALLCL_VERSION) < 0 ||
         PyModule_AddStringConstant(m, "version", BALLCL_VERSION) < 0) {
         Py_DECREF(m);
         return NULL;

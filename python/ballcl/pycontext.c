@@ -167,13 +167,13 @@ static int upload(bpy_context *c, const float *state, size_t n, bcl_error *e)
 }
 
 static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o, PyObject *spl_o,
-                            PyObject *local_o, int validate)
+                            PyObject *local_o, PyObject *validate_o)
 {
     if (!c->ctx)
         return bpy_input_error("Context.run: the context is closed");
     bpy_args a = c->base;
-    a.validate = validate != 0;
-    if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a))
+    if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
+        bpy_validate_arg(validate_o, &a))
         return NULL;
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
@@ -234,6 +234,12 @@ static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o
         Py_DECREF(result);
         goto done;
     }
+    /* As `ballcl run`; the device's state stays unsynced: the next call
+     * starts again from ctx.state. */
+    if (bpy_check_overflow(&a, x.init, x.out, c->balls)) {
+        Py_DECREF(result);
+        goto done;
+    }
     Py_XSETREF(c->state, Py_NewRef(out));
     c->synced = true;
     ret = PyTuple_Pack(2, out, result);
@@ -253,12 +259,14 @@ static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
     bpy_context *c = (bpy_context *)self;
     static char *names[] = {"steps", "state", "steps_per_launch", "local", "validate", NULL};
     PyObject *steps_o, *state_o = Py_None, *spl_o = Py_None, *local_o = Py_None;
-    int validate = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOp:run", names, &steps_o, &state_o, &spl_o,
-                                     &local_o, &validate))
+    PyObject *validate_o = NULL;
+    /* Everything after steps is keyword-only: ctx.run(steps, state) would
+     * read as the reverse of ballcl.run(state, steps). */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOO:run", names, &steps_o, &state_o, &spl_o,
+                                     &local_o, &validate_o))
         return NULL;
     take_lock(c);
-    PyObject *r = run_locked(c, steps_o, state_o, spl_o, local_o, validate);
+    PyObject *r = run_locked(c, steps_o, state_o, spl_o, local_o, validate_o);
     PyThread_release_lock(c->lock);
     return r;
 }
@@ -298,7 +306,7 @@ static PyObject *get_device(PyObject *self, void *closure)
 {
     (void)closure;
     bpy_context *c = (bpy_context *)self;
-    return c->dev ? bpy_device_dict(c->dev) : Py_NewRef(Py_None);
+    return c->dev ? bpy_device_full(c->dev) : Py_NewRef(Py_None);
 }
 
 static PyObject *get_counter(PyObject *self, void *closure)
@@ -318,7 +326,7 @@ static PyObject *get_closed(PyObject *self, void *closure)
 
 static PyMethodDef ctx_methods[] = {
     {"run", (PyCFunction)(void (*)(void))ctx_run, METH_VARARGS | METH_KEYWORDS,
-     "run(steps, state=None, *, steps_per_launch=None, local=None, validate=True)\n"
+     "run($self, steps, *, state=None, steps_per_launch=None, local=None, validate=True)\n"
      "--\n\n"
      "Applies steps to the resident state (state None, or the array this context\n"
      "returned last: no upload) or to a new state (uploaded). Returns (state, Result);\n"

@@ -14,15 +14,15 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"state", "steps",    "device", "model", "params", "steps_per_launch",
                             "local", "validate", NULL};
     PyObject *state_o, *steps_o, *device_o = Py_None, *model_o = Py_None, *params_o = Py_None;
-    PyObject *spl_o = Py_None, *local_o = Py_None;
-    int validate = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOp:run", names, &state_o, &steps_o,
-                                     &device_o, &model_o, &params_o, &spl_o, &local_o, &validate))
+    PyObject *spl_o = Py_None, *local_o = Py_None, *validate_o = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOO:run", names, &state_o, &steps_o,
+                                     &device_o, &model_o, &params_o, &spl_o, &local_o, &validate_o))
         return NULL;
-    bpy_args a = {.validate = validate != 0};
+    bpy_args a = {0};
     const char *sel;
     if (bpy_model_arg(model_o, params_o, &a) || bpy_steps_arg(steps_o, &a) ||
-        bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) || bpy_device_arg(device_o, &sel))
+        bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) || bpy_validate_arg(validate_o, &a) ||
+        bpy_device_arg(device_o, &sel))
         return NULL;
     PyArrayObject *in = bpy_state_arg(state_o);
     if (!in)
@@ -81,6 +81,10 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     if (a.validate && x.v.mismatches) {
         bpy_raise_mismatch(result, out, &x);
+        Py_DECREF(result);
+        goto done;
+    }
+    if (bpy_check_overflow(&a, x.init, x.out, n)) {
         Py_DECREF(result);
         goto done;
     }

@@ -126,7 +126,13 @@ bool bcl_cl_status_parse(const char *name, cl_int *out)
 int bcl_cl_fail(bcl_error *e, cl_int status, const char *call, const char *device)
 {
     const char *hint = bcl_cl_status_hint(status);
-    return bcl_fail(e, BCL_EXIT_RUNTIME, "%s failed%s%s%s: %s%s%s%s", call, device ? " on '" : "",
-                    device ? device : "", device ? "'" : "", bcl_cl_status_name(status),
-                    *hint ? " (" : "", hint, *hint ? ")" : "");
+    bool first = e && e->code == 0;
+    int rc = bcl_fail(e, BCL_EXIT_RUNTIME, "%s failed%s%s%s: %s%s%s%s", call, device ? " on '" : "",
+                      device ? device : "", device ? "'" : "", bcl_cl_status_name(status),
+                      *hint ? " (" : "", hint, *hint ? ")" : "");
+    /* The function alone ("clGetDeviceInfo", not the query in brackets):
+     * what a program that catches the error compares with. */
+    if (first)
+        bcl_error_set_cl(e, call, bcl_cl_status_name(status));
+    return rc;
 }

@@ -1,11 +1,15 @@
 /*
  * Finding and reading kernel sources (docs/DESIGN.md): BALLCL_KERNEL_DIR if set
  * (and then only there, so a wrong setting is an error, not a silent
- * fallback), else cl/ beside the executable's folder (the build tree), else
+ * fallback), else cl/ in the folder of the file that holds this code (the
+ * Python extension links the library in and carries its kernels beside
+ * itself), else cl/ beside the executable's folder (the build tree), else
  * the installed data folder.
  */
+#define _GNU_SOURCE /* dladdr */
 #include "ocl/ocl.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -35,6 +39,20 @@ int bcl_kernel_dir(char *out, size_t size, bcl_error *e)
             return bcl_fail(e, BCL_EXIT_INPUT, "BALLCL_KERNEL_DIR '%s' is not a folder", env);
         snprintf(out, size, "%s", env);
         return BCL_OK;
+    }
+    /* A folder named cl beside this code's file counts only when it holds
+     * our kernels (seed.cl): /usr/lib/cl could be anyone's. */
+    Dl_info self;
+    const char *sep;
+    if (dladdr((void *)bcl_kernel_dir, &self) && self.dli_fname &&
+        (sep = strrchr(self.dli_fname, '/'))) {
+        char cand[PATH_MAX + 16];
+        snprintf(cand, sizeof cand, "%.*s/cl/seed.cl", (int)(sep - self.dli_fname), self.dli_fname);
+        if (access(cand, R_OK) == 0) {
+            cand[strlen(cand) - strlen("/seed.cl")] = '\0';
+            snprintf(out, size, "%s", cand);
+            return BCL_OK;
+        }
     }
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);

@@ -75,6 +75,8 @@ static int member_failed(bcl_group *g, bcl_error *e)
                                 m->err.msg);
         if (m->err.detail)
             bcl_error_set_detail(e, m->err.detail);
+        if (m->err.cl_call[0] && !e->cl_call[0])
+            bcl_error_set_cl(e, m->err.cl_call, m->err.cl_status);
         return rc;
     }
     return BCL_OK;

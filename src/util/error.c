@@ -104,6 +104,14 @@ void bcl_error_set_detail(bcl_error *e, const char *text)
     e->detail = strdup(text);
 }
 
+void bcl_error_set_cl(bcl_error *e, const char *call, const char *status)
+{
+    if (!e)
+        return;
+    snprintf(e->cl_call, sizeof e->cl_call, "%.*s", (int)strcspn(call, "( "), call);
+    snprintf(e->cl_status, sizeof e->cl_status, "%s", status);
+}
+
 void bcl_error_clear(bcl_error *e)
 {
     if (!e)

@@ -7,6 +7,9 @@
 
 /* Attaches a copy of text (e.g. a build log) to an error that is already set. */
 void bcl_error_set_detail(bcl_error *e, const char *text);
+/* Records the failed OpenCL call (its function name, without any bracketed
+ * query) and status name in e (bcl_cl_fail does it). */
+void bcl_error_set_cl(bcl_error *e, const char *call, const char *status);
 
 /* Parses a finite float for the option `what`: BCL_OK, or BCL_EXIT_INPUT
  * with a message naming `what`. */
@@ -26,8 +29,6 @@ void bcl_fault_device(int index);
  * fault; it aborts, naming the device, as a malformed value does. */
 void bcl_fault_devices(size_t count);
 
-/* The memory this process may use on the host, in bytes (0: unknown). */
-uint64_t bcl_host_memory_bytes(void);
 /* The smallest memory limit of the cgroups of the process described by
  * proc_cgroup (a /proc/<pid>/cgroup file), and of their ancestors, under
  * the cgroup file system at fs: memory.max (v2, also under fs/unified) and

@@ -3,6 +3,9 @@ builds the module for (Debian's python3). Exits 77 (meson's "skipped") when
 there is no OpenCL device, like every device test of ballcl.
 
 Usage (tests/meson.build does this): run_pytest.py BUILD_PYTHON_DIR [pytest args]
+       run_pytest.py --installed [pytest args]
+With --installed the tests run against the ballcl the interpreter imports
+(a package installed with pip, tests/test_package.py), not the build tree's.
 """
 import os
 import sys
@@ -16,12 +19,15 @@ if asan and asan not in os.environ.get("LD_PRELOAD", ""):
                ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
-sys.path.insert(0, sys.argv[1])
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [sys.argv[1]] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+if sys.argv[1] != "--installed":
+    sys.path.insert(0, sys.argv[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [sys.argv[1]] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 import ballcl  # noqa: E402
 import pytest  # noqa: E402
+
+print(f"ballcl {ballcl.__version__} from {os.path.dirname(ballcl.__file__)}")
 
 try:
     found = ballcl.devices()

@@ -65,8 +65,10 @@ def test_keyword_only_and_required():
 
 
 def kernel_dir(tmp_path, old, new):
-    """A copy of the kernel folder with one text of seed.cl replaced."""
-    src = os.environ.get("BALLCL_KERNEL_DIR")
+    """A copy of the kernel folder with one text of seed.cl replaced: the
+    build tree's (BALLCL_KERNEL_DIR), else the installed package's own."""
+    src = (os.environ.get("BALLCL_KERNEL_DIR")
+           or os.path.join(os.path.dirname(os.path.abspath(ballcl._core.__file__)), "cl"))
     d = tmp_path / "cl"
     shutil.copytree(src, d)
     text = (d / "seed.cl").read_text()
@@ -109,7 +111,7 @@ def test_mismatch_error_carries_result_and_state(dev, tmp_path, monkeypatch):
         assert e.state.shape == s.shape
     with ballcl.Context(device=dev) as ctx:
         with pytest.raises(ballcl.MismatchError):
-            ctx.run(10, s)
+            ctx.run(10, state=s)
         assert ctx.state is None
 
 

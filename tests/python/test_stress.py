@@ -24,17 +24,17 @@ def test_no_leak_over_10000_calls(dev):
     s = mixed_state(np.random.default_rng(21), 64)
     bad = np.zeros((3, 3), np.float32)
     with ballcl.Context(device=dev) as ctx:
-        ctx.run(1, s)
+        ctx.run(1, state=s)
         for _ in range(200):   # warm every allocator first
             ctx.run(1)
-            ctx.run(1, s)
+            ctx.run(1, state=s)
         refs = sys.getrefcount(s)
         tracemalloc.start()
         snap0 = tracemalloc.take_snapshot()
         rss0 = rss_bytes()
         for i in range(10000):
             # Continue, upload, and fail: every path of a call.
-            ctx.run(1, s if i % 3 == 0 else None, validate=(i % 100 == 0))
+            ctx.run(1, state=s if i % 3 == 0 else None, validate=(i % 100 == 0))
             try:
                 ballcl.run(bad, 1, device=dev)
             except ballcl.InputError:
@@ -87,7 +87,7 @@ def test_threads_in_parallel(dev):
 
     s = mixed_state(np.random.default_rng(7), 2000)
     with ballcl.Context(device=dev) as ctx:
-        ctx.run(0, s)
+        ctx.run(0, state=s)
 
         def stepper():
             try:
@@ -128,7 +128,7 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
     dev, which = sys.argv[1], sys.argv[2]
     s = np.ones((200000, 4), np.float32)
     ctx = ballcl.Context(device=dev)
-    ctx.run(1, s)
+    ctx.run(1, state=s)
     print("running", flush=True)
     t0 = time.monotonic()
     try:

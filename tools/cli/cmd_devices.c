@@ -28,61 +28,6 @@ static void help(void)
            "  -h, --help     this help\n");
 }
 
-/* The extensions as a JSON array of names (empty when the query failed). */
-static json_t *extensions_json(const char *ext)
-{
-    json_t *arr = json_array();
-    if (!ext)
-        return arr;
-    char *copy = strdup(ext), *save = NULL;
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save))
-        json_array_append_new(arr, json_string(t));
-    free(copy);
-    return arr;
-}
-
-static json_t *device_json(const bcl_device_info *d, bool is_default, const char *ext)
-{
-    char sel[32];
-    snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    json_t *j = json_pack(
-        "{s:s, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:I}", "selector", sel,
-        "default", is_default, "platform", d->platform_name, "name", d->name, "vendor", d->vendor,
-        "type", bcl_device_type_name(d->type), "compute_units", (json_int_t)d->compute_units,
-        "global_mem_bytes", (json_int_t)d->global_mem, "max_alloc_bytes", (json_int_t)d->max_alloc,
-        "version", d->version, "opencl_c_version", d->c_version, "driver", d->driver,
-        "max_work_group_size", (json_int_t)d->max_work_group);
-    json_t *sizes = json_array();
-    for (int i = 0; i < 3; i++)
-        json_array_append_new(sizes, json_integer((json_int_t)d->max_item_sizes[i]));
-    json_object_set_new(j, "clock_mhz", json_integer(d->clock_mhz));
-    json_object_set_new(j, "local_mem_bytes", json_integer((json_int_t)d->local_mem));
-    json_object_set_new(j, "preferred_multiple",
-                        d->preferred_multiple ? json_integer((json_int_t)d->preferred_multiple)
-                                              : json_null());
-    json_object_set_new(j, "max_work_item_sizes", sizes);
-    json_object_set_new(j, "native_vector_width_float", json_integer(d->native_vector_width_float));
-    json_object_set_new(j, "fp64", json_boolean(d->fp64));
-    json_object_set_new(j, "fp16", json_boolean(d->fp16));
-    json_object_set_new(j, "extensions", extensions_json(ext));
-    /* The survey's objects, under its keys (docs/SURVEY.md). */
-    bcl_error e = {0};
-    char *text = NULL;
-    json_t *facts = NULL;
-    if (bcl_device_describe(d, &text, &e) == BCL_OK)
-        facts = json_loads(text, 0, NULL);
-    free(text);
-    bcl_error_clear(&e);
-    static const char *const parts[] = {"identity", "limits", "capabilities"};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        json_t *part = json_object_get(facts, parts[i]);
-        json_object_set(j, parts[i], part ? part : json_null());
-    }
-    json_decref(facts);
-    return j;
-}
-
 /* Every platform (bcl_platforms_describe), or null when they cannot be
  * listed. */
 static json_t *platforms_json(void)
@@ -340,13 +285,21 @@ int cmd_devices(int argc, char **argv)
     bool has_def = false;
     default_device(&list, &def, &has_def);
     if (as_json) {
+        /* The library's JSON of each device (src/survey/device_json.c), which
+         * the Python module's devices() gives too. */
         json_t *arr = json_array();
         for (size_t i = 0; i < list.count; i++) {
-            bcl_error xe = {0};
-            char *ext = bcl_device_extensions(&list.dev[i], &xe);
-            json_array_append_new(arr, device_json(&list.dev[i], has_def && i == def, ext));
-            free(ext);
-            bcl_error_clear(&xe);
+            char *text = bcl_device_json(&list.dev[i], has_def && i == def, &e);
+            json_t *dev = text ? json_loads(text, 0, NULL) : NULL;
+            free(text);
+            if (!dev) {
+                json_decref(arr);
+                bcl_devices_free(&list);
+                if (!e.code)
+                    bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
+                return cli_report(&e);
+            }
+            json_array_append_new(arr, dev);
         }
         json_t *root = json_pack("{s:o, s:o}", "devices", arr, "platforms", platforms_json());
         cli_print_json(root);

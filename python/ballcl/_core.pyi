@@ -1,0 +1,70 @@
+# Type stubs of the extension ballcl._core (python/ballcl/*.c), which
+# ballcl/__init__.py re-exports. Checked by mypy in the tests (tests/meson.build,
+# 'mypy') together with examples/*.py.
+from types import TracebackType
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import Result
+
+__version__: str
+version: str  # the same as __version__, kept for programs written before it
+
+# A model parameter: one number, or a sequence of as many as the parameter has.
+_ParamValue = Union[float, int, Sequence[float]]
+# The work-group size: 'auto', 'driver', 'tuned' or a size.
+_Local = Union[str, int, None]
+
+class Error(Exception):
+    """Any error ballcl reports; exit_code is the CLI's exit status for it."""
+    exit_code: int
+    detail: Optional[str]
+
+class DeviceError(Error):
+    """An OpenCL or other runtime failure (exit status 3)."""
+    call: Optional[str]    # the OpenCL function that failed, e.g. 'clFinish'
+    status: Optional[str]  # its status, e.g. 'CL_OUT_OF_RESOURCES'
+
+class InputError(Error, ValueError):
+    """A bad argument or input (exit status 2)."""
+
+class MismatchError(Error):
+    """The device's result differs from the C reference (exit status 1)."""
+    result: Result
+    state: npt.NDArray[np.float32]
+
+def devices() -> List[Dict[str, Any]]: ...
+
+def run(state: npt.NDArray[np.float32], steps: int, *, device: Optional[str] = ...,
+        model: Optional[str] = ..., params: Optional[Mapping[str, _ParamValue]] = ...,
+        steps_per_launch: Optional[int] = ..., local: _Local = ...,
+        validate: bool = ...) -> Tuple[npt.NDArray[np.float32], Result]: ...
+
+def survey(device: Optional[str] = ..., *, quick: bool = ...) -> Dict[str, Any]: ...
+
+def _set_result_type(type: Type[Result]) -> None: ...
+
+class Context:
+    def __init__(self, device: Optional[str] = ..., model: Optional[str] = ...,
+                 params: Optional[Mapping[str, _ParamValue]] = ...) -> None: ...
+    def run(self, steps: int, *, state: Optional[npt.NDArray[np.float32]] = ...,
+            steps_per_launch: Optional[int] = ..., local: _Local = ...,
+            validate: bool = ...) -> Tuple[npt.NDArray[np.float32], Result]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Context": ...
+    def __exit__(self, exc_type: Optional[Type[BaseException]],
+                 exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
+    @property
+    def state(self) -> Optional[npt.NDArray[np.float32]]: ...
+    @property
+    def device(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def calls(self) -> int: ...
+    @property
+    def builds(self) -> int: ...
+    @property
+    def uploads(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...

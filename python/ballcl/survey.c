@@ -1,0 +1,75 @@
+/*
+ * ballcl.survey(device=None, *, quick=False): the device capability survey
+ * (docs/SURVEY.md) as the dict of the document `ballcl survey --json`
+ * writes, measured by the same library code (bcl_survey_run), so that a
+ * notebook can put devices side by side. The GIL is released while it
+ * measures; like the command it has no Ctrl-C point inside a figure.
+ *
+ * The command turns the drivers' own program caches off before its first
+ * OpenCL call, so that a cold build is cold. A module cannot promise to be
+ * first (devices() may have run, and the drivers read those settings once)
+ * and must not change the process's environment, so it leaves them as
+ * they are, and the document says so ("driver_caches").
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"device", "quick", NULL};
+    PyObject *device_o = Py_None, *quick_o = Py_False;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$O:survey", names, &device_o, &quick_o))
+        return NULL;
+    if (quick_o != Py_True && quick_o != Py_False) {
+        PyErr_Format(PyExc_TypeError, "quick: expected a bool (True or False), got %.80s",
+                     Py_TYPE(quick_o)->tp_name);
+        return NULL;
+    }
+    const char *sel;
+    if (bpy_device_arg(device_o, &sel))
+        return NULL;
+    const bcl_device_list *list = bpy_devices();
+    if (!list)
+        return NULL;
+    /* As `ballcl survey`: every device, or the devices the selector names
+     * (BALLCL_DEVICE is not used). */
+    size_t idx[BCL_MAX_DEVICES], count = 0;
+    if (!sel) {
+        for (; count < list->count && count < BCL_MAX_DEVICES; count++)
+            idx[count] = count;
+    } else if (bpy_device_pick_list(sel, idx, &count)) {
+        return NULL;
+    }
+    bcl_device_info *devs = calloc(count ? count : 1, sizeof *devs);
+    if (!devs)
+        return PyErr_NoMemory();
+    for (size_t i = 0; i < count; i++)
+        devs[i] = list->dev[idx[i]];
+
+    bcl_survey_opts o;
+    bcl_survey_opts_default(&o, quick_o == Py_True);
+    char command[160];
+    snprintf(command, sizeof command, "ballcl.survey(device=%s%s%s, quick=%s)", sel ? "'" : "",
+             sel ? sel : "None", sel ? "'" : "", quick_o == Py_True ? "True" : "False");
+    o.command = command;
+    o.driver_caches = "not changed (ballcl.survey from Python leaves the drivers' program "
+                      "caches as the process has them)";
+    char *text = NULL;
+    int status = BCL_OK, rc;
+    bcl_error e = {0};
+    Py_BEGIN_ALLOW_THREADS;
+    rc = bcl_survey_run(devs, count, &o, &text, &status, &e);
+    Py_END_ALLOW_THREADS;
+    free(devs);
+    PyObject *doc = NULL;
+    if (rc)
+        bpy_raise(&e);
+    else
+        doc = bpy_json_loads(text);
+    free(text);
+    bcl_error_clear(&e);
+    return doc;
+}
