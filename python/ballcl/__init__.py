@@ -20,10 +20,10 @@ if not _os.environ.get("BALLCL_KERNEL_DIR") and _os.path.isfile(_os.path.join(_b
     _os.environ["BALLCL_KERNEL_DIR"] = _os.path.normpath(_build_cl)
 
 from ._core import (Context, DeviceError, Error, InputError, MismatchError,  # noqa: E402
-                    devices, run, version)
+                    cached, close, devices, run, version)
 
 __all__ = ["Context", "DeviceError", "Error", "InputError", "MismatchError", "Result",
-           "devices", "run", "version"]
+           "cached", "close", "devices", "run", "version"]
 
 
 class Result:

@@ -151,6 +151,14 @@ PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl
         (unsigned long long)x->t.launches, "clock", x->t.host_clock ? "host" : "device",
         "clock_note", clock_note, "validation", bpy_validation_dict(&x->v, x->args->validate),
         "context", context);
+    /* Where the state was read into, and whether the plan was reused. */
+    if (dict) {
+        PyObject *rb = Py_BuildValue("{s:s, s:O}", "memory", x->readback ? x->readback : "pageable",
+                                     "plan_reused", x->plan_reused ? Py_True : Py_False);
+        if (!rb || PyDict_SetItemString(dict, "readback", rb) < 0)
+            Py_CLEAR(dict);
+        Py_XDECREF(rb);
+    }
     /* One device: "devices" holds it alone, as `ballcl run --json` does. */
     bpy_member m = {
         .dev = d,
