@@ -15,17 +15,35 @@
  */
 #include "core.h"
 
-static PyObject *registry; /* list of Context */
+#include <stdlib.h>
+#include <string.h>
+
+/* (Context, kernel folder) pairs: the library reads its kernels from
+ * $BALLCL_KERNEL_DIR when it is set, at each context, so a context made
+ * under another folder holds another program. */
+static PyObject *registry;
+
+static const char *kernel_dir(void)
+{
+    const char *d = getenv("BALLCL_KERNEL_DIR");
+    return d ? d : "";
+}
+
+static PyObject *context_of(PyObject *entry)
+{
+    return PyTuple_GET_ITEM(entry, 0);
+}
 
 static PyObject *find(const bcl_device_info *dev, const bcl_model *m)
 {
     Py_ssize_t n = registry ? PyList_GET_SIZE(registry) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *c = PyList_GET_ITEM(registry, i);
+        PyObject *entry = PyList_GET_ITEM(registry, i);
         bpy_context_info info;
-        bpy_context_info_get(c, &info);
-        if (info.dev == dev && info.model == m && !info.closed)
-            return c;
+        bpy_context_info_get(context_of(entry), &info);
+        const char *dir = PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 1));
+        if (info.dev == dev && info.model == m && !info.closed && strcmp(dir, kernel_dir()) == 0)
+            return context_of(entry);
     }
     return NULL;
 }
@@ -38,9 +56,8 @@ static PyObject *get(size_t di, const bpy_args *a)
     PyObject *c = find(dev, a->model);
     if (c)
         return Py_NewRef(c);
-    if (!registry && !(registry = PyList_New(0)))
-        return NULL;
-    /* Opening releases the GIL: another thread may have opened one meanwhile. */
+    /* Opening releases the GIL: another thread may have opened one
+     * meanwhile, or a close() emptied the registry. */
     PyObject *fresh = bpy_context_open(di, a);
     if (!fresh)
         return NULL;
@@ -49,10 +66,14 @@ static PyObject *get(size_t di, const bpy_args *a)
         Py_DECREF(fresh);
         return Py_NewRef(c);
     }
-    if (PyList_Append(registry, fresh) < 0) {
+    PyObject *entry = Py_BuildValue("(Oy)", fresh, kernel_dir());
+    if (!entry || (!registry && !(registry = PyList_New(0))) ||
+        PyList_Append(registry, entry) < 0) {
+        Py_XDECREF(entry);
         Py_DECREF(fresh);
         return NULL;
     }
+    Py_DECREF(entry);
     return fresh;
 }
 
@@ -83,7 +104,7 @@ PyObject *bpy_cached_py(PyObject *self, PyObject *unused)
     Py_ssize_t n = registry ? PyList_GET_SIZE(registry) : 0;
     for (Py_ssize_t i = 0; list && i < n; i++) {
         bpy_context_info info;
-        bpy_context_info_get(PyList_GET_ITEM(registry, i), &info);
+        bpy_context_info_get(context_of(PyList_GET_ITEM(registry, i)), &info);
         if (info.closed)
             continue;
         char sel[32];
@@ -109,7 +130,7 @@ static void close_all(bool wait)
     registry = NULL;
     Py_ssize_t n = old ? PyList_GET_SIZE(old) : 0;
     for (Py_ssize_t i = 0; i < n; i++)
-        bpy_context_close(PyList_GET_ITEM(old, i), wait);
+        bpy_context_close(context_of(PyList_GET_ITEM(old, i)), wait);
     Py_XDECREF(old);
 }
 
