@@ -187,7 +187,7 @@ for k, v in ratios.items():
 rc = last["context"]
 print(f"Context creation (once, outside the timing) {context_ms:.1f} ms; a Context frame: "
       f"{rc.timing['device_ms'] * 1e3:.1f} us of device time, read back into "
-      f"{getattr(rc, 'readback', {}).get('memory', 'pageable') if hasattr(rc, '_fields') and 'readback' in rc._fields else 'pageable'} memory")
+      f"{rc.as_dict().get('readback', {}).get('memory', 'pageable')} memory")
 if hasattr(ballcl, "cached"):
     print(f"ballcl.cached(): {ballcl.cached()}")
 if args.json:
