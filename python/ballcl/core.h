@@ -216,12 +216,11 @@ typedef struct bpy_context bpy_context;
 /* A new Context of device index di and a's model and parameters; NULL with
  * an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
-/* One frame on c (its lock taken here): state_o None continues the
- * device's state; out_o None returns a new array (writable when
- * `writable`: ballcl.run's). report: whether the Result carries the
- * context's counters. */
-PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyObject *state_o, PyObject *out_o,
-                            bool writable, bool report);
+/* ballcl.run's frame on c (its lock taken here): state, checked by
+ * bpy_state_arg, is uploaded; the new state is a new writable array, or
+ * out_o (None or the caller's array). The Result has no context counters
+ * and the context keeps no reference to the array. */
+PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
 /* What the context holds: its device index, model, balls its device
  * buffers hold, pinned host bytes, counters. */
 typedef struct bpy_context_info {

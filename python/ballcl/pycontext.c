@@ -166,7 +166,7 @@ static int upload(bpy_context *c, const float *state, size_t n, bcl_error *e)
 
 /* One frame, the lock held. */
 static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state_o, PyObject *out_o,
-                              bool writable, bool report)
+                              bool writable, bool report, bool checked)
 {
     if (!c->ctx)
         return bpy_input_error("Context.run: the context is closed");
@@ -185,7 +185,9 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
             uploaded = true;
         }
     } else {
-        if (!(in = bpy_state_arg(state_o)))
+        /* ballcl.run checked its state already (a scan of every float). */
+        in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg(state_o);
+        if (!in)
             return NULL;
         size_t n = (size_t)PyArray_DIM(in, 0);
         c->synced = false;
@@ -278,12 +280,12 @@ done:
     return ret;
 }
 
-PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyObject *state_o, PyObject *out_o,
-                            bool writable, bool report)
+PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *state,
+                            PyObject *out_o)
 {
     bpy_context *c = (bpy_context *)self;
     take_lock(c);
-    PyObject *r = frame_locked(c, a, state_o, out_o, writable, report);
+    PyObject *r = frame_locked(c, a, (PyObject *)state, out_o, true, false, true);
     PyThread_release_lock(c->lock);
     return r;
 }
@@ -295,7 +297,7 @@ static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o
     a.validate = validate != 0;
     if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a))
         return NULL;
-    return frame_locked(c, &a, state_o, out_o, false, true);
+    return frame_locked(c, &a, state_o, out_o, false, true, false);
 }
 
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)

@@ -85,7 +85,7 @@ PyObject *bpy_run_cached(const bpy_args *a, size_t di, PyArrayObject *in, PyObje
         PyObject *c = get(di, a);
         if (!c)
             return NULL;
-        PyObject *r = bpy_context_frame(c, a, (PyObject *)in, out_o, true, false);
+        PyObject *r = bpy_context_frame(c, a, in, out_o);
         bpy_context_info info;
         bpy_context_info_get(c, &info);
         Py_DECREF(c);
