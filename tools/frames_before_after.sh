@@ -1,7 +1,7 @@
 #!/bin/bash
 # The Python frame loop before and after a change, on this machine's device
 # (docs/PYTHON.md, "Frame loops"): builds the module of revision REV (default
-# main) in a temporary worktree, then runs tests/python/bench_frames.py of
+# main) in a temporary folder (git archive), then runs tests/python/bench_frames.py of
 # this tree with that module and with this build's (build/python),
 # alternating, ROUNDS times each. The benchmark runs on a module without
 # out= or the process-wide cache too (those rows are left out or measure the
@@ -16,8 +16,9 @@ dev=${3:-cpu}
 rounds=${4:-3}
 root=$PWD
 old=$(mktemp -d)
-trap 'git -C "$root" worktree remove --force "$old/src" >/dev/null 2>&1 || true; rm -rf "$old"' EXIT
-git worktree add --detach "$old/src" "$rev" >/dev/null
+trap 'rm -rf "$old"' EXIT
+mkdir "$old/src"
+git archive "$rev" | tar -x -C "$old/src"
 meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
 ninja -C "$old/build" >/dev/null
 py=/usr/bin/python3
