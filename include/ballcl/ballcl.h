@@ -373,6 +373,13 @@ int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
  * state loaded (bcl_sim_capacity); runs and reads cover the n balls. After
  * a failure the simulation holds no balls until a load succeeds. */
 int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
+/* bcl_sim_load with the upload queued, not waited for: the host may work
+ * meanwhile (the Python module checks the state for NaN then). state must
+ * stay allocated and unchanged until a call that waits for the device
+ * (bcl_sim_run, bcl_sim_read, bcl_sim_finish) returns. */
+int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e);
+/* Waits until everything queued for the simulation is done. */
+int bcl_sim_finish(bcl_sim *s, bcl_error *e);
 /* The balls the device buffers can hold (16 bytes each). */
 size_t bcl_sim_capacity(const bcl_sim *s);
 /* The number of device buffers the state is split into. */

@@ -81,6 +81,14 @@ int bpy_device_arg(PyObject *device, const char **sel);
  * (a new reference: `state` itself, or a copy when it was not contiguous
  * or aligned); NULL with TypeError or InputError set. */
 PyArrayObject *bpy_state_arg(PyObject *state);
+/* The same without the scan for NaN and infinity (the caller scans, with
+ * bpy_finite, e.g. while the upload runs). */
+PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
+/* Whether the count floats at f are all finite; else *bad is the first
+ * that is not. Needs no GIL. */
+bool bpy_finite(const float *f, size_t count, size_t *bad);
+/* The InputError for the non-finite float f[i]; returns NULL. */
+PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
 /* ---- exec.c: one run on a context, GIL released ------------------------ */
 

@@ -147,13 +147,14 @@ static void ctx_dealloc(PyObject *self)
 }
 
 /* Puts `state` on the device: the buffers are kept while they hold n balls
- * (they grow to the largest state seen). */
-static int upload(bpy_context *c, const float *state, size_t n, bcl_error *e)
+ * (they grow to the largest state seen). With `nowait` the upload is only
+ * queued (state must stay put until the device is waited for). */
+static int upload(bpy_context *c, const float *state, size_t n, bool nowait, bcl_error *e)
 {
     int rc;
     Py_BEGIN_ALLOW_THREADS;
     if (c->sim)
-        rc = bcl_sim_load(c->sim, state, n, e);
+        rc = nowait ? bcl_sim_load_async(c->sim, state, n, e) : bcl_sim_load(c->sim, state, n, e);
     else
         rc = bcl_sim_create(c->ctx, state, n, &c->sim, e);
     Py_END_ALLOW_THREADS;
@@ -173,19 +174,21 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    bool uploaded = false;
+    bool uploaded = false, scan = false;
+    size_t bad = SIZE_MAX;
     if (state_o == Py_None || (state_o == c->state && c->frozen)) {
         if (!c->state)
             return bpy_input_error("Context.run: no state yet: pass state= (an (N, 4) float32 "
                                    "array) on the first call");
         in = (PyArrayObject *)Py_NewRef(c->state);
         if (!c->synced) {
-            if (upload(c, PyArray_DATA(in), (size_t)PyArray_DIM(in, 0), &e))
+            if (upload(c, PyArray_DATA(in), (size_t)PyArray_DIM(in, 0), false, &e))
                 goto fail;
             uploaded = true;
         }
     } else {
-        /* ballcl.run checked its state already (a scan of every float). */
+        /* ballcl.run's state is checked but for NaN and infinity: that scan
+         * runs while its upload does (below). */
         in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg(state_o);
         if (!in)
             return NULL;
@@ -196,9 +199,10 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
                 goto fail;
             c->fit_balls = n;
         }
-        if (upload(c, PyArray_DATA(in), n, &e))
+        if (upload(c, PyArray_DATA(in), n, checked, &e))
             goto fail;
         uploaded = true;
+        scan = checked;
     }
     /* From here the device's state moves away from c->state. */
     c->synced = false;
@@ -235,8 +239,18 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         .readback = pinned ? "pinned" : "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
-    int rc = bpy_exec_run(&x, &e, &ts);
+    int rc;
+    if (scan && !bpy_finite(PyArray_DATA(in), c->balls * 4, &bad)) {
+        /* The upload reads `in` until it is done. */
+        rc = bcl_sim_finish(c->sim, &e);
+        if (rc == BCL_OK)
+            rc = BPY_PENDING;
+    } else {
+        rc = bpy_exec_run(&x, &e, &ts);
+    }
     PyEval_RestoreThread(ts);
+    if (bad != SIZE_MAX)
+        bpy_nonfinite_error(PyArray_DATA(in), bad);
     /* A failed call may have written into out=: it no longer holds the
      * state returned last. */
     if (rc && out == c->state)

@@ -26,13 +26,20 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     if (bpy_model_arg(model_o, params_o, &a) || bpy_steps_arg(steps_o, &a) ||
         bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) || bpy_device_arg(device_o, &sel))
         return NULL;
-    PyArrayObject *in = bpy_state_arg(state_o);
+    /* Scanned for NaN below: the cached path scans while the upload runs. */
+    PyArrayObject *in = bpy_state_arg_unscanned(state_o);
     if (!in)
         return NULL;
     size_t n = (size_t)PyArray_DIM(in, 0), di;
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
     const char *eff = sel ? sel : getenv("BALLCL_DEVICE");
+    size_t bad;
+    if (!(cache && !bpy_is_device_list(eff)) &&
+        !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
+        bpy_nonfinite_error(PyArray_DATA(in), bad);
+        goto done;
+    }
     if (bpy_is_device_list(eff)) {
         size_t idx[BCL_MAX_DEVICES], count;
         if (out_o != Py_None) {

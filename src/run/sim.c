@@ -141,7 +141,9 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
     return BCL_OK;
 }
 
-int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e)
+static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e);
+
+static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_error *e)
 {
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
@@ -151,7 +153,25 @@ int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e)
             return rc;
     }
     set_balls(s, n);
-    return bcl_sim_write(s, state, e);
+    return write_state(s, state, blocking, e);
+}
+
+int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e)
+{
+    return load(s, state, n, CL_TRUE, e);
+}
+
+int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e)
+{
+    return load(s, state, n, CL_FALSE, e);
+}
+
+int bcl_sim_finish(bcl_sim *s, bcl_error *e)
+{
+    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
+    return BCL_OK;
 }
 
 size_t bcl_sim_capacity(const bcl_sim *s)
@@ -169,10 +189,15 @@ void bcl_sim_destroy(bcl_sim *s)
 
 int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
 {
+    return write_state(s, state, CL_TRUE, e);
+}
+
+static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
+{
     const bcl_device_info *d = bcl_context_device(s->c);
     for (size_t i = 0; i < s->nchunks; i++) {
         chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueWriteBuffer, bcl_context_queue(s->c), ch->buf, CL_TRUE, 0,
+        cl_int st = BCL_CL(clEnqueueWriteBuffer, bcl_context_queue(s->c), ch->buf, blocking, 0,
                            ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
         if (st != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);

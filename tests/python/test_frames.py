@@ -233,3 +233,20 @@ def test_mismatch_keeps_validation(dev):
         assert r.validation["performed"] and r.validation["compared"] == s.size
         x, r = ctx.run(100, state=x, validate=False)
         assert not r.validation["performed"]
+
+
+def test_nonfinite_state_refused_on_the_cached_path(dev):
+    """ballcl.run scans its state for NaN and infinity while the upload runs:
+    still an InputError naming the ball, and the context goes on."""
+    s = mixed_state(np.random.default_rng(14), 9000)
+    a, _ = ballcl.run(s, 5, device=dev)             # the context and its buffers exist
+    for bad_value, words in ((np.nan, "ball 8123 holds NaN"), (np.inf, "ball 8123 holds an inf")):
+        b = a.copy()
+        b[8123, 1] = bad_value
+        with pytest.raises(ballcl.InputError, match=words):
+            ballcl.run(b, 5, device=dev)
+    c, r = ballcl.run(a, 5, device=dev)
+    assert r.validation["passed"]
+    assert np.array_equal(bits(c), bits(seed_reference(s, 10)))
+    (info,) = ballcl.cached()
+    assert info["calls"] == 2
