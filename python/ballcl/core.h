@@ -111,8 +111,12 @@ typedef struct bpy_exec {
     float *out;                 /* receives the state after them */
     bpy_warm_set *warmed;       /* NULL: always warm up */
     struct bpy_plan_memo *memo; /* NULL: resolve the plan every call */
-    bcl_build_report *build;    /* stored in the binary cache after the first launch */
-    bool *stored;               /* ...once: set when done */
+    /* The Result of the last call whose plan was resolved, to copy while
+     * the plan is reused (result.c); NULL: build every Result whole. */
+    PyObject **result_tmpl;
+    unsigned long *result_tmpl_gen; /* the memo's gen it was made for */
+    bcl_build_report *build;        /* stored in the binary cache after the first launch */
+    bool *stored;                   /* ...once: set when done */
     /* out */
     bcl_plan plan;
     bool plan_ok;
@@ -130,6 +134,7 @@ typedef struct bpy_exec {
  * between such calls (the tuned record is read once per context). */
 typedef struct bpy_plan_memo {
     bool valid;
+    unsigned long gen; /* counts the plans resolved into it */
     bcl_plan_request req;
     float params[BCL_MAX_PARAMS];
     bcl_plan plan;

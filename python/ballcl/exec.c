@@ -156,6 +156,7 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
             return rc;
         tuned_note(x, &req);
         if (m) {
+            m->gen++;
             m->req = req;
             m->req.params = NULL;
             memcpy(m->params, a->params, np * sizeof(float));

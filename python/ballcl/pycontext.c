@@ -44,6 +44,8 @@ struct bpy_context {
     size_t fit_balls; /* the largest state bcl_memory_fit accepted */
     PyObject *pool;   /* pinned blocks for the returned arrays */
     bpy_plan_memo memo;
+    PyObject *result_tmpl; /* exec.h: bpy_exec.result_tmpl */
+    unsigned long result_tmpl_gen;
     unsigned long long calls, builds, uploads;
 };
 
@@ -141,6 +143,7 @@ static void ctx_dealloc(PyObject *self)
     close_locked(c);
     Py_CLEAR(c->state);
     Py_CLEAR(c->pool);
+    Py_CLEAR(c->result_tmpl);
     if (c->lock)
         PyThread_free_lock(c->lock);
     Py_TYPE(self)->tp_free(self);
@@ -234,6 +237,8 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         .out = data,
         .warmed = &c->warmed,
         .memo = &c->memo,
+        .result_tmpl = &c->result_tmpl,
+        .result_tmpl_gen = &c->result_tmpl_gen,
         .build = &c->build,
         .stored = &c->stored,
         .readback = pinned ? "pinned" : "pageable",

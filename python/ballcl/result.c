@@ -107,8 +107,130 @@ PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_buil
     return bpy_result_wrap(bpy_result_dict(x, d, br, cr));
 }
 
+/* Copies of the dicts and lists in o down to `depth` levels; what lies
+ * below, and every other value (str, int, float, bool, None, tuple), is
+ * shared: none can be changed. */
+static PyObject *copy_tree(PyObject *o, int depth)
+{
+    if (depth > 0 && PyDict_CheckExact(o)) {
+        PyObject *d = PyDict_Copy(o), *k, *v;
+        Py_ssize_t pos = 0;
+        while (d && PyDict_Next(o, &pos, &k, &v)) {
+            if (!PyDict_CheckExact(v) && !PyList_CheckExact(v))
+                continue;
+            PyObject *c = copy_tree(v, depth - 1);
+            if (!c || PyDict_SetItem(d, k, c) < 0)
+                Py_CLEAR(d);
+            Py_XDECREF(c);
+        }
+        return d;
+    }
+    if (depth > 0 && PyList_CheckExact(o)) {
+        Py_ssize_t n = PyList_GET_SIZE(o);
+        PyObject *l = PyList_New(n);
+        for (Py_ssize_t i = 0; l && i < n; i++) {
+            PyObject *c = copy_tree(PyList_GET_ITEM(o, i), depth - 1);
+            if (!c)
+                Py_CLEAR(l);
+            else
+                PyList_SET_ITEM(l, i, c);
+        }
+        return l;
+    }
+    return Py_NewRef(o);
+}
+
+/* The levels of a Result's dict: the top, "devices", its entry, the
+ * entry's "launch". */
+#define RESULT_DEPTH 4
+
+static int set_new(PyObject *dict, const char *key, PyObject *value)
+{
+    int rc = value ? PyDict_SetItemString(dict, key, value) : -1;
+    Py_XDECREF(value);
+    return rc;
+}
+
+static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
+                           const bpy_ctx_report *cr);
+
+/* A frame whose plan is the previous call's: the previous Result copied,
+ * with what a call changes made anew (timing, validation, the warm-up and
+ * store of "cache", "context", "readback", the entry's rates). Building
+ * the whole dict was most of a frame's host instructions. */
+static PyObject *from_template(const bpy_exec *x, const bcl_device_info *d,
+                               const bcl_build_report *br, const bpy_ctx_report *cr)
+{
+    PyObject *dict = copy_tree(*x->result_tmpl, RESULT_DEPTH);
+    if (!dict)
+        return NULL;
+    double steps = (double)x->args->steps;
+    double us_dev = steps ? x->t.device_ms * 1e3 / steps : 0;
+    double us_wall = steps ? x->t.wall_ms * 1e3 / steps : 0;
+    double rate = us_dev > 0 ? (double)x->balls / (us_dev * 1e-6) : 0;
+    const char *why = x->t.host_clock ? bcl_profiling_unusable(d) : NULL;
+    PyObject *clock_note =
+        !x->t.host_clock
+            ? Py_NewRef(Py_None)
+            : bpy_text(why ? why : "the profiling of one of the devices failed its check");
+    PyObject *timing = Py_BuildValue(
+        "{s:d, s:d, s:d, s:d, s:d, s:d, s:K, s:s, s:N}", "device_ms", x->t.device_ms, "wall_ms",
+        x->t.wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
+        "gb_per_s", rate * 32.0 / (double)x->plan.steps_per_launch / 1e9, "launches",
+        (unsigned long long)x->t.launches, "clock", x->t.host_clock ? "host" : "device",
+        "clock_note", clock_note);
+    PyObject *context =
+        cr ? Py_BuildValue("{s:O, s:K, s:K, s:K}", "uploaded", cr->uploaded ? Py_True : Py_False,
+                           "calls", cr->calls, "builds", cr->builds, "uploads", cr->uploads)
+           : Py_NewRef(Py_None);
+    PyObject *readback =
+        Py_BuildValue("{s:s, s:O}", "memory", x->readback ? x->readback : "pageable", "plan_reused",
+                      x->plan_reused ? Py_True : Py_False);
+    PyObject *cache = PyDict_GetItemString(dict, "cache"); /* borrowed: a copy */
+    PyObject *devices = PyDict_GetItemString(dict, "devices");
+    PyObject *member = devices && PyList_Check(devices) && PyList_GET_SIZE(devices) == 1
+                           ? PyList_GET_ITEM(devices, 0)
+                           : NULL;
+    int rc = set_new(dict, "timing", timing) | set_new(dict, "context", context) |
+             set_new(dict, "readback", readback) |
+             set_new(dict, "validation", bpy_validation_dict(&x->v, x->args->validate));
+    if (cache)
+        rc |= set_new(cache, "stored", Py_NewRef(br->cache_stored ? Py_True : Py_False)) |
+              set_new(cache, "store_ms", PyFloat_FromDouble(br->store_ms)) |
+              set_new(cache, "first_launch_ms", PyFloat_FromDouble(x->first_ms));
+    /* The entry of "devices" (bpy_member_dict's rates and validation). */
+    if (member)
+        rc |= set_new(member, "us_per_step", PyFloat_FromDouble(us_dev)) |
+              set_new(member, "wall_us_per_step", PyFloat_FromDouble(us_wall)) |
+              set_new(member, "ball_steps_per_s", PyFloat_FromDouble(rate)) |
+              set_new(member, "validation", bpy_validation_dict(&x->v, x->args->validate));
+    if (rc || !cache || !member)
+        Py_CLEAR(dict);
+    return dict;
+}
+
 PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
                           const bpy_ctx_report *cr)
+{
+    bool reuse = x->result_tmpl && *x->result_tmpl && x->plan_reused && x->memo &&
+                 *x->result_tmpl_gen == x->memo->gen;
+    if (reuse)
+        return from_template(x, d, br, cr);
+    PyObject *dict = full_dict(x, d, br, cr);
+    if (dict && x->result_tmpl && x->memo) {
+        PyObject *t = copy_tree(dict, RESULT_DEPTH);
+        if (!t) {
+            Py_DECREF(dict);
+            return NULL;
+        }
+        Py_XSETREF(*x->result_tmpl, t);
+        *x->result_tmpl_gen = x->memo->gen;
+    }
+    return dict;
+}
+
+static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
+                           const bpy_ctx_report *cr)
 {
     const bcl_plan *p = &x->plan;
     const bcl_launch *l = &p->launch;

@@ -250,3 +250,45 @@ def test_nonfinite_state_refused_on_the_cached_path(dev):
     assert np.array_equal(bits(c), bits(seed_reference(s, 10)))
     (info,) = ballcl.cached()
     assert info["calls"] == 2
+
+
+def _shape(d):
+    """The keys of a Result's dict, nested, with the types of the leaves."""
+    if isinstance(d, dict):
+        return {k: _shape(v) for k, v in d.items()}
+    if isinstance(d, list):
+        return [_shape(v) for v in d]
+    return type(d).__name__
+
+
+def test_result_of_a_reused_plan_is_whole_and_its_own(dev):
+    """A frame with the previous call's plan copies the previous Result and
+    makes anew what a call changes: the same fields as a fresh Context's,
+    the same values but for the timing and the counters, and no dict shared
+    with another Result."""
+    s = mixed_state(np.random.default_rng(15), 2500)
+    with ballcl.Context(device=dev) as ctx:
+        a, r1 = ctx.run(40, state=s)
+        b, r2 = ctx.run(40, state=a, validate=False)
+        c, r3 = ctx.run(40, state=b)
+    assert r2.readback["plan_reused"] and r3.readback["plan_reused"]
+    with ballcl.Context(device=dev) as fresh:
+        fresh.run(40, state=s)
+        _, f3 = fresh.run(40, state=b)
+    d3, df = r3.as_dict(), f3.as_dict()
+    assert _shape(d3)["timing"] == _shape(df)["timing"]
+    varying = {"timing", "context", "cache"}
+    assert {k: v for k, v in d3.items() if k not in varying | {"devices", "readback"}} == \
+        {k: v for k, v in df.items() if k not in varying | {"devices", "readback"}}
+    assert set(d3) == set(df) and set(d3["devices"][0]) == set(df["devices"][0])
+    assert d3["cache"]["first_launch_ms"] == 0 and set(d3["cache"]) == set(df["cache"])
+    assert d3["validation"]["performed"] and d3["validation"]["passed"]
+    assert not r2.validation["performed"] and r2.validation["compared"] == 0
+    assert r3.devices[0]["validation"] == d3["validation"]
+    assert r3.context == {"uploaded": False, "calls": 3, "builds": 1, "uploads": 1}
+    assert r3.timing["launches"] >= 1 and r3.devices[0]["us_per_step"] == r3.timing["us_per_step"]
+    r2.launch["local"] = -1
+    r2.devices[0]["launch"]["local"] = -1
+    r2.cache["note"] = "changed"
+    assert r3.launch["local"] != -1 and r3.devices[0]["launch"]["local"] != -1
+    assert r3.cache["note"] != "changed" and r1.launch["local"] != -1
