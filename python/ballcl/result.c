@@ -144,9 +144,34 @@ static PyObject *copy_tree(PyObject *o, int depth)
  * entry's "launch". */
 #define RESULT_DEPTH 4
 
-static int set_new(PyObject *dict, const char *key, PyObject *value)
+/* The keys from_template sets, made once (interned) rather than per call. */
+enum {
+    K_TIMING,
+    K_CONTEXT,
+    K_READBACK,
+    K_VALIDATION,
+    K_STORED,
+    K_STORE_MS,
+    K_FIRST_LAUNCH_MS,
+    K_US_PER_STEP,
+    K_WALL_US_PER_STEP,
+    K_BALL_STEPS_PER_S,
+    K_CACHE,
+    K_DEVICES,
+    K_COUNT
+};
+static const char *const key_names[K_COUNT] = {
+    "timing",          "context",     "readback",         "validation",       "stored", "store_ms",
+    "first_launch_ms", "us_per_step", "wall_us_per_step", "ball_steps_per_s", "cache",  "devices"};
+static PyObject *keys[K_COUNT];
+
+static int set_new(PyObject *dict, int key, PyObject *value)
 {
-    int rc = value ? PyDict_SetItemString(dict, key, value) : -1;
+    if (!keys[key] && !(keys[key] = PyUnicode_InternFromString(key_names[key]))) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    int rc = value ? PyDict_SetItem(dict, keys[key], value) : -1;
     Py_XDECREF(value);
     return rc;
 }
@@ -191,19 +216,21 @@ static PyObject *from_template(const bpy_exec *x, const bcl_device_info *d,
     PyObject *member = devices && PyList_Check(devices) && PyList_GET_SIZE(devices) == 1
                            ? PyList_GET_ITEM(devices, 0)
                            : NULL;
-    int rc = set_new(dict, "timing", timing) | set_new(dict, "context", context) |
-             set_new(dict, "readback", readback) |
-             set_new(dict, "validation", bpy_validation_dict(&x->v, x->args->validate));
+    PyObject *valid = bpy_validation_dict(&x->v, x->args->validate);
+    PyObject *valid2 = valid ? copy_tree(valid, 2) : NULL; /* the entry's own */
+    int rc = set_new(dict, K_TIMING, timing) | set_new(dict, K_CONTEXT, context) |
+             set_new(dict, K_READBACK, readback) | set_new(dict, K_VALIDATION, valid);
     if (cache)
-        rc |= set_new(cache, "stored", Py_NewRef(br->cache_stored ? Py_True : Py_False)) |
-              set_new(cache, "store_ms", PyFloat_FromDouble(br->store_ms)) |
-              set_new(cache, "first_launch_ms", PyFloat_FromDouble(x->first_ms));
+        rc |= set_new(cache, K_STORED, Py_NewRef(br->cache_stored ? Py_True : Py_False)) |
+              set_new(cache, K_STORE_MS, PyFloat_FromDouble(br->store_ms)) |
+              set_new(cache, K_FIRST_LAUNCH_MS, PyFloat_FromDouble(x->first_ms));
     /* The entry of "devices" (bpy_member_dict's rates and validation). */
     if (member)
-        rc |= set_new(member, "us_per_step", PyFloat_FromDouble(us_dev)) |
-              set_new(member, "wall_us_per_step", PyFloat_FromDouble(us_wall)) |
-              set_new(member, "ball_steps_per_s", PyFloat_FromDouble(rate)) |
-              set_new(member, "validation", bpy_validation_dict(&x->v, x->args->validate));
+        rc |= set_new(member, K_US_PER_STEP, PyFloat_FromDouble(us_dev)) |
+              set_new(member, K_WALL_US_PER_STEP, PyFloat_FromDouble(us_wall)) |
+              set_new(member, K_BALL_STEPS_PER_S, PyFloat_FromDouble(rate)) |
+              set_new(member, K_VALIDATION, Py_XNewRef(valid2));
+    Py_XDECREF(valid2);
     if (rc || !cache || !member)
         Py_CLEAR(dict);
     return dict;
