@@ -42,14 +42,19 @@ static void warm_add(bpy_warm_set *w, const bcl_plan *p)
     w->local[i] = p->launch.local;
 }
 
+/* The steps, then the read-back into x->out, which goes with the last
+ * chunk (bcl_sim_run_read: one wait for both). */
 static int run_steps(bpy_exec *x, bcl_error *e, PyThreadState **ts)
 {
     memset(&x->t, 0, sizeof x->t);
     uint64_t k = x->plan.steps_per_launch, left = x->args->steps, per = 1;
+    if (left == 0)
+        return bcl_sim_read(x->sim, x->out, e);
     while (left) {
         uint64_t chunk = per <= left / k ? per * k : left;
         bcl_sim_timing ct;
-        int rc = bcl_sim_run(x->sim, &x->plan, chunk, &ct, e);
+        int rc = chunk == left ? bcl_sim_run_read(x->sim, &x->plan, chunk, x->out, &ct, e)
+                               : bcl_sim_run(x->sim, &x->plan, chunk, &ct, e);
         if (rc)
             return rc;
         x->t.device_ms += ct.device_ms;
@@ -179,8 +184,6 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
         *x->stored = true;
     }
     if ((rc = run_steps(x, e, ts)))
-        return rc;
-    if ((rc = bcl_sim_read(x->sim, x->out, e)))
         return rc;
     if (a->validate && (rc = validate(x, e, ts)))
         return rc;
