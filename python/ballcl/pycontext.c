@@ -177,7 +177,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    bool uploaded = false, scan = false;
+    bool uploaded = false, scan = false; /* scan: an upload of `in` is queued, not waited for */
     size_t bad = SIZE_MAX;
     if (state_o == Py_None || (state_o == c->state && c->frozen)) {
         if (!c->state)
@@ -253,6 +253,8 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     } else {
         rc = bpy_exec_run(&x, &e, &ts);
     }
+    if (rc == BCL_OK)
+        scan = false; /* the run waited for the upload */
     PyEval_RestoreThread(ts);
     if (bad != SIZE_MAX)
         bpy_nonfinite_error(PyArray_DATA(in), bad);
@@ -294,6 +296,13 @@ fail:
     bpy_raise(&e);
 done:
     bcl_error_clear(&e);
+    if (scan) { /* refused before the run: the queued upload still reads `in` */
+        bcl_error ignored = {0};
+        Py_BEGIN_ALLOW_THREADS;
+        bcl_sim_finish(c->sim, &ignored);
+        Py_END_ALLOW_THREADS;
+        bcl_error_clear(&ignored);
+    }
     Py_XDECREF(in);
     Py_XDECREF(out);
     return ret;

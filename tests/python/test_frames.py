@@ -292,3 +292,19 @@ def test_result_of_a_reused_plan_is_whole_and_its_own(dev):
     r2.cache["note"] = "changed"
     assert r3.launch["local"] != -1 and r3.devices[0]["launch"]["local"] != -1
     assert r3.cache["note"] != "changed" and r1.launch["local"] != -1
+
+
+def test_refused_calls_leave_the_cached_context_usable(dev):
+    """A call refused after its upload was queued (a local size beyond the
+    kernel's limit, a bad out=) waits for the upload, and the next call on
+    the same context gives the right bits."""
+    s = mixed_state(np.random.default_rng(16), 3000)
+    ballcl.run(s, 1, device=dev)
+    for _ in range(3):
+        with pytest.raises(ballcl.InputError, match="exceeds the limit"):
+            ballcl.run(s.copy(order="F"), 2, device=dev, local=1 << 20)
+        with pytest.raises(ballcl.InputError, match="shape"):
+            ballcl.run(s[::-1], 2, device=dev, out=np.empty((2, 4), np.float32))
+    a, r = ballcl.run(s, 7, device=dev)
+    assert r.validation["passed"]
+    assert np.array_equal(bits(a), bits(seed_reference(s, 7)))
