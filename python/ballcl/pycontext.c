@@ -4,9 +4,11 @@
  *
  * The state stays on the device. ctx.run(steps) continues it; so does
  * ctx.run(steps, state=s) when s is the array the context returned last.
- * Those arrays are read-only over an immutable buffer (NumPy cannot make
- * them writable), so "the array returned last" also means "the state on
- * the device": no upload is needed. Any other array is uploaded. After an
+ * Those arrays are read-only over memory that exports no writable buffer
+ * (a pinned block or bytes: readback.c), so NumPy cannot make them
+ * writable, and "the array returned last" also means "the state on the
+ * device": no upload is needed. An out= array is writable: passed back as
+ * state= it is uploaded. Any other array is uploaded. After an
  * error or an interrupt the device's state is unknown; the next call
  * uploads the last returned state (ctx.state) again.
  *
