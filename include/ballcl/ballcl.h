@@ -367,8 +367,8 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
  * behind the last launch so that the host waits once for both: one round
  * trip to the device fewer. t->wall_ms then includes the read-back;
  * device_ms, from the launches' events, does not. */
-int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
-                     bcl_sim_timing *t, bcl_error *e);
+int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
+                     bcl_error *e);
 /* Reads the state back into state (n balls). */
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a run from the same start). */
