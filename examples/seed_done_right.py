@@ -53,8 +53,10 @@ t0 = time.perf_counter()
 again, r2 = ballcl.run(state, STEPS, device=device, validate=False)
 call_s = time.perf_counter() - t0
 print(f"device      {r.device['name']} ({r.device['platform']}, {r.device['selector']})")
-print(f"launch      {r.launch['steps_per_launch']} steps per launch, {r.timing['launches']} "
-      f"launches, kernel variant '{r.launch['variant'] or 'base'}', local {r.launch['local']}")
+launches = r.timing["launches"]
+print(f"launch      {r.launch['steps_per_launch']} steps per launch, {launches} "
+      f"launch{'' if launches == 1 else 'es'}, kernel variant '{r.launch['variant'] or 'base'}', "
+      f"local {r.launch['local']}")
 print(f"ballcl.run  {N} balls x {STEPS} steps: {r2.timing['us_per_step']:.2f} us/step on the "
       f"device; the call {call_s * 1e3:.0f} ms, {checked_s * 1e3:.0f} ms with the check")
 print(f"NumPy       the same steps on the host: {numpy_s * 1e6 / STEPS:.2f} us/step")

@@ -114,9 +114,16 @@ def test_json_params():
     check(r.returncode == 0, f"--json run (exit {r.returncode})")
     if r.returncode == 0:
         j = json.loads(r.stdout)
-        want = [np.float32(v) for v in ("0.01", "-9.8", "640", "480", "0.5")]
-        got = [np.float32(v) for v in j["params"]]
-        check(j["model"] == "bounce" and got == want, f"--json reports the parameters {got}")
+        want = {"dt": np.float32("0.01"), "gravity": np.float32("-9.8"),
+                "box": [np.float32(640), np.float32(480)], "restitution": np.float32("0.5")}
+        p = j["params"]
+        got = {k: [np.float32(x) for x in v] if isinstance(v, list) else np.float32(v)
+               for k, v in p.items()} if isinstance(p, dict) else p
+        check(j["model"] == "bounce" and got == want,
+              f"--json reports the parameters by name {p}")
+    r = ballcl("run", "-n", "100", "-s", "2", "--json")
+    check(r.returncode == 0 and json.loads(r.stdout)["params"] == {},
+          "--json: the seed model has no parameters, an empty object")
 
 
 def test_input_errors(tmp):

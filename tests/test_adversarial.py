@@ -104,8 +104,11 @@ class Env:
         for k in ("BALLCL_DEVICE", "BALLCL_FAULT", "BALLCL_FAULT_TRACE"):
             e.pop(k, None)
         home = cwd or self.root
+        # The survey database in this test's own folder: the one tests/meson.build
+        # names is root's, and a run as nobody could not open it.
         e.update({"BALLCL_KERNEL_DIR": self.kdir, "BALLCL_CACHE_DIR": cache, "HOME": home,
-                  "POCL_CACHE_DIR": os.path.join(home, ".pocl")})
+                  "POCL_CACHE_DIR": os.path.join(home, ".pocl"),
+                  "BALLCL_SURVEY_DB": os.path.join(self.root, "surveys.db")})
         e.update(env or {})
         cmd = (user or []) + [self.exe] + [str(a) for a in args]
         if background:

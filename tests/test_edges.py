@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testlib  # noqa: E402
 from testlib import check  # noqa: E402
 
+testlib.skip_when_variant_forced("the tuned-configuration rule and '--local 1'")
 tmp = testlib.tempdir()
 BUILD = os.path.dirname(os.path.dirname(testlib.BALLCL))
 
@@ -32,6 +33,7 @@ def setup_through_sudo():
         # What sudo does by default: a fresh environment (env_reset).
         "sudo": "#!/bin/sh\nexec env -i PATH=\"$PATH\" \"$@\"\n",
         "apt-get": f"#!/bin/sh\necho \"$1 DEBIAN_FRONTEND=${{DEBIAN_FRONTEND:-unset}}\" >>{log}\n"
+                   "echo \"apt-get $1: a line of package noise\"\n"
                    "[ \"$1\" = update ] && exit 0\nexit 42\n",
     }
     for name, text in scripts.items():
@@ -48,6 +50,15 @@ def setup_through_sudo():
                                           "install DEBIAN_FRONTEND=noninteractive"],
           "setup.sh through sudo: apt-get sees DEBIAN_FRONTEND=noninteractive",
           f"exit {p.returncode}, apt-get saw {lines}, stderr {p.stderr[-300:]}")
+    # Its output goes to the log; the terminal gets a line per stage.
+    apt_log = os.path.join(testlib.SOURCE_ROOT, "build-setup", "apt.log")
+    logged = open(apt_log).read() if os.path.exists(apt_log) else ""
+    check("apt-get update: a line of package noise" in logged
+          and "apt-get update: a line of package noise" not in p.stdout
+          and "setup: installing" in p.stdout and "takes minutes" in p.stdout
+          and "installing packages failed" in p.stderr,
+          "setup.sh: apt-get's output in build-setup/apt.log, one line per stage, the failure "
+          "said with the log's last lines", f"stdout {p.stdout[-300:]!r}, stderr {p.stderr[-300:]!r}")
 
 
 setup_through_sudo()

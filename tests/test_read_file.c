@@ -92,6 +92,21 @@ static void test_refuses_what_is_not_a_regular_file(void **state)
     assert_null(buf);
 }
 
+/* /proc files report size 0: read to their end, and still bounded. */
+static void test_size_unknown_to_the_kernel(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(bcl_read_file("/proc/self/status", 1 << 20, &buf, &len, NULL), 0);
+    assert_true(len > 0);
+    assert_int_equal(strncmp(buf, "Name:", 5), 0);
+    assert_int_equal(buf[len], '\0');
+    free(buf);
+    assert_int_equal(bcl_read_file("/proc/self/status", 10, &buf, &len, NULL), EFBIG);
+    assert_null(buf);
+}
+
 static void test_fault_point(void **state)
 {
     (void)state;
@@ -120,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_fault_point),
         cmocka_unit_test(test_reads_every_byte),
         cmocka_unit_test(test_empty_file),
+        cmocka_unit_test(test_size_unknown_to_the_kernel),
         cmocka_unit_test(test_refuses_what_is_not_a_regular_file),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,26 +1,34 @@
-"""Every example of README.md, run: the '$ ' commands of its code blocks
-(fenced or indented) with this build's ballcl, each checked for its exit
-status and for the lines the README shows after it.
+"""Every example of the documentation, run and checked (docs/testing.md,
+"The examples"): the '$ ' commands of every code block of README.md, and of
+every code block in docs/*.md that follows a line '<!-- example -->'.
 
-A block runs as one shell session, in a scratch folder that has the paths
-the examples use (build/tools/ballcl, docs/surveys) and the input files
-their comments describe, with a fresh cache folder. What a README line
-shows must appear in the output, in order; figures vary from run to run
-and machine to machine, so numbers are compared as numbers-of-any-value,
-and the README's device and platform names stand for this machine's. A
-line that reports an error must match that way exactly; other lines
-(report rows, table rows) must match, or at least begin with the same
-label, as a row of a table of measured figures does.
+A block runs as one bash session in a scratch folder that holds only what a
+user's checkout holds (build/tools/ballcl, build/python, examples/,
+docs/surveys/), with a fresh cache folder and without the Open MPI root
+variables the other tests get: an example makes what it needs itself.
 
-Exit status: a command followed by 'echo $?' must print what the README
-shows; any other ballcl command must exit 0, or non-zero when the README
-shows it failing (an error line of its own)."""
+Each command is checked for its exit status (what a following 'echo $?'
+shows; else non-zero exactly when the example shows an error line of
+ballcl's) and for the lines the example shows after it: each must appear in
+the output, in order, and match token for token once the fields that depend
+on the machine are set aside. Those fields are the ones the documentation
+names: device and platform names (the program cuts long ones in tables,
+with an ellipsis; any cut of this machine's names stands for them), measured
+figures (every number with a decimal point or exponent, times in ms), dates,
+cache keys, temporary paths, and the launch plan: steps per launch and how
+it was chosen, the number of launches, the kernel variant and its balls per
+work-item, the local and global size, and how a run was split. Those launch
+fields are not wildcards: a 'run' example is run again with --json in the
+same session, and what its report printed must be what the program reports
+there (never a copy of the rules that chose them). Everything else -- every
+other word and every other count -- must be the same.
+
+Exit 77 (skipped) without a device."""
 
 import json
+import math
 import os
 import re
-import shlex
-import struct
 import subprocess
 import sys
 
@@ -28,17 +36,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testlib  # noqa: E402
 from testlib import check  # noqa: E402
 
-README = os.path.join(testlib.SOURCE_ROOT, "README.md")
+ROOT = testlib.SOURCE_ROOT
+MARK = "<!-- example -->"
 
 
-def blocks(text):
-    """The code blocks of a Markdown text, each a list of lines."""
-    out, cur, fenced = [], None, False
+def blocks(text, marked_only):
+    """The code blocks of a Markdown text (fenced or indented), each a list
+    of lines; with marked_only, only those after a MARK line."""
+    out, cur, fenced, marked = [], None, False, False
     for line in text.splitlines():
         if line.startswith("```"):
             if fenced:
-                out.append(cur)
-                cur, fenced = None, False
+                if marked or not marked_only:
+                    out.append(cur)
+                cur, fenced, marked = None, False, False
             else:
                 cur, fenced = [], True
             continue
@@ -50,16 +61,22 @@ def blocks(text):
             cur.append(line[4:])
         elif cur is not None and not line.strip():
             continue  # a blank line inside an indented block
-        elif cur is not None:
-            out.append(cur)
-            cur = None
-    if cur:
+        else:
+            if cur is not None:
+                if marked or not marked_only:
+                    out.append(cur)
+                cur, marked = None, False
+            if line.strip() == MARK:
+                marked = True
+            elif line.strip():
+                marked = False
+    if cur and (marked or not marked_only):
         out.append(cur)
     return out
 
 
 def examples(block):
-    """(command, expected lines) for every '$ ' line of a block."""
+    """(command, shown lines) for every '$ ' line of a block."""
     ex = []
     for line in block:
         if line.startswith("$ "):
@@ -70,48 +87,161 @@ def examples(block):
 
 
 def strip_comment(cmd):
-    """'cmd   # a comment' -> 'cmd' (a '#' after spaces, outside quotes)."""
+    """'cmd   # a comment' -> 'cmd' (a '#' after two spaces)."""
     m = re.search(r"\s{2,}#.*$", cmd)
     return cmd[: m.start()] if m else cmd
 
 
-NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# ---- what depends on the machine -------------------------------------------------------
+
+class Names:
+    """Device and platform names: the documentation's and this machine's,
+    whole or cut with an ellipsis as the program prints them in tables."""
+
+    def __init__(self, pairs):
+        subs = []
+        for name, tag in pairs:
+            subs.append((name, tag))
+            for k in range(3, len(name)):
+                subs.append((name[:k].rstrip() + "…", tag))
+        # Longest first, so that a whole name wins over its cuts.
+        self.subs = sorted(set(subs), key=lambda s: -len(s[0]))
+
+    def apply(self, line):
+        for a, tag in self.subs:
+            if a in line:
+                line = line.replace(a, tag)
+        return line
 
 
-def norm(line, names):
-    for a, b in names:
-        line = line.replace(a, b)
-    line = re.sub(r"\b[0-9a-f]{16,64}\b", "<KEY>", line)  # cache keys
-    return re.sub(r"\s+", " ", NUM.sub("#", line)).strip()
+BENCH_ROWS = ("reference", "openmp", "local=1", "local=driver", "local=auto", "local=tuned",
+              "sync-every-step", "batched", "fused")
+
+# (a line that matches, what it becomes): the fields of the launch plan and
+# of a split, in the shapes the program prints them. Applied to both sides.
+LINE_RULES = [
+    # 'ballcl devices': a row is all this machine's.
+    (re.compile(r"^([* ]) \d+:\d+ .*$"), r"\1 <DEVICE ROW>"),
+    # run: the steps line, the kernel and the launch.
+    (re.compile(r"^steps (\d+) \(\d+ per launch: [^;]+; \d+ launch(?:es)?, (.*)\)$"),
+     r"steps \1 (<K> per launch: <HOW>; <LAUNCHES>, \2)"),
+    (re.compile(r"^steps (\d+) \(\d+ per launch on rank 0: (.*)\)$"),
+     r"steps \1 (<K> per launch on rank 0: <HOW>)"),
+    (re.compile(r"^kernel (\w+?)_steps?\w* \(\d+ balls? per work-item\)$"),
+     r"kernel \1_<KERNEL> (<B> per work-item)"),
+    (re.compile(r"^launch local .*$"), "launch <LOCAL>"),
+    # several devices: each device's share, kernel and launch.
+    (re.compile(r"^balls \d+ from ball \d+ \(.*\)$"), "balls <SHARE>"),
+    (re.compile(r"^kernel (\w+?)_steps?\w*, \d+ per launch, local .*$"),
+     r"kernel \1_<KERNEL>, <K> per launch, <LOCAL>"),
+    # a device's validation counts its share's floats (the aggregate's stays).
+    (re.compile(r"^validation passed: \d+ floats bit-identical$"),
+     "validation passed: <SHARE> floats bit-identical"),
+    # the Python example's plan.
+    (re.compile(r"^launch \d+ steps per launch, .*$"), "launch <PLAN>"),
+    # mpirun: a rank's row and its phases.
+    (re.compile(r"^(\d+) \S+ \d+:\d+ .*$"), r"\1 <RANK ROW>"),
+    (re.compile(r"^phases .*$"), "phases <PHASES>"),
+    # bench: a row's configuration and figures; its validation stays.
+    (re.compile(r"^(" + "|".join(re.escape(r) for r in BENCH_ROWS) + r") .* (\S+)$"),
+     r"\1 <ROW> \2"),
+    # bench: the add-rate probe's shape follows the device's vector width.
+    (re.compile(r"^add-rate bound (\S+) GFLOP/s \(.*?\), "), r"add-rate bound \1 GFLOP/s (<PROBE>), "),
+    # a cache entry: its key, device, size and age.
+    (re.compile(r"^<KEY> .*? (\S+\.cl) .* (\S+)$"), r"<KEY> \1 <ENTRY> \2"),
+]
 
 
-def is_error(line):
-    return bool(re.match(r"^(ballcl|ls): ", line)) and not line.startswith("ballcl: program")
+def norm(line, names, own_cache):
+    line = names.apply(line)
+    line = re.sub(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d)?Z?", "<DATE>", line)
+    line = re.sub(r"/tmp/[^\s')]+", "<TMP>", line)
+    line = re.sub(r"\b[0-9a-f]{16,64}\b", "<KEY>", line)
+    line = re.sub(r"\s+", " ", line).strip()
+    if not own_cache:
+        # Whether a program came from the cache depends on what ran before
+        # on this machine, unless the example has a cache folder of its own.
+        line = re.sub(r"^program (\S+) ms \(.*?\)", r"program \1 ms (<CACHE>)", line)
+    for rule, to in LINE_RULES:
+        line = rule.sub(to, line)
+    # Measured figures: decimals, exponents, versions; times in whole ms.
+    line = re.sub(r"[-+]?\d+(?:\.\d+)+(?:e[-+]?\d+)?|[-+]?\d+e[-+]?\d+", "#", line)
+    line = re.sub(r"\b\d+ ms\b", "# ms", line)
+    return line
 
 
-def first_label(line):
-    """The label a report or table row begins with ('device', '| copy size |')."""
-    line = line.strip()
-    if line.startswith("|"):
-        return "|".join(line.split("|")[:2])
-    return line.split(" ")[0] if line else ""
+# ---- the launch plan against --json ---------------------------------------------------
+
+def plan_from_report(lines):
+    """The launch fields a 'run' report printed: one dict for a single
+    device, one per device with balls for several."""
+    single, per = {}, []
+    for raw in lines:
+        line = re.sub(r"\s+", " ", raw).strip()
+        m = re.match(r"^steps (\d+) \((\d+) per launch: ([^;]+); (\d+) launch", line)
+        if m:
+            single.update(steps=int(m[1]), k=int(m[2]), how=m[3], launches=int(m[4]))
+        m = re.match(r"^kernel \w+?_steps?(?:_(\w+))? \((\d+) balls? per work-item\)$", line)
+        if m:
+            single.update(variant=m[1] or "", b=int(m[2]))
+        m = re.match(r"^launch local (\d+|driver), global (\d+)", line)
+        if m:
+            single.update(local=m[1], glob=int(m[2]))
+        m = re.match(r"^kernel \w+?_steps?(?:_(\w+))?, (\d+) per launch, local (\d+|driver)", line)
+        if m:
+            per.append(dict(variant=m[1] or "", k=int(m[2]), local=m[3]))
+    return single, per
 
 
-def matches(want, got, names):
-    if norm(want, names) == norm(got, names):
-        return True
-    if is_error(want):
-        return False
-    return first_label(want) == first_label(got) and first_label(want) != ""
+def plan_problems(lines, doc):
+    """What the report printed against the same command's --json: whether
+    it printed a plan, and every field that differs."""
+    single, per = plan_from_report(lines)
+    problems = []
+    if single:
+        lj = doc.get("launch", {})
+        k = lj.get("steps_per_launch")
+        want = {"k": k, "how": lj.get("steps_per_launch_how"),
+                "launches": math.ceil(doc["steps"] / k) if k else None,
+                "variant": lj.get("variant"), "b": lj.get("balls_per_item"),
+                "local": "driver" if lj.get("how") == "driver" else str(lj.get("local")),
+                "glob": lj.get("global")}
+        for key, value in single.items():
+            if key in want and want[key] != value:
+                problems.append(f"{key}: report {value!r}, --json {want[key]!r}")
+    devs = [d for d in doc.get("devices", []) if d.get("balls")]
+    if per:
+        if len(per) != len(devs):
+            problems.append(f"{len(per)} kernel lines, {len(devs)} devices with balls in --json")
+        for p, d in zip(per, devs):
+            lj = d["launch"]
+            want = {"variant": lj["variant"], "k": lj["steps_per_launch"],
+                    "local": "driver" if lj["how"] == "driver" else str(lj["local"])}
+            for key, value in p.items():
+                if want[key] != value:
+                    problems.append(f"device {d['selector']} {key}: report {value!r}, "
+                                    f"--json {want[key]!r}")
+    return bool(single or per), problems
 
 
-def run_block(cmds, tmp, names):
-    """Runs the commands of one block in one shell; returns each one's output
-    and exit status."""
+def twin(cmd):
+    """The same 'run' command with --json, or None when the example is not
+    a plain run (a pipe, a redirection, mpirun, --json already)."""
+    if re.search(r"[|<>;&]", cmd) or "--json" in cmd or "mpirun" in cmd:
+        return None
+    if not re.match(r"^(?:\w+=(?:\"[^\"]*\"|\S+) )*build/tools/ballcl run\b", cmd):
+        return None
+    return cmd + " --json"
+
+
+# ---- running a block -------------------------------------------------------------------
+
+def run_block(cmds, tmp):
+    """Runs one block's commands in one shell; returns each one's output,
+    exit status and --json twin."""
     script = ["exec 2>&1"]
     asan = os.environ.get("BALLCL_ASAN_RUNTIME")
     for i, (cmd, _) in enumerate(cmds):
-        script.append(f"__rc=$?; echo '@@ {i} begin'; (exit $__rc)")
         cmd = strip_comment(cmd)
         if asan and "/usr/bin/python3" in cmd:
             # The sanitizer build's module in an uninstrumented interpreter
@@ -120,10 +250,19 @@ def run_block(cmds, tmp, names):
         elif asan and cmd.startswith("mpirun "):
             # As in tests/test_mpi.py: no leak check beside Open MPI.
             cmd = f"ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 {cmd}"
+        script.append(f"__rc=$?; echo '@@ {i} begin'; (exit $__rc)")
         script.append(cmd)
-        script.append(f"__rc=$?; echo \"@@ {i} end $__rc\"; (exit $__rc)")
+        script.append(f"__rc=$?; echo \"@@ {i} end $__rc\"")
+        nxt = cmds[i + 1][0] if i + 1 < len(cmds) else ""
+        t = twin(cmd)
+        if t and not any(is_error(w) for w in cmds[i][1]) and not nxt.startswith("echo $?"):
+            script.append(f"{t} > .twin-{i}.json 2>/dev/null")
+        script.append("(exit $__rc)")
+    env = dict(os.environ, LC_ALL="C")
+    for v in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        env.pop(v, None)  # the example must say what root needs
     p = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp, capture_output=True,
-                       text=True, timeout=900, env=dict(os.environ, LC_ALL="C"))
+                       text=True, timeout=900, env=env)
     outs = {}
     cur, lines = None, []
     for line in p.stdout.splitlines():
@@ -135,87 +274,132 @@ def run_block(cmds, tmp, names):
             cur = None
         elif cur is not None:
             lines.append(line)
-    return outs, p.stdout
+    twins = {}
+    for i in outs:
+        path = os.path.join(tmp, f".twin-{i}.json")
+        if os.path.exists(path):
+            try:
+                twins[i] = json.load(open(path))
+            except ValueError:
+                twins[i] = None
+    return outs, twins, p.stdout
 
 
 def scratch(tmp):
-    """The paths and files the examples use."""
+    """What a user's checkout holds after 'tools/setup.sh run'."""
     os.makedirs(os.path.join(tmp, "build", "tools"))
     os.symlink(testlib.BALLCL, os.path.join(tmp, "build", "tools", "ballcl"))
-    # The Python module of this build and the examples (README's Python section).
     build = os.path.dirname(os.path.dirname(os.path.abspath(testlib.BALLCL)))
     os.symlink(os.path.join(build, "python"), os.path.join(tmp, "build", "python"))
-    os.symlink(os.path.join(testlib.SOURCE_ROOT, "examples"), os.path.join(tmp, "examples"))
+    os.symlink(os.path.join(ROOT, "examples"), os.path.join(tmp, "examples"))
     os.makedirs(os.path.join(tmp, "docs"))
-    os.symlink(os.path.join(testlib.SOURCE_ROOT, "docs", "surveys"),
-               os.path.join(tmp, "docs", "surveys"))
-    # state.npy, "a (3, 5) array": float32, C order.
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }"
-    header += " " * (63 - len(header) % 64) + "\n"
-    with open(os.path.join(tmp, "state.npy"), "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<15f", *range(15)))
-    # v3.json: a survey of a schema version the program does not know.
-    text = open(os.path.join(testlib.SOURCE_ROOT, "docs", "surveys", "pocl-amd-epyc.json")).read()
-    with open(os.path.join(tmp, "v3.json"), "w") as f:
-        f.write(re.sub(r'"ballcl-survey/\d+"', '"ballcl-survey/3"', text, count=1))
+    os.symlink(os.path.join(ROOT, "docs", "surveys"), os.path.join(tmp, "docs", "surveys"))
+
+
+def is_error(line):
+    return bool(re.match(r"^(ballcl|ls|cmp): ", line)) and not line.startswith("ballcl: program")
+
+
+def first_missing(want, got, names, own_cache):
+    """The first shown line with no match in the output, in order."""
+    k = 0
+    for w in want:
+        if not w.strip():
+            continue
+        nw = norm(w, names, own_cache)
+        while k < len(got) and norm(got[k], names, own_cache) != nw:
+            k += 1
+        if k == len(got):
+            return w
+        k += 1
+    return None
+
+
+def self_check(names, sample):
+    """The checker itself fails where it must: a changed count, a changed
+    word, a launch plan that differs from --json."""
+    want, got, doc = sample
+    for i, w in enumerate(want):
+        n = norm(w, names, False)
+        m = re.search(r"\b(\d+)\b", n)
+        if w.startswith("balls") and m:
+            bad = want[:i] + [w.replace(m.group(1), str(int(m.group(1)) + 1))] + want[i + 1:]
+            check(first_missing(bad, got, names, False) is not None,
+                  "self-check: a changed ball count is found", w)
+        if w.startswith("validation"):
+            bad = want[:i] + [w.replace("passed", "failed")] + want[i + 1:]
+            check(first_missing(bad, got, names, False) is not None,
+                  "self-check: a changed word is found", w)
+    lied = [re.sub(r"\((\d+) per launch", lambda m: f"({int(m.group(1)) + 1} per launch", g)
+            for g in got]
+    check(plan_problems(lied, doc)[1] != [],
+          "self-check: a report whose steps per launch differ from --json is found")
 
 
 def main():
-    dev = testlib.require_device()
+    testlib.require_device()
     r = testlib.run(["devices", "--json"])
     devs = r.json()["devices"]
-    here = next((d for d in devs if d["type"] == "cpu"), devs[0])
-    text = open(README).read()
-    # The README's device is the one of its 'devices' example.
-    m = re.search(r"^\* \d+:\d+\s+\w+\s+\d+\s+[\d.]+ GiB\s+(.+?)\s{2,}(.+?)\s{2,}", text, re.M)
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    # The documentation's device: the one of the README's 'devices' example.
+    m = re.search(r"^\* \d+:\d+\s+\w+\s+\d+\s+[\d.]+ GiB\s+(.+?)\s{2,}(.+?)\s{2,}", readme, re.M)
     check(m is not None, "README shows a 'devices' table with a default device")
     if not m:
         testlib.finish()
-    names = [(m.group(1), "<DEVICE>"), (m.group(2), "<PLATFORM>"),
-             (here["name"], "<DEVICE>"), (here["platform"], "<PLATFORM>"),
-             ("Portable Computing…", "<PLATFORM>")]
-    print(f"device: {dev} ({here['name']}); README's: {m.group(1)}")
-    found = 0
-    for bi, block in enumerate(blocks(text)):
-        cmds = examples(block)
-        if not cmds:
-            continue
-        tmp = testlib.tempdir()
-        scratch(tmp)
-        os.environ["BALLCL_CACHE_DIR"] = os.path.join(tmp, "cache")
-        outs, raw = run_block(cmds, tmp, names)
-        for i, (cmd, want) in enumerate(cmds):
-            found += 1
-            got, rc = outs.get(i, ([], None))
-            what = f"README: $ {cmd}"
-            if rc is None:
-                check(False, what, f"did not run to its end:\n{raw[-800:]}")
+    pairs = [(m.group(1), "<DEVICE>"), (m.group(2), "<PLATFORM>")]
+    for d in devs:
+        pairs += [(d["name"], "<DEVICE>"), (d["platform"], "<PLATFORM>")]
+    names = Names(pairs)
+    docs = [("README.md", readme, False)]
+    for f in sorted(os.listdir(os.path.join(ROOT, "docs"))):
+        if f.endswith(".md"):
+            text = open(os.path.join(ROOT, "docs", f)).read()
+            if MARK in text:
+                docs.append((f"docs/{f}", text, True))
+    found, sample = 0, None
+    for fname, text, marked_only in docs:
+        for block in blocks(text, marked_only):
+            cmds = examples(block)
+            if not cmds:
                 continue
-            nxt = cmds[i + 1][0] if i + 1 < len(cmds) else ""
-            runs_ballcl = "build/tools/ballcl" in cmd.split("|")[0]
-            if runs_ballcl and not nxt.startswith("echo $?"):
-                fails = any(is_error(w) for w in want)
-                check(rc != 0 if fails else rc == 0,
-                      f"{what}: exit {'non-zero' if fails else '0'}",
-                      f"exit {rc}\n" + "\n".join(got[-10:]))
-            if cmd.startswith("echo $?"):
-                check(got[:1] == want[:1], f"{what}: the exit status the README shows",
-                      f"got {got[:1]}, README {want[:1]}")
-            # Every line the README shows, in order.
-            k, missing = 0, None
-            for w in want:
-                if not w.strip():
+            tmp = testlib.tempdir()
+            scratch(tmp)
+            os.environ["BALLCL_CACHE_DIR"] = os.path.join(tmp, "cache")
+            own_cache = any("BALLCL_CACHE_DIR" in c for c, _ in cmds)
+            outs, twins, raw = run_block(cmds, tmp)
+            for i, (cmd, want) in enumerate(cmds):
+                found += 1
+                got, rc = outs.get(i, ([], None))
+                what = f"{fname}: $ {cmd}"
+                if rc is None:
+                    check(False, what, f"did not run to its end:\n{raw[-800:]}")
                     continue
-                while k < len(got) and not matches(w, got[k], names):
-                    k += 1
-                if k == len(got):
-                    missing = w
-                    break
-                k += 1
-            check(missing is None, f"{what}: shows the lines of the README",
-                  f"missing: {missing!r}\noutput:\n" + "\n".join(got[:40]))
-    check(found >= 10, f"README has examples to run ({found})")
+                nxt = cmds[i + 1][0] if i + 1 < len(cmds) else ""
+                if not nxt.startswith("echo $?") and not cmd.startswith("echo $?"):
+                    fails = any(is_error(w) for w in want)
+                    check(rc != 0 if fails else rc == 0,
+                          f"{what}: exit {'non-zero' if fails else '0'}",
+                          f"exit {rc}\n" + "\n".join(got[-10:]))
+                if cmd.startswith("echo $?"):
+                    check(got[:1] == want[:1], f"{what}: the exit status shown",
+                          f"got {got[:1]}, shown {want[:1]}")
+                missing = first_missing(want, got, names, own_cache)
+                check(missing is None, f"{what}: shows the lines of the example",
+                      f"missing: {missing!r}\n  as {norm(missing or '', names, own_cache)!r}"
+                      "\noutput:\n" + "\n".join(got[:40]))
+                if i in twins:
+                    doc = twins[i]
+                    check(doc is not None, f"{what}: the same run with --json gives JSON")
+                    if doc:
+                        had, problems = plan_problems(got, doc)
+                        check(not problems, f"{what}: the launch plan is what --json reports",
+                              "; ".join(problems))
+                        if had and sample is None and want:
+                            sample = (want, got, doc)
+    check(found >= 10, f"the documentation has examples to run ({found})")
+    check(sample is not None, "a 'run' example's plan was checked against --json")
+    if sample:
+        self_check(names, sample)
     testlib.finish()
 
 

@@ -4,7 +4,9 @@
  * strings that are not UTF-8, the extension list, the N rules, the
  * plausibility flags and the drivers' cache switches.
  *
- * Argument 1: the folder of committed surveys (docs/surveys).
+ * Argument 1: the folder of committed surveys (docs/surveys); argument 2
+ * (optional): a folder of more surveys, the fuzz corpus's, whose *.json
+ * files include a schema 3 survey of every figure.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *surveys_dir;
+static const char *surveys_dir, *more_dir;
 
 /* Reads buf (len bytes) and expects an input error holding want. */
 static void expect_reject(const char *buf, size_t len, const char *want)
@@ -56,9 +58,9 @@ static void test_read_rejects(void **state)
     expect_reject_text("[1, 2]", "not a ballcl survey");
     expect_reject_text("{\"schema\": 1}", "not a ballcl survey");
     expect_reject_text("{\"devices\": []}", "not a ballcl survey");
-    expect_reject_text("{\"schema\": \"ballcl-survey/3\"}",
-                       "schema 'ballcl-survey/3' is not supported: expected ballcl-survey/1 and "
-                       "ballcl-survey/2");
+    expect_reject_text("{\"schema\": \"ballcl-survey/4\"}",
+                       "schema 'ballcl-survey/4' is not supported: expected ballcl-survey/1, "
+                       "ballcl-survey/2 and ballcl-survey/3");
     expect_reject_text("{\"schema\": \"ballcl-bench/1\"}", "is not supported");
     expect_reject_text("{\"schema\": \"ballcl-survey/1\"}", "missing key 'ballcl_version'");
     /* Nesting far deeper than any survey: refused, not a stack overflow. */
@@ -84,12 +86,12 @@ static void test_load_errors(void **state)
     bcl_error_clear(&e);
 }
 
-/* Calls fn(path) for every committed survey file. Returns the count. */
-static size_t each_survey(void (*fn)(const char *path))
+/* Calls fn(path) for every survey file of dir. Returns the count. */
+static size_t each_in(const char *dir, void (*fn)(const char *path))
 {
-    DIR *d = opendir(surveys_dir);
+    DIR *d = opendir(dir);
     if (!d)
-        fail_msg("cannot open '%s'", surveys_dir);
+        fail_msg("cannot open '%s'", dir);
     size_t count = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
@@ -97,12 +99,18 @@ static size_t each_survey(void (*fn)(const char *path))
         if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
             continue;
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", surveys_dir, de->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         fn(path);
         count++;
     }
     closedir(d);
     return count;
+}
+
+/* Every committed survey, and those of the second folder when given. */
+static size_t each_survey(void (*fn)(const char *path))
+{
+    return each_in(surveys_dir, fn) + (more_dir ? each_in(more_dir, fn) : 0);
 }
 
 static void load_ok(const char *path)
@@ -118,6 +126,62 @@ static void test_committed_surveys_read(void **state)
 {
     (void)state;
     assert_true(each_survey(load_ok) >= 1);
+}
+
+/* A schema 3 survey has the version 3 keys: deleting one from a version 3
+ * document is refused, and the same document labelled version 2 without
+ * them is read. */
+static size_t v3_seen;
+
+static void version3_keys(const char *path)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    assert_non_null(doc);
+    if (strcmp(json_string_value(json_object_get(doc, "schema")), BCL_SURVEY_SCHEMA) != 0) {
+        json_decref(doc);
+        return;
+    }
+    v3_seen++;
+    json_t *dev = json_array_get(json_object_get(doc, "devices"), 0);
+    json_t *m = json_object_get(dev, "measured");
+    static const char *const keys[] = {"read_only_gb_per_s", "fma_gflop_per_s",
+                                       "int_add_gop_per_s"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_non_null(json_object_get(m, keys[i]));
+    assert_non_null(json_object_get(json_object_get(m, "transfer"), "mapped_write_gb_per_s"));
+    assert_true(json_is_object(json_object_get(dev, "capabilities")));
+    assert_true(json_is_array(json_object_get(doc, "platforms")));
+    json_t *caps = json_incref(json_object_get(dev, "capabilities"));
+    json_object_del(dev, "capabilities");
+    char *text = json_dumps(doc, 0);
+    expect_reject_text(text, "missing key 'capabilities'");
+    free(text);
+    /* Version 2 lacks them all. */
+    json_object_set_new(doc, "schema", json_string(BCL_SURVEY_SCHEMA_V2));
+    json_object_del(doc, "platforms");
+    json_object_del(json_object_get(m, "transfer"), "mapped_write_gb_per_s");
+    json_object_del(json_object_get(m, "transfer"), "mapped_read_gb_per_s");
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        json_object_del(m, keys[i]);
+    text = json_dumps(doc, 0);
+    json_t *back = NULL;
+    bcl_error e = {0};
+    if (bcl_survey_read(text, strlen(text), "v2", &back, &e) != BCL_OK)
+        fail_msg("a version 2 document without the version 3 keys is refused: %s", e.msg);
+    json_decref(back);
+    free(text);
+    json_decref(caps);
+    json_decref(doc);
+}
+
+static void test_version3_keys(void **state)
+{
+    (void)state;
+    v3_seen = 0;
+    each_survey(version3_keys);
+    if (more_dir)
+        assert_true(v3_seen >= 1);
 }
 
 /* Deletes, one at a time, every key of every object below node (except the
@@ -152,7 +216,8 @@ static void delete_each(json_t *node)
         bool is_map = strcmp(name, "errors") == 0 || strcmp(name, "models") == 0;
         /* Keys added within a version (docs/SURVEY.md) may be missing. */
         if (strcmp(name, "profiling_usable") == 0 || strcmp(name, "profiling_note") == 0 ||
-            strcmp(name, "add_gflop_per_s") == 0) {
+            strcmp(name, "add_gflop_per_s") == 0 || strcmp(name, "fp64_gflop_per_s") == 0 ||
+            strcmp(name, "half_gflop_per_s") == 0) {
             v = json_incref(json_object_get(node, name));
             json_object_del(node, name);
             char *text = json_dumps(whole, 0);
@@ -393,12 +458,23 @@ static void test_flags(void **state)
                   ballstep(10001, 2e11), "fused_ball_steps_per_s", 1.6e11, "models", "bounce",
                   "small", ballstep(1, 1), "large", ballstep(1, 1e13), "fused_ball_steps_per_s");
     json_object_set_new(dev, "measured", m);
-    assert_int_equal(bcl_survey_flag(dev), 4);
+    /* The peaks: 512 GFLOP/s at most (1024 for half, two per float32
+     * lane), 10000 GB/s at most, a mapped transfer as any other. */
+    json_object_set_new(m, "read_only_gb_per_s", json_real(10001));
+    json_object_set_new(m, "fma_gflop_per_s", json_real(513));
+    json_object_set_new(m, "int_add_gop_per_s", json_real(511));
+    json_object_set_new(m, "half_gflop_per_s", json_real(1000));
+    json_object_set_new(m, "transfer", json_pack("{s:f}", "mapped_read_gb_per_s", 10001.0));
+    assert_int_equal(bcl_survey_flag(dev), 7);
     json_t *flags = json_object_get(dev, "flags");
-    const char *want[] = {"measured.copy_gb_per_s", "measured.large.gb_per_s",
+    const char *want[] = {"measured.copy_gb_per_s",
+                          "measured.read_only_gb_per_s",
+                          "measured.transfer.mapped_read_gb_per_s",
+                          "measured.fma_gflop_per_s",
+                          "measured.large.gb_per_s",
                           "measured.large.ball_steps_per_s",
                           "measured.models.bounce.large.ball_steps_per_s"};
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 7; i++) {
         json_t *f = json_array_get(flags, i);
         assert_string_equal(json_string_value(json_object_get(f, "figure")), want[i]);
         assert_true(json_number_value(json_object_get(f, "value")) >
@@ -411,7 +487,8 @@ static void test_flags(void **state)
     json_object_set_new(lim, "clock_mhz", json_integer(0));
     json_object_set_new(dev, "flags", json_array());
     json_object_set_new(m, "copy_gb_per_s", json_null());
-    assert_int_equal(bcl_survey_flag(dev), 1); /* large.gb_per_s */
+    /* large.gb_per_s, read_only_gb_per_s and the mapped read. */
+    assert_int_equal(bcl_survey_flag(dev), 3);
     json_decref(dev);
 }
 
@@ -457,10 +534,12 @@ static void test_document(void **state)
 int main(int argc, char **argv)
 {
     surveys_dir = argc > 1 ? argv[1] : "docs/surveys";
+    more_dir = argc > 2 ? argv[2] : NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_rejects),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_committed_surveys_read),
+        cmocka_unit_test(test_version3_keys),
         cmocka_unit_test(test_every_required_key),
         cmocka_unit_test(test_wrong_types),
         cmocka_unit_test(test_text_not_utf8),

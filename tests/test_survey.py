@@ -85,7 +85,7 @@ check(r.rc == 0 and r.err == "", "survey --quick: exit 0, nothing on stderr", r.
 doc = json.load(open(out))
 errs = schema_errors(doc)
 check(not errs, "survey JSON validates against docs/survey.schema.json", "\n".join(errs[:5]))
-check(doc["schema"] == "ballcl-survey/2" and doc["quick"] is True
+check(doc["schema"] == "ballcl-survey/3" and doc["quick"] is True
       and doc["command"] == f"ballcl survey -d {dev} --quick --json {out}"
       and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["date"]),
       "schema version, quick, the command and the date are recorded", str(doc)[:300])
@@ -109,8 +109,17 @@ check(sorted(all_models(m)) == sorted(MODELS) and m["model"] == MODELS[0],
 PROFILING = d["profiling_usable"]
 check(isinstance(PROFILING, bool) and (d["profiling_note"] is None) == PROFILING,
       f"profiling_usable ({PROFILING}) with a note exactly when false", str(d.get("profiling_note")))
+# The peaks (src/measure/peak.c): double and half where the device has the
+# type (limits.fp64, limits.fp16), else null without an error.
+LIM = d["limits"]
+for key, has in (("fp64_gflop_per_s", LIM["fp64"]), ("half_gflop_per_s", LIM["fp16"])):
+    if not has:
+        check(m.get(key) is None and f"measured.{key}" not in d["errors"],
+              f"measured.{key} is null without an error: the device lacks the type", str(m.get(key)))
+PEAKS = ("read_only_gb_per_s", "fma_gflop_per_s", "int_add_gop_per_s") \
+    + (("fp64_gflop_per_s",) if LIM["fp64"] else ()) + (("half_gflop_per_s",) if LIM["fp16"] else ())
 for key in ("build_ms_cold", "build_ms_cached", "launch_latency_us", "roundtrip_us",
-            "copy_gb_per_s", "add_gflop_per_s"):
+            "copy_gb_per_s", "add_gflop_per_s") + PEAKS:
     if key == "launch_latency_us" and not PROFILING:
         check(m[key] is None and key not in d["errors"],
               "measured.launch_latency_us is null without an error: profiling is unusable",
@@ -119,14 +128,59 @@ for key in ("build_ms_cold", "build_ms_cached", "launch_latency_us", "roundtrip_
     check(isinstance(m[key], float) and m[key] > 0, f"measured.{key} is a positive number",
           str(m[key]))
 tr = m["transfer"]
-check(tr["method"] == "pinned" and m["write_gb_per_s"] == tr["pinned_write_gb_per_s"]
-      and m["read_gb_per_s"] == tr["pinned_read_gb_per_s"]
-      and all(isinstance(tr[k], float) and tr[k] > 0 for k in
-              ("pinned_write_gb_per_s", "pinned_read_gb_per_s", "pageable_write_gb_per_s",
-               "pageable_read_gb_per_s"))
+WAYS = ("pinned", "pageable", "mapped")
+
+
+def best_way(t):
+    """The way with the largest write + read of those measured."""
+    done = [w for w in WAYS if t[f"{w}_write_gb_per_s"] is not None]
+    return max(done, key=lambda w: t[f"{w}_write_gb_per_s"] + t[f"{w}_read_gb_per_s"])
+
+
+check(tr["method"] == best_way(tr)
+      and m["write_gb_per_s"] == tr[f"{tr['method']}_write_gb_per_s"]
+      and m["read_gb_per_s"] == tr[f"{tr['method']}_read_gb_per_s"]
+      and all(isinstance(tr[f"{w}_{k}_gb_per_s"], float) and tr[f"{w}_{k}_gb_per_s"] > 0
+              for w in WAYS for k in ("write", "read"))
       and tr["bytes"] == m["copy_bytes"],
-      "host-device transfers: pinned and pageable measured, the headline names its method",
+      "host-device transfers: pinned, pageable and mapped measured, the headline is the best "
+      "and names its method",
       json.dumps({k: m[k] for k in ("write_gb_per_s", "read_gb_per_s", "transfer")}))
+# Every facts key of `ballcl devices --json` (docs/SURVEY.md): the same
+# identity, limits and capabilities as the survey's, under the same names.
+devs = testlib.run(["devices", "--json"]).json()["devices"]
+mine = next(x for x in devs if x["selector"] == d["selector"])
+# (Memory sizes are compared as keys only: PoCL derives them from the host's
+# free memory, which changes between two processes on a busy machine.)
+VARIES = {"preferred_work_group_multiple", "global_mem_bytes", "max_alloc_bytes"}
+same = all(mine["identity"][k] == v for k, v in d["identity"].items()) \
+    and all(k in mine["limits"] and (k in VARIES or mine["limits"][k] == v)
+            for k, v in d["limits"].items() if k != "preferred_work_group_multiple") \
+    and mine["capabilities"] == d["capabilities"]
+check(same, "devices --json: identity, limits and capabilities as the survey has them",
+      json.dumps({"devices": mine.get("capabilities"), "survey": d["capabilities"]})[:600])
+verbose = testlib.run(["devices", "-v"]).out
+check(all(label in verbose for label in ("float config", "double config", "native vectors", "SVM",
+                                         "global memory cache", "profiling resolution",
+                                         "image support", "\nplatforms:\n"))
+      and all(p["name"] in verbose for p in doc["platforms"]),
+      "devices -v: the capabilities and every platform, as text", verbose[-1500:])
+caps = d["capabilities"]
+check(caps["fp_config"]["float"] is not None and caps["fp_config"]["float"]["round_to_nearest"]
+      and (caps["fp_config"]["double"] is not None) == LIM["fp64"]
+      and (caps["fp_config"]["half"] is not None) == LIM["fp16"]
+      and caps["native_vector_width"]["float"] >= 1
+      and caps["global_mem_cache_type"] in ("none", "read_only", "read_write")
+      and isinstance(caps["profiling_timer_resolution_ns"], int),
+      "capabilities: float and double config as fp64 says, vector widths, cache type",
+      json.dumps(caps))
+plats = doc["platforms"]
+check(len(plats) >= 1 and any(p["name"] == d["identity"]["platform"] and p["devices"] >= 1
+                              and p["status"] == "CL_SUCCESS" for p in plats)
+      and all(p["status"] == "CL_SUCCESS" or p["devices"] == 0 for p in plats)
+      and all(p["hint"] for p in plats if p["devices"] == 0 and "rusticl" in p["name"]),
+      "platforms: every platform with its status; one without devices has a hint where known",
+      json.dumps(plats))
 for name, mm in all_models(m).items():
     ok = True
     for size, n in (("small", doc["settings"]["small_n"]), ("large", 65536)):
@@ -207,7 +261,8 @@ def mutate(d_, path, kind):
 
 # Keys added to version 1 after files without them were written: a reader
 # must accept their absence (docs/SURVEY.md).
-OPTIONAL = {"add_gflop_per_s", "profiling_usable", "profiling_note"}
+OPTIONAL = {"add_gflop_per_s", "profiling_usable", "profiling_note", "fp64_gflop_per_s",
+            "half_gflop_per_s"}
 disagree, deleted, refused, optional = [], 0, 0, 0
 for path, kind in mutations(doc):
     # Map entries are free-form (an error per figure, a model per name).
@@ -291,8 +346,26 @@ text = open(out).read()
 bad("truncated.json", text[: len(text) // 2], "not valid JSON", "line")
 bad("garbage.json", b"\x89PNG\r\n\x1a\n\x00\x00", "not valid JSON")
 bad("empty.json", "", "not valid JSON")
-bad("v3.json", text.replace('"ballcl-survey/2"', '"ballcl-survey/3"', 1),
-    "schema 'ballcl-survey/3' is not supported: expected ballcl-survey/1 and ballcl-survey/2")
+bad("v4.json", text.replace('"ballcl-survey/3"', '"ballcl-survey/4"', 1),
+    "schema 'ballcl-survey/4' is not supported: expected ballcl-survey/1, ballcl-survey/2 and "
+    "ballcl-survey/3")
+# A version 2 document (what the program wrote before the peaks and the
+# capabilities) is read without them; a version 3 one without them is not.
+v2 = copy.deepcopy(doc)
+v2["schema"] = "ballcl-survey/2"
+del v2["platforms"]
+for v2dev in v2["devices"]:
+    del v2dev["capabilities"]
+    for k in ("read_only_gb_per_s", "fma_gflop_per_s", "int_add_gop_per_s", "fp64_gflop_per_s",
+              "half_gflop_per_s"):
+        v2dev["measured"].pop(k, None)
+    for k in ("mapped_write_gb_per_s", "mapped_read_gb_per_s"):
+        del v2dev["measured"]["transfer"][k]
+check(not schema_errors(v2) and reader_accepts(v2),
+      "a ballcl-survey/2 document without the version 3 keys: accepted by schema and reader")
+nofma = copy.deepcopy(doc)
+del nofma["devices"][0]["measured"]["fma_gflop_per_s"]
+bad("no-fma.json", json.dumps(nofma), "devices[0].measured: missing key 'fma_gflop_per_s'")
 notr = copy.deepcopy(doc)
 del notr["devices"][0]["measured"]["write_gb_per_s"]
 bad("no-write.json", json.dumps(notr), "devices[0].measured: missing key 'write_gb_per_s'")
@@ -314,7 +387,7 @@ testlib.expect_error(["survey", "compare"], 2, "no survey file given")
 testlib.expect_error(["survey", "compare", "--bogus", out], 2, "unknown option '--bogus'")
 r = testlib.run(["survey", "compare", "--help"])
 check(r.rc == 0 and r.out.startswith("usage: ballcl survey compare A.json")
-      and "--quick" not in r.out and "ballcl-survey/1 and ballcl-survey/2" in r.out,
+      and "--quick" not in r.out and "ballcl-survey/1, ballcl-survey/2 and ballcl-survey/3" in r.out,
       "survey compare --help: compare's own help", r.describe())
 testlib.expect_error(["survey", "--bogus"], 2, "unknown option '--bogus'")
 testlib.expect_error(["survey", "--repeats", "0"], 2, "--repeats")
@@ -362,12 +435,12 @@ r = testlib.run(["survey", "-d", dev, "--quick", "--json", pout], timeout=600,
 pdoc = json.load(open(pout))
 pm = pdoc["devices"][0]["measured"]
 perr = pdoc["devices"][0]["errors"]
-check(r.rc == 3 and pm["transfer"]["method"] == "pageable"
-      and pm["write_gb_per_s"] == pm["transfer"]["pageable_write_gb_per_s"] > 0
+check(r.rc == 3 and pm["transfer"]["method"] == best_way(pm["transfer"]) != "pinned"
+      and pm["write_gb_per_s"] == pm["transfer"][f"{pm['transfer']['method']}_write_gb_per_s"] > 0
       and pm["transfer"]["pinned_write_gb_per_s"] is None
       and "clEnqueueMapBuffer failed" in perr.get("measured.transfer.pinned_write_gb_per_s", "")
       and not schema_errors(pdoc),
-      "pinned transfers failing: the pageable ones stand in, method 'pageable', the error kept",
+      "pinned transfers failing: the best of the others stands in and is named, the error kept",
       json.dumps({"transfer": pm["transfer"], "errors": perr}))
 
 # ---- a kernel that gives other bits: its figures fail validation, are not timed ------
@@ -406,5 +479,35 @@ check(not schema_errors(vdoc) and bounce["small"]["validated"] is False
       json.dumps(verr)[:600])
 check(vm["small"]["validated"] is True and vm["large"]["us_per_step"] > 0,
       "the seed figures were measured", json.dumps(vm["small"]))
+
+# ---- peak kernels that give other results: those peaks are null, not believed -------
+kdir2 = os.path.join(tmp, "cl-wrong-peaks")
+shutil.copytree(testlib.KERNEL_DIR, kdir2)
+psrc = open(os.path.join(kdir2, "peak.cl")).read()
+# Every FMA chain adds c twice; every read-only sum leaves one lane out.
+wrong_peaks = psrc.replace("fma(a##i, m, c)", "fma(a##i, m, c + c)")
+wrong_peaks = wrong_peaks.replace("out[g] = acc.x + acc.y + acc.z + acc.w;",
+                                  "out[g] = acc.x + acc.y + acc.z;")
+check(wrong_peaks.count("c + c") == 1 and wrong_peaks.count("acc.y + acc.z;") == 2,
+      "peak.cl has the lines this test changes")
+open(os.path.join(kdir2, "peak.cl"), "w").write(wrong_peaks)
+r = testlib.run(["survey", "-d", dev, "--quick", "--json", "-"], timeout=600,
+                env={**cache_on, "BALLCL_KERNEL_DIR": kdir2})
+try:
+    wdoc = json.loads(r.out)
+except ValueError:
+    check(False, "--json -: the JSON on stdout", r.describe())
+    testlib.finish()
+wm = wdoc["devices"][0]["measured"]
+werr = wdoc["devices"][0]["errors"]
+wrong_keys = ["read_only_gb_per_s", "fma_gflop_per_s"] + (["fp64_gflop_per_s"] if LIM["fp64"] else []) \
+    + (["half_gflop_per_s"] if LIM["fp16"] else [])
+check(r.rc == 1 and not schema_errors(wdoc)
+      and all(wm[k] is None and "differ from the host's" in werr.get(f"measured.{k}", "")
+              for k in wrong_keys)
+      and sorted(werr) == sorted(f"measured.{k}" for k in wrong_keys)
+      and wm["int_add_gop_per_s"] > 0,
+      "peaks that give other results: null with 'differ from the host's', exit 1; the int32 "
+      "rate, whose kernel is unchanged, measured", json.dumps(werr)[:800])
 
 testlib.finish()

@@ -55,6 +55,14 @@ def skip(why):
     sys.exit(SKIP)
 
 
+def skip_when_variant_forced(what):
+    """Exits 77 under BALLCL_FORCE_BALLS_PER_ITEM (docs/testing.md): `what`
+    checks the variant or tuned-configuration rules themselves, which the
+    setting overrides on purpose."""
+    if os.environ.get("BALLCL_FORCE_BALLS_PER_ITEM"):
+        skip(f"{what} checks the variant rules, which BALLCL_FORCE_BALLS_PER_ITEM overrides")
+
+
 class Result:
     def __init__(self, args, proc):
         self.args = args

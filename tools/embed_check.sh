@@ -32,16 +32,29 @@ if ! flags=$(pkg-config --cflags --libs ballcl); then
     result FAIL "pkg-config does not know ballcl"
     exit 1
 fi
+# The scratch prefix is none of the loader's folders, and ldconfig only
+# serves those: a user who installs to /usr/local runs 'ldconfig' (docs/
+# INSTALL.md); a program using a library from any other prefix records
+# where it is, as here, with an rpath to the folder pkg-config names. No
+# LD_LIBRARY_PATH: the example must find the installed copy by itself.
+libdir=$(pkg-config --libs-only-L ballcl | sed 's/^ *-L//; s/ .*//')
 # shellcheck disable=SC2086 # the flags are words
-if ! cc -std=c11 -Wall -Wextra -Werror examples/embed.c $flags -o "$dest/embed"; then
+if ! cc -std=c11 -Wall -Wextra -Werror examples/embed.c $flags -Wl,-rpath,"$libdir" -o "$dest/embed"; then
     result FAIL "examples/embed.c does not build against the installed copy"
     exit 1
 fi
-libdir=$(dirname "$(find "$dest" -name 'libballcl.so.*' | head -n 1)")
+# It must load the installed library, not another copy (the build's).
+loaded=$(ldd "$dest/embed" | sed -n 's/^[[:space:]]*libballcl\.so[^ ]* => \([^ ]*\).*/\1/p')
+case $loaded in
+"$dest"/*) ;;
+*)
+    result FAIL "examples/embed.c loads libballcl from '${loaded:-nowhere}', not the installed copy in $libdir"
+    exit 1
+    ;;
+esac
 kernels=$(find "$dest" -name seed.cl | head -n 1)
 rc=0
-LD_LIBRARY_PATH="$libdir" BALLCL_KERNEL_DIR="$(dirname "$kernels")" \
-    BALLCL_CACHE_DIR="$dest/cache" "$dest/embed" || rc=$?
+BALLCL_KERNEL_DIR="$(dirname "$kernels")" BALLCL_CACHE_DIR="$dest/cache" "$dest/embed" || rc=$?
 case $rc in
 0) result OK ;;
 77) result SKIP "no OpenCL device" ;;

@@ -2,7 +2,9 @@
 # The sanitizer build (docs/RELIABILITY.md): the library, the program and all
 # tests built with AddressSanitizer (which includes LeakSanitizer) and
 # UndefinedBehaviorSanitizer in build-asan, then every test suite run there
-# except 'oclgrind' (Oclgrind preloads its own runtime, which ASan refuses)
+# except 'oclgrind' (Oclgrind preloads its own runtime, which ASan refuses),
+# 'wide' and 'pocl-basic' (the device suites again in other shapes: the
+# code paths of the plain suites; docs/testing.md)
 # and 'rusticl' (the same suites again on Mesa's rusticl: ballcl's own code
 # paths are those PoCL takes, and the host-clock fallback runs on PoCL too,
 # through BALLCL_TEST_PROFILING; Mesa's leaks would need suppressions of
@@ -50,7 +52,8 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
 status=0
-meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite oclgrind --no-suite rusticl "$@" ||
+meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite oclgrind --no-suite rusticl \
+    --no-suite wide --no-suite pocl-basic "$@" ||
     status=$?
 if [ "$status" -eq 0 ]; then
     echo "sanitize: every test passed under ASan + UBSan + LSan ($dir)"

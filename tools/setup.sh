@@ -4,6 +4,9 @@
 #   tools/setup.sh test   install what is missing, build, run the test suite
 # Packages are installed with apt-get, as root or through sudo. Both are
 # idempotent: with everything present they only (re)build incrementally.
+# Each stage prints one line; what apt-get, meson and ninja print goes to
+# build-setup/ (apt.log, meson-setup.log, ninja.log), and a failing stage
+# shows the end of its log. The first run takes minutes (packages, build).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -18,12 +21,14 @@ esac
 
 # Build tools, the OpenCL ICD loader and headers, PoCL (OpenCL on the CPU),
 # Mesa's rusticl (mesa-opencl-icd: the tests run it on llvmpipe, the CPU),
-# the libraries ballcl links, and what the tests use.
+# the libraries ballcl links (SQLite for the survey database), and what the
+# tests use (Chromium, its driver and Selenium open the survey report page).
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd mesa-opencl-icd
-libjansson-dev libssl-dev libpng-dev libomp-dev
+libjansson-dev libssl-dev libpng-dev libomp-dev libsqlite3-dev
 libopenmpi-dev openmpi-bin
-libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev"
+libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema gnuplot-nox oclgrind clang libclang-rt-dev
+chromium chromium-driver python3-selenium"
 
 missing=""
 for p in $packages; do
@@ -31,60 +36,98 @@ for p in $packages; do
         missing="$missing $p"
     fi
 done
+log=build-setup/apt.log
+mkdir -p build-setup
 if [ -n "$missing" ]; then
+    # The first run on a fresh machine: a few minutes of downloads. The
+    # package manager's own lines go to the log, not the terminal.
     echo "setup: installing$missing"
+    echo "setup: this takes minutes the first time; apt-get's output goes to $log"
     # sudo resets the environment, so the frontend is passed through env:
     # a DEBIAN_FRONTEND set before "sudo" would not reach debconf, which
     # would then ask its questions interactively.
     sudo=""
     [ "$(id -u)" -ne 0 ] && sudo=sudo
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+    if ! { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing; } >"$log" 2>&1; then
+        echo "setup: installing packages failed; the last lines of $log:" >&2
+        tail -n 20 "$log" >&2
+        exit 1
+    fi
+    echo "setup: packages installed"
+else
+    echo "setup: every package is installed"
 fi
 
 # meson itself runs under /usr/bin/python3, which has numpy from Debian.
 if [ ! -f build/build.ninja ]; then
-    meson setup build --buildtype=release
+    echo "setup: configuring build/ (meson)"
+    meson setup build --buildtype=release >build-setup/meson-setup.log 2>&1 || {
+        cat build-setup/meson-setup.log >&2
+        exit 1
+    }
 fi
-ninja -C build
+echo "setup: building (ninja -C build; the first build takes a few minutes)"
+ninja -C build >build-setup/ninja.log 2>&1 || {
+    tail -n 40 build-setup/ninja.log >&2
+    exit 1
+}
 
 if [ "$mode" = run ]; then
+    echo "setup: running build/tools/ballcl run -n 100000"
     exec build/tools/ballcl run -n 100000
 fi
 
+# The stages, each with a line before it (docs/testing.md gives their
+# times): the suites on PoCL, rusticl and Oclgrind, and the device suites
+# again in other machines' shapes (suites 'wide' and 'pocl-basic'); the
+# sanitizer build; bounded fuzzing; the installed library.
 status=0
+echo "setup: [1/4] meson test -C build (every suite on PoCL, rusticl, Oclgrind and other shapes)"
 meson test -C build --print-errorlogs --num-processes 2 || status=$?
 # Reliability jobs (docs/RELIABILITY.md): the suites again on the ASan+UBSan
 # build, then bounded fuzzing of every fuzz target (BALLCL_FUZZ_SECONDS each).
 rm -f build-asan/meson-logs/testlog.json build-fuzz/fuzz-results.jsonl build/embed-results.jsonl
+echo "setup: [2/4] tools/sanitize.sh (the suites under ASan + UBSan + LSan)"
 tools/sanitize.sh || status=1
+echo "setup: [3/4] tools/fuzz.sh ${BALLCL_FUZZ_SECONDS:-60} s per fuzz target"
 tools/fuzz.sh "${BALLCL_FUZZ_SECONDS:-60}" || status=1
 # The library as another program uses it: installed, then examples/embed.c
 # built against the installed copy through pkg-config and run.
+echo "setup: [4/4] tools/embed_check.sh (install, then examples/embed.c through pkg-config)"
 tools/embed_check.sh build || status=1
-# One closing line with the counts from the test logs of all of them.
+# One closing line with the counts from the test logs of all of them, the
+# names of the failed tests on the line before it (CI reads the last line).
 /usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
     build-fuzz/fuzz-results.jsonl build/embed-results.jsonl <<'PY'
 import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-# A job that ran no test at all left no log: it counts as one failure.
-lines = []
+failed = []
+# The job each log belongs to, in the failed names.
+jobs = {"build/meson-logs/testlog.json": "build", "build-asan/meson-logs/testlog.json": "build-asan",
+        "build-fuzz/fuzz-results.jsonl": "fuzz", "build/embed-results.jsonl": "embed"}
 for path in sys.argv[1:]:
-    if os.path.exists(path):
-        lines += open(path).readlines()
-    else:
-        lines.append(json.dumps({"result": "FAIL"}))
-for line in lines:
-    line = line.strip()
-    if not line:
-        continue
-    r = json.loads(line).get("result", "")
-    if r in ("OK", "EXPECTEDFAIL"):
-        counts["OK"] += 1
-    elif r == "SKIP":
-        counts["SKIP"] += 1
-    else:
+    job = jobs.get(path, path)
+    if not os.path.exists(path):
+        # A job that ran no test at all left no log: it counts as one failure.
         counts["FAIL"] += 1
+        failed.append(f"{job} (no log: the job did not run)")
+        continue
+    for line in open(path):
+        line = line.strip()
+        if not line:
+            continue
+        t = json.loads(line)
+        r = t.get("result", "")
+        if r in ("OK", "EXPECTEDFAIL"):
+            counts["OK"] += 1
+        elif r == "SKIP":
+            counts["SKIP"] += 1
+        else:
+            counts["FAIL"] += 1
+            failed.append(f"{t.get('name', '?')} ({job})")
+if failed:
+    print("failed: " + ", ".join(failed))
 print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
 PY
 exit $status

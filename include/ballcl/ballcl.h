@@ -56,10 +56,13 @@ typedef struct bcl_error {
 int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Frees the detail and resets e for reuse. */
 void bcl_error_clear(bcl_error *e);
-/* Copies in to out (size bytes, NUL-terminated), each control character
- * (below 0x20, and 0x7f) written as \xNN: text from users, files and
- * drivers shown on a terminal (bcl_fail does it to every message). Returns
- * the length written. */
+/* Copies in to out (size bytes, NUL-terminated) for a terminal: each
+ * control character (C0 below 0x20, DEL 0x7f, and the C1 controls U+0080
+ * to U+009F) and each byte that is not part of well-formed UTF-8 is written
+ * as \xNN, byte by byte; printable UTF-8 is kept. Text from users, files
+ * and drivers shown on a terminal goes through it (bcl_fail does it to
+ * every message). Never cuts a character in half. Returns the length
+ * written. */
 size_t bcl_escape(const char *in, char *out, size_t size);
 
 /* Parses a whole decimal number in [min, max] for the option `what`:
@@ -313,7 +316,7 @@ typedef struct bcl_plan {
     uint64_t check_steps;           /* validation schedule: steps of the check that runs
                                        before a configuration is timed (bench, tune,
                                        survey): a full and a partial launch of K */
-    char warning[256];              /* the tuned file was consulted and could not be used;
+    char warning[1024];             /* the tuned file was consulted and could not be used;
                                        empty otherwise */
     bool tuned_used;                /* K, variant and local size came from the tuned
                                        record (those the request left open) */

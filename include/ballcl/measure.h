@@ -130,6 +130,11 @@ typedef struct bcl_tuned {
     bcl_tuned_entry fused;  /* best k-step kernel launch and K */
     uint64_t balls;         /* N it was tuned at */
     char date[32];          /* UTC, ISO 8601 */
+    /* Why an entry was dropped while reading (a damaged entry: a time per
+     * step that is not a positive finite number, no positive N, or a rate
+     * beyond the device's bound); empty when none. The file is still read:
+     * the other entry stays, and the dropped one's rate is calibrated. */
+    char damaged[640];
 } bcl_tuned;
 
 /* Progress of long work, for the caller to show; the library never prints. */
@@ -224,9 +229,10 @@ int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *c
 /* The schema version this program writes. The reader also reads the older
  * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
  * version lacks is shown as absent) and refuses any other. */
-#define BCL_SURVEY_SCHEMA       "ballcl-survey/2"
+#define BCL_SURVEY_SCHEMA       "ballcl-survey/3"
+#define BCL_SURVEY_SCHEMA_V2    "ballcl-survey/2"
 #define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
-#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1 and ballcl-survey/2"
+#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1, ballcl-survey/2 and ballcl-survey/3"
 
 typedef struct bcl_survey_opts {
     bool quick;                /* smaller N, fewer repeats (for CI) */
@@ -261,6 +267,15 @@ void bcl_survey_driver_caches_off(char *note, size_t size);
  * memory. */
 int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts *o, char **json,
                    int *status, bcl_error *e);
+/* The facts of device d as a survey records them, without measuring:
+ * a JSON object (malloc'ed text) with "selector", "identity", "limits" and
+ * "capabilities" (docs/SURVEY.md); `ballcl devices` shows these. */
+int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e);
+/* Every OpenCL platform, those that list no device included, as a JSON
+ * array (malloc'ed text) of objects with "index", "name", "vendor",
+ * "version", "status" (of clGetDeviceIDs), "devices" and "hint" (a setting
+ * the driver is known to need, or null). No platform: "[]". */
+int bcl_platforms_describe(char **json, bcl_error *e);
 /* Reads the survey file at path and checks it (valid JSON, the schema,
  * every required key with its type); *json is its text (malloc'ed,
  * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */

@@ -6,19 +6,34 @@
 
 PyObject *bpy_result_type;
 
-static PyObject *params_list(const bcl_model *m, const float *p)
+/* The model's parameters by name, as `run --json` gives them: a float for a
+ * one-float parameter, a list for one of several (box). */
+static PyObject *params_dict(const bcl_model *m, const float *p)
 {
-    unsigned n = bcl_model_param_floats(m);
-    PyObject *l = PyList_New(n);
-    for (unsigned i = 0; l && i < n; i++) {
-        PyObject *f = PyFloat_FromDouble(p[i]);
-        if (!f) {
-            Py_CLEAR(l);
-            break;
+    PyObject *d = PyDict_New();
+    unsigned at = 0;
+    for (unsigned i = 0; d && i < m->nparams; i++) {
+        const bcl_param *par = &m->params[i];
+        PyObject *v;
+        if (par->count == 1) {
+            v = PyFloat_FromDouble(p[at]);
+        } else {
+            v = PyList_New(par->count);
+            for (unsigned c = 0; v && c < par->count; c++) {
+                PyObject *f = PyFloat_FromDouble(p[at + c]);
+                if (!f) {
+                    Py_CLEAR(v);
+                    break;
+                }
+                PyList_SET_ITEM(v, c, f);
+            }
         }
-        PyList_SET_ITEM(l, i, f);
+        if (!v || PyDict_SetItemString(d, par->opt, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+        at += par->count;
     }
-    return l;
+    return d;
 }
 
 PyObject *bpy_validation_dict(const bcl_validation *v, bool done)
@@ -64,9 +79,10 @@ PyObject *bpy_member_dict(const bpy_member *m)
     if (m->plan) {
         const bcl_plan *p = m->plan;
         PyObject *launch = Py_BuildValue(
-            "{s:s, s:I, s:n, s:s, s:n, s:n}", "variant", p->variant, "steps_per_launch",
-            p->steps_per_launch, "local", (Py_ssize_t)p->launch.local, "how", p->launch.how,
-            "global", (Py_ssize_t)p->global, "buffers", (Py_ssize_t)m->buffers);
+            "{s:s, s:I, s:I, s:s, s:n, s:s, s:n, s:n}", "variant", p->variant, "balls_per_item",
+            p->balls_per_item, "steps_per_launch", p->steps_per_launch, "steps_per_launch_how",
+            p->k_how, "local", (Py_ssize_t)p->launch.local, "how", p->launch.how, "global",
+            (Py_ssize_t)p->global, "buffers", (Py_ssize_t)m->buffers);
         PyObject *cache =
             Py_BuildValue("{s:O, s:d, s:N}", "hit", m->build->cache_hit ? Py_True : Py_False,
                           "program_ms", m->build->program_ms, "note", bpy_text(m->build->note));
@@ -284,7 +300,7 @@ static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bc
         " s:{s:d, s:d, s:d, s:d, s:d, s:d, s:K, s:s, s:N}, s:N, s:N}",
         "device", "name", bpy_text(d->name), "platform", bpy_text(d->platform_name), "selector",
         sel, "type", bcl_device_type_name(d->type), "driver", bpy_text(d->driver), "model",
-        x->args->model->name, "params", params_list(x->args->model, x->args->params), "init",
+        x->args->model->name, "params", params_dict(x->args->model, x->args->params), "init",
         "array", "balls", (Py_ssize_t)x->balls, "steps", (unsigned long long)x->args->steps,
         "buffers", (Py_ssize_t)x->buffers, "launch", "local", (Py_ssize_t)l->local, "global",
         (Py_ssize_t)p->global, "how", l->how, "why", l->why, "variant", p->variant,

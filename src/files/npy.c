@@ -72,6 +72,16 @@ static int open_state(const char *path, int *fd_out, uint64_t *size, bcl_error *
         close(fd);
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
     }
+    /* A size of 0 with bytes behind it: a file whose size the kernel does
+     * not know (/proc, /sys). Not a state file, and not an empty one. */
+    char probe;
+    if (st.st_size == 0 && pread(fd, &probe, 1, 0) == 1) {
+        close(fd);
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "'%s': the kernel reports no size for it (a /proc or /sys file), "
+                        "not a .npy file: expected a .npy file",
+                        path);
+    }
     *fd_out = fd;
     *size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
     return BCL_OK;

@@ -46,6 +46,15 @@ size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes);
 int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
 
+/* The same by mapping: a CL_MEM_ALLOC_HOST_PTR device buffer mapped
+ * (CL_MAP_WRITE_INVALIDATE_REGION to write, CL_MAP_READ to read), the
+ * host's memcpy to or from the mapping, unmapped; timed by the host clock
+ * (no event spans the memcpy). The bytes written are checked to be in the
+ * device buffer and to come back through the read mapping (a difference is
+ * BCL_EXIT_MISMATCH). */
+int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *write_gb,
+                                bcl_stats *read_gb, bcl_error *e);
+
 /* The local sizes a sweep tries for a kernel: the preferred multiple pm
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
  * up to pm (at least one size). Returns the count written (cap at most). */
@@ -75,5 +84,29 @@ int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rat
 /* The vector width of the chains: the device's native float width, rounded
  * down to a power of two from 1 to 16. */
 unsigned bcl_add_rate_width(const bcl_device_info *d);
+
+/* The survey's peaks (src/measure/peak.c, docs/SURVEY.md), each measured by
+ * cl/peak.cl and validated bit for bit against the host. */
+typedef enum bcl_peak_kind {
+    BCL_PEAK_FMA32 = 1, /* float fma(): GFLOP/s, an FMA counted as 2 */
+    BCL_PEAK_INT32 = 2, /* int32 adds: GOP/s */
+    BCL_PEAK_FMA64 = 3, /* double fma(): GFLOP/s (needs fp64) */
+    BCL_PEAK_FMA16 = 4, /* half fma(): GFLOP/s (needs cl_khr_fp16) */
+} bcl_peak_kind;
+/* "float FMA", "int32 add", ... for messages. */
+const char *bcl_peak_name(bcl_peak_kind k);
+/* The rate of kind on c's device: mo->repeats repeats (ten launches of
+ * about mo->repeat_ms / 10 each) of 8 and 16 chains per work-item, the
+ * best median kept; every chain checked against the host's operations (a
+ * difference is BCL_EXIT_MISMATCH). */
+int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_opts *mo,
+                          bcl_stats *rate, bcl_error *e);
+/* Read-only global bandwidth: a kernel reads every float4 of a buffer of
+ * `bytes` (pseudo-random bits, capped at the allocation limit) once per
+ * launch and writes one integer sum per work-item, each checked against
+ * the host's; one warm-up launch, then `repeats` of ten launches; GB/s =
+ * bytes read / time. */
+int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
+                          bcl_error *e);
 
 #endif

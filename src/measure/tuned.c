@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,58 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     return rc;
 }
 
+/* The operations a compute unit can issue per cycle, with room to spare:
+ * twice the widest known today (an NVIDIA H100/H200 SM and an AMD CDNA3
+ * compute unit issue 128 float32 operations per cycle, an AVX-512 core 32).
+ * A rate is judged without measuring anything: the add-rate and copy bounds
+ * of bench and survey take a measurement each, which a run reading its
+ * tuned file must not pay. */
+#define OPS_PER_CU_CYCLE 256.0
+
+/* The most ball-steps/s the device could reach for the model: compute
+ * units x clock x OPS_PER_CU_CYCLE / the model's operations per ball-step;
+ * 0 when the device does not report its clock or units (no check). */
+static double rate_bound(const bcl_device_info *d, const bcl_model *m)
+{
+    unsigned ops = m->ops_per_step ? m->ops_per_step : 1;
+    if (!d->compute_units || !d->clock_mhz)
+        return 0;
+    return (double)d->compute_units * d->clock_mhz * 1e6 * OPS_PER_CU_CYCLE / ops;
+}
+
+/* A parsed entry whose figures cannot be a measurement: dropped (not
+ * found), with the reason appended to t->damaged. */
+static void check_damaged(bcl_tuned *t, bcl_tuned_entry *en, const char *what, const char *path,
+                          json_int_t balls, const bcl_device_info *d, const bcl_model *m)
+{
+    if (!en->found)
+        return;
+    char why[320];
+    double bound = rate_bound(d, m);
+    double rate = balls > 0 && en->us_per_step > 0 ? (double)balls / (en->us_per_step * 1e-6) : 0;
+    if (!isfinite(en->us_per_step) || !(en->us_per_step > 0))
+        snprintf(why, sizeof why, "us_per_step is %s: expected a positive number",
+                 isnan(en->us_per_step) ? "missing" : "not a positive finite number");
+    else if (balls <= 0)
+        snprintf(why, sizeof why, "balls (the N it was tuned at) is %s: expected a positive count",
+                 balls == 0 ? "missing or 0" : "negative");
+    else if (!isfinite(rate) || (bound > 0 && rate > 2 * bound))
+        snprintf(why, sizeof why,
+                 "us_per_step %.3g at N = %lld is %.3g ball-steps/s, more than twice the "
+                 "device's bound of %.3g (%u compute units at %u MHz, %.0f operations per cycle "
+                 "each, %u per ball-step)",
+                 en->us_per_step, (long long)balls, rate, bound, d->compute_units, d->clock_mhz,
+                 OPS_PER_CU_CYCLE, m->ops_per_step);
+    else
+        return;
+    size_t used = strlen(t->damaged);
+    snprintf(t->damaged + used, sizeof t->damaged - used,
+             "%stuned file '%s': its '%s' entry is damaged (%s): not used, the "
+             "rate calibrated instead",
+             used ? "; " : "", path, what, why);
+    memset(en, 0, sizeof *en);
+}
+
 /* Reads one entry; a missing or null entry is "not found". */
 static int entry_parse(json_t *j, const char *what, const char *path, bool fused,
                        bcl_tuned_entry *t, bcl_error *e)
@@ -176,7 +229,7 @@ static int entry_parse(json_t *j, const char *what, const char *path, bool fused
     const char *variant = NULL;
     json_t *local = NULL;
     json_int_t k = 0;
-    double us = 0;
+    double us = NAN; /* missing: a damaged entry (check_damaged) */
     if (json_unpack(j, "{s:s, s:o, s:I, s?F}", "variant", &variant, "local", &local,
                     "steps_per_launch", &k, "us_per_step", &us) != 0 ||
         strlen(variant) >= BCL_VARIANT_NAME || k < 1 || k > (1 << 24) || (!fused && k != 1))
@@ -272,6 +325,8 @@ int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl
     if (rc == BCL_OK)
         rc = entry_parse(fused, "fused", path, true, &t->fused, e);
     if (rc == BCL_OK) {
+        check_damaged(t, &t->single, "single", path, balls, d, m);
+        check_damaged(t, &t->fused, "fused", path, balls, d, m);
         t->balls = balls > 0 ? (uint64_t)balls : 0;
         snprintf(t->date, sizeof t->date, "%s", date);
     } else {

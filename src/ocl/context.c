@@ -190,6 +190,9 @@ const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem)
             snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", e.msg);
         else /* a variant the kernels lack: the rule decides, and says so */
             bcl_tuned_check(c, &c->tuned, c->tuned_problem, sizeof c->tuned_problem);
+        /* A damaged entry (dropped while reading) is said too. */
+        if (!c->tuned_problem[0] && c->tuned.damaged[0])
+            snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", c->tuned.damaged);
         bcl_error_clear(&e);
         c->tuned_read = true;
     }

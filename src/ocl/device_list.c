@@ -1,7 +1,8 @@
 /*
  * Several devices for one run (docs/DESIGN.md, "Several devices"): a
  * comma-separated list of selectors, each matched as a single selector is,
- * or the word "all" for every device of every platform.
+ * or the word "all" alone for every device of every platform ("all" inside
+ * a list is refused: it would name the list's other devices twice).
  */
 #include "ocl/ocl.h"
 
@@ -42,6 +43,14 @@ int bcl_device_select_list(const bcl_device_list *list, const char *text, size_t
         if (*count == cap)
             return bcl_fail(e, BCL_EXIT_INPUT, "device selector list '%s': at most %zu devices",
                             text, cap);
+        /* "all" is every device: inside a list it would name each device of
+         * the list a second time, so it stands alone (one clear refusal
+         * rather than a guess at what the rest of the list was for). */
+        if (strcmp(tok, "all") == 0)
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "device selector list '%s': 'all' names every device and stands "
+                            "alone: expected -d all, or a list of selectors without it",
+                            text);
         bcl_selector sel;
         /* No text at all is the default device; an empty one is an error. */
         int rc = bcl_selector_parse(text ? tok : NULL, &sel, e);

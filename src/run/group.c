@@ -195,6 +195,7 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         return bcl_fail(e, BCL_EXIT_INPUT, "no device to run on");
     if (o->req.balls == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    bcl_fault_devices(count);
     bcl_group *g = calloc(1, sizeof *g);
     if (!g || !(g->m = calloc(count, sizeof *g->m))) {
         free(g);
@@ -258,6 +259,18 @@ static int calibrate_one(member *m, bcl_error *e)
     bcl_measure_opts mo = {.repeats = 3,
                            .repeat_ms = g->o.calibrate_ms > 0 ? g->o.calibrate_ms : 30,
                            .max_steps = 1000000};
+    /* At most one queue window of launches per timed run (bcl_sim_run waits
+     * on an event from the second window on): how many launches fit in
+     * 30 ms depends on the host's speed, and a calibration that waited on
+     * events only when the host was fast made what it does, and so a fault
+     * injected into it (BALLCL_FAULT=clWaitForEvents:1@0), differ from run
+     * to run. A window is 1024 launches, enough to time. */
+    if (rc == BCL_OK) {
+        uint64_t window = BCL_QUEUE_WINDOW / bcl_sim_buffers(sim);
+        uint64_t cap = (uint64_t)m->pub.plan.steps_per_launch * (window ? window : 1);
+        if (cap < mo.max_steps)
+            mo.max_steps = cap;
+    }
     if (rc == BCL_OK)
         rc = bcl_measure_sim(sim, &m->pub.plan, &mo, &ms, e);
     bcl_sim_destroy(sim);

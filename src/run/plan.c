@@ -15,7 +15,8 @@
  *            min(S, bcl_default_k(device type)) (bcl_default_steps_per_launch),
  *            bcl_default_k when S is open;
  *   variant  the caller's (checked against the program); the tuned one;
- *            else bcl_variant_default;
+ *            else the widest up to BALLCL_FORCE_BALLS_PER_ITEM (a test
+ *            setting) for a k-step kernel; else bcl_variant_default;
  *   local    the caller's size (checked against the kernel's limit), the
  *            driver's choice, the tuned size for this very kernel, or the
  *            automatic rule of launch.c.
@@ -88,6 +89,14 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
         return rc;
     if (!want) {
         const bcl_device_info *d = bcl_context_device(c);
+        unsigned forced;
+        if ((rc = bcl_variant_forced(&forced, e)))
+            return rc;
+        if (forced && p->fused) {
+            snprintf(p->variant, sizeof p->variant, "%s", bcl_variant_widest(forced, vars, nv));
+            p->variant_how = "forced by BALLCL_FORCE_BALLS_PER_ITEM";
+            return BCL_OK;
+        }
         snprintf(p->variant, sizeof p->variant, "%s",
                  bcl_variant_default(d->type, d->native_vector_width_float,
                                      bcl_context_model(c)->cpu_sets, p->fused, vars, nv));

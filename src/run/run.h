@@ -46,6 +46,14 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
  * list (or ""). */
 const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                 const bcl_variant *list, size_t count);
+/* The variant with the most balls per work-item up to limit ("" when none
+ * is wider than one). */
+const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count);
+/* The test setting BALLCL_FORCE_BALLS_PER_ITEM (docs/testing.md): *balls is
+ * its value, 0 when unset; an input error when it is no count. When set,
+ * the k-step kernel's default variant on every device is the widest up to
+ * it, in place of bcl_variant_default. */
+int bcl_variant_forced(unsigned *balls, bcl_error *e);
 /* The default steps per launch (K) when the user gives none and nothing is
  * tuned: 1 when the host waits after every launch (the intermediate states
  * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the

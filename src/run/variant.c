@@ -114,11 +114,37 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
     if (!(type & BCL_DEVICE_CPU) || !fused || native_width == 1)
         return "";
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
+    return bcl_variant_widest(want, list, count);
+}
+
+/* BALLCL_FORCE_BALLS_PER_ITEM=B, a test setting (docs/testing.md): the
+ * widest balls per work-item a machine's rule picks depends on its CPU (x32
+ * with AVX2, x64 with AVX-512), and with it the block a multi-device split
+ * rounds to. Forcing the widest variant up to B on every device lets one
+ * machine run its tests in the shapes another machine would choose. */
+int bcl_variant_forced(unsigned *balls, bcl_error *e)
+{
+    *balls = 0;
+    const char *env = getenv("BALLCL_FORCE_BALLS_PER_ITEM");
+    if (!env || !*env)
+        return BCL_OK;
+    char *end;
+    unsigned long b = strtoul(env, &end, 10);
+    if (*end || !isdigit((unsigned char)env[0]) || b < 1 || b > 4096)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "BALLCL_FORCE_BALLS_PER_ITEM='%s': expected a ball count from 1 to 4096",
+                        env);
+    *balls = (unsigned)b;
+    return BCL_OK;
+}
+
+const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count)
+{
     const char *best = "";
     unsigned best_b = 1;
     for (size_t i = 0; i < count; i++) {
         unsigned b = list[i].balls_per_item;
-        if (b > best_b && b <= want) {
+        if (b > best_b && b <= limit) {
             best = list[i].name;
             best_b = b;
         }

@@ -8,6 +8,10 @@
  *   copy        clEnqueueCopyBuffer bandwidth, pseudo-random data
  *   add rate    float32 adds per second of the device (bcl_measure_add_rate),
  *               the bound of every fused figure
+ *   peaks       read-only bandwidth, float FMA, int32 add, and double and
+ *               half FMA where the device has them (src/measure/peak.c,
+ *               src/measure/readonly.c)
+ *   transfer    host <-> device by pinned, pageable and mapped memory
  *   per model   small and large N one-step ball-step time, the local size
  *               sweep (best local, local = 1 penalty), fused throughput
  *
@@ -505,10 +509,11 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
 
 /* ---- the device ------------------------------------------------------------------ */
 
-/* Host <-> device transfer bandwidth of `bytes`, from pinned host memory
- * (what the platform offers for the fastest transfers) and from pageable
- * memory; the headline write and read figures are the pinned ones, or the
- * pageable ones where pinned memory fails, and "method" says which. */
+/* Host <-> device transfer bandwidth of `bytes`, three ways: from pinned
+ * host memory (what the platform offers for the fastest copies), from
+ * pageable memory, and by mapping the device buffer. Each is reported;
+ * the headline write and read figures are those of the way with the
+ * largest write + read, and "method" says which. */
 static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
 {
     const bcl_survey_opts *o = s->o;
@@ -518,11 +523,14 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
     json_t *t = json_object();
     json_object_set_new(s->measured, "transfer", t);
     json_object_set_new(t, "bytes", json_integer((json_int_t)bytes));
-    bcl_stats w[2], rd[2];
-    bool ok[2];
-    static const char *const kind[] = {"pinned", "pageable"};
-    for (int i = 0; i < 2; i++) {
-        ok[i] = bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e) == BCL_OK;
+    enum { KINDS = 3 };
+    bcl_stats w[KINDS], rd[KINDS];
+    bool ok[KINDS];
+    static const char *const kind[KINDS] = {"pinned", "pageable", "mapped"};
+    int best = -1;
+    for (int i = 0; i < KINDS; i++) {
+        ok[i] = (i == 2 ? bcl_measure_transfer_mapped(ctx, bytes, r, &w[i], &rd[i], &e)
+                        : bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e)) == BCL_OK;
         char wk[64], rk[64], path[96];
         snprintf(wk, sizeof wk, "%s_write_gb_per_s", kind[i]);
         snprintf(rk, sizeof rk, "%s_read_gb_per_s", kind[i]);
@@ -533,19 +541,58 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
             json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
             snprintf(path, sizeof path, "measured.transfer.%s", wk);
             failed(s, path, &e);
+        } else if (best < 0 || w[i].median + rd[i].median > w[best].median + rd[best].median) {
+            best = i;
         }
     }
-    int best = ok[0] ? 0 : ok[1] ? 1 : -1;
     json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
     json_object_set_new(s->measured, "write_gb_per_s",
                         best >= 0 ? number(w[best].median) : json_null());
     json_object_set_new(s->measured, "read_gb_per_s",
                         best >= 0 ? number(rd[best].median) : json_null());
     if (best < 0) {
-        json_object_set_new(s->errors, "measured.write_gb_per_s",
-                            json_string("neither pinned nor pageable transfers could be measured"));
-        json_object_set_new(s->errors, "measured.read_gb_per_s",
-                            json_string("neither pinned nor pageable transfers could be measured"));
+        static const char *const none = "no way of transfer (pinned, pageable, mapped) could be "
+                                        "measured";
+        json_object_set_new(s->errors, "measured.write_gb_per_s", json_string(none));
+        json_object_set_new(s->errors, "measured.read_gb_per_s", json_string(none));
+    }
+}
+
+/* The peaks beside the add rate (src/measure/readonly.c, peak.c): read-only bandwidth
+ * over `bytes`, then the float FMA and int32 add rates, and the double and
+ * half FMA rates where the device has fp64 and cl_khr_fp16 (else null, not
+ * an error: the device lacks the type). */
+static void measure_peaks(surveyor *s, bcl_context *ctx, size_t bytes)
+{
+    const bcl_survey_opts *o = s->o;
+    bcl_error e = {0};
+    bcl_stats st;
+    progress(s, "read-only bandwidth");
+    if (bcl_measure_read_only(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &st, &e) ==
+        BCL_OK)
+        json_object_set_new(s->measured, "read_only_gb_per_s", number(st.median));
+    else
+        failed(s, "measured.read_only_gb_per_s", &e);
+    static const struct {
+        bcl_peak_kind kind;
+        const char *key, *what;
+    } rates[] = {
+        {BCL_PEAK_FMA32, "fma_gflop_per_s", "float FMA rate"},
+        {BCL_PEAK_INT32, "int_add_gop_per_s", "int32 add rate"},
+        {BCL_PEAK_FMA64, "fp64_gflop_per_s", "double FMA rate"},
+        {BCL_PEAK_FMA16, "half_gflop_per_s", "half FMA rate"},
+    };
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        progress(s, rates[i].what);
+        if ((rates[i].kind == BCL_PEAK_FMA64 && !s->d->fp64) ||
+            (rates[i].kind == BCL_PEAK_FMA16 && !s->d->fp16))
+            continue;
+        char path[96];
+        snprintf(path, sizeof path, "measured.%s", rates[i].key);
+        if (bcl_measure_peak_rate(ctx, rates[i].kind, &o->measure, &st, &e) == BCL_OK)
+            json_object_set_new(s->measured, rates[i].key, number(st.median));
+        else
+            failed(s, path, &e);
     }
 }
 
@@ -578,7 +625,17 @@ static void measure_device(surveyor *s, const bcl_model *m)
         failed(s, "measured.write_gb_per_s", &e);
         e = copy;
         failed(s, "measured.read_gb_per_s", &e);
-        s->done += 3;
+        static const char *const peaks[] = {
+            "measured.read_only_gb_per_s", "measured.fma_gflop_per_s", "measured.int_add_gop_per_s",
+            "measured.fp64_gflop_per_s", "measured.half_gflop_per_s"};
+        for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++) {
+            bool lacks = (i == 3 && !s->d->fp64) || (i == 4 && !s->d->fp16);
+            if (!lacks) {
+                e = copy;
+                failed(s, peaks[i], &e);
+            }
+        }
+        s->done += 3 + 5;
         return;
     }
     size_t pm = 0;
@@ -636,6 +693,7 @@ static void measure_device(surveyor *s, const bcl_model *m)
         json_object_set_new(s->measured, "add_gflop_per_s", number(add.gflop_per_s.median));
     else
         failed(s, "measured.add_gflop_per_s", &e);
+    measure_peaks(s, ctx, bytes / 16 * 16);
     measure_transfer(s, ctx, bytes / 16 * 16);
     bcl_context_destroy(ctx);
 }
@@ -647,7 +705,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     *status = BCL_OK;
     bcl_error qe = {0};
     char *ext = bcl_device_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 5 + 4 * (unsigned)bcl_model_count};
+    surveyor s = {.d = d, .o = o, .total = 10 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
     free(ext);
     s.measured = json_object();
@@ -659,6 +717,9 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
         bcl_error_clear(&qe);
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
+    json_t *caps = bcl_survey_capabilities(d);
+    if (caps)
+        json_object_set_new(s.dev, "capabilities", caps);
     json_object_set_new(s.dev, "measured", s.measured);
     json_object_set_new(s.dev, "errors", s.errors);
     if (qe.code)
@@ -666,8 +727,10 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     /* The keys in documented order, null until measured. */
     const bcl_model *def = bcl_models[0];
     json_object_set_new(s.measured, "model", json_string(def->name));
-    static const char *const figures[] = {"build_ms_cold", "build_ms_cached", "launch_latency_us",
-                                          "roundtrip_us",  "copy_gb_per_s",   "add_gflop_per_s"};
+    static const char *const figures[] = {
+        "build_ms_cold",     "build_ms_cached",    "launch_latency_us", "roundtrip_us",
+        "copy_gb_per_s",     "read_only_gb_per_s", "add_gflop_per_s",   "fma_gflop_per_s",
+        "int_add_gop_per_s", "fp64_gflop_per_s",   "half_gflop_per_s"};
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
         json_object_set_new(s.measured, figures[i], json_null());
     measure_builds(&s, def);
@@ -722,6 +785,18 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
     if (!doc)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     json_t *devices = json_object_get(doc, "devices");
+    /* Every platform, those without devices among them, before the
+     * devices: a platform that lists none says why here. */
+    json_t *platforms;
+    bcl_error pe = {0};
+    if (bcl_survey_platforms(&platforms, &pe) == BCL_OK)
+        json_object_set_new(doc, "platforms", platforms);
+    else
+        json_object_set_new(doc, "platforms", json_array());
+    bcl_error_clear(&pe);
+    json_incref(devices); /* moved after "platforms" */
+    json_object_del(doc, "devices");
+    json_object_set_new(doc, "devices", devices);
     int rc = BCL_OK;
     for (size_t i = 0; i < n && rc == BCL_OK; i++) {
         json_t *dev;

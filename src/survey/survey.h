@@ -32,6 +32,14 @@ json_t *bcl_survey_document(const bcl_survey_opts *o);
  * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
  * by '?', so the JSON is always valid. NULL when out of memory. */
 json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
+/* The device's capabilities (src/survey/device_facts.c): floating-point
+ * configuration, SVM, caches, vector widths, sub-groups, IL version...; a
+ * query that fails is null. NULL only when out of memory. */
+json_t *bcl_survey_capabilities(const bcl_device_info *d);
+/* Every OpenCL platform, those without devices included, with the status
+ * of clGetDeviceIDs and a hint for drivers known to need a setting, as a
+ * new JSON array (empty when there is no platform). */
+int bcl_survey_platforms(json_t **out, bcl_error *e);
 /* Surveys one device into a new device object (*out); see bcl_survey_run.
  * *status is the worst outcome of its figures. Returns non-zero only when
  * out of memory. */

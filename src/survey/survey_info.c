@@ -303,6 +303,10 @@ static void check_max(json_t *flags, json_t *obj, const char *key, const char *p
 }
 
 static const char *const gb_rule = "GB/s above 10000, more than any memory system moves";
+static const char *const peak_rule =
+    "operations/s above compute_units x clock x 256 per clock, more than any device does";
+static const char *const half_rule =
+    "half operations/s above compute_units x clock x 512 per clock (two per float32 lane)";
 static const char *const rate_rule =
     "ball-steps/s above compute_units x clock x 256 float32 operations per clock / the model's "
     "operations per ball-step";
@@ -339,6 +343,22 @@ size_t bcl_survey_flag(json_t *dev)
     check_max(flags, m, "copy_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
     check_max(flags, m, "write_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
     check_max(flags, m, "read_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+    check_max(flags, m, "read_only_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+    json_t *t = json_object_get(m, "transfer");
+    static const char *const ways[] = {"pinned", "pageable", "mapped"};
+    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++)
+        for (int dir = 0; dir < 2; dir++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s_%s_gb_per_s", ways[i], dir ? "read" : "write");
+            check_max(flags, t, key, "measured.transfer", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+        }
+    /* The peaks: no device does more operations per clock and unit (an
+     * FMA counted as 2); packed half may do two per float32 lane. */
+    static const char *const rates[] = {"add_gflop_per_s", "fma_gflop_per_s", "int_add_gop_per_s",
+                                        "fp64_gflop_per_s"};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        check_max(flags, m, rates[i], "measured", flops_per_s / 1e9, peak_rule);
+    check_max(flags, m, "half_gflop_per_s", "measured", 2 * flops_per_s / 1e9, half_rule);
     /* The default model's figures at the top of "measured", then every
      * model's under "models". */
     flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s);

@@ -4,9 +4,11 @@
  * schema version this program writes, and have every required key with its
  * type (the tables below, which docs/SURVEY.md and docs/survey.schema.json
  * describe); keys it does not know are allowed, so a later writer of the
- * same version may add some. It reads ballcl-survey/2 (what it writes) and
- * ballcl-survey/1, which lacks the keys that version 2 added (`since`). Anything else is an input
- * error naming the file and the first offending key, never a crash: the reader takes any bytes.
+ * same version may add some. It reads ballcl-survey/3 (what it writes),
+ * ballcl-survey/2 and ballcl-survey/1, which lack the keys that later
+ * versions added (`since`). Anything else is an input error naming the
+ * file and the first offending key, never a crash: the reader takes any
+ * bytes.
  */
 #include "measure/timing.h"
 #include "survey/survey.h"
@@ -96,6 +98,8 @@ static const field transfer_fields[] = {
     {"pinned_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
     {"pageable_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
     {"pageable_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
+    {"mapped_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 3},
+    {"mapped_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 3},
     END,
 };
 
@@ -107,7 +111,13 @@ static const field measured_fields[] = {
     {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
     {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
     {"copy_bytes", T_INT, NULL, 0},
+    {"read_only_gb_per_s", T_NUM | T_NULL, NULL, 0, 3},
     {"add_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 0},
+    {"fma_gflop_per_s", T_NUM | T_NULL, NULL, 0, 3},
+    {"int_add_gop_per_s", T_NUM | T_NULL, NULL, 0, 3},
+    /* Null or absent on a device without the type. */
+    {"fp64_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 3},
+    {"half_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 3},
     {"write_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"read_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"transfer", T_OBJ, transfer_fields, 0, 2},
@@ -145,6 +155,71 @@ static const field limits_fields[] = {
     END,
 };
 
+/* Version 3: what clinfo shows beyond the limits (src/survey/device_facts.c);
+ * a query the driver refused is null. */
+static const field fp_bits_fields[] = {
+    {"denorm", T_BOOL, NULL, 0},
+    {"inf_nan", T_BOOL, NULL, 0},
+    {"round_to_nearest", T_BOOL, NULL, 0},
+    {"round_to_zero", T_BOOL, NULL, 0},
+    {"round_to_inf", T_BOOL, NULL, 0},
+    {"fma", T_BOOL, NULL, 0},
+    {"correctly_rounded_divide_sqrt", T_BOOL, NULL, 0},
+    {"soft_float", T_BOOL, NULL, 0},
+    END,
+};
+
+static const field fp_config_fields[] = {
+    {"float", T_OBJ | T_NULL, fp_bits_fields, 0},
+    {"double", T_OBJ | T_NULL, fp_bits_fields, 0},
+    {"half", T_OBJ | T_NULL, fp_bits_fields, 0},
+    END,
+};
+
+static const field svm_fields[] = {
+    {"coarse_grain_buffer", T_BOOL, NULL, 0},
+    {"fine_grain_buffer", T_BOOL, NULL, 0},
+    {"fine_grain_system", T_BOOL, NULL, 0},
+    {"atomics", T_BOOL, NULL, 0},
+    END,
+};
+
+static const field vector_fields[] = {
+    {"char", T_INT | T_NULL, NULL, 0},  {"short", T_INT | T_NULL, NULL, 0},
+    {"int", T_INT | T_NULL, NULL, 0},   {"long", T_INT | T_NULL, NULL, 0},
+    {"float", T_INT | T_NULL, NULL, 0}, {"double", T_INT | T_NULL, NULL, 0},
+    {"half", T_INT | T_NULL, NULL, 0},  END,
+};
+
+static const field capability_fields[] = {
+    {"fp_config", T_OBJ, fp_config_fields, 0},
+    {"svm_capabilities", T_OBJ | T_NULL, svm_fields, 0},
+    {"host_unified_memory", T_BOOL | T_NULL, NULL, 0},
+    {"global_mem_cache_type", T_STR | T_NULL, NULL, 0},
+    {"global_mem_cache_size", T_INT | T_NULL, NULL, 0},
+    {"global_mem_cacheline_size", T_INT | T_NULL, NULL, 0},
+    {"max_constant_buffer_size", T_INT | T_NULL, NULL, 0},
+    {"max_constant_args", T_INT | T_NULL, NULL, 0},
+    {"profiling_timer_resolution_ns", T_INT | T_NULL, NULL, 0},
+    {"preferred_vector_width", T_OBJ, vector_fields, 0},
+    {"native_vector_width", T_OBJ, vector_fields, 0},
+    {"preferred_work_group_size_multiple", T_INT | T_NULL, NULL, 0},
+    {"max_num_sub_groups", T_INT | T_NULL, NULL, 0},
+    {"sub_group_independent_forward_progress", T_BOOL | T_NULL, NULL, 0},
+    {"il_version", T_STR | T_NULL, NULL, 0},
+    {"image_support", T_BOOL | T_NULL, NULL, 0},
+    {"max_parameter_size", T_INT | T_NULL, NULL, 0},
+    {"mem_base_addr_align", T_INT | T_NULL, NULL, 0},
+    END,
+};
+
+static const field platform_fields[] = {
+    {"index", T_INT, NULL, 0},         {"name", T_STR, NULL, 0},
+    {"vendor", T_STR, NULL, 0},        {"version", T_STR, NULL, 0},
+    {"status", T_STR, NULL, 0},        {"devices", T_INT, NULL, 0},
+    {"hint", T_STR | T_NULL, NULL, 0}, END,
+};
+
 static const field flag_fields[] = {
     {"figure", T_STR, NULL, 0},
     {"value", T_NUM, NULL, 0},
@@ -157,6 +232,7 @@ static const field device_fields[] = {
     {"selector", T_STR, NULL, 0},
     {"identity", T_OBJ, identity_fields, 0},
     {"limits", T_OBJ, limits_fields, 0},
+    {"capabilities", T_OBJ, capability_fields, 0, 3},
     {"measured", T_OBJ, measured_fields, 0},
     {"errors", T_MAP, NULL, T_STR},
     {"flags", T_ARR, flag_fields, T_OBJ},
@@ -188,6 +264,7 @@ static const field document_fields[] = {
     {"command", T_STR, NULL, 0},
     {"quick", T_BOOL, NULL, 0},
     {"settings", T_OBJ, settings_fields, 0},
+    {"platforms", T_ARR, platform_fields, T_OBJ, 3},
     {"devices", T_ARR, device_fields, T_OBJ},
     END,
 };
@@ -358,6 +435,8 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
                       "'%s': not a ballcl survey: expected a JSON object with \"schema\": \"%s\"",
                       name, BCL_SURVEY_SCHEMA);
     else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA) == 0)
+        c.version = 3;
+    else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA_V2) == 0)
         c.version = 2;
     else if (strcmp(json_string_value(schema), BCL_SURVEY_SCHEMA_V1) == 0)
         c.version = 1;

@@ -10,20 +10,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or 0 when the
+ * byte at p does not start one. */
+static size_t utf8_length(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* overlong below */
+        if (c == 0xED)
+            hi = 0x9F; /* surrogates above */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
 size_t bcl_escape(const char *in, char *out, size_t size)
 {
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size; p++) {
-        if (*p >= 0x20 && *p != 0x7f) {
-            out[o++] = (char)*p;
-        } else if (o + 4 < size) {
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size;) {
+        size_t len = utf8_length(p);
+        /* C0 controls and DEL; C1 controls (U+0080 to U+009F, which some
+         * terminals obey as escape sequences: 0xC2 0x9B is CSI); and bytes
+         * that are no UTF-8 (a terminal may take a lone 0x9B as CSI too):
+         * each byte as \xNN. Printable UTF-8 stays as it is. */
+        bool control = len == 0 || (len == 1 && (*p < 0x20 || *p == 0x7f)) ||
+                       (len == 2 && p[0] == 0xC2 && p[1] <= 0x9F);
+        if (!control) {
+            if (o + len >= size)
+                break; /* never half a character */
+            memcpy(out + o, p, len);
+            o += len;
+            p += len;
+            continue;
+        }
+        size_t n = len ? len : 1;
+        if (o + 4 * n >= size)
+            break;
+        for (size_t i = 0; i < n; i++, p++) {
             out[o++] = '\\';
             out[o++] = 'x';
             out[o++] = hex[*p >> 4];
             out[o++] = hex[*p & 15];
-        } else {
-            break;
         }
     }
     if (size)

@@ -118,6 +118,18 @@ static void parse_spec(void)
     }
 }
 
+void bcl_fault_devices(size_t count)
+{
+    pthread_once(&parse_once, parse_spec);
+    if (fault.device < 0 || (size_t)fault.device < count)
+        return;
+    fprintf(stderr,
+            "ballcl: BALLCL_FAULT='%s': device %d does not exist: the run has %zu device%s "
+            "(@0 to @%zu)\n",
+            getenv("BALLCL_FAULT"), fault.device, count, count == 1 ? "" : "s", count - 1);
+    abort();
+}
+
 int bcl_fault_take(const char *name)
 {
     pthread_once(&parse_once, parse_spec);

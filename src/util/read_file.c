@@ -46,22 +46,43 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
     /* The fault point of every file read (BALLCL_FAULT=read:n). */
     if (err == 0)
         err = bcl_fault_take("read");
-    size_t want = err ? 0 : (size_t)st.st_size;
-    char *buf = err ? NULL : malloc(want + 1);
+    /* Read to the end, whatever the size said: files whose size the kernel
+     * does not know (/proc, /sys report 0 or a page) or that grew since
+     * fstat are read whole, never cut at the size. Still bounded by limit. */
+    size_t cap = err ? 0 : (size_t)st.st_size + 1;
+    if (cap < 4096)
+        cap = 4096;
+    char *buf = err ? NULL : malloc(cap + 1);
     if (err == 0 && !buf)
         err = ENOMEM;
     size_t got = 0;
-    while (err == 0 && got < want) {
-        ssize_t r = read(fd, buf + got, want - got);
+    while (err == 0) {
+        if (got == cap) {
+            if ((uint64_t)got > limit) {
+                err = EFBIG;
+                break;
+            }
+            size_t more = cap * 2;
+            char *bigger = more > cap ? realloc(buf, more + 1) : NULL;
+            if (!bigger) {
+                err = ENOMEM;
+                break;
+            }
+            buf = bigger;
+            cap = more;
+        }
+        ssize_t r = read(fd, buf + got, cap - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             err = errno;
         else if (r == 0)
-            break; /* shrank while read: the caller sees the bytes there were */
+            break;
         else
             got += (size_t)r;
     }
+    if (err == 0 && (uint64_t)got > limit)
+        err = EFBIG;
     close(fd);
     if (err) {
         free(buf);

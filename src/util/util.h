@@ -21,6 +21,10 @@ int bcl_fault_take(const char *name);
  * (its position, from 0, in a run's device list): a thread working for a
  * device says which with bcl_fault_device (-1, the default: none). */
 void bcl_fault_device(int index);
+/* A run over count devices starts: a BALLCL_FAULT "@D" naming a device
+ * beyond them would never fire, and a fault test would pass without its
+ * fault; it aborts, naming the device, as a malformed value does. */
+void bcl_fault_devices(size_t count);
 
 /* The memory this process may use on the host, in bytes (0: unknown). */
 uint64_t bcl_host_memory_bytes(void);
@@ -39,7 +43,9 @@ uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
  * after the last byte; *len excludes it). Refused before anything is read:
  * a folder (EISDIR), any other file that is not regular
  * (BCL_READ_NOT_REGULAR), a file larger than limit bytes (EFBIG). Returns 0
- * or an errno value; *opened (optional) says whether the path could be
+ * or an errno value. The file is read to its end, whatever size fstat
+ * gave (/proc files say 0), and one that proves larger than limit is EFBIG
+ * too. *opened (optional) says whether the path could be
  * opened, for messages that tell "cannot open" from "cannot read". The
  * fault point "read" fails it after the open. */
 int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened);

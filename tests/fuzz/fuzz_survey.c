@@ -5,7 +5,7 @@
  *   - the result is BCL_OK or BCL_EXIT_INPUT; a refusal is one non-empty
  *     line that names the file, and hands out no document;
  *   - an accepted document is an object with "schema" equal to
- *     BCL_SURVEY_SCHEMA or the older BCL_SURVEY_SCHEMA_V1, and a non-empty
+ *     BCL_SURVEY_SCHEMA or an older one (_V2, _V1), and a non-empty
  *     "devices" array, and what it dumps
  *     back to text is accepted again (the reader is stable on its own
  *     output).
@@ -44,8 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check(json_is_object(doc), "accepted a non-object", &e);
     const char *schema = json_string_value(json_object_get(doc, "schema"));
-    check(schema &&
-              (strcmp(schema, BCL_SURVEY_SCHEMA) == 0 || strcmp(schema, BCL_SURVEY_SCHEMA_V1) == 0),
+    check(schema && (strcmp(schema, BCL_SURVEY_SCHEMA) == 0 ||
+                     strcmp(schema, BCL_SURVEY_SCHEMA_V2) == 0 ||
+                     strcmp(schema, BCL_SURVEY_SCHEMA_V1) == 0),
           "accepted another schema", &e);
     check(json_array_size(json_object_get(doc, "devices")) > 0, "accepted no devices", &e);
     char *text = json_dumps(doc, JSON_PRESERVE_ORDER);

@@ -160,10 +160,11 @@ def survey_corpus():
     save("survey", "empty", b"")
     save("survey", "truncated", text[: len(text) // 2])
     save("survey", "garbage", b"\x89PNG\r\n\x1a\n\x00\x00")
-    # A version 1 file relabelled 2 lacks the keys version 2 requires; 3 is
-    # a version the reader does not know.
+    # A version 1 file relabelled 2 or 3 lacks the keys those versions
+    # require; 4 is a version the reader does not know.
     save("survey", "schema-2", text.replace('"ballcl-survey/1"', '"ballcl-survey/2"', 1))
     save("survey", "schema-3", text.replace('"ballcl-survey/1"', '"ballcl-survey/3"', 1))
+    save("survey", "schema-4", text.replace('"ballcl-survey/1"', '"ballcl-survey/4"', 1))
     save("survey", "schema-bench", json.dumps({"schema": "ballcl-bench/1"}))
     save("survey", "array", "[]")
     save("survey", "schema-not-string", json.dumps({"schema": 1}))

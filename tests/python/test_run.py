@@ -52,7 +52,9 @@ def test_bounce_bit_exact(dev, params, spl):
     new, r = ballcl.run(s, 23, device=dev, model="bounce", params=params, steps_per_launch=spl)
     assert np.array_equal(bits(new), bits(bref.run(s, ref_p, 23)))
     assert r.model == "bounce" and r.validation["passed"]
-    assert r.params == [float(x) for x in ref_p]
+    # By name, as `run --json` gives them (the box as a list).
+    assert r.params == {"dt": float(ref_p[0]), "gravity": float(ref_p[1]),
+                        "box": [float(ref_p[2]), float(ref_p[3])], "restitution": float(ref_p[4])}
 
 
 def test_result_has_the_cli_fields(dev, tmp_path):

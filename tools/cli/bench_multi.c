@@ -194,8 +194,8 @@ static void print_table(const bench_args *a, const bcl_device_info *const *devs,
     printf("bench: model %s, N = %zu, %zu devices, %s\n", a->o.model.model->name, res->balls, ndev,
            date);
     for (size_t i = 0; i < ndev; i++)
-        printf("  %u:%u %s (%s)\n", devs[i]->platform_index, devs[i]->device_index, devs[i]->name,
-               devs[i]->platform_name);
+        printf("  %u:%u %s (%s)\n", devs[i]->platform_index, devs[i]->device_index,
+               cli_shown(devs[i]->name), cli_shown(devs[i]->platform_name));
     if (!res->validated) {
         printf("validation FAILED on a shard: nothing timed\n");
         return;

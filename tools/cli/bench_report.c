@@ -231,7 +231,8 @@ void bench_print_table(const bench_info *info, const bench_result *res)
 {
     const bcl_device_info *d = info->dev;
     printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", info->model->name,
-           res->balls, d->name, d->platform_name, d->platform_index, d->device_index);
+           res->balls, cli_shown(d->name), cli_shown(d->platform_name), d->platform_index,
+           d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
            "(clEnqueueCopyBuffer of %.1f MB%s)\n",
            info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6,

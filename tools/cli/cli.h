@@ -88,6 +88,12 @@ void cli_progress_end(void);
  * (an unknown option, or a flag given "=value"), for command cmd. */
 int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e);
 
+/* text from a file or a driver, ready for a terminal (bcl_escape: control
+ * characters and bytes that are no UTF-8 as \xNN), in one of a few
+ * rotating buffers of this thread: valid until several more calls, enough
+ * for the arguments of one printf. */
+const char *cli_shown(const char *text);
+
 /* text cut to at most width display columns for a table: when it is
  * longer, at a word boundary (before a space, after a '-') with an
  * ellipsis, never silently mid-word. */

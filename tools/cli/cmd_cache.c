@@ -108,8 +108,10 @@ static void print_tuned(const char *dir, const bcl_tuned_file_info *tf, size_t n
         cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
         best_text(x, best, sizeof best);
         format_age(now - x->mtime, age, sizeof age);
-        printf("%-7s %s  %s  %-20s  %-26s %7s  %s%s\n", x->valid ? x->model : "?", dev, plat,
-               x->valid ? x->tuned.date : "?", best, age, x->valid ? "ok" : "bad: ", x->problem);
+        /* What the files say reaches the terminal escaped. */
+        printf("%-7s %s  %s  %-20s  %-26s %7s  %s%s\n", cli_shown(x->valid ? x->model : "?"), dev,
+               plat, cli_shown(x->valid ? x->tuned.date : "?"), cli_shown(best), age,
+               x->valid ? "ok" : "bad: ", cli_shown(x->problem));
     }
     printf("%zu tuned configuration%s in %s/tuned ('ballcl tune --show -d SEL' prints one)\n", n,
            n == 1 ? "" : "s", dir);
@@ -168,8 +170,9 @@ static int list(const char *dir, bool as_json)
         char dev[40], plat[40];
         cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
         cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
-        printf("%-16.16s  %s  %s  %-10.10s %9s %7s  %s%s\n", x->key, dev, plat,
-               x->valid ? x->source : "?", sz, age, x->valid ? "ok" : "bad: ", x->problem);
+        printf("%-16.16s  %s  %s  %-10.10s %9s %7s  %s%s\n", cli_shown(x->key), dev, plat,
+               cli_shown(x->valid ? x->source : "?"), sz, age,
+               x->valid ? "ok" : "bad: ", cli_shown(x->problem));
     }
     char sz[32];
     format_size(total, sz, sizeof sz);

@@ -1,6 +1,9 @@
 /* ballcl devices: every platform and device, with the selector to use and
  * the one a run takes by default; -v and --json give what a user reaches for
- * before choosing (clock, memories, work-group limits, extensions). */
+ * before choosing (clock, memories, work-group limits, extensions, the
+ * floating-point configuration, vector widths, SVM, caches, sub-groups...),
+ * the facts a survey records under the same keys (bcl_device_describe,
+ * docs/SURVEY.md), and every platform, those without devices included. */
 #include "options.h"
 
 #include <stdlib.h>
@@ -15,9 +18,13 @@ static void help(void)
            "accelerator) or a part of the device or platform name also selects. Long\n"
            "names are cut at a word with an ellipsis: -v prints them whole.\n\n"
            "  -v, --verbose  every device's properties: clock, memories, work-group and\n"
-           "                 work-item limits, preferred work-group multiple, native float\n"
-           "                 vector width, fp64/fp16, versions and the extensions\n"
+           "                 work-item limits, preferred work-group multiple, vector\n"
+           "                 widths, fp64/fp16 and the floating-point configuration, SVM,\n"
+           "                 caches, sub-groups, IL, versions and the extensions; and every\n"
+           "                 platform, with the status of one that lists no device\n"
            "  --json         one JSON object on stdout, with all of the above per device\n"
+           "                 (\"identity\", \"limits\", \"capabilities\": a survey's keys) and\n"
+           "                 \"platforms\"\n"
            "  -h, --help     this help\n");
 }
 
@@ -45,7 +52,7 @@ static json_t *device_json(const bcl_device_info *d, bool is_default, const char
         "type", bcl_device_type_name(d->type), "compute_units", (json_int_t)d->compute_units,
         "global_mem_bytes", (json_int_t)d->global_mem, "max_alloc_bytes", (json_int_t)d->max_alloc,
         "version", d->version, "opencl_c_version", d->c_version, "driver", d->driver,
-        "max_work_group", (json_int_t)d->max_work_group);
+        "max_work_group_size", (json_int_t)d->max_work_group);
     json_t *sizes = json_array();
     for (int i = 0; i < 3; i++)
         json_array_append_new(sizes, json_integer((json_int_t)d->max_item_sizes[i]));
@@ -59,7 +66,170 @@ static json_t *device_json(const bcl_device_info *d, bool is_default, const char
     json_object_set_new(j, "fp64", json_boolean(d->fp64));
     json_object_set_new(j, "fp16", json_boolean(d->fp16));
     json_object_set_new(j, "extensions", extensions_json(ext));
+    /* The survey's objects, under its keys (docs/SURVEY.md). */
+    bcl_error e = {0};
+    char *text = NULL;
+    json_t *facts = NULL;
+    if (bcl_device_describe(d, &text, &e) == BCL_OK)
+        facts = json_loads(text, 0, NULL);
+    free(text);
+    bcl_error_clear(&e);
+    static const char *const parts[] = {"identity", "limits", "capabilities"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        json_t *part = json_object_get(facts, parts[i]);
+        json_object_set(j, parts[i], part ? part : json_null());
+    }
+    json_decref(facts);
     return j;
+}
+
+/* Every platform (bcl_platforms_describe), or null when they cannot be
+ * listed. */
+static json_t *platforms_json(void)
+{
+    bcl_error e = {0};
+    char *text = NULL;
+    json_t *p = NULL;
+    if (bcl_platforms_describe(&text, &e) == BCL_OK)
+        p = json_loads(text, 0, NULL);
+    free(text);
+    bcl_error_clear(&e);
+    return p ? p : json_null();
+}
+
+static const char *yes_no(json_t *v)
+{
+    return json_is_true(v) ? "yes" : json_is_false(v) ? "no" : "not reported";
+}
+
+/* One fp_config object as "denorm inf_nan round_to_nearest ..." (the bits
+ * that are set). */
+static void print_fp(const char *label, json_t *fp)
+{
+    if (!json_is_object(fp)) {
+        printf("  %-22s none\n", label);
+        return;
+    }
+    printf("  %-22s", label);
+    const char *k;
+    json_t *v;
+    bool any = false;
+    json_object_foreach(fp, k, v)
+    {
+        if (json_is_true(v)) {
+            printf(" %s", k);
+            any = true;
+        }
+    }
+    printf("%s\n", any ? "" : " (no bits set)");
+}
+
+static void print_widths(const char *label, json_t *w)
+{
+    printf("  %-22s", label);
+    const char *k;
+    json_t *v;
+    json_object_foreach(w, k, v)
+    {
+        if (json_is_integer(v))
+            printf(" %s %lld", k, (long long)json_integer_value(v));
+        else
+            printf(" %s ?", k);
+    }
+    printf("\n");
+}
+
+static void print_int(const char *label, json_t *v, const char *unit)
+{
+    if (json_is_integer(v))
+        printf("  %-22s %lld%s\n", label, (long long)json_integer_value(v), unit);
+    else
+        printf("  %-22s not reported\n", label);
+}
+
+/* -v: the capabilities of bcl_device_describe, one line each. */
+static void print_capabilities(const bcl_device_info *d)
+{
+    bcl_error e = {0};
+    char *text = NULL;
+    json_t *facts = NULL;
+    if (bcl_device_describe(d, &text, &e) == BCL_OK)
+        facts = json_loads(text, 0, NULL);
+    free(text);
+    if (!facts) {
+        printf("  %-22s could not be queried: %s\n", "capabilities", cli_shown(e.msg));
+        bcl_error_clear(&e);
+        return;
+    }
+    json_t *c = json_object_get(facts, "capabilities");
+    json_t *fp = json_object_get(c, "fp_config");
+    print_fp("float config", json_object_get(fp, "float"));
+    print_fp("double config", json_object_get(fp, "double"));
+    print_fp("half config", json_object_get(fp, "half"));
+    print_widths("preferred vectors", json_object_get(c, "preferred_vector_width"));
+    print_widths("native vectors", json_object_get(c, "native_vector_width"));
+    json_t *svm = json_object_get(c, "svm_capabilities");
+    if (json_is_object(svm)) {
+        printf("  %-22s", "SVM");
+        const char *k;
+        json_t *v;
+        bool any = false;
+        json_object_foreach(svm, k, v)
+        {
+            if (json_is_true(v)) {
+                printf(" %s", k);
+                any = true;
+            }
+        }
+        printf("%s\n", any ? "" : " none");
+    } else {
+        printf("  %-22s not reported (an OpenCL 2.0 query)\n", "SVM");
+    }
+    printf("  %-22s %s\n", "host unified memory",
+           yes_no(json_object_get(c, "host_unified_memory")));
+    json_t *ct = json_object_get(c, "global_mem_cache_type");
+    printf("  %-22s %s, ", "global memory cache",
+           json_is_string(ct) ? cli_shown(json_string_value(ct)) : "?");
+    json_t *cs = json_object_get(c, "global_mem_cache_size");
+    json_t *cl = json_object_get(c, "global_mem_cacheline_size");
+    printf("%lld KiB, lines of %lld bytes\n", (long long)json_integer_value(cs) / 1024,
+           (long long)json_integer_value(cl));
+    print_int("constant buffer", json_object_get(c, "max_constant_buffer_size"), " bytes");
+    print_int("profiling resolution", json_object_get(c, "profiling_timer_resolution_ns"), " ns");
+    print_int("max sub-groups", json_object_get(c, "max_num_sub_groups"), "");
+    json_t *il = json_object_get(c, "il_version");
+    printf("  %-22s %s\n", "IL version",
+           json_is_string(il) && *json_string_value(il) ? cli_shown(json_string_value(il))
+                                                        : "none");
+    printf("  %-22s %s\n", "image support", yes_no(json_object_get(c, "image_support")));
+    printf("  %-22s %u\n", "address bits", d->address_bits);
+    json_decref(facts);
+}
+
+/* -v: every platform, with the status and hint of one without devices. */
+static void print_platforms(void)
+{
+    json_t *p = platforms_json();
+    size_t i;
+    json_t *x;
+    printf("\nplatforms:\n");
+    json_array_foreach(p, i, x)
+    {
+        printf("  %lld  %s (%s): %lld device%s",
+               (long long)json_integer_value(json_object_get(x, "index")),
+               json_string_value(json_object_get(x, "name")),
+               json_string_value(json_object_get(x, "version")),
+               (long long)json_integer_value(json_object_get(x, "devices")),
+               json_integer_value(json_object_get(x, "devices")) == 1 ? "" : "s");
+        const char *st = json_string_value(json_object_get(x, "status"));
+        if (st && strcmp(st, "CL_SUCCESS") != 0)
+            printf(", %s", st);
+        json_t *hint = json_object_get(x, "hint");
+        if (json_is_string(hint))
+            printf(" (%s)", json_string_value(hint));
+        printf("\n");
+    }
+    json_decref(p);
 }
 
 static void print_size(const char *label, double bytes)
@@ -75,9 +245,11 @@ static void print_size(const char *label, double bytes)
 /* -v: one block per device, names whole, extensions wrapped. */
 static void print_verbose(const bcl_device_info *d, bool is_default, const char *ext)
 {
-    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index, d->name);
-    printf("  %-22s %s (%s)\n", "platform", d->platform_name, d->platform_version);
-    printf("  %-22s %s\n", "vendor", d->vendor);
+    printf("%s%u:%u  %s\n", is_default ? "* " : "", d->platform_index, d->device_index,
+           cli_shown(d->name));
+    printf("  %-22s %s (%s)\n", "platform", cli_shown(d->platform_name),
+           cli_shown(d->platform_version));
+    printf("  %-22s %s\n", "vendor", cli_shown(d->vendor));
     printf("  %-22s %s%s\n", "type", bcl_device_type_name(d->type),
            is_default ? " (the default device)" : "");
     printf("  %-22s %u\n", "compute units", d->compute_units);
@@ -97,8 +269,9 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
         printf("  %-22s not reported (an OpenCL 3.0 query)\n", "preferred multiple");
     printf("  %-22s %u\n", "native float vector", d->native_vector_width_float);
     printf("  %-22s %s / %s\n", "fp64 / fp16", d->fp64 ? "yes" : "no", d->fp16 ? "yes" : "no");
-    printf("  %-22s %s; %s\n", "OpenCL", d->version, d->c_version);
-    printf("  %-22s %s\n", "driver", d->driver);
+    printf("  %-22s %s; %s\n", "OpenCL", cli_shown(d->version), cli_shown(d->c_version));
+    printf("  %-22s %s\n", "driver", cli_shown(d->driver));
+    print_capabilities(d);
     if (!ext) {
         printf("  %-22s could not be queried\n", "extensions");
         return;
@@ -122,7 +295,7 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
             printf("\n  %-22s", "");
             col = 0;
         }
-        printf(" %s", t);
+        printf(" %s", cli_shown(t));
         col += 1 + len;
     }
     printf("\n");
@@ -175,7 +348,7 @@ int cmd_devices(int argc, char **argv)
             free(ext);
             bcl_error_clear(&xe);
         }
-        json_t *root = json_pack("{s:o}", "devices", arr);
+        json_t *root = json_pack("{s:o, s:o}", "devices", arr, "platforms", platforms_json());
         cli_print_json(root);
         json_decref(root);
     } else if (verbose) {
@@ -188,6 +361,7 @@ int cmd_devices(int argc, char **argv)
             free(ext);
             bcl_error_clear(&xe);
         }
+        print_platforms();
     } else {
         printf("  %-5s %-4s %4s %10s  %-32s  %-28s  %-20s  %s\n", "SEL", "TYPE", "CUs", "MEMORY",
                "DEVICE", "PLATFORM", "OPENCL", "DRIVER");

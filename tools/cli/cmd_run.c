@@ -1,5 +1,5 @@
 /*
- * ballcl run: the main job. N balls, S steps on one device, the state kept
+ * ballcl run: the main job. N balls, S steps on one device or several, the state kept
  * on the device between steps, then validated against the C reference.
  */
 #include "ranks.h"
@@ -13,8 +13,9 @@
 static void help(void)
 {
     printf("usage: ballcl run [options]\n\n"
-           "Runs N balls for S steps on one device, keeping the state on the device, and\n"
-           "compares the final state bit for bit with the scalar C reference.\n\n"
+           "Runs N balls for S steps on one device, or split over several (-d A,B or all),\n"
+           "keeping the state on the device, and compares the final state bit for bit with\n"
+           "the scalar C reference.\n\n"
            "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
            "                         platform name (default: $BALLCL_DEVICE, else the first\n"
            "                         GPU, accelerator, CPU); a comma-separated list of them,\n"
@@ -195,7 +196,7 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     else
         printf("launch      local chosen by the driver, global %zu (%s)\n", p->global, l->how);
     if (a->tuned_note[0])
-        printf("tuned       %s\n", a->tuned_note);
+        printf("tuned       %s\n", cli_shown(a->tuned_note));
     printf("program     %.1f ms (%s), first launch %.1f ms\n", br->program_ms, br->note, first_ms);
     printf("time        %.3f us/step %s, %.3f us/step wall\n", us_dev,
            t->host_clock ? "host clock" : "device", us_wall);
@@ -253,6 +254,28 @@ json_t *run_validation_json(const run_args *a, const bcl_validation *v)
                            "first_mismatches", mism);
 }
 
+/* The model's parameters by name: a number for a one-float parameter, a
+ * list for one of several (--box W,H), in the order the model declares. */
+static json_t *run_params_json(const bcl_model *m, const float *values)
+{
+    json_t *params = json_object();
+    unsigned at = 0;
+    for (unsigned i = 0; i < m->nparams; i++) {
+        const bcl_param *p = &m->params[i];
+        json_t *v;
+        if (p->count == 1) {
+            v = json_real(values[at]);
+        } else {
+            v = json_array();
+            for (unsigned c = 0; c < p->count; c++)
+                json_array_append_new(v, json_real(values[at + c]));
+        }
+        json_object_set_new(params, p->opt, v);
+        at += p->count;
+    }
+    return params;
+}
+
 json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
                         const bcl_build_report *br, const bcl_plan *p, size_t chunks,
                         double first_ms, const bcl_sim_timing *t, const bcl_validation *v)
@@ -264,9 +287,7 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
     double rate = us_dev > 0 ? (double)n / (us_dev * 1e-6) : 0;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    json_t *params = json_array();
-    for (unsigned i = 0; i < bcl_model_param_floats(a->o.model.model); i++)
-        json_array_append_new(params, json_real(a->o.model.params[i]));
+    json_t *params = run_params_json(a->o.model.model, a->o.model.params);
     json_t *validation = run_validation_json(a, v);
     json_t *root = json_pack(
         "{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:o, s:s, s:I, s:I, s:I, s:I,"
@@ -365,13 +386,17 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &e);
     if (rc < 0)
         return 0; /* --help */
-    /* Under mpirun every rank parses the same options: one message. */
-    if (rc)
-        return ranks_active() ? ranks_verdict(rc, &e) : cli_report(&e);
 #ifdef BALLCL_HAVE_MPI
-    if (ranks_active())
+    /* Under mpirun the ranks first agree on the job (or on the refusal of
+     * an option: one message), before any other collective. */
+    if (ranks_active()) {
+        if ((rc = run_agree(&a, rc, &e)))
+            return rc;
         return run_ranks(&a);
+    }
 #endif
+    if (rc)
+        return cli_report(&e);
 
     float *state = NULL, *init = NULL;
     size_t n = 0;
@@ -416,7 +441,7 @@ int cmd_run(int argc, char **argv)
     }
     if (a.verbose)
         fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n", dev->platform_index,
-                dev->device_index, dev->name, bcl_build_options());
+                dev->device_index, cli_shown(dev->name), bcl_build_options());
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(dev, a.o.model.model, &copts, &ctx, &br, &e)))

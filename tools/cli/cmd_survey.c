@@ -5,6 +5,7 @@
  * The measuring is the library's (src/survey/survey.c); this file parses options,
  * picks devices, prints and writes.
  */
+#include "cmd_survey_db.h"
 #include "options.h"
 #include "ranks.h"
 #include "survey_report.h"
@@ -15,6 +16,8 @@
 typedef struct survey_args {
     const char *device; /* NULL: every device */
     const char *json;   /* file, "-" for stdout, NULL for none */
+    const char *db;     /* --db, NULL for the default database */
+    bool no_db;         /* --no-db */
     bool quick;
     bcl_survey_opts o;
 } survey_args;
@@ -22,7 +25,10 @@ typedef struct survey_args {
 static void help(void)
 {
     printf("usage: ballcl survey [-d SEL] [--json FILE] [--quick] [options]\n"
-           "       ballcl survey compare A.json [B.json ...]\n\n"
+           "       ballcl survey compare A.json [B.json ...]\n"
+           "       ballcl survey import [--db FILE] FILE.json ...\n"
+           "       ballcl survey list [--db FILE] [devices|surveys|drivers]\n"
+           "       ballcl survey report --html OUT.html [--db FILE]\n\n"
            "Surveys every OpenCL device (or the one -d selects): identity, limits and\n"
            "measured figures: build time cold and from the binary cache, launch latency\n"
            "(queued to start) and round trip (enqueue + finish), copy bandwidth, host to\n"
@@ -38,6 +44,11 @@ static void help(void)
            "  --json FILE            also write the survey as JSON (schema %s,\n"
            "                         docs/SURVEY.md) to FILE, atomically; '-' prints the\n"
            "                         JSON on stdout instead of the table\n"
+           "  --db FILE              record the survey in this survey database (default:\n"
+           "                         $BALLCL_SURVEY_DB, else $XDG_DATA_HOME/ballcl/surveys.db,\n"
+           "                         else ~/.local/share/ballcl/surveys.db; under mpirun\n"
+           "                         rank 0 records); checked before the survey starts\n"
+           "  --no-db                do not record the survey in a database\n"
            "  --quick                small N and few repeats: seconds, for tests\n"
            "  --small N              balls of the small figure (default 1024)\n"
            "  --large N              balls of the large, copy and fused figures (default\n"
@@ -49,7 +60,8 @@ static void help(void)
            "  -h, --help             this help\n\n"
            "'compare' reads survey files (any number of devices each) and prints one\n"
            "Markdown table, one column per device. Files of another schema version, or\n"
-           "that are not valid JSON or lack a required key, are refused (exit 2).\n\n"
+           "that are not valid JSON or lack a required key, are refused (exit 2).\n"
+           "'import', 'list' and 'report' work on the survey database; each has --help.\n\n"
            "The drivers' own program caches are turned off for the process (PoCL:\n"
            "POCL_KERNEL_CACHE=0, NVIDIA: CUDA_CACHE_DISABLE=1) unless you set them, so\n"
            "that the cold build is cold. Progress goes to stderr: a line rewritten in place\n"
@@ -60,7 +72,7 @@ static void help(void)
            BCL_SURVEY_SCHEMA, CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_JSON = CLI_OWN_OPT_BASE, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP };
+enum { OPT_JSON = CLI_OWN_OPT_BASE, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_DB, OPT_NO_DB };
 
 static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
 {
@@ -70,6 +82,8 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         {"small", required_argument, NULL, OPT_SMALL},
         {"large", required_argument, NULL, OPT_LARGE},
         {"sweep", required_argument, NULL, OPT_SWEEP},
+        {"db", required_argument, NULL, OPT_DB},
+        {"no-db", no_argument, NULL, OPT_NO_DB},
         {0},
     };
     memset(a, 0, sizeof *a);
@@ -92,6 +106,12 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         case OPT_JSON:
             a->json = optarg;
             break;
+        case OPT_DB:
+            a->db = optarg;
+            break;
+        case OPT_NO_DB:
+            a->no_db = true;
+            break;
         case OPT_SMALL:
         case OPT_LARGE:
         case OPT_SWEEP: {
@@ -107,6 +127,8 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
     }
     if (rc || (rc = cli_options_finish(&opt, argc, argv, e)))
         return rc;
+    if (a->db && a->no_db)
+        return bcl_fail(e, BCL_EXIT_INPUT, "survey: --db and --no-db exclude each other");
     a->device = opt.device;
     a->o.seed = opt.seed;
     a->o.measure = opt.measure;
@@ -139,11 +161,14 @@ static void report_incomplete(const json_t *dev)
         return;
     const char *name = json_string_value(json_object_get(json_object_get(dev, "identity"), "name"));
     void *it = json_object_iter((json_t *)errors);
-    fprintf(stderr,
-            "ballcl: survey of '%s': %zu figure%s not measured (null in the survey), "
-            "first %s: %s\n",
-            name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
-            json_string_value(json_object_iter_value(it)));
+    /* Driver strings: escaped by cli_warn's rule (bcl_escape). */
+    char line[2048], shown[2048];
+    snprintf(line, sizeof line,
+             "survey of '%s': %zu figure%s not measured (null in the survey), first %s: %s",
+             name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
+             json_string_value(json_object_iter_value(it)));
+    bcl_escape(line, shown, sizeof shown);
+    fprintf(stderr, "ballcl: %s\n", shown);
 }
 
 /* A document the library produced or checked: parsing fails only when
@@ -161,9 +186,14 @@ static json_t *parse_json(const char *text, const char *what, bcl_error *e)
  * newline; written atomically. */
 /* Writes the survey into the output prepared before the survey ran, and
  * commits it. */
+static char *file_text(const json_t *doc)
+{
+    return json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+}
+
 static int save(bcl_outputs *outs, const json_t *doc, bcl_error *e)
 {
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    char *text = file_text(doc);
     if (!text)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
     size_t len = strlen(text);
@@ -171,6 +201,18 @@ static int save(bcl_outputs *outs, const json_t *doc, bcl_error *e)
     int rc = bcl_outputs_write(outs, 0, text, len + 1, e);
     if (rc == BCL_OK)
         rc = bcl_outputs_commit(outs, e);
+    free(text);
+    return rc;
+}
+
+/* Records the survey in the database as the file holds it (the same text
+ * as --json writes), so that importing that file later finds it there. */
+static int record(const survey_args *a, const json_t *doc, bcl_error *e)
+{
+    char *text = file_text(doc);
+    if (!text)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
+    int rc = survey_db_record(a->db, false, text, e);
     free(text);
     return rc;
 }
@@ -189,6 +231,24 @@ static int cmd_survey_devices(int argc, char **argv)
     bcl_outputs outs = {0};
     if (a.json && !json_stdout && (rc = bcl_outputs_add(&outs, a.json, "--json", &e)))
         return cli_report(&e);
+    /* The database too, by the process that will record (rank 0). */
+    bool records = !a.no_db;
+#ifdef BALLCL_HAVE_MPI
+    records = records && (!ranks_active() || ranks_rank() == 0);
+#endif
+    int db_rc = records ? survey_db_record(a.db, true, NULL, &e) : BCL_OK;
+#ifdef BALLCL_HAVE_MPI
+    /* Rank 0's outcome is every rank's, printed once by ranks_verdict. */
+    if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e))) {
+        bcl_outputs_discard(&outs);
+        bcl_error_clear(&e);
+        return db_rc;
+    }
+#endif
+    if (db_rc) {
+        bcl_outputs_discard(&outs);
+        return cli_report(&e);
+    }
     /* Before any OpenCL call: drivers read these once, at start. */
     char caches[256];
     bcl_survey_driver_caches_off(caches, sizeof caches);
@@ -297,6 +357,8 @@ static int cmd_survey_devices(int argc, char **argv)
     }
     if (a.json && !json_stdout && (rc = save(&outs, doc, &e)))
         goto out;
+    if (records && (rc = record(&a, doc, &e)))
+        goto out;
     size_t i;
     json_t *dev;
     json_array_foreach(devices, i, dev)
@@ -304,11 +366,9 @@ static int cmd_survey_devices(int argc, char **argv)
         report_incomplete(dev);
         size_t nflags = json_array_size(json_object_get(dev, "flags"));
         if (nflags)
-            fprintf(stderr,
-                    "ballcl: warning: %zu figure%s of '%s' above a plausible peak "
-                    "(flagged in the survey)\n",
-                    nflags, nflags == 1 ? "" : "s",
-                    json_string_value(json_object_get(json_object_get(dev, "identity"), "name")));
+            cli_warn("%zu figure%s of '%s' above a plausible peak (flagged in the survey)", nflags,
+                     nflags == 1 ? "" : "s",
+                     json_string_value(json_object_get(json_object_get(dev, "identity"), "name")));
     }
     rc = status;
 out:
@@ -386,6 +446,10 @@ static int cmd_survey_compare(int argc, char **argv)
 
 int cmd_survey(int argc, char **argv)
 {
+    bool handled;
+    int rc = cmd_survey_db(argc, argv, &handled);
+    if (handled)
+        return rc;
     if (argc >= 2 && strcmp(argv[1], "compare") == 0)
         return cmd_survey_compare(argc - 1, argv + 1);
     return cmd_survey_devices(argc, argv);

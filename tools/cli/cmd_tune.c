@@ -181,8 +181,9 @@ static void print_entry(const char *what, const bcl_tuned_entry *t)
         return;
     }
     local_text(t->local, loc, sizeof loc);
-    printf("%-12s %s, local %s, K %u: %.3f us/step\n", what, t->variant[0] ? t->variant : "base",
-           loc, t->steps_per_launch, t->us_per_step);
+    printf("%-12s %s, local %s, K %u: %.3f us/step\n", what,
+           cli_shown(t->variant[0] ? t->variant : "base"), loc, t->steps_per_launch,
+           t->us_per_step);
 }
 
 /* tune --show: the stored record, as text or as the file itself. */

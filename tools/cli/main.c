@@ -10,7 +10,7 @@
 
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
-    {"run", cmd_run, "run N balls for S steps on one device and validate the result"},
+    {"run", cmd_run, "run N balls for S steps on one device or several, and validate the result"},
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
     {"bench", cmd_bench,
      "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
@@ -52,12 +52,28 @@ int main(int argc, char **argv)
             int rc = ranks_start(&argc, &argv);
             if (rc)
                 return ranks_finish(rc);
+#ifdef BALLCL_HAVE_MPI
+            /* Under mpirun every rank first agrees on the job, in one
+             * collective that every command makes first (ranks_agree.c):
+             * `run` after reading its options, the others here, on their
+             * arguments. Ranks that disagree end with exit 2, never wait in
+             * collectives that do not match. */
+            if (ranks_active() && strcmp(name, "run") != 0 &&
+                (rc = ranks_agree_args(name, argc - 2, argv + 2)))
+                return ranks_finish(rc);
+#endif
             /* bench under mpirun: each rank on its devices, rank 0 prints
              * every rank's tables in rank order (docs/SCALING.md). */
             bool gather = ranks_active() && strcmp(name, "bench") == 0;
             if (gather)
                 ranks_capture_begin();
             rc = commands[i].fn(argc - 1, argv + 1);
+#ifdef BALLCL_HAVE_MPI
+            /* A command that ended before agreeing (--help) still makes the
+             * one call the other ranks make. */
+            if (ranks_active() && !ranks_agreed())
+                rc = ranks_agree_ended(name, rc);
+#endif
             if (gather) {
                 ranks_capture_end();
                 rc = ranks_worst(rc);

@@ -261,8 +261,9 @@ int ranks_verdict(int rc, const bcl_error *e)
     if (worst == BCL_OK)
         return BCL_OK;
     failure mine = {.code = rc};
-    if (rc)
-        snprintf(mine.msg, sizeof mine.msg, "%s", e && e->msg[0] ? e->msg : "unknown error");
+    /* e NULL: the rank printed its failure itself (an empty message). */
+    if (rc && e)
+        snprintf(mine.msg, sizeof mine.msg, "%s", e->msg[0] ? e->msg : "unknown error");
     failure *all = NULL;
     if (R.rank == 0) {
         all = calloc((size_t)R.size, sizeof *all);
@@ -278,7 +279,7 @@ int ranks_verdict(int rc, const bcl_error *e)
     for (int r = 0; r < R.size; r++)
         failed += all[r].code != 0;
     for (int r = 0; r < R.size; r++) {
-        if (!all[r].code)
+        if (!all[r].code || !all[r].msg[0])
             continue;
         bool seen = false;
         for (int q = 0; q < r && !seen; q++)

@@ -113,8 +113,53 @@ void ranks_capture_begin(void);
  * "== rank R of P (HOST)". Collective. */
 void ranks_capture_end(void);
 
-/* `ballcl run` under MPI (run_ranks.c): the whole run, one verdict. */
+/* What the ranks must agree on (ranks_agree.c): a job is a list of fields,
+ * the command first, then every option that must be the same on every
+ * rank, in a fixed order, with paths resolved to absolute ones. */
+#define RANKS_JOB_FIELDS 40
+typedef struct ranks_job {
+    size_t count;
+    struct {
+        char name[40]; /* "-s", "--output", "the command" */
+        char *value;   /* as shown in the message: "5", "'/abs/o.npy'", "not given" */
+    } field[RANKS_JOB_FIELDS];
+} ranks_job;
+/* Starts a job with its command's name. */
+void ranks_job_init(ranks_job *j, const char *command);
+/* Adds a field (printf-like value). */
+void ranks_job_add(ranks_job *j, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Adds a path field: "not given" for NULL, else the absolute path. */
+void ranks_job_add_path(ranks_job *j, const char *name, const char *path);
+void ranks_job_free(ranks_job *j);
+/* path made absolute: realpath when it exists, else its folder's realpath
+ * and its name, else joined to the working folder (malloc'ed; NULL when
+ * out of memory). */
+char *ranks_absolute_path(const char *path);
+/* The agreement: the first collective of every command, made exactly once
+ * per process. j may be NULL (nothing to compare); rc is this rank's status
+ * so far (a refused option), its message e, or reported when the rank
+ * printed it itself. Every rank returns BCL_OK when all statuses are BCL_OK
+ * and the jobs are the same; the worst status (its messages printed once by
+ * rank 0, through ranks_verdict) when a rank failed; else BCL_EXIT_INPUT,
+ * rank 0 having printed one line "ranks disagree on -s: rank 0 5, rank 1 4"
+ * naming the first field that differs. Collective. */
+int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported);
+/* Whether ranks_agree was made. */
+bool ranks_agreed(void);
+/* The agreement of the commands that are not `run`, before they start: the
+ * command, its arguments as written but for the options whose values may
+ * differ (-d, --device, --local, --variant, --steps-per-launch, --no-cache),
+ * and the working folder. */
+int ranks_agree_args(const char *command, int argc, char **argv);
+/* The agreement of a command that ended before making it (--help): its
+ * status rc, already reported. */
+int ranks_agree_ended(const char *command, int rc);
+/* run's agreement (run_agree.c): the fields of docs/SCALING.md. */
 typedef struct run_args run_args;
+int run_agree(const run_args *a, int rc, const bcl_error *e);
+
+/* `ballcl run` under MPI (run_ranks.c): the whole run, one verdict. */
 int run_ranks(const run_args *a);
 
 #else
@@ -141,6 +186,10 @@ static inline int ranks_verdict(int rc, const bcl_error *e)
 static inline int ranks_worst(int rc)
 {
     return rc;
+}
+static inline bool ranks_agreed(void)
+{
+    return true;
 }
 static inline void ranks_capture_begin(void) {}
 static inline void ranks_capture_end(void) {}

@@ -33,10 +33,18 @@ static int mpi_fail(bcl_error *e, int code, const char *path, const char *call, 
 
 /* The fault point "write" of BALLCL_FAULT="write:n[:...]" (the atomic
  * writer's, docs/RELIABILITY.md): the n-th slice this rank writes fails
- * with EIO, so a test can fail one rank's write (with BALLCL_FAULT_RANK). */
+ * with EIO, so a test can fail one rank's write (with BALLCL_FAULT_RANK).
+ * BALLCL_TEST_WRITE_STALL=1 (a test hook) instead stops every rank before
+ * its first slice until a signal ends it, so that a test can send SIGTERM
+ * while the temporary file exists. */
 static int write_fault(void)
 {
     static unsigned long seen;
+    const char *stall = getenv("BALLCL_TEST_WRITE_STALL");
+    if (stall && strcmp(stall, "1") == 0) {
+        for (;;)
+            pause();
+    }
     const char *spec = getenv("BALLCL_FAULT");
     if (!spec || strncmp(spec, "write:", 6) != 0)
         return 0;
@@ -99,39 +107,6 @@ int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_
     return rc;
 }
 
-/* The mode a plain open(O_CREAT, 0644) would give (as the atomic writer
- * of a single process does): mkstemp always creates 0600. */
-static mode_t file_mode(void)
-{
-    mode_t mask = umask(022);
-    umask(mask);
-    return 0644 & ~mask;
-}
-
-/* Rank 0: an empty temporary file ".<base>.XXXXXX" beside path. */
-static int make_temp(const char *path, char *tmp, size_t size, bcl_error *e)
-{
-    char d[PATH_MAX], b[PATH_MAX];
-    if (strlen(path) >= sizeof d)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': path too long", path);
-    strcpy(d, path);
-    strcpy(b, path);
-    if ((size_t)snprintf(tmp, size, "%s/.%s.XXXXXX", dirname(d), basename(b)) >= size)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': path too long", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot create a temporary file beside it: %s",
-                        path, strerror(errno));
-    int rc = BCL_OK;
-    if (fchmod(fd, file_mode()) != 0)
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot set the mode of '%s': %s", path, tmp,
-                      strerror(errno));
-    close(fd);
-    if (rc)
-        unlink(tmp);
-    return rc;
-}
-
 /* Every rank's part: rank 0 the header, each its slice, then sync and close. */
 static int write_parts(MPI_File f, const char *path, size_t n, size_t first, size_t count,
                        const float *slice, bcl_error *e)
@@ -177,11 +152,25 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
 {
     double t0 = MPI_Wtime();
     bcl_error e = {0};
+    /* Rank 0 makes the temporary as one process does (bcl_outputs_add): a
+     * symbolic link is followed (the temporary beside its target, which is
+     * replaced, the link kept), and the temporary is in the registry that
+     * SIGINT, SIGTERM and SIGHUP clean up. */
+    bcl_outputs outs = {0};
     char tmp[PATH_MAX + 16] = "";
-    int rc = ranks_rank() == 0 ? make_temp(path, tmp, sizeof tmp, &e) : BCL_OK;
+    int rc = BCL_OK;
+    if (ranks_rank() == 0) {
+        rc = bcl_outputs_add(&outs, path, "--output", &e);
+        if (rc == BCL_OK && strlen(outs.out[0].tmp) >= sizeof tmp)
+            rc = bcl_fail(&e, BCL_EXIT_INPUT, "'%s': path too long", path);
+        if (rc == BCL_OK)
+            strcpy(tmp, outs.out[0].tmp);
+    }
     rc = ranks_verdict(ranks_share(rc, &e), &e);
-    if (rc)
+    if (rc) {
+        bcl_outputs_discard(&outs);
         return rc;
+    }
     ranks_bcast(tmp, sizeof tmp);
     MPI_File f;
     int st = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
@@ -193,21 +182,11 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
     int written = ranks_verdict(rc, &e);
     int renamed = BCL_OK;
     if (ranks_rank() == 0) {
-        if (written == BCL_OK && rename(tmp, path) != 0)
-            renamed =
-                bcl_fail(&e, BCL_EXIT_INPUT, "'%s': cannot rename the temporary file over it: %s",
-                         path, strerror(errno));
-        if (written || renamed)
-            unlink(tmp);
-        else {
-            char d[PATH_MAX];
-            snprintf(d, sizeof d, "%s", path);
-            int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (fd >= 0) {
-                (void)fsync(fd);
-                close(fd);
-            }
-        }
+        /* The mode, fsync and the rename (an exchange with an existing
+         * file), as for one process; on failure the temporary goes. */
+        if (written == BCL_OK)
+            renamed = bcl_outputs_commit(&outs, &e);
+        bcl_outputs_discard(&outs);
     }
     /* The rename is rank 0's alone; every rank exits with its outcome. */
     rc = written ? written : ranks_verdict(renamed, &e);

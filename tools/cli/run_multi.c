@@ -24,12 +24,13 @@ json_t *run_member_json(const run_args *a, const bcl_group_member *m)
         "split_rate_ball_steps_per_s", m->rate, "launch_overhead_ms", m->launch_ms, "us_per_step",
         us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate, "wait_ms", m->wait_ms);
     if (m->shard.count) {
-        json_object_set_new(j, "launch",
-                            json_pack("{s:s, s:I, s:I, s:s, s:I, s:I}", "variant", m->plan.variant,
-                                      "steps_per_launch", (json_int_t)m->plan.steps_per_launch,
-                                      "local", (json_int_t)m->plan.launch.local, "how",
-                                      m->plan.launch.how, "global", (json_int_t)m->plan.global,
-                                      "buffers", (json_int_t)m->buffers));
+        json_object_set_new(
+            j, "launch",
+            json_pack("{s:s, s:I, s:I, s:s, s:I, s:s, s:I, s:I}", "variant", m->plan.variant,
+                      "balls_per_item", (json_int_t)m->plan.balls_per_item, "steps_per_launch",
+                      (json_int_t)m->plan.steps_per_launch, "steps_per_launch_how", m->plan.k_how,
+                      "local", (json_int_t)m->plan.launch.local, "how", m->plan.launch.how,
+                      "global", (json_int_t)m->plan.global, "buffers", (json_int_t)m->buffers));
         json_object_set_new(j, "cache",
                             json_pack("{s:b, s:f, s:s}", "hit", m->build.cache_hit, "program_ms",
                                       m->build.program_ms, "note", m->build.note));
@@ -44,7 +45,7 @@ json_t *run_member_json(const run_args *a, const bcl_group_member *m)
 static void print_member(const run_args *a, const bcl_group_member *m)
 {
     const bcl_device_info *d = m->dev;
-    printf("device %-5s %s (%s)\n", m->selector, d->name, d->platform_name);
+    printf("device %-5s %s (%s)\n", m->selector, cli_shown(d->name), cli_shown(d->platform_name));
     if (!m->shard.count) {
         printf("  %s\n", m->excluded);
         return;
@@ -61,6 +62,10 @@ static void print_member(const run_args *a, const bcl_group_member *m)
     printf("  kernel    %s_%s, %u per launch, local %zu (%s)%s\n", a->o.model.model->name,
            m->plan.kernel, m->plan.steps_per_launch, m->plan.launch.local, m->plan.launch.how,
            m->buffers > 1 ? ", several buffers" : "");
+    /* Each device has its own program, from the cache or built: as the
+     * "program" line of a run on one device. */
+    printf("  program   %.1f ms (%s), first launch %.1f ms\n", m->build.program_ms,
+           cli_shown(m->build.note), m->first_launch_ms);
     printf("  time      %.3f us/step %s, %.3f us/step wall, waited %.1f ms for the slowest\n", us,
            m->timing.host_clock ? "host clock" : "device", us_wall, m->wait_ms);
     if (m->timing.host_clock)
@@ -175,8 +180,21 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
         const bcl_group_member *m = bcl_group_member_at(g, i);
         if (m->build.warning[0])
             cli_warn("device %s: %s", m->selector, m->build.warning);
-        if (m->plan.warning[0])
-            cli_warn("device %s: %s", m->selector, m->plan.warning);
+        /* Devices of one make share one tuned file: its warning names the
+         * file and is said once, with the devices it concerns. */
+        bool said = false;
+        for (size_t k = 0; k < i && !said; k++)
+            said = strcmp(bcl_group_member_at(g, k)->plan.warning, m->plan.warning) == 0;
+        if (m->plan.warning[0] && !said) {
+            char who[256] = "";
+            for (size_t k = i; k < ndev; k++) {
+                const bcl_group_member *o2 = bcl_group_member_at(g, k);
+                if (strcmp(o2->plan.warning, m->plan.warning) == 0)
+                    snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s",
+                             who[0] ? ", " : "", o2->selector);
+            }
+            cli_warn("device%s %s: %s", strchr(who, ',') ? "s" : "", who, m->plan.warning);
+        }
     }
     if ((rc = bcl_group_split(g, *state, e)))
         goto out;

@@ -123,8 +123,12 @@ static int open_group(job *j, bcl_error *e)
         if (m->build.warning[0])
             fprintf(stderr, "ballcl: warning: rank %d, device %s: %s\n", ranks_rank(), m->selector,
                     m->build.warning);
-        if (m->plan.warning[0] && ranks_rank() == 0)
-            fprintf(stderr, "ballcl: warning: device %s: %s\n", m->selector, m->plan.warning);
+        /* A tuned file shared by devices of one make: said once. */
+        bool said = false;
+        for (size_t k = 0; k < i && !said; k++)
+            said = strcmp(bcl_group_member_at(j->g, k)->plan.warning, m->plan.warning) == 0;
+        if (m->plan.warning[0] && ranks_rank() == 0 && !said)
+            cli_warn("device %s: %s", m->selector, m->plan.warning);
     }
     size_t first[RANK_MAX_DEVICES], count[RANK_MAX_DEVICES];
     if (rc == BCL_OK) {

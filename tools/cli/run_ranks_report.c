@@ -82,17 +82,22 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
         const rank_info *x = &ri[r];
         char dev[64];
         if (x->ndev == 1)
-            snprintf(dev, sizeof dev, "%s %s", x->dev[0].selector, x->dev[0].name);
+            snprintf(dev, sizeof dev, "%s %s", x->dev[0].selector, cli_shown(x->dev[0].name));
         else
             snprintf(dev, sizeof dev, "%d devices", x->ndev);
-        printf("%-5d %-17.17s %-38.38s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", r, x->host, dev,
+        /* Long host and device names are cut at a word, with an ellipsis. */
+        char host_col[96], dev_col[160];
+        cli_field(x->host, 17, host_col, sizeof host_col);
+        cli_field(dev, 38, dev_col, sizeof dev_col);
+        printf("%-5d %s %s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", r, host_col, dev_col,
                (unsigned long long)x->first, (unsigned long long)x->count,
                j->n ? 100.0 * (double)x->count / (double)j->n : 0, x->rate,
                steps && x->count ? x->run_ms * 1e3 / steps : 0, x->wait_ms);
         for (int i = 0; x->ndev > 1 && i < x->ndev; i++) {
             const rank_device *d = &x->dev[i];
             snprintf(dev, sizeof dev, "%s %s", d->selector, d->name);
-            printf("        %-38.38s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", dev,
+            cli_field(dev, 38, dev_col, sizeof dev_col);
+            printf("        %s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", dev_col,
                    (unsigned long long)d->first, (unsigned long long)d->count,
                    j->n ? 100.0 * (double)d->count / (double)j->n : 0, d->rate, d->us_per_step,
                    d->wait_ms);

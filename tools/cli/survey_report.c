@@ -38,6 +38,19 @@ static const row device_rows[] = {
     {"fp64", "limits.fp64", F_BOOL},
     {"fp16", "limits.fp16", F_BOOL},
     {"extensions (of interest)", "limits.extensions", F_LIST},
+    {"float denormals", "capabilities.fp_config.float.denorm", F_BOOL},
+    {"float fma", "capabilities.fp_config.float.fma", F_BOOL},
+    {"float divide/sqrt correctly rounded",
+     "capabilities.fp_config.float.correctly_rounded_divide_sqrt", F_BOOL},
+    {"SVM coarse-grain buffers", "capabilities.svm_capabilities.coarse_grain_buffer", F_BOOL},
+    {"SVM fine-grain buffers", "capabilities.svm_capabilities.fine_grain_buffer", F_BOOL},
+    {"host unified memory", "capabilities.host_unified_memory", F_BOOL},
+    {"global memory cache", "capabilities.global_mem_cache_type", F_TEXT},
+    {"global memory cache size", "capabilities.global_mem_cache_size", F_BYTES},
+    {"constant buffer", "capabilities.max_constant_buffer_size", F_BYTES},
+    {"profiling resolution (ns)", "capabilities.profiling_timer_resolution_ns", F_INT},
+    {"max sub-groups", "capabilities.max_num_sub_groups", F_INT},
+    {"image support", "capabilities.image_support", F_BOOL},
     {"profiling usable", "profiling_usable", F_BOOL},
     {"build, cold (ms)", "measured.build_ms_cold", F_NUM},
     {"build, from cache (ms)", "measured.build_ms_cached", F_NUM},
@@ -45,9 +58,16 @@ static const row device_rows[] = {
     {"round trip, enqueue + finish (us)", "measured.roundtrip_us", F_NUM},
     {"copy bandwidth (GB/s)", "measured.copy_gb_per_s", F_NUM},
     {"copy size", "measured.copy_bytes", F_BYTES},
+    {"read-only bandwidth (GB/s)", "measured.read_only_gb_per_s", F_NUM},
     {"add-rate bound (GFLOP/s)", "measured.add_gflop_per_s", F_NUM},
+    {"float FMA rate (GFLOP/s, FMA = 2)", "measured.fma_gflop_per_s", F_NUM},
+    {"int32 add rate (GOP/s)", "measured.int_add_gop_per_s", F_NUM},
+    {"double FMA rate (GFLOP/s)", "measured.fp64_gflop_per_s", F_NUM},
+    {"half FMA rate (GFLOP/s)", "measured.half_gflop_per_s", F_NUM},
     {"host to device (GB/s)", "measured.write_gb_per_s", F_NUM},
     {"device to host (GB/s)", "measured.read_gb_per_s", F_NUM},
+    {"mapped write (GB/s)", "measured.transfer.mapped_write_gb_per_s", F_NUM},
+    {"mapped read (GB/s)", "measured.transfer.mapped_read_gb_per_s", F_NUM},
     {"transfer method", "measured.transfer.method", F_TEXT},
     {"transfer size", "measured.transfer.bytes", F_BYTES},
 };
@@ -109,9 +129,14 @@ static const json_t *at(const json_t *obj, const char *path)
     return v;
 }
 
-/* Markdown-safe copy of s: '|' escaped, line breaks as spaces. */
-static void cell_text(const char *s, char *out, size_t size)
+/* Markdown-safe copy of s for a terminal: every control character and
+ * byte that is no UTF-8 as \xNN (a survey file is anyone's text: a name
+ * holding ESC ] 0 ; ... BEL would set the terminal's title), '|'
+ * escaped. */
+static void cell_text(const char *raw, char *out, size_t size)
 {
+    char s[4096];
+    bcl_escape(raw, s, sizeof s);
     size_t j = 0;
     for (size_t i = 0; s[i] && j + 2 < size; i++) {
         char c = s[i];
@@ -253,6 +278,15 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
             printf(" n/a [%zu] |", note_add(n, esc));
             return;
         }
+        /* Null by design: the device lacks the number type. */
+        if (!err && strcmp(full, "measured.fp64_gflop_per_s") == 0) {
+            printf(" none (no fp64) |");
+            return;
+        }
+        if (!err && strcmp(full, "measured.half_gflop_per_s") == 0) {
+            printf(" none (no cl_khr_fp16) |");
+            return;
+        }
         if (!err) {
             printf(" n/a |");
             return;
@@ -264,6 +298,8 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         return;
     }
     format_value(v, f, out, sizeof out);
+    char shown[2400];
+    cell_text(out, shown, sizeof shown);
     /* Unusable profiling: the reason goes into a footnote, as the time
      * figures of that column came from the host clock. */
     const json_t *why = json_object_get(c->dev, "profiling_note");
@@ -274,7 +310,7 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
                  c->head, json_string_value(why));
         char esc[1200];
         cell_text(note, esc, sizeof esc);
-        printf(" %s [%zu] |", out, note_add(n, esc));
+        printf(" %s [%zu] |", shown, note_add(n, esc));
         return;
     }
     const json_t *flag = flag_of(c->dev, full);
@@ -286,10 +322,10 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
                  json_string_value(json_object_get(flag, "rule")));
         char esc[1200];
         cell_text(note, esc, sizeof esc);
-        printf(" %s (!) [%zu] |", out, note_add(n, esc));
+        printf(" %s (!) [%zu] |", shown, note_add(n, esc));
         return;
     }
-    printf(" %s |", out);
+    printf(" %s |", shown);
 }
 
 static void print_row(const column *cols, size_t ncols, const char *label, const char *prefix,
@@ -383,8 +419,11 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
     for (size_t d = 0; d < ndocs; d++) {
         const char *date = json_string_value(json_object_get(docs[d], "date"));
         bool quick = json_is_true(json_object_get(docs[d], "quick"));
-        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++)
-            printf(" %s%s |", date ? date : "?", quick ? " (quick)" : "");
+        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++) {
+            char esc[256];
+            cell_text(date ? date : "?", esc, sizeof esc);
+            printf(" %s%s |", esc, quick ? " (quick)" : "");
+        }
     }
     printf("\n");
     print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, &n);

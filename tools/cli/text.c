@@ -13,6 +13,15 @@ static size_t columns(const char *s, size_t bytes)
     return n;
 }
 
+const char *cli_shown(const char *text)
+{
+    static _Thread_local char ring[8][1024];
+    static _Thread_local unsigned next;
+    char *out = ring[next++ % 8];
+    bcl_escape(text ? text : "", out, sizeof ring[0]);
+    return out;
+}
+
 void cli_ellipsize(const char *raw, size_t width, char *out, size_t size)
 {
     /* Driver strings and labels reach a terminal: control characters are

@@ -1,0 +1,513 @@
+/*
+ * The survey's peaks beside the add rate (docs/SURVEY.md), measured on the
+ * device by cl/peak.cl and validated like every other figure:
+ *
+ *   FMA rate     float fma() chains, an FMA counted as 2 FLOP
+ *   int32 rate   int32 add chains (Fibonacci pairs modulo 2^32)
+ *   fp64 rate    double fma() chains, where the device has fp64
+ *   half rate    half fma() chains, where the device has cl_khr_fp16
+ *
+ * (The read-only bandwidth, from the same kernel file, is readonly.c.)
+ * The rates follow the add rate (src/measure/addrate.c): vectors of the
+ * device's native width for the type, the launch shape from device
+ * queries, 8 and 16 chains per work-item (the best median counts), a
+ * warm-up and calibration never counted, repeats of ten launches queued
+ * back to back timed by profiling events checked against the host clock
+ * and against what the compute units and clock can do
+ * (src/measure/clock_check.c); every chain's final value is compared bit
+ * for bit with the same operations done on the host (C's fmaf and fma, and
+ * _Float16 for half), so a compiler that dropped or folded work is caught.
+ */
+#include "measure/timing.h"
+#include "ocl/clcall.h"
+#include "ocl/program.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNROLL        4 /* operations per chain per loop iteration (cl/peak.cl) */
+#define MAX_W         16
+#define MAX_CHAINS    16
+#define CPU_ITEMS_PER 16
+#define GPU_ITEMS_PER 2048
+#define GPU_LOCAL     256
+#define MAX_ITERS     65535u /* llvmpipe ends longer loops (src/measure/addrate.c) */
+#define MAX_REPEATS   1000
+#define LAUNCHES      10
+#define DEFAULT_MS    50.0
+
+static const unsigned chain_counts[] = {8, 16};
+#define NSETS (sizeof chain_counts / sizeof chain_counts[0])
+
+/* m and c of a = fma(a, m, c): exact in half, float and double; the
+ * chains converge to c / (1 - m) = 1 from 1 + j/128, far from overflow and
+ * denormals for any number of operations. */
+#define FMA_M (1.0 - 1.0 / 256)
+#define FMA_C (1.0 / 256)
+
+const char *bcl_peak_name(bcl_peak_kind k)
+{
+    switch (k) {
+    case BCL_PEAK_FMA32:
+        return "float FMA";
+    case BCL_PEAK_INT32:
+        return "int32 add";
+    case BCL_PEAK_FMA64:
+        return "double FMA";
+    case BCL_PEAK_FMA16:
+        return "half FMA";
+    }
+    return "?";
+}
+
+static size_t scalar_size(bcl_peak_kind k)
+{
+    return k == BCL_PEAK_FMA64 ? 8 : k == BCL_PEAK_FMA16 ? 2 : 4;
+}
+
+/* Operations of one chain step counted in the figure: an FMA is 2. */
+static double ops_per_step(bcl_peak_kind k)
+{
+    return k == BCL_PEAK_INT32 ? 1.0 : 2.0;
+}
+
+static unsigned native_width(const bcl_device_info *d, bcl_peak_kind k)
+{
+    cl_device_info q = k == BCL_PEAK_FMA64   ? CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE
+                       : k == BCL_PEAK_FMA16 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF
+                       : k == BCL_PEAK_INT32 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_INT
+                                             : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT;
+    cl_uint w = 0;
+    if (BCL_CL(clGetDeviceInfo, (cl_device_id)d->device, q, sizeof w, &w, NULL) != CL_SUCCESS)
+        w = 1;
+    unsigned p = 1;
+    while (p * 2 <= w && p * 2 <= MAX_W)
+        p *= 2;
+    return p;
+}
+
+/* ---- host values ------------------------------------------------------------ */
+
+/* The host's copy of chain values, as doubles for the float kinds and as
+ * uint32 for int32; converted to the device's type to compare. */
+typedef union host_value {
+    double f;
+    uint32_t u;
+} host_value;
+
+static host_value start_value(bcl_peak_kind k, unsigned j)
+{
+    host_value v;
+    if (k == BCL_PEAK_INT32)
+        v.u = 0x9e3779b9u * (j + 1); /* distinct, odd and even mixed */
+    else
+        v.f = 1.0 + (double)j / 128; /* exact in half for j < 256 */
+    return v;
+}
+
+/* Writes v as the device's scalar type into p. */
+static void store(bcl_peak_kind k, host_value v, void *p)
+{
+    switch (k) {
+    case BCL_PEAK_FMA32: {
+        float f = (float)v.f;
+        memcpy(p, &f, 4);
+        break;
+    }
+    case BCL_PEAK_FMA64:
+        memcpy(p, &v.f, 8);
+        break;
+    case BCL_PEAK_FMA16: {
+        _Float16 h = (_Float16)v.f;
+        memcpy(p, &h, 2);
+        break;
+    }
+    case BCL_PEAK_INT32:
+        memcpy(p, &v.u, 4);
+        break;
+    }
+}
+
+static double load_double(bcl_peak_kind k, const void *p)
+{
+    if (k == BCL_PEAK_FMA32) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    if (k == BCL_PEAK_FMA16) {
+        _Float16 h;
+        memcpy(&h, p, 2);
+        return (double)h;
+    }
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+}
+
+/* One fma of the kind on the host, correctly rounded like OpenCL's fma():
+ * for half, the product of two halves and the sum with c are exact in
+ * double (22 + 9 bits), so one rounding to _Float16 is the fma. */
+static double host_fma(bcl_peak_kind k, double a, double m, double c)
+{
+    if (k == BCL_PEAK_FMA32)
+        return (double)fmaf((float)a, (float)m, (float)c);
+    if (k == BCL_PEAK_FMA16)
+        return (double)(_Float16)(a * m + c);
+    return fma(a, m, c);
+}
+
+/* The FMA chains' values after `steps` operations each, into want[0..per). */
+static void host_chains(bcl_peak_kind k, unsigned per, uint64_t steps, host_value *want)
+{
+    for (unsigned j = 0; j < per; j++)
+        want[j] = start_value(k, j);
+    for (uint64_t s = 0; s < steps; s++)
+        for (unsigned j = 0; j < per; j++)
+            want[j].f = host_fma(k, want[j].f, FMA_M, FMA_C);
+}
+
+/* The int32 chains: element j is lane j % w of chain j / w; chain 2p and
+ * 2p + 1 update each other, one step of each per pair step. */
+static void host_int_chains(unsigned chains, unsigned w, uint64_t steps, host_value *want)
+{
+    for (unsigned j = 0; j < chains * w; j++)
+        want[j] = start_value(BCL_PEAK_INT32, j);
+    for (uint64_t s = 0; s < steps; s++)
+        for (unsigned p = 0; p < chains; p += 2)
+            for (unsigned l = 0; l < w; l++) {
+                uint32_t *x = &want[p * w + l].u, *y = &want[(p + 1) * w + l].u;
+                *x += *y;
+                *y += *x;
+            }
+}
+
+/* ---- the rate timer ------------------------------------------------------------ */
+
+typedef struct chain_set {
+    unsigned chains;
+    cl_kernel k;
+    cl_mem out;
+    unsigned iters; /* per timed launch */
+    unsigned checked_iters;
+    double ops; /* per timed repeat (LAUNCHES launches) */
+    double x[MAX_REPEATS];
+} chain_set;
+
+typedef struct peak_timer {
+    bcl_context *c;
+    const bcl_device_info *d;
+    bcl_peak_kind kind;
+    cl_program prog;
+    cl_mem start, params;
+    size_t global, local;
+    unsigned w, repeats;
+    chain_set set[NSETS];
+} peak_timer;
+
+static double ops_of(const peak_timer *t, const chain_set *cs, unsigned iters)
+{
+    return (double)t->global * cs->chains * t->w * UNROLL * iters * ops_per_step(t->kind);
+}
+
+/* `count` launches of cs queued back to back, timed from the first one's
+ * start to the last one's end (checked; the host's time otherwise). */
+static int launch_n(peak_timer *t, chain_set *cs, unsigned iters, unsigned count, double *ms,
+                    bcl_error *e)
+{
+    cl_command_queue q = bcl_context_queue(t->c);
+    const bcl_device_info *d = t->d;
+    double t0 = bcl_now_ms();
+    cl_int st = BCL_CL(clSetKernelArg, cs->k, 2, sizeof iters, &iters);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
+    cl_event first = NULL, last = NULL;
+    for (unsigned i = 0; i < count && st == CL_SUCCESS; i++) {
+        cl_event ev = NULL;
+        st = BCL_CL(clEnqueueNDRangeKernel, q, cs->k, 1, NULL, &t->global, &t->local, 0, NULL, &ev);
+        if (st != CL_SUCCESS)
+            break;
+        if (!first)
+            first = ev;
+        else {
+            if (last)
+                clReleaseEvent(last);
+            last = ev;
+        }
+    }
+    if (!last)
+        last = first;
+    const char *call = "clEnqueueNDRangeKernel";
+    if (st == CL_SUCCESS) {
+        call = "clWaitForEvents";
+        st = BCL_CL(clWaitForEvents, 1, &last);
+    }
+    double host_ms = bcl_now_ms() - t0;
+    cl_ulong a = 0, b = 0;
+    if (st == CL_SUCCESS) {
+        call = "clGetEventProfilingInfo";
+        st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    }
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+    if (st != CL_SUCCESS)
+        BCL_CL(clFinish, q);
+    if (last && last != first)
+        clReleaseEvent(last);
+    if (first)
+        clReleaseEvent(first);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, call, d->name);
+    /* The check counts float32 operations: a half FMA may run two to a
+     * float32 lane (packed), so half counts as half an operation. */
+    double flops = ops_of(t, cs, iters) * count;
+    if (t->kind == BCL_PEAK_FMA16)
+        flops /= 2;
+    bcl_span_check span = {.start_ns = a,
+                           .end_ns = b,
+                           .host_ms = host_ms,
+                           .launches = count,
+                           .flops = flops,
+                           .compute_units = d->compute_units,
+                           .clock_mhz = d->clock_mhz,
+                           .cpu_vector_width =
+                               (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
+    *ms = bcl_profiling_check(d->device, &span) ? (double)(b - a) / 1e6 : host_ms;
+    return BCL_OK;
+}
+
+static unsigned scale_iters(unsigned iters, double ms, double target)
+{
+    double want = ms > 1e-3 ? (double)iters * target / ms : (double)iters * 1000;
+    if (want > MAX_ITERS)
+        want = MAX_ITERS;
+    if (want < 1)
+        want = 1;
+    return (unsigned)want;
+}
+
+/* Reads cs's chains back and compares every value with the host's
+ * (cs->checked_iters rounds of UNROLL steps). */
+static int check(peak_timer *t, chain_set *cs, bcl_error *e)
+{
+    unsigned per = cs->chains * t->w;
+    size_t ss = scalar_size(t->kind), n = t->global * per;
+    unsigned char *got = malloc(n * ss);
+    host_value want[MAX_CHAINS * MAX_W];
+    if (!got)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(t->c), cs->out, CL_TRUE, 0, n * ss,
+                       got, 0, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        free(got);
+        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", t->d->name);
+    }
+    uint64_t steps = (uint64_t)cs->checked_iters * UNROLL;
+    if (t->kind == BCL_PEAK_INT32)
+        host_int_chains(cs->chains, t->w, steps, want);
+    else
+        host_chains(t->kind, per, steps, want);
+    unsigned char w_bytes[MAX_CHAINS * MAX_W * 8];
+    for (unsigned j = 0; j < per; j++)
+        store(t->kind, want[j], w_bytes + j * ss);
+    uint64_t bad = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(got + i * ss, w_bytes + (i % per) * ss, ss) != 0 && bad++ == 0)
+            first = i;
+    int rc = BCL_OK;
+    if (bad) {
+        char g[48], w[48];
+        if (t->kind == BCL_PEAK_INT32) {
+            uint32_t a, b;
+            memcpy(&a, got + first * ss, 4);
+            memcpy(&b, w_bytes + (first % per) * ss, 4);
+            snprintf(g, sizeof g, "%u", a);
+            snprintf(w, sizeof w, "%u", b);
+        } else {
+            snprintf(g, sizeof g, "%.17g", load_double(t->kind, got + first * ss));
+            snprintf(w, sizeof w, "%.17g", load_double(t->kind, w_bytes + (first % per) * ss));
+        }
+        rc = bcl_fail(e, BCL_EXIT_MISMATCH,
+                      "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
+                      "(first: work-item %zu, got %s, want %s)",
+                      bcl_peak_name(t->kind), t->d->name, (unsigned long long)bad, n, first / per,
+                      g, w);
+    }
+    free(got);
+    return rc;
+}
+
+static int prepare(peak_timer *t, chain_set *cs, double target, bcl_error *e)
+{
+    char name[32];
+    snprintf(name, sizeof name, "peak_c%u", cs->chains);
+    cl_int st;
+    cs->k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, name);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateKernel", t->d->name);
+    cs->out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(t->c), CL_MEM_WRITE_ONLY,
+                            t->global * cs->chains * t->w * scalar_size(t->kind), NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
+    st = BCL_CL(clSetKernelArg, cs->k, 0, sizeof t->start, &t->start);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clSetKernelArg, cs->k, 1, sizeof t->params, &t->params);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clSetKernelArg, cs->k, 3, sizeof cs->out, &cs->out);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
+    unsigned it = 16;
+    double ms = 0;
+    int rc = launch_n(t, cs, it, 1, &ms, e); /* warm-up: PoCL compiles at a first launch */
+    if (rc == BCL_OK) {
+        it = scale_iters(it, ms, target / 10);
+        rc = launch_n(t, cs, it, 1, &ms, e);
+    }
+    if (rc == BCL_OK) {
+        it = scale_iters(it, ms, target);
+        rc = launch_n(t, cs, it, 1, &ms, e);
+    }
+    cs->checked_iters = it;
+    if (rc == BCL_OK)
+        rc = check(t, cs, e);
+    cs->iters = it / LAUNCHES ? it / LAUNCHES : 1;
+    cs->ops = ops_of(t, cs, cs->iters) * LAUNCHES;
+    return rc;
+}
+
+static int build(peak_timer *t, bcl_error *e)
+{
+    char *src = NULL;
+    size_t len = 0;
+    int rc = bcl_kernel_source("peak.cl", &src, &len, e);
+    if (rc)
+        return rc;
+    char opts[320];
+    snprintf(opts, sizeof opts, "%s -DBCL_KIND=%d -DBCL_W=%u", bcl_build_options(), (int)t->kind,
+             t->w);
+    rc = bcl_program_from_source(bcl_context_cl(t->c), t->d, src, len, opts, &t->prog, e);
+    free(src);
+    return rc;
+}
+
+/* The launch shape of src/measure/addrate.c: a CPU one work-item per group
+ * (lanes from the vectors) unless its driver makes lanes of work-items
+ * (native width 1: the group is the kernel's preferred multiple); other
+ * devices groups of up to 256 and 2048 work-items per compute unit. */
+static int shape(peak_timer *t, bcl_error *e)
+{
+    const bcl_device_info *d = t->d;
+    unsigned cu = d->compute_units ? d->compute_units : 1;
+    if (d->type & BCL_DEVICE_CPU) {
+        t->local = 1;
+        if (t->w == 1) {
+            cl_int st;
+            cl_kernel k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, "peak_c16");
+            if (st != CL_SUCCESS)
+                return bcl_cl_fail(e, st, "clCreateKernel", d->name);
+            size_t pref = 1, lim = 1;
+            st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
+                        CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL);
+            if (st == CL_SUCCESS)
+                st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
+                            sizeof lim, &lim, NULL);
+            clReleaseKernel(k);
+            if (st != CL_SUCCESS)
+                return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+            t->local = pref > 1 && pref <= lim ? pref : 1;
+        }
+        t->global = (size_t)cu * CPU_ITEMS_PER * t->local;
+        return BCL_OK;
+    }
+    size_t lim = d->max_work_group ? d->max_work_group : 1;
+    if (d->max_item_sizes[0] && d->max_item_sizes[0] < lim)
+        lim = d->max_item_sizes[0];
+    t->local = lim < GPU_LOCAL ? lim : GPU_LOCAL;
+    t->global = bcl_round_up((size_t)cu * GPU_ITEMS_PER, t->local);
+    return BCL_OK;
+}
+
+static void timer_free(peak_timer *t)
+{
+    for (size_t i = 0; i < NSETS; i++) {
+        if (t->set[i].k)
+            clReleaseKernel(t->set[i].k);
+        if (t->set[i].out)
+            clReleaseMemObject(t->set[i].out);
+    }
+    if (t->start)
+        clReleaseMemObject(t->start);
+    if (t->params)
+        clReleaseMemObject(t->params);
+    if (t->prog)
+        clReleaseProgram(t->prog);
+    free(t);
+}
+
+int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_opts *mo,
+                          bcl_stats *rate, bcl_error *e)
+{
+    memset(rate, 0, sizeof *rate);
+    peak_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    t->c = c;
+    t->d = bcl_context_device(c);
+    t->kind = kind;
+    t->w = native_width(t->d, kind);
+    t->repeats = mo && mo->repeats ? mo->repeats : 5;
+    if (t->repeats > MAX_REPEATS)
+        t->repeats = MAX_REPEATS;
+    double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : DEFAULT_MS;
+    size_t ss = scalar_size(kind);
+    unsigned char start[MAX_CHAINS * MAX_W * 8], params[2 * 8];
+    for (unsigned j = 0; j < MAX_CHAINS * MAX_W; j++)
+        store(kind, start_value(kind, j), start + j * ss);
+    store(kind, (host_value){.f = FMA_M}, params);
+    store(kind, (host_value){.f = FMA_C}, params + ss);
+    if (kind == BCL_PEAK_INT32)
+        memset(params, 0, sizeof params);
+    int rc = build(t, e);
+    if (rc == BCL_OK)
+        rc = shape(t, e);
+    if (rc == BCL_OK) {
+        cl_int st;
+        t->start =
+            BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                          CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, MAX_CHAINS * MAX_W * ss, start);
+        if (st == CL_SUCCESS)
+            t->params = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                                      CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * ss, params);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
+    }
+    for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
+        t->set[i].chains = chain_counts[i];
+        rc = prepare(t, &t->set[i], target, e);
+    }
+    /* Repeats interleaved over the chain counts (a busy moment weighs on
+     * both alike). */
+    for (unsigned r = 0; r < t->repeats && rc == BCL_OK; r++)
+        for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
+            chain_set *cs = &t->set[i];
+            double ms = 0;
+            rc = launch_n(t, cs, cs->iters, LAUNCHES, &ms, e);
+            cs->x[r] = ms > 0 ? cs->ops / (ms * 1e6) : 0; /* per ns = G per s */
+        }
+    /* What was timed is what is checked: the last launches' chains. */
+    for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
+        chain_set *cs = &t->set[i];
+        cs->checked_iters = cs->iters;
+        if ((rc = check(t, cs, e)))
+            break;
+        bcl_stats st;
+        bcl_stats_compute(cs->x, t->repeats, &st);
+        if (i == 0 || st.median > rate->median)
+            *rate = st;
+    }
+    timer_free(t);
+    return rc;
+}

@@ -1,0 +1,200 @@
+/*
+ * Read-only global bandwidth (docs/SURVEY.md), what clpeak calls global
+ * memory bandwidth: cl/peak.cl (BCL_KIND 0) reads every float4 of a buffer
+ * of pseudo-random bits once per launch and sums each work-item's share as
+ * integers (exact in any order), one sum per work-item written; every sum
+ * is checked against the host's. A GPU's work-items read with a stride of
+ * the global size (neighbours read neighbouring addresses), a CPU's each one
+ * contiguous block. Timed like the add rate (src/measure/addrate.c): a
+ * warm-up launch, then repeats of ten launches back to back, profiling time
+ * from the first start to the last end, checked against the host's time and
+ * against what the compute units and clock can move
+ * (src/measure/clock_check.c).
+ */
+#include "measure/timing.h"
+#include "models/rng.h"
+#include "ocl/clcall.h"
+#include "ocl/program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CPU_ITEMS_PER 16   /* work-items per compute unit on a CPU */
+#define GPU_ITEMS_PER 2048 /* and on any other device, in groups of up to */
+#define GPU_LOCAL     256
+#define MAX_REPEATS   1000
+#define LAUNCHES      10
+
+int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
+                          bcl_error *e)
+{
+    memset(gb_per_s, 0, sizeof *gb_per_s);
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_command_queue q = bcl_context_queue(c);
+    bytes = bcl_buffer_bytes(d, bytes);
+    repeats = repeats ? repeats : 1;
+    if (repeats > MAX_REPEATS)
+        repeats = MAX_REPEATS;
+    bool cpu = (d->type & BCL_DEVICE_CPU) != 0;
+    uint64_t n4 = bytes / 16;
+    size_t local = 1, global;
+    if (cpu) {
+        global = (size_t)(d->compute_units ? d->compute_units : 1) * CPU_ITEMS_PER;
+    } else {
+        size_t lim = d->max_work_group ? d->max_work_group : 1;
+        if (d->max_item_sizes[0] && d->max_item_sizes[0] < lim)
+            lim = d->max_item_sizes[0];
+        local = lim < GPU_LOCAL ? lim : GPU_LOCAL;
+        global =
+            bcl_round_up((size_t)(d->compute_units ? d->compute_units : 1) * GPU_ITEMS_PER, local);
+    }
+    if (global > n4)
+        global = bcl_round_up((size_t)n4, local);
+    uint64_t per = (n4 + global - 1) / global;
+    uint32_t *host = malloc(bytes), *got = malloc(global * 4), *want = calloc(global, 4);
+    double *x = malloc(repeats * sizeof *x);
+    cl_program prog = NULL;
+    cl_kernel k = NULL;
+    cl_mem in = NULL, out = NULL;
+    char *src = NULL;
+    size_t len = 0;
+    cl_int st = CL_SUCCESS;
+    int rc = BCL_OK;
+    if (!host || !got || !want || !x) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu bytes", bytes);
+        goto out;
+    }
+    /* Pseudo-random bits: a GPU that compresses memory finds nothing. */
+    bcl_rng rng;
+    bcl_rng_seed(&rng, 0x0dd5eedu);
+    for (uint64_t i = 0; i < bytes / 8; i++) {
+        uint64_t v = bcl_rng_next(&rng);
+        memcpy(host + 2 * i, &v, 8);
+    }
+    /* Each work-item's sum, as the kernel groups the float4s. */
+    for (uint64_t i = 0; i < n4; i++) {
+        uint32_t s = host[4 * i] + host[4 * i + 1] + host[4 * i + 2] + host[4 * i + 3];
+        want[cpu ? i / per : i % global] += s;
+    }
+    char opts[256];
+    snprintf(opts, sizeof opts, "%s -DBCL_KIND=0", bcl_build_options());
+    if ((rc = bcl_kernel_source("peak.cl", &src, &len, e)) ||
+        (rc = bcl_program_from_source(bcl_context_cl(c), d, src, len, opts, &prog, e)))
+        goto out;
+    k = BCL_CL_CREATE(&st, clCreateKernel, prog, cpu ? "readonly_blocked" : "readonly_strided");
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clCreateKernel", d->name);
+        goto out;
+    }
+    in = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                       CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, host);
+    if (st == CL_SUCCESS)
+        out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, global * 4,
+                            NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
+        goto out;
+    }
+    cl_ulong n4_arg = n4, per_arg = per;
+    unsigned a = 0;
+    st = BCL_CL(clSetKernelArg, k, a++, sizeof in, &in);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clSetKernelArg, k, a++, sizeof n4_arg, &n4_arg);
+    if (st == CL_SUCCESS && cpu)
+        st = BCL_CL(clSetKernelArg, k, a++, sizeof per_arg, &per_arg);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clSetKernelArg, k, a++, sizeof out, &out);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clSetKernelArg", d->name);
+        goto out;
+    }
+    /* One warm-up launch (first-touch, a runtime's first-launch compile),
+     * then each repeat: LAUNCHES launches back to back, checked span. */
+    for (unsigned r = 0; r <= repeats; r++) {
+        unsigned count = r ? LAUNCHES : 1;
+        cl_event first = NULL, last = NULL;
+        double t0 = bcl_now_ms();
+        for (unsigned i = 0; i < count && st == CL_SUCCESS; i++) {
+            cl_event ev = NULL;
+            st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, &local, 0, NULL, &ev);
+            if (st != CL_SUCCESS)
+                break;
+            if (!first)
+                first = ev;
+            else {
+                if (last)
+                    clReleaseEvent(last);
+                last = ev;
+            }
+        }
+        if (!last)
+            last = first;
+        const char *call = "clEnqueueNDRangeKernel";
+        if (st == CL_SUCCESS) {
+            call = "clWaitForEvents";
+            st = BCL_CL(clWaitForEvents, 1, &last);
+        }
+        double host_ms = bcl_now_ms() - t0;
+        bcl_span_check span = {.host_ms = host_ms,
+                               .launches = count,
+                               .bytes = (double)n4 * 16 * count,
+                               .compute_units = d->compute_units,
+                               .clock_mhz = d->clock_mhz};
+        if (st == CL_SUCCESS) {
+            call = "clGetEventProfilingInfo";
+            st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START,
+                        sizeof span.start_ns, &span.start_ns, NULL);
+        }
+        if (st == CL_SUCCESS)
+            st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof span.end_ns,
+                        &span.end_ns, NULL);
+        if (last && last != first)
+            clReleaseEvent(last);
+        if (first)
+            clReleaseEvent(first);
+        if (st != CL_SUCCESS) {
+            BCL_CL(clFinish, q);
+            rc = bcl_cl_fail(e, st, call, d->name);
+            goto out;
+        }
+        double ns = bcl_profiling_check(d->device, &span) ? (double)(span.end_ns - span.start_ns)
+                                                          : host_ms * 1e6;
+        if (r)
+            x[r - 1] = ns > 0 ? span.bytes / ns : 0; /* bytes per ns = GB/s */
+    }
+    st = BCL_CL(clEnqueueReadBuffer, q, out, CL_TRUE, 0, global * 4, got, 0, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
+        goto out;
+    }
+    uint64_t bad = 0;
+    size_t firstbad = 0;
+    for (size_t i = 0; i < global; i++)
+        if (got[i] != want[i] && bad++ == 0)
+            firstbad = i;
+    if (bad) {
+        rc = bcl_fail(e, BCL_EXIT_MISMATCH,
+                      "read-only bandwidth kernel on '%s': %llu of %zu work-item sums differ from "
+                      "the host's (first: work-item %zu, got %u, want %u)",
+                      d->name, (unsigned long long)bad, global, firstbad, got[firstbad],
+                      want[firstbad]);
+        goto out;
+    }
+    bcl_stats_compute(x, repeats, gb_per_s);
+out:
+    if (k)
+        clReleaseKernel(k);
+    if (prog)
+        clReleaseProgram(prog);
+    if (in)
+        clReleaseMemObject(in);
+    if (out)
+        clReleaseMemObject(out);
+    free(src);
+    free(host);
+    free(got);
+    free(want);
+    free(x);
+    return rc;
+}

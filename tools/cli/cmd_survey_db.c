@@ -1,0 +1,339 @@
+/*
+ * ballcl survey import | list | report (docs/SURVEY.md, "The survey
+ * database"): survey documents into the database, what it holds as text,
+ * and one HTML page of the fleet. The tables are survey_db.c's, the page
+ * survey_html.c's; this file parses options and prints.
+ */
+#include "cmd_survey_db.h"
+#include "survey_db.h"
+#include "survey_html.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Options shared by the three: --db FILE, -h; own takes the command's
+ * other option with a value (NULL: none), stored into *own_value. */
+typedef struct db_args {
+    const char *db;
+    const char *own_value;
+    int first_arg; /* index of the first operand */
+} db_args;
+
+/* Returns -1 for help printed, BCL_OK, or an exit class (message printed). */
+static int parse_db_args(const char *cmd, int argc, char **argv, const char *own, db_args *a,
+                         void (*help)(void))
+{
+    memset(a, 0, sizeof *a);
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--") == 0) {
+            i++;
+            break;
+        }
+        if (s[0] != '-' || !s[1])
+            break;
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            help();
+            return -1;
+        }
+        const char *name = NULL, **to = NULL;
+        if (strncmp(s, "--db", 4) == 0 && (s[4] == '\0' || s[4] == '='))
+            name = "--db", to = &a->db;
+        else if (own && strncmp(s, own, strlen(own)) == 0 &&
+                 (s[strlen(own)] == '\0' || s[strlen(own)] == '='))
+            name = own, to = &a->own_value;
+        if (!name)
+            return cli_usage_error(cmd, "unknown option '%s'", s);
+        if (s[strlen(name)] == '=')
+            *to = s + strlen(name) + 1;
+        else if (i + 1 < argc)
+            *to = argv[++i];
+        else
+            return cli_usage_error(cmd, "%s needs a value", name);
+    }
+    a->first_arg = i;
+    return BCL_OK;
+}
+
+static void import_help(void)
+{
+    printf("usage: ballcl survey import [--db FILE] [--] FILE.json [FILE.json ...]\n\n"
+           "Adds survey documents to the survey database, each in one transaction\n"
+           "(every schema ballcl wrote: %s).\n"
+           "Each file is checked as 'survey compare' checks it; a bad one is reported\n"
+           "in one line naming it, nothing of it is written, and the others are still\n"
+           "imported (exit 2 at the end). A document already in the database (the\n"
+           "same content) is not added twice. Prints one line per file: added or\n"
+           "already there, with the survey's id.\n\n"
+           "  --db FILE    the database (default: $BALLCL_SURVEY_DB, else\n"
+           "               $XDG_DATA_HOME/ballcl/surveys.db, else\n"
+           "               ~/.local/share/ballcl/surveys.db); created when missing\n"
+           "  -h, --help   this help\n",
+           BCL_SURVEY_SCHEMAS_READ);
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    db_args a;
+    int rc = parse_db_args("survey import", argc, argv, NULL, &a, import_help);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (a.first_arg >= argc)
+        return cli_usage_error("survey import", "no survey file given");
+    bcl_error e = {0};
+    char path[4096];
+    bool dflt;
+    sqlite3 *db = NULL;
+    if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
+        (rc = survey_db_open(path, true, dflt, &db, &e)))
+        return cli_report(&e);
+    int worst = BCL_OK;
+    for (int i = a.first_arg; i < argc; i++) {
+        char *text = NULL;
+        long long id = 0;
+        bool added = false;
+        bcl_error fe = {0};
+        rc = bcl_survey_load(argv[i], &text, &fe);
+        if (rc == BCL_OK)
+            rc = survey_db_import(db, path, text, strlen(text), argv[i], &id, &added, &fe);
+        free(text);
+        if (rc) {
+            cli_report(&fe);
+            bcl_error_clear(&fe);
+            /* Input 2 < runtime 3: the worst class wins. */
+            if (rc > worst)
+                worst = rc;
+            continue;
+        }
+        char name[1024];
+        survey_db_escape(argv[i], name, sizeof name);
+        printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
+    }
+    survey_db_close(db);
+    return worst;
+}
+
+static void list_help(void)
+{
+    printf("usage: ballcl survey list [--db FILE] [devices|surveys|drivers]\n\n"
+           "Prints what the survey database holds: every device (with how many surveys\n"
+           "have it and its latest driver), every survey, and every driver seen per\n"
+           "device (first and last survey with it). One section when named, else all\n"
+           "three. Text from survey files is printed with control characters as \\xNN.\n"
+           "For anything else, query the database with SQL (docs/SURVEY.md).\n\n"
+           "  --db FILE    the database (default as for 'survey import')\n"
+           "  -h, --help   this help\n");
+}
+
+/* One row of a query as aligned columns; widths[i] 0: the rest of the line. */
+static int print_query(sqlite3 *db, const char *path, const char *title, const char *sql,
+                       const char *const *heads, const size_t *widths, int ncol, bcl_error *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(db, path, "cannot read it", e);
+    printf("%s\n", title);
+    char cell[1024], esc[1024];
+    for (int c = 0; c < ncol; c++) {
+        if (widths[c]) {
+            cli_field(heads[c], widths[c], cell, sizeof cell);
+            printf("%s  ", cell);
+        } else
+            printf("%s", heads[c]);
+    }
+    printf("\n");
+    int s, rows = 0;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        rows++;
+        for (int c = 0; c < ncol; c++) {
+            const char *t = (const char *)sqlite3_column_text(st, c);
+            survey_db_escape(t ? t : "-", esc, sizeof esc);
+            if (widths[c]) {
+                cli_field(esc, widths[c], cell, sizeof cell);
+                printf("%s  ", cell);
+            } else
+                printf("%s", esc);
+        }
+        printf("\n");
+    }
+    sqlite3_finalize(st);
+    if (s != SQLITE_DONE)
+        return survey_db_fail(db, path, "cannot read it", e);
+    if (!rows)
+        printf("(none)\n");
+    return BCL_OK;
+}
+
+static int list_devices(sqlite3 *db, const char *path, bcl_error *e)
+{
+    static const char *const heads[] = {"id", "type",    "name",   "platform",
+                                        "cu", "surveys", "driver", "last survey"};
+    static const size_t widths[] = {4, 11, 34, 28, 4, 7, 16, 0};
+    return print_query(
+        db, path, "devices:",
+        "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
+        " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
+        " l.date"
+        " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
+        heads, widths, 8, e);
+}
+
+static int list_surveys(sqlite3 *db, const char *path, bcl_error *e)
+{
+    static const char *const heads[] = {"id",      "date",  "schema", "ballcl",
+                                        "devices", "quick", "source"};
+    static const size_t widths[] = {4, 20, 15, 7, 7, 5, 0};
+    return print_query(db, path, "surveys:",
+                       "SELECT s.id, s.date, s.schema, s.ballcl_version,"
+                       " (SELECT count(*) FROM runs r WHERE r.survey_id = s.id),"
+                       " CASE s.quick WHEN 1 THEN 'yes' ELSE 'no' END, s.source"
+                       " FROM surveys s ORDER BY s.date, s.id",
+                       heads, widths, 7, e);
+}
+
+static int list_drivers(sqlite3 *db, const char *path, bcl_error *e)
+{
+    static const char *const heads[] = {"platform", "driver", "surveys", "first", "last", "device"};
+    static const size_t widths[] = {28, 16, 7, 20, 20, 0};
+    return print_query(
+        db, path, "drivers:",
+        "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
+        " FROM device_runs GROUP BY device_id, driver"
+        " ORDER BY platform, name, min(date)",
+        heads, widths, 6, e);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    db_args a;
+    int rc = parse_db_args("survey list", argc, argv, NULL, &a, list_help);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    const char *what = a.first_arg < argc ? argv[a.first_arg] : NULL;
+    if (a.first_arg + 1 < argc)
+        return cli_usage_error("survey list", "one section at most, found '%s' after '%s'",
+                               argv[a.first_arg + 1], what);
+    if (what && strcmp(what, "devices") != 0 && strcmp(what, "surveys") != 0 &&
+        strcmp(what, "drivers") != 0)
+        return cli_usage_error("survey list",
+                               "unknown section '%s': expected devices, "
+                               "surveys or drivers",
+                               what);
+    bcl_error e = {0};
+    char path[4096];
+    bool dflt;
+    sqlite3 *db = NULL;
+    if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
+        (rc = survey_db_open(path, false, false, &db, &e)))
+        return cli_report(&e);
+    bool all = !what;
+    if (rc == BCL_OK && (all || strcmp(what, "devices") == 0))
+        rc = list_devices(db, path, &e);
+    if (rc == BCL_OK && all)
+        printf("\n");
+    if (rc == BCL_OK && (all || strcmp(what, "surveys") == 0))
+        rc = list_surveys(db, path, &e);
+    if (rc == BCL_OK && all)
+        printf("\n");
+    if (rc == BCL_OK && (all || strcmp(what, "drivers") == 0))
+        rc = list_drivers(db, path, &e);
+    survey_db_close(db);
+    if (rc)
+        cli_report(&e);
+    bcl_error_clear(&e);
+    return rc;
+}
+
+static void report_help(void)
+{
+    printf("usage: ballcl survey report --html OUT.html [--db FILE]\n\n"
+           "Writes one self-contained HTML page (no network access when opened: styles,\n"
+           "script and charts are inside it) from the survey database: a sortable table\n"
+           "of the devices (each at its latest survey), charts of the main figures per\n"
+           "device (bandwidths, add and FMA rates, launch latency, the local = 1 penalty\n"
+           "and the fused rate of each model), any two devices side by side, how many\n"
+           "devices have each extension and capability, and, for a device surveyed more\n"
+           "than once, each figure over time with the driver at each point. The charts\n"
+           "are drawn by gnuplot (its SVG terminal; BALLCL_GNUPLOT names another\n"
+           "program). The page is written atomically.\n\n"
+           "  --html FILE  the page to write\n"
+           "  --db FILE    the database (default as for 'survey import')\n"
+           "  -h, --help   this help\n");
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    db_args a;
+    int rc = parse_db_args("survey report", argc, argv, "--html", &a, report_help);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (a.first_arg < argc)
+        return cli_usage_error("survey report", "unexpected argument '%s'", argv[a.first_arg]);
+    if (!a.own_value)
+        return cli_usage_error("survey report", "--html OUT.html is required");
+    bcl_error e = {0};
+    char path[4096];
+    bool dflt;
+    sqlite3 *db = NULL;
+    bcl_outputs outs = {0};
+    /* The page's folder is checked before any work, as every output is. */
+    if ((rc = bcl_outputs_add(&outs, a.own_value, "--html", &e)) ||
+        (rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
+        (rc = survey_db_open(path, false, false, &db, &e))) {
+        bcl_outputs_discard(&outs);
+        return cli_report(&e);
+    }
+    char *html = NULL;
+    size_t len = 0;
+    rc = survey_html_page(db, path, &html, &len, &e);
+    if (rc == BCL_OK && (rc = bcl_outputs_write(&outs, 0, html, len, &e)) == BCL_OK)
+        rc = bcl_outputs_commit(&outs, &e);
+    bcl_outputs_discard(&outs);
+    free(html);
+    survey_db_close(db);
+    if (rc)
+        cli_report(&e);
+    bcl_error_clear(&e);
+    return rc;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+} subcommands[] = {
+    {"import", cmd_import},
+    {"list", cmd_list},
+    {"report", cmd_report},
+};
+
+int cmd_survey_db(int argc, char **argv, bool *handled)
+{
+    *handled = false;
+    if (argc < 2)
+        return 0;
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        if (strcmp(argv[1], subcommands[i].name) == 0) {
+            *handled = true;
+            return subcommands[i].fn(argc - 1, argv + 1);
+        }
+    }
+    return 0;
+}
+
+int survey_db_record(const char *given, bool check_only, const char *text, bcl_error *e)
+{
+    char path[4096];
+    bool dflt;
+    sqlite3 *db = NULL;
+    int rc = survey_db_path(given, path, sizeof path, &dflt, e);
+    if (rc == BCL_OK)
+        rc = survey_db_open(path, true, dflt, &db, e);
+    if (rc == BCL_OK && !check_only) {
+        long long id;
+        bool added;
+        rc = survey_db_import(db, path, text, strlen(text), "ballcl survey", &id, &added, e);
+    }
+    survey_db_close(db);
+    return rc;
+}

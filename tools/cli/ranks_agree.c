@@ -1,0 +1,316 @@
+/*
+ * The ranks agree on what the job is (docs/SCALING.md, "What the ranks must
+ * agree on"), before any collective that depends on it.
+ *
+ * Ranks started with different arguments (an MPMD line of mpirun, a wrapper
+ * script, different environments or working folders) would otherwise run
+ * one job with mixed meanings, or wait for ever in collectives that do not
+ * match. So every rank describes its job as a list of fields (the command,
+ * then the options that must agree, in a fixed order, paths resolved), and
+ * the first collective of every command is one MPI_Allgather of a fixed
+ * record: each field's hash, and the rank's status. Whatever a rank does
+ * (a command that parses its options, a command that failed to, --help),
+ * it makes exactly this one call first, so the call always matches and
+ * never hangs. On a difference every rank finds the same first differing
+ * field; its text is gathered and rank 0 prints one line, and every rank
+ * ends with exit 2 before anything was created.
+ */
+#include "ranks.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool agreed;
+
+/* What each rank sends: its status and its fields' hashes. */
+typedef struct agree_record {
+    int32_t rc;
+    int32_t reported; /* the rank printed its failure itself */
+    uint32_t count;
+    uint32_t pad;
+    uint64_t hash[RANKS_JOB_FIELDS];
+} agree_record;
+
+void ranks_job_init(ranks_job *j, const char *command)
+{
+    memset(j, 0, sizeof *j);
+    ranks_job_add(j, "the command", "%s", command);
+}
+
+void ranks_job_add(ranks_job *j, const char *name, const char *fmt, ...)
+{
+    /* More fields than the record holds fold into its last one: still
+     * compared, named by the last. */
+    size_t i = j->count < RANKS_JOB_FIELDS ? j->count++ : RANKS_JOB_FIELDS - 1;
+    char value[PATH_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    snprintf(j->field[i].name, sizeof j->field[i].name, "%s", name);
+    if (j->field[i].value) {
+        size_t len = strlen(j->field[i].value) + strlen(value) + 2;
+        char *both = malloc(len);
+        if (both)
+            snprintf(both, len, "%s %s", j->field[i].value, value);
+        free(j->field[i].value);
+        j->field[i].value = both;
+    } else {
+        j->field[i].value = strdup(value);
+    }
+}
+
+void ranks_job_add_path(ranks_job *j, const char *name, const char *path)
+{
+    if (!path) {
+        ranks_job_add(j, name, "not given");
+        return;
+    }
+    char *abs = ranks_absolute_path(path);
+    ranks_job_add(j, name, "'%s'", abs ? abs : path);
+    free(abs);
+}
+
+void ranks_job_free(ranks_job *j)
+{
+    for (size_t i = 0; i < j->count; i++)
+        free(j->field[i].value);
+    memset(j, 0, sizeof *j);
+}
+
+char *ranks_absolute_path(const char *path)
+{
+    /* The whole path when it exists (links and '..' resolved); else its
+     * folder resolved and the name appended; else the path joined to the
+     * working folder, as written. */
+    char *real = realpath(path, NULL);
+    if (real)
+        return real;
+    const char *slash = strrchr(path, '/');
+    char folder[PATH_MAX];
+    if (slash) {
+        snprintf(folder, sizeof folder, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1,
+                 path);
+    } else {
+        snprintf(folder, sizeof folder, ".");
+    }
+    const char *base = slash ? slash + 1 : path;
+    char *dir = realpath(folder, NULL);
+    char cwd[PATH_MAX];
+    if (!dir && path[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        size_t len = strlen(cwd) + strlen(path) + 2;
+        char *joined = malloc(len);
+        if (joined)
+            snprintf(joined, len, "%s/%s", cwd, path);
+        return joined;
+    }
+    if (!dir)
+        return strdup(path);
+    size_t len = strlen(dir) + strlen(base) + 2;
+    char *joined = malloc(len);
+    if (joined)
+        snprintf(joined, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base);
+    free(dir);
+    return joined;
+}
+
+/* FNV-1a over the field's name and value. */
+static uint64_t field_hash(const char *name, const char *value)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *s = name; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull; /* a separator no text holds */
+    for (const char *s = value ? value : ""; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h | 1; /* 0 means "no such field" */
+}
+
+/* Rank 0: "ranks disagree on -s: rank 0 5, rank 1 4", ranks with the same
+ * value grouped ("ranks 0, 2 5, rank 1 4"). texts[r] is "name\1value". */
+static void print_disagreement(char **texts, int size)
+{
+    const char *name0 = texts[0];
+    size_t name_len = strcspn(name0, "\1");
+    bool same_name = true;
+    for (int r = 1; r < size; r++)
+        same_name = same_name && strcspn(texts[r], "\1") == name_len &&
+                    strncmp(texts[r], name0, name_len) == 0;
+    size_t cap = 4096;
+    char *line = malloc(cap);
+    bool *done = calloc((size_t)size, sizeof *done);
+    if (!line || !done) {
+        fprintf(stderr, "ballcl: the ranks disagree on the job\n");
+        free(line);
+        free(done);
+        return;
+    }
+    size_t len =
+        (size_t)snprintf(line, cap, "ranks disagree on %.*s:", same_name ? (int)name_len : 11,
+                         same_name ? name0 : "the options");
+    int groups = 0;
+    for (int r = 0; r < size && len < cap; r++) {
+        if (done[r])
+            continue;
+        if (groups == 8) {
+            len += (size_t)snprintf(line + len, cap - len, ", ...");
+            break;
+        }
+        int members = 0;
+        for (int q = r; q < size; q++)
+            members += strcmp(texts[q], texts[r]) == 0;
+        len += (size_t)snprintf(line + len, cap - len, "%s %s", groups ? "," : "",
+                                members > 1 ? "ranks" : "rank");
+        int shown = 0;
+        for (int q = r; q < size && len < cap; q++) {
+            if (strcmp(texts[q], texts[r]) != 0)
+                continue;
+            done[q] = true;
+            if (shown < 8)
+                len += (size_t)snprintf(line + len, cap - len, "%s%d", shown ? "," : " ", q);
+            else if (shown == 8)
+                len += (size_t)snprintf(line + len, cap - len, ",...");
+            shown++;
+        }
+        const char *sep = strchr(texts[r], '\1');
+        const char *value = sep ? sep + 1 : "";
+        if (len < cap) {
+            if (same_name)
+                len += (size_t)snprintf(line + len, cap - len, " %s", value);
+            else
+                len += (size_t)snprintf(line + len, cap - len, " %.*s %s",
+                                        (int)strcspn(texts[r], "\1"), texts[r], value);
+        }
+        groups++;
+    }
+    /* Paths and values are the user's text: no control characters raw. */
+    char *shown = malloc(4 * cap + 1);
+    if (shown) {
+        bcl_escape(line, shown, 4 * cap + 1);
+        fprintf(stderr, "ballcl: %s\n", shown);
+    } else {
+        fprintf(stderr, "ballcl: the ranks disagree on the job\n");
+    }
+    free(shown);
+    free(line);
+    free(done);
+}
+
+int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
+{
+    if (!ranks_active() || agreed)
+        return rc;
+    agreed = true;
+    int size = ranks_size();
+    agree_record mine = {.rc = rc, .reported = reported};
+    if (j) {
+        mine.count = (uint32_t)j->count;
+        for (size_t i = 0; i < j->count; i++)
+            mine.hash[i] = field_hash(j->field[i].name, j->field[i].value);
+    }
+    agree_record *all = calloc((size_t)size, sizeof *all);
+    if (!all) {
+        fprintf(stderr, "ballcl: out of memory for the ranks' agreement\n");
+        MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
+    }
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                  MPI_COMM_WORLD);
+    int worst = BCL_OK;
+    for (int r = 0; r < size; r++)
+        worst = all[r].rc > worst ? all[r].rc : worst;
+    if (worst != BCL_OK) {
+        /* A rank that could not even say what its job is (an option it
+         * refused): that failure is the verdict, printed once. */
+        free(all);
+        return ranks_verdict(rc, reported ? NULL : e);
+    }
+    /* The first field in which any rank differs from rank 0, the same on
+     * every rank (they all hold every record). */
+    size_t most = 0;
+    for (int r = 0; r < size; r++)
+        most = all[r].count > most ? all[r].count : most;
+    size_t differ = most;
+    for (size_t i = 0; i < most && differ == most; i++)
+        for (int r = 1; r < size; r++)
+            if (all[r].hash[i] != all[0].hash[i])
+                differ = i;
+    free(all);
+    if (differ == most)
+        return BCL_OK;
+    char *text = NULL;
+    if (j && differ < j->count) {
+        size_t len = strlen(j->field[differ].name) + strlen(j->field[differ].value) + 2;
+        text = malloc(len);
+        if (text)
+            snprintf(text, len, "%s\1%s", j->field[differ].name, j->field[differ].value);
+    }
+    char **texts = ranks_gather_text(text ? text : "nothing\1");
+    free(text);
+    if (texts) {
+        print_disagreement(texts, size);
+        for (int r = 0; r < size; r++)
+            free(texts[r]);
+        free(texts);
+    }
+    return BCL_EXIT_INPUT;
+}
+
+bool ranks_agreed(void)
+{
+    return agreed;
+}
+
+/* Options whose values may differ between ranks: each rank's own devices
+ * and launch (docs/SCALING.md). */
+static const char *const may_differ[] = {"-d", "--device", "--local", "--variant",
+                                         "--steps-per-launch"};
+
+int ranks_agree_args(const char *command, int argc, char **argv)
+{
+    ranks_job j;
+    ranks_job_init(&j, command);
+    size_t cap = 1, len = 0;
+    for (int i = 0; i < argc; i++)
+        cap += strlen(argv[i]) + 3;
+    char *args = malloc(cap);
+    if (args)
+        args[0] = '\0';
+    for (int i = 0; args && i < argc; i++) {
+        const char *a = argv[i];
+        bool skip = strcmp(a, "--no-cache") == 0 || (strncmp(a, "-d", 2) == 0 && a[2]);
+        for (size_t k = 0; !skip && k < sizeof may_differ / sizeof may_differ[0]; k++) {
+            size_t n = strlen(may_differ[k]);
+            if (strcmp(a, may_differ[k]) == 0) {
+                skip = true;
+                i++; /* and its value */
+            } else if (strncmp(a, may_differ[k], n) == 0 && a[n] == '=') {
+                skip = true;
+            }
+        }
+        if (!skip)
+            len += (size_t)snprintf(args + len, cap - len, "%s%s", len ? " " : "", a);
+    }
+    ranks_job_add(&j, "the arguments", "'%s'", args ? args : "?");
+    /* Relative paths in them mean the same only from the same folder. */
+    char *cwd = ranks_absolute_path(".");
+    ranks_job_add(&j, "the working folder", "'%s'", cwd ? cwd : "?");
+    free(cwd);
+    free(args);
+    int rc = ranks_agree(&j, BCL_OK, NULL, false);
+    ranks_job_free(&j);
+    return rc;
+}
+
+int ranks_agree_ended(const char *command, int rc)
+{
+    ranks_job j;
+    ranks_job_init(&j, command);
+    ranks_job_add(&j, "--help", "given");
+    int out = ranks_agree(&j, rc, NULL, true);
+    ranks_job_free(&j);
+    return out;
+}

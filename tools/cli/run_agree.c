@@ -1,0 +1,87 @@
+/*
+ * What the ranks of `ballcl run` must agree on (docs/SCALING.md): the
+ * fields of the job, in a fixed order, compared by ranks_agree before the
+ * first collective of the run. What may differ is left out: the devices
+ * (-d, BALLCL_DEVICE), --local, --variant, --steps-per-launch, the cache
+ * (folder, --no-cache) and -v, each rank's own.
+ */
+#include "ranks.h"
+#include "run.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The kernel folder the program will read, as bcl_kernel_dir finds it:
+ * BALLCL_KERNEL_DIR, else beside the executable, else installed. Two ranks
+ * with different kernels would compute different things under one name. */
+static void add_kernel_folder(ranks_job *j)
+{
+    const char *env = getenv("BALLCL_KERNEL_DIR");
+    if (env && *env) {
+        ranks_job_add_path(j, "the kernel folder (BALLCL_KERNEL_DIR)", env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        ranks_job_add(j, "the kernel folder (BALLCL_KERNEL_DIR)", "the default");
+        return;
+    }
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    char cand[PATH_MAX + 8];
+    snprintf(cand, sizeof cand, "%s/../cl", exe);
+    char *real = realpath(cand, NULL);
+    ranks_job_add(j, "the kernel folder (BALLCL_KERNEL_DIR)", "the default (%s)",
+                  real ? real : "installed");
+    free(real);
+}
+
+int run_agree(const run_args *a, int rc, const bcl_error *e)
+{
+    if (rc)
+        return ranks_agree(NULL, rc, e, false);
+    ranks_job j;
+    ranks_job_init(&j, "run");
+    const bcl_model *m = a->o.model.model;
+    ranks_job_add(&j, "--model", "%s", m->name);
+    /* Each parameter as the model reads it (defaults included), so that
+     * "--gravity 9.8" and nothing at all agree when they mean the same. */
+    unsigned at = 0;
+    for (unsigned i = 0; i < m->nparams; i++) {
+        char name[40], value[128] = "";
+        snprintf(name, sizeof name, "--%s", m->params[i].opt);
+        size_t len = 0;
+        for (unsigned k = 0; k < m->params[i].count && len < sizeof value; k++, at++)
+            len += (size_t)snprintf(value + len, sizeof value - len, "%s%.9g", k ? "," : "",
+                                    (double)a->o.model.params[at]);
+        ranks_job_add(&j, name, "%s", value);
+    }
+    ranks_job_add_path(&j, "--input", a->input);
+    if (a->input)
+        ranks_job_add(&j, "-n", "from --input");
+    else
+        ranks_job_add(&j, "-n", "%llu", (unsigned long long)a->o.balls[0]);
+    ranks_job_add(&j, "-s", "%llu", (unsigned long long)a->o.steps);
+    ranks_job_add(&j, "--init", "%s",
+                  a->input ? "from --input" : (a->o.init == BCL_INIT_SEED ? "seed" : "random"));
+    if (a->input)
+        ranks_job_add(&j, "--seed", "from --input");
+    else
+        ranks_job_add(&j, "--seed", "%llu", (unsigned long long)a->o.seed);
+    ranks_job_add_path(&j, "--output", a->output);
+    ranks_job_add_path(&j, "--snapshot", a->snapshot);
+    ranks_job_add(&j, "--snapshot-size", "%ux%u", a->snap_w, a->snap_h);
+    ranks_job_add(&j, "--no-validate", "%s", a->validate ? "not given" : "given");
+    ranks_job_add(&j, "--tolerance-ulp", "%llu", (unsigned long long)a->tol_ulp);
+    ranks_job_add(&j, "--sync", "%s", a->sync == BCL_SYNC_EVERY ? "every" : "end");
+    ranks_job_add(&j, "--json", "%s", a->o.json ? "given" : "not given");
+    add_kernel_folder(&j);
+    rc = ranks_agree(&j, BCL_OK, NULL, false);
+    ranks_job_free(&j);
+    return rc;
+}

@@ -1,0 +1,197 @@
+/*
+ * The report's charts: gnuplot draws them (its SVG terminal), in a
+ * temporary folder of their own, and the SVG is taken into the page with
+ * its ids made unique (every gnuplot SVG defines the same "gpPt0" ...).
+ */
+#include "survey_html.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The whole of a small file, NUL-terminated; NULL when it cannot be read. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *more = realloc(buf, cap *= 2);
+            if (!more)
+                free(buf);
+            buf = more;
+        }
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static int write_text(const char *path, const char *text, bcl_error *e)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s': %s", path, strerror(errno));
+    size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s'", path);
+    return BCL_OK;
+}
+
+/* The first line of gnuplot's messages, for the error. */
+static void first_error_line(const char *path, char *out, size_t size)
+{
+    out[0] = '\0';
+    char *text = slurp(path);
+    if (!text)
+        return;
+    /* gnuplot echoes the failing line, then "line N: message". */
+    const char *line = strstr(text, "line ");
+    const char *from = line ? line : text;
+    size_t n = strcspn(from, "\n");
+    snprintf(out, size, "%.*s", (int)(n < 300 ? n : 300), from);
+    free(text);
+}
+
+/* Runs gnuplot on script in dir; BCL_OK when it exited 0. */
+static int run_gnuplot(const char *dir, const char *script, bcl_error *e)
+{
+    const char *prog = getenv("BALLCL_GNUPLOT");
+    if (!prog || !*prog)
+        prog = "gnuplot";
+    char errpath[4096];
+    snprintf(errpath, sizeof errpath, "%s/messages.txt", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    char *argv[] = {(char *)prog, (char *)script, NULL};
+    pid_t pid;
+    int err = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err == ENOENT)
+        return bcl_fail(e, BCL_EXIT_RUNTIME,
+                        "'%s' not found: the report's charts are drawn by gnuplot (Debian: "
+                        "apt-get install gnuplot-nox; BALLCL_GNUPLOT names another program)",
+                        prog);
+    if (err)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot run '%s': %s", prog, strerror(err));
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "waiting for '%s': %s", prog, strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char msg[320];
+        first_error_line(errpath, msg, sizeof msg);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s' failed drawing a chart (%s %d)%s%s", prog,
+                        WIFEXITED(status) ? "exit status" : "signal",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                        msg[0] ? ": " : "", msg);
+    }
+    return BCL_OK;
+}
+
+/* svg with every id, reference to one and url(#...) prefixed. */
+static char *prefix_ids(const char *svg, const char *prefix)
+{
+    static const char *const marks[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
+    size_t plen = strlen(prefix), count = 0;
+    for (const char *p = svg; *p; p++)
+        for (size_t m = 0; m < 5; m++)
+            count += strncmp(p, marks[m], strlen(marks[m])) == 0;
+    char *out = malloc(strlen(svg) + count * plen + 1);
+    if (!out)
+        return NULL;
+    char *o = out;
+    for (const char *p = svg; *p;) {
+        size_t m = 0;
+        while (m < 5 && strncmp(p, marks[m], strlen(marks[m])) != 0)
+            m++;
+        if (m < 5) {
+            size_t ml = strlen(marks[m]);
+            memcpy(o, p, ml), o += ml, p += ml;
+            memcpy(o, prefix, plen), o += plen;
+        } else
+            *o++ = *p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+int survey_chart_svg(const char *script, const char *data, unsigned width, unsigned height,
+                     const char *id_prefix, char **svg, bcl_error *e)
+{
+    *svg = NULL;
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/ballcl-chart-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    /* The folder's name goes into gnuplot's script between quotes. */
+    if (strchr(dir, '\'') || strchr(dir, '\n'))
+        snprintf(dir, sizeof dir, "/tmp/ballcl-chart-XXXXXX");
+    if (!mkdtemp(dir))
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a temporary folder '%s': %s", dir,
+                        strerror(errno));
+    char data_path[4200], script_path[4200], svg_path[4200], msg_path[4200];
+    snprintf(data_path, sizeof data_path, "%s/data.txt", dir);
+    snprintf(script_path, sizeof script_path, "%s/chart.gp", dir);
+    snprintf(svg_path, sizeof svg_path, "%s/chart.svg", dir);
+    snprintf(msg_path, sizeof msg_path, "%s/messages.txt", dir);
+    size_t cap = strlen(script) + strlen(dir) + 512;
+    char *full = malloc(cap);
+    int rc = BCL_OK;
+    if (!full)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    else {
+        /* noenhanced: device names are text, not gnuplot's markup. */
+        snprintf(full, cap,
+                 "cd '%s'\n"
+                 "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb 'white'\n"
+                 "set output 'chart.svg'\n"
+                 "set datafile missing 'NaN'\n"
+                 "%s\n"
+                 "unset output\n",
+                 dir, width, height, script);
+    }
+    if (rc == BCL_OK)
+        rc = write_text(data_path, data, e);
+    if (rc == BCL_OK)
+        rc = write_text(script_path, full, e);
+    free(full);
+    if (rc == BCL_OK)
+        rc = run_gnuplot(dir, script_path, e);
+    char *text = NULL;
+    if (rc == BCL_OK && !(text = slurp(svg_path)))
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "gnuplot wrote no chart ('%s' unreadable)", svg_path);
+    const char *start = text ? strstr(text, "<svg") : NULL;
+    if (rc == BCL_OK && !start)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "gnuplot's chart holds no <svg> element");
+    if (rc == BCL_OK && !(*svg = prefix_ids(start, id_prefix)))
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    free(text);
+    unlink(data_path);
+    unlink(script_path);
+    unlink(svg_path);
+    unlink(msg_path);
+    rmdir(dir);
+    return rc;
+}

@@ -1,0 +1,709 @@
+/*
+ * The survey database: where it lives, opening it safely, and recording a
+ * survey document as rows (the tables are documented in docs/SURVEY.md, "The
+ * survey database"). The document itself is kept whole beside its rows, so
+ * nothing a later schema adds is lost.
+ */
+#include "survey_db.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* Waits this long for another writer's transaction before giving up: an
+ * import is a few milliseconds, so this is only ever reached by a stuck
+ * process. */
+#define BUSY_TIMEOUT_MS 30000
+
+static const char *const schema_sql =
+    "CREATE TABLE surveys ("
+    " id INTEGER PRIMARY KEY,"
+    " digest TEXT NOT NULL UNIQUE,"
+    " date TEXT NOT NULL,"
+    " schema TEXT NOT NULL,"
+    " ballcl_version TEXT NOT NULL,"
+    " command TEXT NOT NULL,"
+    " quick INTEGER NOT NULL,"
+    " source TEXT NOT NULL,"
+    " imported TEXT NOT NULL,"
+    " document TEXT NOT NULL);"
+    "CREATE TABLE devices ("
+    " id INTEGER PRIMARY KEY,"
+    " key TEXT NOT NULL UNIQUE,"
+    " platform TEXT NOT NULL,"
+    " vendor TEXT NOT NULL,"
+    " name TEXT NOT NULL,"
+    " type TEXT NOT NULL,"
+    " compute_units INTEGER NOT NULL);"
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " survey_id INTEGER NOT NULL REFERENCES surveys(id),"
+    " device_id INTEGER NOT NULL REFERENCES devices(id),"
+    " position INTEGER NOT NULL,"
+    " selector TEXT,"
+    " driver TEXT NOT NULL,"
+    " platform_version TEXT,"
+    " opencl_version TEXT,"
+    " UNIQUE (survey_id, position));"
+    "CREATE TABLE facts ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " key TEXT NOT NULL,"
+    " type TEXT NOT NULL,"
+    " value,"
+    " PRIMARY KEY (run_id, key));"
+    "CREATE TABLE extensions ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " name TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, name));"
+    "CREATE TABLE figures ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " model TEXT NOT NULL,"
+    " key TEXT NOT NULL,"
+    " value,"
+    " PRIMARY KEY (run_id, model, key));"
+    "CREATE TABLE errors ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " figure TEXT NOT NULL,"
+    " message TEXT NOT NULL);"
+    "CREATE TABLE flags ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " figure TEXT NOT NULL,"
+    " value REAL,"
+    " limit_value REAL,"
+    " rule TEXT);"
+    "CREATE TABLE platforms ("
+    " survey_id INTEGER NOT NULL REFERENCES surveys(id),"
+    " position INTEGER NOT NULL,"
+    " name TEXT,"
+    " status TEXT,"
+    " document TEXT NOT NULL,"
+    " PRIMARY KEY (survey_id, position));"
+    "CREATE INDEX runs_device ON runs(device_id);"
+    "CREATE INDEX figures_key ON figures(key, model);"
+    /* Every run with its device and survey, and each device's latest. */
+    "CREATE VIEW device_runs AS SELECT r.id AS run_id, r.survey_id, s.date, r.device_id,"
+    " d.name, d.platform, d.vendor, d.type, r.driver, r.selector, s.schema, s.source"
+    " FROM runs r JOIN devices d ON d.id = r.device_id JOIN surveys s ON s.id = r.survey_id;"
+    "CREATE VIEW latest_runs AS SELECT * FROM device_runs x WHERE x.run_id ="
+    " (SELECT y.run_id FROM device_runs y WHERE y.device_id = x.device_id"
+    " ORDER BY y.date DESC, y.run_id DESC LIMIT 1);";
+
+void survey_db_escape(const char *s, char *out, size_t size)
+{
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    /* Room for the longest form (a C1 character: 8 bytes) and the NUL. */
+    for (; *p && o + 9 <= size; p++) {
+        if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x\\x%02x", p[0], p[1]);
+            p++;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", *p);
+        } else {
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = '\0';
+}
+
+int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e)
+{
+    int code = sqlite3_errcode(db);
+    /* Not a database, or one we cannot open or write: the user's input. */
+    bool input = code == SQLITE_NOTADB || code == SQLITE_CANTOPEN || code == SQLITE_READONLY ||
+                 code == SQLITE_PERM || code == SQLITE_AUTH;
+    return bcl_fail(e, input ? BCL_EXIT_INPUT : BCL_EXIT_RUNTIME, "survey database '%s': %s: %s",
+                    path, what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+int survey_db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e)
+{
+    *is_default = false;
+    const char *env = getenv("BALLCL_SURVEY_DB");
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (given)
+        n = snprintf(out, size, "%s", given);
+    else if (env && *env)
+        n = snprintf(out, size, "%s", env);
+    else if (xdg && xdg[0] == '/')
+        n = snprintf(out, size, "%s/ballcl/surveys.db", xdg), *is_default = true;
+    else if (home && *home)
+        n = snprintf(out, size, "%s/.local/share/ballcl/surveys.db", home), *is_default = true;
+    else
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "no survey database: HOME is not set; give one with --db FILE");
+    if (n < 0 || (size_t)n >= size)
+        return bcl_fail(e, BCL_EXIT_INPUT, "survey database path too long: '%.80s...'", out);
+    if (!*out)
+        return bcl_fail(e, BCL_EXIT_INPUT, "--db: expected a file name, found nothing");
+    return BCL_OK;
+}
+
+/* mkdir -p of the folder holding path (the default location only). */
+static int make_parent(const char *path, bcl_error *e)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return BCL_OK;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return bcl_fail(e, BCL_EXIT_INPUT, "cannot create the folder '%s': %s", dir,
+                            strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot create the folder '%s': %s", dir,
+                        strerror(errno));
+    return BCL_OK;
+}
+
+static int exec_sql(sqlite3 *db, const char *path, const char *sql, const char *what, bcl_error *e)
+{
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return survey_db_fail(db, path, what, e);
+    return BCL_OK;
+}
+
+static long long pragma_int(sqlite3 *db, const char *sql, int *rc)
+{
+    sqlite3_stmt *st = NULL;
+    long long v = 0;
+    *rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+        *rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* In one write transaction, so that two processes opening a new database
+ * at once create its tables once. */
+static int check_or_create(sqlite3 *db, const char *path, bcl_error *e)
+{
+    int rc = exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e);
+    if (rc)
+        return rc;
+    int src;
+    long long app = pragma_int(db, "PRAGMA application_id", &src);
+    long long ver = src == SQLITE_OK ? pragma_int(db, "PRAGMA user_version", &src) : 0;
+    long long tables =
+        src == SQLITE_OK ? pragma_int(db, "SELECT count(*) FROM sqlite_schema", &src) : 0;
+    if (src != SQLITE_OK)
+        rc = survey_db_fail(db, path, "cannot read it", e);
+    else if (app == 0 && tables == 0) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+                 SURVEY_DB_APP_ID, SURVEY_DB_VERSION);
+        rc = exec_sql(db, path, schema_sql, "cannot create its tables", e);
+        if (rc == BCL_OK)
+            rc = exec_sql(db, path, sql, "cannot mark it", e);
+    } else if (app != SURVEY_DB_APP_ID)
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s' is not a ballcl survey database (an SQLite file of another program)",
+                      path);
+    else if (ver > SURVEY_DB_VERSION)
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "survey database '%s' has tables of version %lld; this ballcl knows %d", path,
+                      ver, SURVEY_DB_VERSION);
+    if (rc == BCL_OK)
+        return exec_sql(db, path, "COMMIT", "cannot commit", e);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **out, bcl_error *e)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT, "survey database '%s' is a folder; expected a file",
+                        path);
+    if (!create && stat(path, &sb) != 0)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "no survey database at '%s': fill one with 'ballcl survey import "
+                        "FILE.json' or 'ballcl survey'",
+                        path);
+    if (create && make_folder) {
+        int rc = make_parent(path, e);
+        if (rc)
+            return rc;
+    }
+    sqlite3 *db = NULL;
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        int rc = survey_db_fail(db, path, "cannot open it", e);
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_extended_result_codes(db, 0);
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+    /* The file is checked to be ours (or new) before anything is written,
+     * so that another program's file is never touched; then WAL: readers
+     * never block the writer, and a crash mid-import leaves the last
+     * committed state. */
+    int rc = check_or_create(db, path, e);
+    if (rc == BCL_OK)
+        rc = exec_sql(db, path, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;",
+                      "cannot open it", e);
+    if (rc) {
+        sqlite3_close(db);
+        return rc;
+    }
+    *out = db;
+    return BCL_OK;
+}
+
+void survey_db_close(sqlite3 *db)
+{
+    sqlite3_close(db);
+}
+
+/* ---- recording a document ------------------------------------------------ */
+
+typedef struct importer {
+    sqlite3 *db;
+    const char *path;
+    bcl_error *e;
+    sqlite3_stmt *fact, *figure, *ext;
+    long long run;
+} importer;
+
+/* SHA-256 of the document's content in one canonical form (sorted keys, no
+ * spaces): the same survey reformatted is still the same survey. */
+static int digest_of(const json_t *doc, char hex[65])
+{
+    char *canon = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!canon)
+        return -1;
+    unsigned char md[32];
+    unsigned mdlen = 0;
+    int ok = EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL);
+    free(canon);
+    if (!ok || mdlen != 32)
+        return -1;
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}
+
+static const char *str_or(const json_t *obj, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : dflt;
+}
+
+/* Binds a JSON scalar as its SQL value: booleans as 0/1, arrays and
+ * objects as their JSON text. Returns the type's name. */
+static const char *bind_json(sqlite3_stmt *st, int col, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_TRUE:
+    case JSON_FALSE:
+        sqlite3_bind_int(st, col, json_is_true(v));
+        return "bool";
+    case JSON_INTEGER:
+        sqlite3_bind_int64(st, col, (sqlite3_int64)json_integer_value(v));
+        return "integer";
+    case JSON_REAL:
+        sqlite3_bind_double(st, col, json_real_value(v));
+        return "real";
+    case JSON_STRING:
+        sqlite3_bind_text(st, col, json_string_value(v), (int)json_string_length(v),
+                          SQLITE_TRANSIENT);
+        return "text";
+    case JSON_NULL:
+        sqlite3_bind_null(st, col);
+        return "null";
+    default: {
+        char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+        sqlite3_bind_text(st, col, t ? t : "null", -1, SQLITE_TRANSIENT);
+        free(t);
+        return "json";
+    }
+    }
+}
+
+static int step_done(importer *im, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE)
+        return survey_db_fail(im->db, im->path, what, im->e);
+    return BCL_OK;
+}
+
+/* identity.* and limits.*: every value under its dotted path (objects
+ * descended into, arrays kept as JSON text); extensions have their table. */
+static int add_facts(importer *im, const json_t *obj, const char *prefix)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        char key[512];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
+        int rc;
+        if (json_is_object(v)) {
+            if ((rc = add_facts(im, v, key)))
+                return rc;
+            continue;
+        }
+        if (strcmp(key, "limits.extensions") == 0 && json_is_array(v)) {
+            size_t i;
+            json_t *x;
+            json_array_foreach(v, i, x)
+            {
+                if (!json_is_string(x))
+                    continue;
+                sqlite3_bind_int64(im->ext, 1, im->run);
+                sqlite3_bind_text(im->ext, 2, json_string_value(x), -1, SQLITE_TRANSIENT);
+                if ((rc = step_done(im, im->ext, "cannot record an extension")))
+                    return rc;
+            }
+            continue;
+        }
+        sqlite3_bind_int64(im->fact, 1, im->run);
+        sqlite3_bind_text(im->fact, 2, key, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(im->fact, 3, bind_json(im->fact, 4, v), -1, SQLITE_STATIC);
+        if ((rc = step_done(im, im->fact, "cannot record a fact")))
+            return rc;
+    }
+    return BCL_OK;
+}
+
+/* The keys of one model's figures (docs/SURVEY.md): at the top of
+ * "measured" they are the default model's. */
+static bool is_model_key(const char *k)
+{
+    static const char *const keys[] = {"small",          "large",       "best_local",
+                                       "local1_penalty", "local_sweep", "fused_ball_steps_per_s",
+                                       "fused",          NULL};
+    for (size_t i = 0; keys[i]; i++)
+        if (strcmp(k, keys[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Every scalar figure under its dotted path; the local sweep's points as
+ * local_sweep.us_per_step.<local>. which: 0 the device's own figures, 1
+ * the model keys at the top of "measured", 2 a model of "models". */
+static int add_figures(importer *im, const json_t *obj, const char *model, const char *prefix,
+                       int which)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        if (!*prefix && which < 2 && (strcmp(k, "models") == 0 || strcmp(k, "model") == 0))
+            continue;
+        if (!*prefix && which < 2 && is_model_key(k) != (which == 1))
+            continue;
+        char key[512];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
+        int rc;
+        if (json_is_object(v)) {
+            if ((rc = add_figures(im, v, model, key, 2)))
+                return rc;
+            continue;
+        }
+        if (json_is_array(v) && strcmp(k, "points") == 0) {
+            size_t i;
+            json_t *p;
+            json_array_foreach(v, i, p)
+            {
+                const json_t *local = json_object_get(p, "local");
+                char pk[600];
+                if (json_is_integer(local))
+                    snprintf(pk, sizeof pk, "%s.us_per_step.%lld", prefix,
+                             (long long)json_integer_value(local));
+                else
+                    snprintf(pk, sizeof pk, "%s.us_per_step.%s", prefix,
+                             json_is_string(local) ? json_string_value(local) : "?");
+                sqlite3_bind_int64(im->figure, 1, im->run);
+                sqlite3_bind_text(im->figure, 2, model, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(im->figure, 3, pk, -1, SQLITE_TRANSIENT);
+                bind_json(im->figure, 4, json_object_get(p, "us_per_step"));
+                if ((rc = step_done(im, im->figure, "cannot record a figure")))
+                    return rc;
+            }
+            continue;
+        }
+        if (json_is_array(v))
+            continue;
+        sqlite3_bind_int64(im->figure, 1, im->run);
+        sqlite3_bind_text(im->figure, 2, model, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(im->figure, 3, key, -1, SQLITE_TRANSIENT);
+        bind_json(im->figure, 4, v);
+        if ((rc = step_done(im, im->figure, "cannot record a figure")))
+            return rc;
+    }
+    return BCL_OK;
+}
+
+/* The device's row, found by its key or added: its identity without the
+ * driver (a new driver is a new run of the same device) plus the compute
+ * units (the same CPU model in a machine of another size is another
+ * device). */
+static int device_id(importer *im, const json_t *dev, long long *id)
+{
+    const json_t *ident = json_object_get(dev, "identity");
+    long long cu =
+        json_integer_value(json_object_get(json_object_get(dev, "limits"), "compute_units"));
+    const char *f[4] = {str_or(ident, "platform", ""), str_or(ident, "vendor", ""),
+                        str_or(ident, "name", ""), str_or(ident, "type", "")};
+    json_t *k = json_pack("[s,s,s,s,I]", f[0], f[1], f[2], f[3], (json_int_t)cu);
+    char hex[65];
+    int bad = !k || digest_of(k, hex) != 0;
+    json_decref(k);
+    if (bad)
+        return bcl_fail(im->e, BCL_EXIT_RUNTIME, "out of memory");
+    hex[16] = '\0'; /* 64 bits tell a fleet's devices apart */
+    sqlite3_stmt *st = NULL;
+    int rc = BCL_OK;
+    if (sqlite3_prepare_v2(im->db,
+                           "INSERT INTO devices (key, platform, vendor, name, type, compute_units)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key) DO UPDATE SET"
+                           " key = excluded.key RETURNING id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(im->db, im->path, "cannot record a device", im->e);
+    sqlite3_bind_text(st, 1, hex, -1, SQLITE_TRANSIENT);
+    for (int i = 0; i < 4; i++)
+        sqlite3_bind_text(st, 2 + i, f[i], -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 6, cu);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    else
+        rc = survey_db_fail(im->db, im->path, "cannot record a device", im->e);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int add_device(importer *im, long long survey, size_t pos, const json_t *dev)
+{
+    long long dev_id = 0;
+    int rc = device_id(im, dev, &dev_id);
+    if (rc)
+        return rc;
+    const json_t *ident = json_object_get(dev, "identity");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(im->db,
+                           "INSERT INTO runs (survey_id, device_id, position, selector, driver,"
+                           " platform_version, opencl_version) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(im->db, im->path, "cannot record a device's survey", im->e);
+    sqlite3_bind_int64(st, 1, survey);
+    sqlite3_bind_int64(st, 2, dev_id);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)pos);
+    sqlite3_bind_text(st, 4, str_or(dev, "selector", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, str_or(ident, "driver", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 6, str_or(ident, "platform_version", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 7, str_or(ident, "opencl_version", ""), -1, SQLITE_TRANSIENT);
+    rc = step_done(im, st, "cannot record a device's survey");
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    im->run = sqlite3_last_insert_rowid(im->db);
+
+    json_t *top = json_pack("{s:O?,s:O?,s:O?}", "selector", json_object_get(dev, "selector"),
+                            "profiling_usable", json_object_get(dev, "profiling_usable"),
+                            "profiling_note", json_object_get(dev, "profiling_note"));
+    if (!top)
+        return bcl_fail(im->e, BCL_EXIT_RUNTIME, "out of memory");
+    rc = add_facts(im, top, "");
+    json_decref(top);
+    if (rc || (rc = add_facts(im, ident, "identity")) ||
+        (rc = add_facts(im, json_object_get(dev, "limits"), "limits")) ||
+        (rc = add_facts(im, json_object_get(dev, "capabilities"), "capabilities")))
+        return rc;
+    const json_t *m = json_object_get(dev, "measured");
+    const char *dflt = str_or(m, "model", "seed");
+    if ((rc = add_figures(im, m, "", "", 0)) || (rc = add_figures(im, m, dflt, "", 1)))
+        return rc;
+    const char *name;
+    json_t *mv;
+    json_object_foreach(json_object_get(m, "models"), name, mv)
+    {
+        if ((rc = add_figures(im, mv, name, "", 2)))
+            return rc;
+    }
+
+    /* Errors and flags: what the survey could not measure, and what it
+     * found implausible. */
+    if (sqlite3_prepare_v2(im->db, "INSERT INTO errors (run_id, figure, message) VALUES (?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(im->db, im->path, "cannot record an error", im->e);
+    json_t *v;
+    json_object_foreach(json_object_get(dev, "errors"), name, v)
+    {
+        sqlite3_bind_int64(st, 1, im->run);
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, json_is_string(v) ? json_string_value(v) : "", -1,
+                          SQLITE_TRANSIENT);
+        if ((rc = step_done(im, st, "cannot record an error")))
+            break;
+    }
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(im->db,
+                           "INSERT INTO flags (run_id, figure, value, limit_value, rule)"
+                           " VALUES (?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(im->db, im->path, "cannot record a flag", im->e);
+    size_t i;
+    json_array_foreach(json_object_get(dev, "flags"), i, v)
+    {
+        sqlite3_bind_int64(st, 1, im->run);
+        sqlite3_bind_text(st, 2, str_or(v, "figure", ""), -1, SQLITE_TRANSIENT);
+        bind_json(st, 3, json_object_get(v, "value"));
+        bind_json(st, 4, json_object_get(v, "limit"));
+        sqlite3_bind_text(st, 5, str_or(v, "rule", ""), -1, SQLITE_TRANSIENT);
+        if ((rc = step_done(im, st, "cannot record a flag")))
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Schema 3's platforms (those with no devices among them), whatever each
+ * entry holds: its name and status when it has them, and the entry. */
+static int add_platforms(importer *im, long long survey, const json_t *list)
+{
+    sqlite3_stmt *st = NULL;
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return BCL_OK;
+    if (sqlite3_prepare_v2(im->db,
+                           "INSERT INTO platforms (survey_id, position, name, status, document)"
+                           " VALUES (?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(im->db, im->path, "cannot record a platform", im->e);
+    int rc = BCL_OK;
+    size_t i;
+    json_t *p;
+    json_array_foreach(list, i, p)
+    {
+        sqlite3_bind_int64(st, 1, survey);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        /* Whatever a writer called them: the name, and the status or error. */
+        const json_t *name = json_object_get(p, "name");
+        const json_t *status = json_object_get(p, "status");
+        bind_json(st, 3, name ? name : json_object_get(p, "platform"));
+        bind_json(st, 4, status ? status : json_object_get(p, "error"));
+        bind_json(st, 5, p);
+        if ((rc = step_done(im, st, "cannot record a platform")))
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int import_rows(importer *im, const json_t *doc, const char *text, size_t len,
+                       const char *source, const char *digest, long long *id)
+{
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(im->db,
+                           "INSERT INTO surveys (digest, date, schema, ballcl_version, command,"
+                           " quick, source, imported, document) VALUES (?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(im->db, im->path, "cannot record the survey", im->e);
+    sqlite3_bind_text(st, 1, digest, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, str_or(doc, "date", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, str_or(doc, "schema", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, str_or(doc, "ballcl_version", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, str_or(doc, "command", ""), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 6, json_is_true(json_object_get(doc, "quick")));
+    sqlite3_bind_text(st, 7, source, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 8, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 9, text, (int)len, SQLITE_TRANSIENT);
+    int rc = step_done(im, st, "cannot record the survey");
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    *id = sqlite3_last_insert_rowid(im->db);
+    if ((rc = add_platforms(im, *id, json_object_get(doc, "platforms"))))
+        return rc;
+    const char *sql[3] = {
+        "INSERT OR REPLACE INTO facts (run_id, key, type, value) VALUES (?1,?2,?3,?4)",
+        "INSERT OR REPLACE INTO figures (run_id, model, key, value) VALUES (?1,?2,?3,?4)",
+        "INSERT OR IGNORE INTO extensions (run_id, name) VALUES (?1,?2)",
+    };
+    sqlite3_stmt **sts[3] = {&im->fact, &im->figure, &im->ext};
+    for (int i = 0; i < 3; i++)
+        if (sqlite3_prepare_v2(im->db, sql[i], -1, sts[i], NULL) != SQLITE_OK)
+            return survey_db_fail(im->db, im->path, "cannot prepare", im->e);
+    size_t i;
+    json_t *dev;
+    json_array_foreach(json_object_get(doc, "devices"), i, dev)
+    {
+        if ((rc = add_device(im, *id, i, dev)))
+            return rc;
+    }
+    return BCL_OK;
+}
+
+int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len,
+                     const char *source, long long *id, bool *added, bcl_error *e)
+{
+    *added = false;
+    *id = 0;
+    json_error_t je;
+    json_t *doc = json_loadb(text, len, 0, &je);
+    if (!doc)
+        return bcl_fail(e, BCL_EXIT_INPUT, "'%s': not valid JSON: %s", source, je.text);
+    char digest[65];
+    if (digest_of(doc, digest) != 0) {
+        json_decref(doc);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    importer im = {.db = db, .path = path, .e = e};
+    int rc = exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e);
+    if (rc) {
+        json_decref(doc);
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM surveys WHERE digest = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        rc = survey_db_fail(db, path, "cannot read it", e);
+    else {
+        sqlite3_bind_text(st, 1, digest, -1, SQLITE_TRANSIENT);
+        int s = sqlite3_step(st);
+        if (s == SQLITE_ROW)
+            *id = sqlite3_column_int64(st, 0);
+        else if (s != SQLITE_DONE)
+            rc = survey_db_fail(db, path, "cannot read it", e);
+    }
+    sqlite3_finalize(st);
+    if (rc == BCL_OK && *id == 0) {
+        rc = import_rows(&im, doc, text, len, source, digest, id);
+        *added = rc == BCL_OK;
+    }
+    sqlite3_finalize(im.fact);
+    sqlite3_finalize(im.figure);
+    sqlite3_finalize(im.ext);
+    json_decref(doc);
+    if (rc == BCL_OK)
+        rc = exec_sql(db, path, "COMMIT", "cannot commit", e);
+    if (rc) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        *added = false;
+    }
+    return rc;
+}

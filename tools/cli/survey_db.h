@@ -1,0 +1,44 @@
+/* The survey database (docs/SURVEY.md, "The survey database"): every survey
+ * document, and its devices, figures, facts and extensions as rows an SQL
+ * query reaches directly. SQLite, WAL mode, one transaction per document:
+ * several writers on one host are safe together. */
+#ifndef BALLCL_SURVEY_DB_H
+#define BALLCL_SURVEY_DB_H
+
+#include "cli.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+/* The tables' version (PRAGMA user_version) and the file's mark
+ * (PRAGMA application_id, "bcls"): a database of another program is
+ * refused, never written into. */
+#define SURVEY_DB_VERSION 1
+#define SURVEY_DB_APP_ID  0x62636c73
+
+/* The database's path: given (--db), else $BALLCL_SURVEY_DB, else
+ * $XDG_DATA_HOME/ballcl/surveys.db, else ~/.local/share/ballcl/surveys.db.
+ * *is_default is true for the last two, whose folder may be created. */
+int survey_db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e);
+
+/* Opens the database at path (WAL, a busy timeout, the tables created when
+ * it is new). create: a missing file is created (its folder too when
+ * make_folder), else it is an input error telling how to fill it. */
+int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **db, bcl_error *e);
+void survey_db_close(sqlite3 *db);
+
+/* Records one checked survey document (text, len bytes: what the file
+ * holds) in one transaction. source says where it came from (a file name,
+ * or "ballcl survey"). A document already recorded (the same digest of its
+ * content) is not added again: *added is false and *id is the existing
+ * survey's. */
+int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len,
+                     const char *source, long long *id, bool *added, bcl_error *e);
+
+/* An input or runtime error from SQLite's last message on db. */
+int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e);
+
+/* s for a terminal: control characters (C0, DEL, and C1 as UTF-8) as \xNN. */
+void survey_db_escape(const char *s, char *out, size_t size);
+
+#endif

@@ -1,0 +1,636 @@
+/*
+ * ballcl survey report --html: one self-contained page of the fleet from
+ * the survey database (docs/SURVEY.md, "The report page"). Everything is
+ * inside the page: the style, a small script (sorting, the side-by-side
+ * selector) and the charts (survey_html_charts.c), which gnuplot draws as
+ * SVG (survey_chart.c).
+ * Every text that came from a survey file is escaped for HTML; the data the
+ * script reads is JSON inside a non-executed <script> element.
+ */
+#include "survey_page.h"
+#include "survey_db.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *m = realloc(b->s, cap);
+        if (!m) {
+            b->oom = true;
+            return;
+        }
+        b->s = m, b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void sb_puts(sbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
+void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        sb_add(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_add(b, big, (size_t)n);
+    free(big);
+}
+
+/* Text from a survey file, for HTML: control characters shown as \xNN,
+ * markup characters as entities. */
+void sb_html(sbuf *b, const char *text)
+{
+    char esc[2048];
+    survey_db_escape(text ? text : "", esc, sizeof esc);
+    for (const char *p = esc; *p; p++) {
+        switch (*p) {
+        case '&':
+            sb_puts(b, "&amp;");
+            break;
+        case '<':
+            sb_puts(b, "&lt;");
+            break;
+        case '>':
+            sb_puts(b, "&gt;");
+            break;
+        case '"':
+            sb_puts(b, "&quot;");
+            break;
+        case '\'':
+            sb_puts(b, "&#39;");
+            break;
+        default:
+            sb_add(b, p, 1);
+        }
+    }
+}
+
+/* A label for gnuplot's data file: printable ASCII without quotes or
+ * backslashes (a data file has no escapes), at most 30 characters. */
+void page_plot_label(const char *text, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && o + 1 < size && o < 30; p++) {
+        if ((*p & 0xC0) == 0x80)
+            continue; /* one '?' per UTF-8 character */
+        out[o++] =
+            (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' && *p != '\'') ? (char)*p : '?';
+    }
+    out[o] = '\0';
+}
+
+/* 4 significant digits, with k/M/G/T from a million on. */
+void page_num(double v, char *out, size_t size)
+{
+    static const char *const si[] = {"", "k", "M", "G", "T", "P"};
+    int i = 0;
+    double a = fabs(v);
+    if (a >= 1e6)
+        while (a >= 1000 && i < 5)
+            a /= 1000, v /= 1000, i++;
+    /* 32847, not 3.285e+04: whole numbers below a million. */
+    snprintf(out, size, a >= 1e4 && !i ? "%.0f%s%s" : "%.4g%s%s", v, i ? " " : "", si[i]);
+}
+
+/* ---- the data, from the database ------------------------------------------ */
+
+/* The value of column c as JSON. */
+static json_t *column_json(sqlite3_stmt *st, int c)
+{
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER:
+        return json_integer((json_int_t)sqlite3_column_int64(st, c));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, c));
+    case SQLITE_TEXT:
+        return json_stringn((const char *)sqlite3_column_text(st, c),
+                            (size_t)sqlite3_column_bytes(st, c));
+    default:
+        return json_null();
+    }
+}
+
+/* Rows of sql (one integer parameter) as an array of objects named by the
+ * columns. */
+int page_query(report *r, const char *sql, long long param, json_t **out)
+{
+    *out = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(r->db, r->path, "cannot read it", r->e);
+    if (sqlite3_bind_parameter_count(st) > 0)
+        sqlite3_bind_int64(st, 1, param);
+    json_t *rows = json_array();
+    int s;
+    while (rows && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = json_object();
+        for (int c = 0; row && c < sqlite3_column_count(st); c++)
+            json_object_set_new(row, sqlite3_column_name(st, c), column_json(st, c));
+        json_array_append_new(rows, row);
+    }
+    sqlite3_finalize(st);
+    if (!rows)
+        return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
+    if (s != SQLITE_DONE) {
+        json_decref(rows);
+        return survey_db_fail(r->db, r->path, "cannot read it", r->e);
+    }
+    *out = rows;
+    return BCL_OK;
+}
+
+/* Into run (a row with run_id): "facts" {key: value} with booleans as
+ * JSON booleans, "figures" {key or model:key: value}, "extensions". */
+int page_load_run(report *r, json_t *run)
+{
+    long long id = json_integer_value(json_object_get(run, "run_id"));
+    json_t *rows;
+    int rc = page_query(r, "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key", id,
+                        &rows);
+    if (rc)
+        return rc;
+    json_t *facts = json_object();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        json_t *v = json_object_get(row, "value");
+        const char *type = json_string_value(json_object_get(row, "type"));
+        json_object_set_new(facts, json_string_value(json_object_get(row, "key")),
+                            type && strcmp(type, "bool") == 0 ? json_boolean(json_integer_value(v))
+                                                              : json_incref(v));
+    }
+    json_decref(rows);
+    json_object_set_new(run, "facts", facts);
+    if ((rc = page_query(
+             r, "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key", id,
+             &rows)))
+        return rc;
+    json_t *figs = json_object();
+    json_array_foreach(rows, i, row)
+    {
+        const char *model = json_string_value(json_object_get(row, "model"));
+        const char *key = json_string_value(json_object_get(row, "key"));
+        char full[600];
+        snprintf(full, sizeof full, "%s%s%s", model ? model : "", model && *model ? ":" : "",
+                 key ? key : "");
+        json_object_set(figs, full, json_object_get(row, "value"));
+    }
+    json_decref(rows);
+    json_object_set_new(run, "figures", figs);
+    if ((rc = page_query(r, "SELECT name FROM extensions WHERE run_id = ? ORDER BY name", id,
+                         &rows)))
+        return rc;
+    json_t *exts = json_array();
+    json_array_foreach(rows, i, row)
+    {
+        json_array_append(exts, json_object_get(row, "name"));
+    }
+    json_decref(rows);
+    json_object_set_new(run, "extensions", exts);
+    return BCL_OK;
+}
+
+static int load(report *r)
+{
+    int rc =
+        page_query(r,
+                   "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver,"
+                   " l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE"
+                   " x.device_id ="
+                   " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name,"
+                   " l.device_id",
+                   0, &r->devices);
+    size_t i;
+    json_t *d;
+    json_array_foreach(r->devices, i, d)
+    {
+        if (rc == BCL_OK)
+            rc = page_load_run(r, d);
+    }
+    if (rc == BCL_OK)
+        rc = page_query(r,
+                        "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
+                        " GROUP BY model ORDER BY min(rowid)",
+                        0, &r->models);
+    if (rc == BCL_OK && json_array_size(r->devices) == 0)
+        rc = bcl_fail(r->e, BCL_EXIT_INPUT,
+                      "survey database '%s' holds no survey: add some with 'ballcl survey "
+                      "import FILE.json'",
+                      r->path);
+    return rc;
+}
+
+const char *page_str(const json_t *d, const char *key)
+{
+    const char *s = json_string_value(json_object_get(d, key));
+    return s ? s : "";
+}
+
+/* A figure of d as a number, NAN when absent or null. */
+double page_figure(const json_t *d, const char *key)
+{
+    const json_t *v = json_object_get(json_object_get(d, "figures"), key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+double page_fact(const json_t *d, const char *key)
+{
+    const json_t *v = json_object_get(json_object_get(d, "facts"), key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* ---- sections ---------------------------------------------------------------- */
+
+typedef struct column {
+    const char *head;
+    const char *key; /* a figure, or "fact:..." */
+    int decimals;    /* -1: fmt_num */
+} column;
+
+static const column device_columns[] = {
+    {"CUs", "fact:limits.compute_units", 0},
+    {"clock MHz", "fact:limits.clock_mhz", 0},
+    {"memory GiB", "fact:limits.global_mem_bytes", -2},
+    {"copy GB/s", "copy_gb_per_s", -1},
+    {"read-only GB/s", "read_only_gb_per_s", -1},
+    {"add GFLOP/s", "add_gflop_per_s", -1},
+    {"FMA GFLOP/s", "fma_gflop_per_s", -1},
+    {"launch µs", "launch_latency_us", -1},
+    {"to device GB/s", "write_gb_per_s", -1},
+    {"from device GB/s", "read_gb_per_s", -1},
+    {"seed fused ball-steps/s", "seed:fused_ball_steps_per_s", -1},
+    {"seed local=1 ×", "seed:local1_penalty", -1},
+};
+#define NCOLUMNS (sizeof device_columns / sizeof device_columns[0])
+
+static void device_table(report *r, sbuf *p)
+{
+    sb_puts(p, "<h2 id=\"devices\">Devices</h2>\n<p>Each device at its latest survey. Click a "
+               "heading to sort.</p>\n<div class=\"scroll\"><table class=\"sortable\" "
+               "id=\"device-table\"><thead><tr><th>#</th><th>device</th><th>platform</th>"
+               "<th>type</th><th>driver</th>");
+    for (size_t c = 0; c < NCOLUMNS; c++)
+        sb_printf(p, "<th class=\"num\">%s</th>", device_columns[c].head);
+    sb_puts(p, "<th class=\"num\">surveys</th><th>latest</th></tr></thead><tbody>\n");
+    size_t i;
+    json_t *d;
+    json_array_foreach(r->devices, i, d)
+    {
+        sb_printf(p, "<tr><td data-v=\"%zu\">%zu</td><td class=\"device-name\">", i + 1, i + 1);
+        sb_html(p, page_str(d, "name"));
+        sb_puts(p, "</td><td>");
+        sb_html(p, page_str(d, "platform"));
+        sb_puts(p, "</td><td>");
+        sb_html(p, page_str(d, "type"));
+        sb_puts(p, "</td><td>");
+        sb_html(p, page_str(d, "driver"));
+        sb_puts(p, "</td>");
+        for (size_t c = 0; c < NCOLUMNS; c++) {
+            const column *col = &device_columns[c];
+            double v = strncmp(col->key, "fact:", 5) == 0 ? page_fact(d, col->key + 5)
+                                                          : page_figure(d, col->key);
+            if (col->decimals == -2)
+                v /= 1073741824.0;
+            char t[64];
+            if (isnan(v))
+                snprintf(t, sizeof t, "–");
+            else if (col->decimals >= 0)
+                snprintf(t, sizeof t, "%.*f", col->decimals, v);
+            else if (col->decimals == -2)
+                snprintf(t, sizeof t, "%.1f", v);
+            else
+                page_num(v, t, sizeof t);
+            sb_printf(p, "<td class=\"num\" data-v=\"%.9g\">%s</td>", isnan(v) ? -1e300 : v, t);
+        }
+        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"",
+                  (long long)json_integer_value(json_object_get(d, "surveys")),
+                  (long long)json_integer_value(json_object_get(d, "surveys")));
+        sb_html(p, page_str(d, "date"));
+        sb_puts(p, "\">");
+        char day[16];
+        snprintf(day, sizeof day, "%.10s", page_str(d, "date"));
+        sb_html(p, day);
+        sb_puts(p, "</td></tr>\n");
+    }
+    sb_puts(p, "</tbody></table></div>\n");
+}
+
+static void coverage(report *r, sbuf *p)
+{
+    size_t n = json_array_size(r->devices);
+    json_t *caps = json_object(), *exts = json_object();
+    size_t i;
+    json_t *d;
+    json_array_foreach(r->devices, i, d)
+    {
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(d, "facts"), k, v)
+        {
+            if (!json_is_boolean(v))
+                continue;
+            json_int_t had = json_integer_value(json_object_get(caps, k));
+            json_object_set_new(caps, k, json_integer(had + json_is_true(v)));
+        }
+        size_t x;
+        json_array_foreach(json_object_get(d, "extensions"), x, v)
+        {
+            const char *name = json_string_value(v);
+            json_int_t had = json_integer_value(json_object_get(exts, name));
+            json_object_set_new(exts, name, json_integer(had + 1));
+        }
+    }
+    sb_printf(p,
+              "<h2 id=\"coverage\">Coverage across the fleet</h2>\n<p>How many of the %zu "
+              "devices (each at its latest survey) have each capability and extension.</p>\n"
+              "<div class=\"scroll\"><table id=\"coverage-table\" class=\"sortable coverage\">"
+              "<thead><tr><th>capability or extension</th><th class=\"num\">devices</th>"
+              "<th>share</th>",
+              n);
+    json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
+    sb_puts(p, "</tr></thead><tbody>\n");
+    for (int pass = 0; pass < 2; pass++) {
+        json_t *set = pass == 0 ? caps : exts;
+        const char *k;
+        json_t *v;
+        json_object_foreach(set, k, v)
+        {
+            json_int_t c = json_integer_value(v);
+            sb_printf(p, "<tr class=\"%s\"><td>", pass == 0 ? "cap" : "ext");
+            sb_html(p, k);
+            sb_printf(p,
+                      "</td><td class=\"num\" data-v=\"%lld\">%lld / %zu</td><td data-v=\"%lld\">"
+                      "<span class=\"bar\" style=\"width:%.0fpx\"></span></td>",
+                      (long long)c, (long long)c, n, (long long)c, 120.0 * (double)c / (double)n);
+            size_t j;
+            json_t *dd;
+            json_array_foreach(r->devices, j, dd)
+            {
+                bool has;
+                if (pass == 0) {
+                    const json_t *f = json_object_get(json_object_get(dd, "facts"), k);
+                    has = json_is_true(f);
+                } else {
+                    has = false;
+                    size_t x;
+                    json_t *e;
+                    json_array_foreach(json_object_get(dd, "extensions"), x, e) has |=
+                        strcmp(json_string_value(e), k) == 0;
+                }
+                sb_printf(p, "<td class=\"mark\">%s</td>", has ? "✓" : "");
+            }
+            sb_puts(p, "</tr>\n");
+        }
+    }
+    sb_puts(p, "</tbody></table></div>\n");
+    json_decref(caps);
+    json_decref(exts);
+}
+
+static int platforms(report *r, sbuf *p)
+{
+    json_t *rows;
+    int rc = page_query(r,
+                        "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
+                        " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
+                        0, &rows);
+    if (rc)
+        return rc;
+    sb_puts(p, "<h2 id=\"platforms\">Platforms</h2>\n");
+    if (json_array_size(rows) == 0)
+        sb_puts(p, "<p class=\"none\">The surveys list no platforms of their own (schema 3 "
+                   "does, with those that gave no device).</p>\n");
+    else {
+        sb_puts(p, "<table><thead><tr><th>platform</th><th>status</th><th>latest "
+                   "survey</th></tr></thead><tbody>\n");
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row)
+        {
+            sb_puts(p, "<tr><td>");
+            sb_html(p, page_str(row, "name"));
+            sb_puts(p, "</td><td>");
+            sb_html(p, page_str(row, "status"));
+            sb_puts(p, "</td><td>");
+            sb_html(p, page_str(row, "date"));
+            sb_puts(p, "</td></tr>\n");
+        }
+        sb_puts(p, "</tbody></table>\n");
+    }
+    json_decref(rows);
+    return BCL_OK;
+}
+
+/* The devices as JSON for the side-by-side script, '<' written as \u003c
+ * so that no text can end the <script> element. */
+static void embedded_data(report *r, sbuf *p)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *d;
+    json_array_foreach(r->devices, i, d)
+    {
+        json_array_append_new(
+            out, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:O,s:O,s:O}", "n", (json_int_t)(i + 1),
+                           "name", page_str(d, "name"), "platform", page_str(d, "platform"), "type",
+                           page_str(d, "type"), "driver", page_str(d, "driver"), "date",
+                           page_str(d, "date"), "facts", json_object_get(d, "facts"), "figures",
+                           json_object_get(d, "figures"), "extensions",
+                           json_object_get(d, "extensions")));
+    }
+    char *text = json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(out);
+    if (!text) {
+        p->oom = true;
+        return;
+    }
+    sb_puts(p, "<script type=\"application/json\" id=\"survey-data\">");
+    for (const char *c = text; *c; c++) {
+        if (*c == '<')
+            sb_puts(p, "\\u003c");
+        else
+            sb_add(p, c, 1);
+    }
+    sb_puts(p, "</script>\n");
+    free(text);
+}
+
+static const char *const style =
+    "<style>\n"
+    "body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}\n"
+    "h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ccc}\n"
+    "table{border-collapse:collapse;font-size:0.85em}\n"
+    "th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}\n"
+    "th{background:#f2f2f2}table.sortable th{cursor:pointer}\n"
+    "th.sorted-asc::after{content:' \\25B2'}th.sorted-desc::after{content:' \\25BC'}\n"
+    ".num{text-align:right}.mark{text-align:center;color:#185}\n"
+    ".scroll{overflow-x:auto}.none{color:#777;font-style:italic}\n"
+    ".bar{display:inline-block;height:0.8em;background:#4a7ab5}\n"
+    "figure.chart{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:0.3em}\n"
+    "tr.differs td{background:#fff6d8}select{font-size:1em;margin-right:1em}\n"
+    "nav a{margin-right:1em}\n"
+    "</style>\n";
+
+/* Sorting any table.sortable by a click on its heading (numbers by their
+ * data-v), and the side-by-side table from the embedded data. */
+static const char *const script =
+    "<script>\n"
+    "'use strict';\n"
+    "function cellValue(td){const v=td.getAttribute('data-v');"
+    "if(v!==null&&v!==''&&!isNaN(Number(v)))return Number(v);return td.textContent;}\n"
+    "document.querySelectorAll('table.sortable').forEach(function(table){\n"
+    " table.querySelectorAll('thead th').forEach(function(th,col){\n"
+    "  th.addEventListener('click',function(){\n"
+    "   const asc=!th.classList.contains('sorted-asc');\n"
+    "   table.querySelectorAll('thead th').forEach(function(h){h.classList.remove('sorted-asc',"
+    "'sorted-desc');});\n"
+    "   th.classList.add(asc?'sorted-asc':'sorted-desc');\n"
+    "   const body=table.tBodies[0];const rows=Array.from(body.rows);\n"
+    "   rows.sort(function(a,b){const x=cellValue(a.cells[col]),y=cellValue(b.cells[col]);\n"
+    "    const c=(typeof x==='number'&&typeof y==='number')?x-y:String(x).localeCompare("
+    "String(y));return asc?c:-c;});\n"
+    "   rows.forEach(function(r){body.appendChild(r);});});});});\n"
+    "const devices=JSON.parse(document.getElementById('survey-data').textContent);\n"
+    "const selA=document.getElementById('pick-a'),selB=document.getElementById('pick-b');\n"
+    "devices.forEach(function(d,i){[selA,selB].forEach(function(s){const o=document."
+    "createElement('option');o.value=i;o.textContent=d.n+'. '+d.name+' ('+d.platform+', '+"
+    "d.driver+')';s.appendChild(o);});});\n"
+    "if(devices.length>1)selB.value=1;\n"
+    "function show(v){if(v===undefined||v===null)return '–';if(typeof v==='number')"
+    "return Number.isInteger(v)?String(v):v.toPrecision(5);return String(v);}\n"
+    "function compare(){\n"
+    " const a=devices[selA.value],b=devices[selB.value];\n"
+    " const body=document.querySelector('#compare-table tbody');body.textContent='';\n"
+    " function row(group,key,x,y){const tr=document.createElement('tr');\n"
+    "  if(show(x)!==show(y))tr.className='differs';\n"
+    "  [group,key,show(x),show(y)].forEach(function(t){const td=document.createElement('td');"
+    "td.textContent=t;tr.appendChild(td);});body.appendChild(tr);}\n"
+    " ['name','platform','type','driver','date'].forEach(function(k){row('device',k,a[k],b[k]);"
+    "});\n"
+    " ['figures','facts'].forEach(function(g){const keys=new Set(Object.keys(a[g]).concat("
+    "Object.keys(b[g])));\n"
+    "  Array.from(keys).sort().forEach(function(k){row(g==='figures'?'figure':'fact',k,a[g][k],"
+    "b[g][k]);});});\n"
+    " const ea=new Set(a.extensions),eb=new Set(b.extensions);\n"
+    " const all=Array.from(new Set(a.extensions.concat(b.extensions))).sort();\n"
+    " all.forEach(function(x){row('extension',x,ea.has(x)?'yes':'no',eb.has(x)?'yes':'no');});"
+    "\n}\n"
+    "selA.addEventListener('change',compare);selB.addEventListener('change',compare);\n"
+    "compare();\n"
+    "</script>\n";
+
+int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bcl_error *e)
+{
+    *html = NULL;
+    *len = 0;
+    report r = {.db = db, .path = path, .e = e};
+    sbuf p = {0};
+    int rc = load(&r);
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
+    if (rc == BCL_OK) {
+        json_t *n;
+        rc = page_query(&r,
+                        "SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM"
+                        " surveys",
+                        0, &n);
+        const json_t *row = json_array_get(n, 0);
+        sb_puts(&p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                    "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+                    "<title>ballcl device survey</title>\n");
+        sb_puts(&p, style);
+        sb_puts(&p, "</head><body>\n<h1>ballcl device survey</h1>\n<p>");
+        sb_printf(&p, "%zu devices from %lld surveys (", json_array_size(r.devices),
+                  (long long)json_integer_value(json_object_get(row, "surveys")));
+        sb_html(&p, page_str(row, "first"));
+        sb_puts(&p, " to ");
+        sb_html(&p, page_str(row, "last"));
+        sb_printf(&p, "); page made %s by ballcl %s from the survey database ", now,
+                  BALLCL_VERSION);
+        sb_puts(&p, "<code>");
+        sb_html(&p, path);
+        sb_puts(&p, "</code>. The figures and how they are measured: docs/SURVEY.md.</p>\n"
+                    "<nav><a href=\"#devices\">devices</a><a href=\"#charts\">figures</a>"
+                    "<a href=\"#compare\">side by side</a><a href=\"#coverage\">coverage</a>"
+                    "<a href=\"#history\">over time</a><a href=\"#platforms\">platforms</a>"
+                    "</nav>\n");
+        json_decref(n);
+    }
+    if (rc == BCL_OK) {
+        device_table(&r, &p);
+        rc = survey_page_charts(&r, &p);
+    }
+    if (rc == BCL_OK) {
+        sb_puts(&p, "<h2 id=\"compare\">Side by side</h2>\n<p>Any two devices (each at its "
+                    "latest survey); rows that differ are marked.</p>\n<p><select id=\"pick-a\" "
+                    "aria-label=\"first device\"></select><select id=\"pick-b\" "
+                    "aria-label=\"second device\"></select></p>\n<div class=\"scroll\"><table "
+                    "id=\"compare-table\"><thead><tr><th>what</th><th>key</th><th>first</th>"
+                    "<th>second</th></tr></thead><tbody></tbody></table></div>\n");
+        coverage(&r, &p);
+        sb_puts(&p, "<h2 id=\"history\">Over time</h2>\n");
+        size_t i, shown = 0;
+        json_t *d;
+        json_array_foreach(r.devices, i, d)
+        {
+            if (rc == BCL_OK && json_integer_value(json_object_get(d, "surveys")) > 1) {
+                rc = survey_page_history(&r, &p, d);
+                shown++;
+            }
+        }
+        if (rc == BCL_OK && !shown)
+            sb_puts(&p, "<p class=\"none\">No device has been surveyed more than once.</p>\n");
+    }
+    if (rc == BCL_OK)
+        rc = platforms(&r, &p);
+    if (rc == BCL_OK) {
+        embedded_data(&r, &p);
+        sb_puts(&p, script);
+        sb_puts(&p, "</body></html>\n");
+    }
+    json_decref(r.devices);
+    json_decref(r.models);
+    if (rc == BCL_OK && p.oom)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    if (rc) {
+        free(p.s);
+        return rc;
+    }
+    *html = p.s;
+    *len = p.len;
+    return BCL_OK;
+}

@@ -1,0 +1,54 @@
+/* What the report page's parts share (survey_html.c, survey_html_charts.c):
+ * the text buffer the page grows in, the data loaded from the database, and
+ * the helpers that read it. Internal to the report. */
+#ifndef BALLCL_SURVEY_PAGE_H
+#define BALLCL_SURVEY_PAGE_H
+
+#include "survey_html.h"
+
+#include <stdbool.h>
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+void sb_add(sbuf *b, const char *s, size_t n);
+void sb_puts(sbuf *b, const char *s);
+void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text from a survey file, for HTML: control characters shown as \xNN,
+ * markup characters as entities. */
+void sb_html(sbuf *b, const char *text);
+/* A label for gnuplot's data file: printable ASCII without quotes or
+ * backslashes (a data file has no escapes), at most 30 characters. */
+void page_plot_label(const char *text, char *out, size_t size);
+/* 4 significant digits, with k/M/G/T from a million on. */
+void page_num(double v, char *out, size_t size);
+
+typedef struct report {
+    sqlite3 *db;
+    const char *path;
+    bcl_error *e;
+    json_t *devices; /* each at its latest survey: see load_run */
+    json_t *models;  /* the models with figures, default first */
+    unsigned charts; /* for the ids of the charts' SVG */
+} report;
+/* Rows of sql (at most one integer parameter) as an array of objects named
+ * by the columns. */
+int page_query(report *r, const char *sql, long long param, json_t **out);
+/* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
+ * booleans, "figures" {key or model:key: value}, "extensions". */
+int page_load_run(report *r, json_t *run);
+/* A string of d ("" when absent); a figure or fact as a number, NAN when
+ * absent or null. */
+const char *page_str(const json_t *d, const char *key);
+double page_figure(const json_t *d, const char *key);
+double page_fact(const json_t *d, const char *key);
+
+/* The section of bar charts, one per figure group and per model. */
+int survey_page_charts(report *r, sbuf *page);
+/* For a device with several surveys: each figure over time. */
+int survey_page_history(report *r, sbuf *page, const json_t *dev);
+
+#endif
