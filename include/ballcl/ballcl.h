@@ -380,13 +380,53 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e);
 /* Applies `steps` steps as plan p says; the state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
+/* bcl_sim_run, then the state read back into state (n balls), queued
+ * behind the last launch so that the host waits once for both: one round
+ * trip to the device fewer. t->wall_ms then includes the read-back;
+ * device_ms, from the launches' events, does not. */
+int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
+                     bcl_error *e);
 /* Reads the state back into state (n balls). */
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a run from the same start). */
 int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
+/* Puts a state of n balls (any n >= 1) on the simulation and uploads it:
+ * the buffers are kept when they hold n balls, else replaced by buffers for
+ * n (the old ones freed first). The buffers are thus sized to the largest
+ * state loaded (bcl_sim_capacity); runs and reads cover the n balls. After
+ * a failure the simulation holds no balls until a load succeeds. */
+int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
+/* bcl_sim_load with the upload queued, not waited for: the host may work
+ * meanwhile (the Python module checks the state for NaN then). state must
+ * stay allocated and unchanged until a call that waits for the device
+ * (bcl_sim_run, bcl_sim_read, bcl_sim_finish) returns. */
+int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e);
+/* Waits until everything queued for the simulation is done. */
+int bcl_sim_finish(bcl_sim *s, bcl_error *e);
+/* The balls the device buffers can hold (16 bytes each). */
+size_t bcl_sim_capacity(const bcl_sim *s);
 /* The number of device buffers the state is split into. */
 size_t bcl_sim_buffers(const bcl_sim *s);
 void bcl_sim_destroy(bcl_sim *s);
+
+/* ---- host memory for reading back ---------------------------------------- */
+
+/* Host memory the device's runtime allocates (a CL_MEM_ALLOC_HOST_PTR
+ * buffer, mapped once for the buffer's life): page-locked on GPU drivers,
+ * so that bcl_sim_read into it is a direct copy by the device's copy engine
+ * (the survey's "pinned" transfer) rather than a copy through the driver's
+ * own staging memory. On a CPU device it is ordinary host memory.
+ *
+ * A host buffer keeps what it needs of its context (the OpenCL queue and
+ * context, retained), so it may outlive the bcl_context it was made from;
+ * bcl_host_buffer_destroy unmaps and releases it. Not thread-safe: one
+ * thread uses a buffer at a time. bytes must not exceed the device's
+ * largest allocation (bcl_device_info.max_alloc). */
+typedef struct bcl_host_buffer bcl_host_buffer;
+int bcl_host_buffer_create(bcl_context *c, size_t bytes, bcl_host_buffer **out, bcl_error *e);
+void *bcl_host_buffer_data(const bcl_host_buffer *b);
+size_t bcl_host_buffer_bytes(const bcl_host_buffer *b);
+void bcl_host_buffer_destroy(bcl_host_buffer *b);
 
 /* ---- validation --------------------------------------------------------- */
 

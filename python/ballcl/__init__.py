@@ -15,10 +15,10 @@ from typing import Any as _Any, Dict as _Dict, List as _List
 
 from . import _core
 from ._core import (Context, DeviceError, Error, InputError, MismatchError, __version__,
-                    devices, run, survey, version)
+                    cached, close, devices, run, survey, version)
 
 __all__ = ["Context", "DeviceError", "Error", "InputError", "MismatchError", "Result",
-           "__version__", "devices", "run", "survey", "version"]
+           "__version__", "cached", "close", "devices", "run", "survey", "version"]
 
 
 class Result:

@@ -88,6 +88,14 @@ int bpy_device_arg(PyObject *device, const char **sel);
  * (a new reference: `state` itself, or a copy when it was not contiguous
  * or aligned); NULL with TypeError or InputError set. */
 PyArrayObject *bpy_state_arg(PyObject *state);
+/* The same without the scan for NaN and infinity (the caller scans, with
+ * bpy_finite, e.g. while the upload runs). */
+PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
+/* Whether the count floats at f are all finite; else *bad is the first
+ * that is not. Needs no GIL. */
+bool bpy_finite(const float *f, size_t count, size_t *bad);
+/* The InputError for the non-finite float f[i]; returns NULL. */
+PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
 /* ---- overflow.c: a state that left float32 ----------------------------- */
 
@@ -113,14 +121,21 @@ typedef struct bpy_exec {
     bcl_sim *sim;
     const bpy_args *args;
     size_t balls;
-    const float *init;       /* the state before the steps, for validation */
-    float *out;              /* receives the state after them */
-    bpy_warm_set *warmed;    /* NULL: always warm up */
-    bcl_build_report *build; /* stored in the binary cache after the first launch */
-    bool *stored;            /* ...once: set when done */
+    const float *init;          /* the state before the steps, for validation */
+    float *out;                 /* receives the state after them */
+    bpy_warm_set *warmed;       /* NULL: always warm up */
+    struct bpy_plan_memo *memo; /* NULL: resolve the plan every call */
+    /* The Result of the last call whose plan was resolved, to copy while
+     * the plan is reused (result.c); NULL: build every Result whole. */
+    PyObject **result_tmpl;
+    unsigned long *result_tmpl_gen; /* the memo's gen it was made for */
+    bcl_build_report *build;        /* stored in the binary cache after the first launch */
+    bool *stored;                   /* ...once: set when done */
     /* out */
     bcl_plan plan;
     bool plan_ok;
+    bool plan_reused;     /* the plan of the previous call (same request) */
+    const char *readback; /* "pinned" or "pageable": the memory read into */
     char tuned_note[200]; /* whether the tuned record was used, and why not */
     size_t buffers;       /* device buffers the state is split into */
     double first_ms;      /* the warm-up launch; 0 when none was needed */
@@ -128,7 +143,19 @@ typedef struct bpy_exec {
     bcl_validation v;
 } bpy_exec;
 
-/* Resolves the plan, warms up, applies the steps, reads the state into
+/* The plan of the last request on a context, reused while the request is
+ * the same (balls, steps, K, local, parameters): nothing in it can change
+ * between such calls (the tuned record is read once per context). */
+typedef struct bpy_plan_memo {
+    bool valid;
+    unsigned long gen; /* counts the plans resolved into it */
+    bcl_plan_request req;
+    float params[BCL_MAX_PARAMS];
+    bcl_plan plan;
+    char tuned_note[200];
+} bpy_plan_memo;
+
+/* Resolves the plan (or reuses x->memo's), warms up, applies the steps, reads the state into
  * x->out and validates it. Called with the GIL released (*ts is the saved
  * thread state); between chunks of about 50 ms it takes the GIL back to
  * run Python's signal handlers. Returns BCL_OK, a BCL_EXIT_* class with e
@@ -177,6 +204,64 @@ PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *
 /* Issues the plan's and the build's warnings as RuntimeWarnings; -1 when a
  * warning filter turned one into an exception. */
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build);
+
+/* ---- readback.c: where a call's new state lives ------------------------ */
+
+int bpy_readback_init(void);
+/* A pool of pinned blocks for one context's returned arrays. */
+PyObject *bpy_pool_create(void);
+/* Frees the idle blocks; blocks still under arrays are freed with them. */
+void bpy_pool_close(PyObject *pool);
+/* Pinned bytes the pool holds (idle and under live arrays). */
+size_t bpy_pool_bytes(PyObject *pool);
+/* A new float32 (n, 4) array for a call's result, over a pinned block of
+ * pool when the device's runtime gives one (*pinned), else over ordinary
+ * memory; read-only unless writable. *data receives its memory. NULL with
+ * an exception set. */
+PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_info *d, size_t n,
+                          bool writable, float **data, bool *pinned);
+/* `out` checked as the destination of n balls: a writable, C-contiguous,
+ * aligned float32 (n, 4) ndarray (a new reference); NULL with TypeError or
+ * InputError set. */
+PyArrayObject *bpy_out_arg(PyObject *out, size_t n);
+/* Whether two ranges of bytes overlap. */
+bool bpy_overlaps(const void *a, const void *b, size_t bytes);
+
+/* ---- runcache.c: ballcl.run's process-wide contexts ---------------------- */
+
+/* ballcl.run on one device through the cached context of (device, model);
+ * state_in is checked, out_o is None or the caller's array. */
+PyObject *bpy_run_cached(const bpy_args *a, size_t dev_index, PyArrayObject *in, PyObject *out_o);
+PyObject *bpy_cached_py(PyObject *self, PyObject *unused);
+PyObject *bpy_close_py(PyObject *self, PyObject *unused);
+/* Registers the close of every cached context at interpreter exit. */
+int bpy_runcache_init(PyObject *module);
+
+/* ---- pycontext.c: the frame shared by Context.run and ballcl.run -------- */
+
+typedef struct bpy_context bpy_context;
+/* A new Context of device index di and a's model and parameters; NULL with
+ * an exception set. */
+PyObject *bpy_context_open(size_t di, const bpy_args *a);
+/* ballcl.run's frame on c (its lock taken here): state, checked by
+ * bpy_state_arg, is uploaded; the new state is a new writable array, or
+ * out_o (None or the caller's array). The Result has no context counters
+ * and the context keeps no reference to the array. */
+PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
+/* What the context holds: its device index, model, balls its device
+ * buffers hold, pinned host bytes, counters. */
+typedef struct bpy_context_info {
+    const bcl_device_info *dev;
+    const bcl_model *model;
+    size_t capacity;
+    size_t pinned_bytes;
+    unsigned long long calls, builds, uploads;
+    bool closed;
+} bpy_context_info;
+void bpy_context_info_get(PyObject *c, bpy_context_info *info);
+/* close() of the context; with wait false, a context in use is left open
+ * (at exit: a daemon thread may hold it). */
+void bpy_context_close(PyObject *c, bool wait);
 
 /* ---- group.c: one run over several devices ------------------------------- */
 

@@ -4,14 +4,25 @@
  *
  * The state stays on the device. ctx.run(steps) continues it; so does
  * ctx.run(steps, state=s) when s is the array the context returned last.
- * Those arrays are read-only over an immutable buffer (NumPy cannot make
- * them writable), so "the array returned last" also means "the state on
- * the device": no upload is needed. Any other array is uploaded. After an
+ * Those arrays are read-only over memory that exports no writable buffer
+ * (a pinned block or bytes: readback.c), so NumPy cannot make them
+ * writable, and "the array returned last" also means "the state on the
+ * device": no upload is needed. An out= array is writable: passed back as
+ * state= it is uploaded. Any other array is uploaded. After an
  * error or an interrupt the device's state is unknown; the next call
  * uploads the last returned state (ctx.state) again.
  *
  * One call at a time: a lock, waited for without the GIL, serialises
  * calls from several threads.
+ *
+ * A frame costs only what must happen per call (docs/PYTHON.md, "Frame
+ * loops"): the plan of an unchanged request is reused (bpy_plan_memo), the
+ * device buffers are kept at the largest state seen (bcl_sim_load), a state
+ * that fitted the memory once is not checked again (the check reads the
+ * cgroup's files), and the state is read back into pinned memory that
+ * becomes the returned array (readback.c), or into the caller's out=.
+ * ballcl.run's process-wide contexts (runcache.c) are Contexts too, run
+ * through bpy_context_frame.
  */
 #include "core.h"
 
@@ -19,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct bpy_context {
+struct bpy_context {
     PyObject_HEAD PyThread_type_lock lock;
     const bcl_device_info *dev;
     bpy_args base;    /* model and parameters, fixed for the context */
@@ -29,10 +40,16 @@ typedef struct bpy_context {
     bpy_warm_set warmed;
     bcl_sim *sim;
     size_t balls;
-    PyObject *state; /* the read-only array returned last, or NULL */
-    bool synced;     /* the device holds exactly `state` */
+    PyObject *state;  /* the array returned last, or NULL */
+    bool frozen;      /* `state` is read-only: the identity means "unchanged" */
+    bool synced;      /* the device holds exactly the state returned last */
+    size_t fit_balls; /* the largest state bcl_memory_fit accepted */
+    PyObject *pool;   /* pinned blocks for the returned arrays */
+    bpy_plan_memo memo;
+    PyObject *result_tmpl; /* exec.h: bpy_exec.result_tmpl */
+    unsigned long result_tmpl_gen;
     unsigned long long calls, builds, uploads;
-} bpy_context;
+};
 
 static void close_locked(bpy_context *c)
 {
@@ -41,6 +58,10 @@ static void close_locked(bpy_context *c)
     c->sim = NULL;
     c->ctx = NULL;
     c->synced = false;
+    c->memo.valid = false;
+    c->balls = c->fit_balls = 0;
+    /* Arrays over its blocks stay valid: each block keeps what it needs. */
+    bpy_pool_close(c->pool);
     Py_BEGIN_ALLOW_THREADS;
     bcl_sim_destroy(sim);
     bcl_context_destroy(ctx);
@@ -93,6 +114,8 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
         return -1;
     }
     c->builds++;
+    if (!c->pool && !(c->pool = bpy_pool_create()))
+        return -1;
     if (c->build.warning[0] &&
         PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", c->build.warning) < 0)
         return -1;
@@ -121,43 +144,24 @@ static void ctx_dealloc(PyObject *self)
     /* Nobody else holds a reference, so nobody holds the lock. */
     close_locked(c);
     Py_CLEAR(c->state);
+    Py_CLEAR(c->pool);
+    Py_CLEAR(c->result_tmpl);
     if (c->lock)
         PyThread_free_lock(c->lock);
     Py_TYPE(self)->tp_free(self);
 }
 
-/* A read-only float32 (n, 4) array over a new bytes object of n balls
- * (data receives its buffer); NULL with an exception set. */
-static PyObject *frozen_array(size_t n, float **data)
-{
-    PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 4 * sizeof(float)));
-    if (!bytes)
-        return NULL;
-    npy_intp dims[2] = {(npy_intp)n, 4};
-    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_FLOAT32), 2, dims,
-                                         NULL, PyBytes_AS_STRING(bytes), NPY_ARRAY_CARRAY_RO, NULL);
-    if (!arr || PyArray_SetBaseObject((PyArrayObject *)arr, bytes) < 0) {
-        Py_XDECREF(arr);
-        if (!arr)
-            Py_DECREF(bytes);
-        return NULL;
-    }
-    *data = (float *)PyBytes_AS_STRING(bytes);
-    return arr;
-}
-
-/* Puts `state` on the device (a new simulation when the count changes). */
-static int upload(bpy_context *c, const float *state, size_t n, bcl_error *e)
+/* Puts `state` on the device: the buffers are kept while they hold n balls
+ * (they grow to the largest state seen). With `nowait` the upload is only
+ * queued (state must stay put until the device is waited for). */
+static int upload(bpy_context *c, const float *state, size_t n, bool nowait, bcl_error *e)
 {
     int rc;
     Py_BEGIN_ALLOW_THREADS;
-    if (c->sim && c->balls == n) {
-        rc = bcl_sim_write(c->sim, state, e);
-    } else {
-        bcl_sim_destroy(c->sim);
-        c->sim = NULL;
+    if (c->sim)
+        rc = nowait ? bcl_sim_load_async(c->sim, state, n, e) : bcl_sim_load(c->sim, state, n, e);
+    else
         rc = bcl_sim_create(c->ctx, state, n, &c->sim, e);
-    }
     Py_END_ALLOW_THREADS;
     if (rc == BCL_OK) {
         c->balls = n;
@@ -166,57 +170,100 @@ static int upload(bpy_context *c, const float *state, size_t n, bcl_error *e)
     return rc;
 }
 
-static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o, PyObject *spl_o,
-                            PyObject *local_o, PyObject *validate_o)
+/* One frame, the lock held. */
+static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state_o, PyObject *out_o,
+                              bool writable, bool report, bool checked)
 {
     if (!c->ctx)
         return bpy_input_error("Context.run: the context is closed");
-    bpy_args a = c->base;
-    if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
-        bpy_validate_arg(validate_o, &a))
-        return NULL;
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    bool uploaded = false;
-    if (state_o == Py_None || state_o == c->state) {
+    bool uploaded = false, scan = false; /* scan: an upload of `in` is queued, not waited for */
+    size_t bad = SIZE_MAX;
+    if (state_o == Py_None || (state_o == c->state && c->frozen)) {
         if (!c->state)
             return bpy_input_error("Context.run: no state yet: pass state= (an (N, 4) float32 "
                                    "array) on the first call");
         in = (PyArrayObject *)Py_NewRef(c->state);
         if (!c->synced) {
-            if (upload(c, PyArray_DATA(in), (size_t)PyArray_DIM(in, 0), &e))
+            if (upload(c, PyArray_DATA(in), (size_t)PyArray_DIM(in, 0), false, &e))
                 goto fail;
             uploaded = true;
         }
     } else {
-        if (!(in = bpy_state_arg(state_o)))
+        /* ballcl.run's state is checked but for NaN and infinity: that scan
+         * runs while its upload does (below). */
+        in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg(state_o);
+        if (!in)
             return NULL;
         size_t n = (size_t)PyArray_DIM(in, 0);
         c->synced = false;
-        if (bcl_memory_fit(c->dev, n, 2, "state", &e) || upload(c, PyArray_DATA(in), n, &e))
+        if (n > c->fit_balls) {
+            if (bcl_memory_fit(c->dev, n, 2, "state", &e))
+                goto fail;
+            c->fit_balls = n;
+        }
+        if (upload(c, PyArray_DATA(in), n, checked, &e))
             goto fail;
         uploaded = true;
+        scan = checked;
     }
     /* From here the device's state moves away from c->state. */
     c->synced = false;
     float *data;
-    if (!(out = frozen_array(c->balls, &data)))
+    bool pinned = false;
+    size_t bytes = c->balls * 4 * sizeof(float);
+    if (out_o && out_o != Py_None) {
+        if (!(out = (PyObject *)bpy_out_arg(out_o, c->balls)))
+            goto done;
+        data = PyArray_DATA((PyArrayObject *)out);
+        /* The read-back must not overwrite the start the check compares
+         * with. */
+        if (a->validate && bpy_overlaps(data, PyArray_DATA(in), bytes)) {
+            PyObject *copy = PyArray_NewCopy(in, NPY_CORDER);
+            if (!copy)
+                goto done;
+            Py_SETREF(in, (PyArrayObject *)copy);
+        }
+    } else if (!(out = bpy_state_array(c->pool, c->ctx, c->dev, c->balls, writable, &data,
+                                       &pinned))) {
         goto done;
+    }
     bpy_exec x = {
         .ctx = c->ctx,
         .sim = c->sim,
-        .args = &a,
+        .args = a,
         .balls = c->balls,
         .init = PyArray_DATA(in),
         .out = data,
         .warmed = &c->warmed,
+        .memo = &c->memo,
+        .result_tmpl = &c->result_tmpl,
+        .result_tmpl_gen = &c->result_tmpl_gen,
         .build = &c->build,
         .stored = &c->stored,
+        .readback = pinned ? "pinned" : "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
-    int rc = bpy_exec_run(&x, &e, &ts);
+    int rc;
+    if (scan && !bpy_finite(PyArray_DATA(in), c->balls * 4, &bad)) {
+        /* The upload reads `in` until it is done. */
+        rc = bcl_sim_finish(c->sim, &e);
+        if (rc == BCL_OK)
+            rc = BPY_PENDING;
+    } else {
+        rc = bpy_exec_run(&x, &e, &ts);
+    }
+    if (rc == BCL_OK)
+        scan = false; /* the run waited for the upload */
     PyEval_RestoreThread(ts);
+    if (bad != SIZE_MAX)
+        bpy_nonfinite_error(PyArray_DATA(in), bad);
+    /* A failed call may have written into out=: it no longer holds the
+     * state returned last. */
+    if (rc && out == c->state)
+        Py_CLEAR(c->state);
     if (rc == BPY_PENDING)
         goto done;
     if (rc)
@@ -226,22 +273,41 @@ static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o
         goto done;
     c->build.warning[0] = '\0';
     bpy_ctx_report cr = {uploaded, c->calls, c->builds, c->uploads};
-    PyObject *result = bpy_result(&x, c->dev, &c->build, &cr);
+    PyObject *result = bpy_result(&x, c->dev, &c->build, report ? &cr : NULL);
     if (!result)
         goto done;
-    if (a.validate && x.v.mismatches) {
+    if (a->validate && x.v.mismatches) {
+        if (out == c->state)
+            Py_CLEAR(c->state);
         bpy_raise_mismatch(result, out, &x);
         Py_DECREF(result);
         goto done;
     }
-    /* As `ballcl run`; the device's state stays unsynced: the next call
-     * starts again from ctx.state. */
-    if (bpy_check_overflow(&a, x.init, x.out, c->balls)) {
+    /* As `ballcl run` (also without validation): finite input that ends
+     * non-finite is refused, naming the ball and step. The vectorised scan
+     * first; the reference replay only for a state that failed it. With
+     * out= the input itself the start is gone: the ball without the step. */
+    size_t nonfinite;
+    bool finite;
+    Py_BEGIN_ALLOW_THREADS;
+    finite = bpy_finite(data, c->balls * 4, &nonfinite);
+    Py_END_ALLOW_THREADS;
+    if (!finite &&
+        bpy_check_overflow(a, bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : x.init, data,
+                           c->balls)) {
+        if (out == c->state)
+            Py_CLEAR(c->state);
         Py_DECREF(result);
         goto done;
     }
-    Py_XSETREF(c->state, Py_NewRef(out));
-    c->synced = true;
+    if (report) {
+        Py_XSETREF(c->state, Py_NewRef(out));
+        c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
+        c->synced = true;
+    } else {
+        /* ballcl.run: the caller owns the array; nothing continues from it. */
+        Py_CLEAR(c->state);
+    }
     ret = PyTuple_Pack(2, out, result);
     Py_DECREF(result);
     goto done;
@@ -249,24 +315,53 @@ fail:
     bpy_raise(&e);
 done:
     bcl_error_clear(&e);
+    if (scan) { /* refused before the run: the queued upload still reads `in` */
+        bcl_error ignored = {0};
+        Py_BEGIN_ALLOW_THREADS;
+        bcl_sim_finish(c->sim, &ignored);
+        Py_END_ALLOW_THREADS;
+        bcl_error_clear(&ignored);
+    }
     Py_XDECREF(in);
     Py_XDECREF(out);
     return ret;
 }
 
+PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *state,
+                            PyObject *out_o)
+{
+    bpy_context *c = (bpy_context *)self;
+    take_lock(c);
+    PyObject *r = frame_locked(c, a, (PyObject *)state, out_o, true, false, true);
+    PyThread_release_lock(c->lock);
+    return r;
+}
+
+static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o, PyObject *spl_o,
+                            PyObject *local_o, PyObject *out_o, PyObject *validate_o)
+{
+    if (!c->ctx)
+        return bpy_input_error("Context.run: the context is closed");
+    bpy_args a = c->base;
+    if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
+        bpy_validate_arg(validate_o, &a))
+        return NULL;
+    return frame_locked(c, &a, state_o, out_o, false, true, false);
+}
+
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 {
     bpy_context *c = (bpy_context *)self;
-    static char *names[] = {"steps", "state", "steps_per_launch", "local", "validate", NULL};
+    static char *names[] = {"steps", "state", "steps_per_launch", "local", "validate", "out", NULL};
     PyObject *steps_o, *state_o = Py_None, *spl_o = Py_None, *local_o = Py_None;
-    PyObject *validate_o = NULL;
+    PyObject *validate_o = NULL, *out_o = Py_None;
     /* Everything after steps is keyword-only: ctx.run(steps, state) would
      * read as the reverse of ballcl.run(state, steps). */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOO:run", names, &steps_o, &state_o, &spl_o,
-                                     &local_o, &validate_o))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOO:run", names, &steps_o, &state_o, &spl_o,
+                                     &local_o, &validate_o, &out_o))
         return NULL;
     take_lock(c);
-    PyObject *r = run_locked(c, steps_o, state_o, spl_o, local_o, validate_o);
+    PyObject *r = run_locked(c, steps_o, state_o, spl_o, local_o, out_o, validate_o);
     PyThread_release_lock(c->lock);
     return r;
 }
@@ -326,11 +421,13 @@ static PyObject *get_closed(PyObject *self, void *closure)
 
 static PyMethodDef ctx_methods[] = {
     {"run", (PyCFunction)(void (*)(void))ctx_run, METH_VARARGS | METH_KEYWORDS,
-     "run($self, steps, *, state=None, steps_per_launch=None, local=None, validate=True)\n"
+     "run($self, steps, *, state=None, steps_per_launch=None, local=None, validate=True,\n"
+     "    out=None)\n"
      "--\n\n"
      "Applies steps to the resident state (state None, or the array this context\n"
      "returned last: no upload) or to a new state (uploaded). Returns (state, Result);\n"
-     "the state is a read-only array: numpy.array(state) is a writable copy."},
+     "the state is a read-only array (numpy.array(state) is a writable copy), or out\n"
+     "when given: a writable C-contiguous float32 (N, 4) array the state is read into."},
     {"close", ctx_close, METH_NOARGS, "Frees the device's buffers and program."},
     {"__enter__", ctx_enter, METH_NOARGS, NULL},
     {"__exit__", ctx_exit, METH_VARARGS, NULL},
@@ -361,3 +458,55 @@ PyTypeObject bpy_ContextType = {
     .tp_methods = ctx_methods,
     .tp_getset = ctx_getset,
 };
+
+PyObject *bpy_context_open(size_t di, const bpy_args *a)
+{
+    bpy_context *c = (bpy_context *)ctx_new(&bpy_ContextType, NULL, NULL);
+    if (!c)
+        return NULL;
+    c->dev = &bpy_devices()->dev[di];
+    c->base = *a;
+    bcl_error e = {0};
+    bcl_context_opts copts = {.use_cache = true};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = bcl_context_create(c->dev, c->base.model, &copts, &c->ctx, &c->build, &e);
+    Py_END_ALLOW_THREADS;
+    if (rc) {
+        bpy_raise(&e);
+        bcl_error_clear(&e);
+        Py_DECREF(c);
+        return NULL;
+    }
+    c->builds++;
+    if (!(c->pool = bpy_pool_create())) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    /* The build's warning goes with the first call's Result (bpy_warn). */
+    return (PyObject *)c;
+}
+
+void bpy_context_info_get(PyObject *self, bpy_context_info *info)
+{
+    bpy_context *c = (bpy_context *)self;
+    info->dev = c->dev;
+    info->model = c->base.model;
+    info->capacity = c->sim ? bcl_sim_capacity(c->sim) : 0;
+    info->pinned_bytes = bpy_pool_bytes(c->pool);
+    info->calls = c->calls;
+    info->builds = c->builds;
+    info->uploads = c->uploads;
+    info->closed = c->ctx == NULL;
+}
+
+void bpy_context_close(PyObject *self, bool wait)
+{
+    bpy_context *c = (bpy_context *)self;
+    if (wait)
+        take_lock(c);
+    else if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK))
+        return;
+    close_locked(c);
+    PyThread_release_lock(c->lock);
+}

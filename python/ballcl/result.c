@@ -123,8 +123,157 @@ PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *d, const bcl_buil
     return bpy_result_wrap(bpy_result_dict(x, d, br, cr));
 }
 
+/* Copies of the dicts and lists in o down to `depth` levels; what lies
+ * below, and every other value (str, int, float, bool, None, tuple), is
+ * shared: none can be changed. */
+static PyObject *copy_tree(PyObject *o, int depth)
+{
+    if (depth > 0 && PyDict_CheckExact(o)) {
+        PyObject *d = PyDict_Copy(o), *k, *v;
+        Py_ssize_t pos = 0;
+        while (d && PyDict_Next(o, &pos, &k, &v)) {
+            if (!PyDict_CheckExact(v) && !PyList_CheckExact(v))
+                continue;
+            PyObject *c = copy_tree(v, depth - 1);
+            if (!c || PyDict_SetItem(d, k, c) < 0)
+                Py_CLEAR(d);
+            Py_XDECREF(c);
+        }
+        return d;
+    }
+    if (depth > 0 && PyList_CheckExact(o)) {
+        Py_ssize_t n = PyList_GET_SIZE(o);
+        PyObject *l = PyList_New(n);
+        for (Py_ssize_t i = 0; l && i < n; i++) {
+            PyObject *c = copy_tree(PyList_GET_ITEM(o, i), depth - 1);
+            if (!c)
+                Py_CLEAR(l);
+            else
+                PyList_SET_ITEM(l, i, c);
+        }
+        return l;
+    }
+    return Py_NewRef(o);
+}
+
+/* The levels of a Result's dict: the top, "devices", its entry, the
+ * entry's "launch". */
+#define RESULT_DEPTH 4
+
+/* The keys from_template sets, made once (interned) rather than per call. */
+enum {
+    K_TIMING,
+    K_CONTEXT,
+    K_READBACK,
+    K_VALIDATION,
+    K_STORED,
+    K_STORE_MS,
+    K_FIRST_LAUNCH_MS,
+    K_US_PER_STEP,
+    K_WALL_US_PER_STEP,
+    K_BALL_STEPS_PER_S,
+    K_CACHE,
+    K_DEVICES,
+    K_COUNT
+};
+static const char *const key_names[K_COUNT] = {
+    "timing",          "context",     "readback",         "validation",       "stored", "store_ms",
+    "first_launch_ms", "us_per_step", "wall_us_per_step", "ball_steps_per_s", "cache",  "devices"};
+static PyObject *keys[K_COUNT];
+
+static int set_new(PyObject *dict, int key, PyObject *value)
+{
+    if (!keys[key] && !(keys[key] = PyUnicode_InternFromString(key_names[key]))) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    int rc = value ? PyDict_SetItem(dict, keys[key], value) : -1;
+    Py_XDECREF(value);
+    return rc;
+}
+
+static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
+                           const bpy_ctx_report *cr);
+
+/* A frame whose plan is the previous call's: the previous Result copied,
+ * with what a call changes made anew (timing, validation, the warm-up and
+ * store of "cache", "context", "readback", the entry's rates). Building
+ * the whole dict was most of a frame's host instructions. */
+static PyObject *from_template(const bpy_exec *x, const bcl_device_info *d,
+                               const bcl_build_report *br, const bpy_ctx_report *cr)
+{
+    PyObject *dict = copy_tree(*x->result_tmpl, RESULT_DEPTH);
+    if (!dict)
+        return NULL;
+    double steps = (double)x->args->steps;
+    double us_dev = steps ? x->t.device_ms * 1e3 / steps : 0;
+    double us_wall = steps ? x->t.wall_ms * 1e3 / steps : 0;
+    double rate = us_dev > 0 ? (double)x->balls / (us_dev * 1e-6) : 0;
+    const char *why = x->t.host_clock ? bcl_profiling_unusable(d) : NULL;
+    PyObject *clock_note =
+        !x->t.host_clock
+            ? Py_NewRef(Py_None)
+            : bpy_text(why ? why : "the profiling of one of the devices failed its check");
+    PyObject *timing = Py_BuildValue(
+        "{s:d, s:d, s:d, s:d, s:d, s:d, s:K, s:s, s:N}", "device_ms", x->t.device_ms, "wall_ms",
+        x->t.wall_ms, "us_per_step", us_dev, "wall_us_per_step", us_wall, "ball_steps_per_s", rate,
+        "gb_per_s", rate * 32.0 / (double)x->plan.steps_per_launch / 1e9, "launches",
+        (unsigned long long)x->t.launches, "clock", x->t.host_clock ? "host" : "device",
+        "clock_note", clock_note);
+    PyObject *context =
+        cr ? Py_BuildValue("{s:O, s:K, s:K, s:K}", "uploaded", cr->uploaded ? Py_True : Py_False,
+                           "calls", cr->calls, "builds", cr->builds, "uploads", cr->uploads)
+           : Py_NewRef(Py_None);
+    PyObject *readback =
+        Py_BuildValue("{s:s, s:O}", "memory", x->readback ? x->readback : "pageable", "plan_reused",
+                      x->plan_reused ? Py_True : Py_False);
+    PyObject *cache = PyDict_GetItemString(dict, "cache"); /* borrowed: a copy */
+    PyObject *devices = PyDict_GetItemString(dict, "devices");
+    PyObject *member = devices && PyList_Check(devices) && PyList_GET_SIZE(devices) == 1
+                           ? PyList_GET_ITEM(devices, 0)
+                           : NULL;
+    PyObject *valid = bpy_validation_dict(&x->v, x->args->validate);
+    PyObject *valid2 = valid ? copy_tree(valid, 2) : NULL; /* the entry's own */
+    int rc = set_new(dict, K_TIMING, timing) | set_new(dict, K_CONTEXT, context) |
+             set_new(dict, K_READBACK, readback) | set_new(dict, K_VALIDATION, valid);
+    if (cache)
+        rc |= set_new(cache, K_STORED, Py_NewRef(br->cache_stored ? Py_True : Py_False)) |
+              set_new(cache, K_STORE_MS, PyFloat_FromDouble(br->store_ms)) |
+              set_new(cache, K_FIRST_LAUNCH_MS, PyFloat_FromDouble(x->first_ms));
+    /* The entry of "devices" (bpy_member_dict's rates and validation). */
+    if (member)
+        rc |= set_new(member, K_US_PER_STEP, PyFloat_FromDouble(us_dev)) |
+              set_new(member, K_WALL_US_PER_STEP, PyFloat_FromDouble(us_wall)) |
+              set_new(member, K_BALL_STEPS_PER_S, PyFloat_FromDouble(rate)) |
+              set_new(member, K_VALIDATION, Py_XNewRef(valid2));
+    Py_XDECREF(valid2);
+    if (rc || !cache || !member)
+        Py_CLEAR(dict);
+    return dict;
+}
+
 PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
                           const bpy_ctx_report *cr)
+{
+    bool reuse = x->result_tmpl && *x->result_tmpl && x->plan_reused && x->memo &&
+                 *x->result_tmpl_gen == x->memo->gen;
+    if (reuse)
+        return from_template(x, d, br, cr);
+    PyObject *dict = full_dict(x, d, br, cr);
+    if (dict && x->result_tmpl && x->memo) {
+        PyObject *t = copy_tree(dict, RESULT_DEPTH);
+        if (!t) {
+            Py_DECREF(dict);
+            return NULL;
+        }
+        Py_XSETREF(*x->result_tmpl, t);
+        *x->result_tmpl_gen = x->memo->gen;
+    }
+    return dict;
+}
+
+static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
+                           const bpy_ctx_report *cr)
 {
     const bcl_plan *p = &x->plan;
     const bcl_launch *l = &p->launch;
@@ -167,6 +316,14 @@ PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl
         (unsigned long long)x->t.launches, "clock", x->t.host_clock ? "host" : "device",
         "clock_note", clock_note, "validation", bpy_validation_dict(&x->v, x->args->validate),
         "context", context);
+    /* Where the state was read into, and whether the plan was reused. */
+    if (dict) {
+        PyObject *rb = Py_BuildValue("{s:s, s:O}", "memory", x->readback ? x->readback : "pageable",
+                                     "plan_reused", x->plan_reused ? Py_True : Py_False);
+        if (!rb || PyDict_SetItemString(dict, "readback", rb) < 0)
+            Py_CLEAR(dict);
+        Py_XDECREF(rb);
+    }
     /* One device: "devices" holds it alone, as `ballcl run --json` does. */
     bpy_member m = {
         .dev = d,

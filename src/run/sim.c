@@ -7,6 +7,11 @@
  * it is then split into chunks of whole balls, one buffer each, and every
  * step launches the kernel once per chunk. Balls are independent, so the
  * split changes no bits.
+ *
+ * The buffers may be larger than the state they hold: bcl_sim_load puts a
+ * state of any size on a simulation, keeping its buffers when they are
+ * large enough (a frame loop of the Python module keeps them sized to the
+ * largest state it has seen) and growing them otherwise.
  */
 #include "run/run.h"
 #include "measure/clock.h"
@@ -28,9 +33,12 @@ typedef struct chunk {
 
 struct bcl_sim {
     bcl_context *c;
-    size_t n;
-    chunk *chunks;
+    size_t n;      /* balls of the state held */
+    size_t cap;    /* balls the buffers hold */
+    size_t per;    /* balls per buffer (the allocation limit) */
+    chunk *chunks; /* ncap buffers of the capacity; the first nchunks hold the state */
     size_t nchunks;
+    size_t ncap;
 };
 
 /* The allocation limit, lowered by BALLCL_TEST_MAX_ALLOC (bytes) so tests can
@@ -62,40 +70,69 @@ size_t bcl_sim_balls(const bcl_sim *s)
     return s->n;
 }
 
+/* Releases every buffer: the simulation holds no balls and can hold none. */
+static void release_buffers(bcl_sim *s)
+{
+    for (size_t i = 0; i < s->ncap; i++)
+        if (s->chunks[i].buf)
+            clReleaseMemObject(s->chunks[i].buf);
+    free(s->chunks);
+    s->chunks = NULL;
+    s->n = s->cap = s->nchunks = s->ncap = 0;
+}
+
+/* Buffers for cap balls, in chunks of s->per; the old ones released first,
+ * so that the device never holds both. */
+static int alloc_buffers(bcl_sim *s, size_t cap, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(s->c);
+    release_buffers(s);
+    size_t ncap = (cap + s->per - 1) / s->per;
+    s->chunks = calloc(ncap, sizeof *s->chunks);
+    if (!s->chunks)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    s->ncap = ncap;
+    for (size_t i = 0; i < ncap; i++) {
+        chunk *ch = &s->chunks[i];
+        ch->first = i * s->per;
+        ch->n = cap - ch->first < s->per ? cap - ch->first : s->per;
+        cl_int st;
+        ch->buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE,
+                                ch->n * BALL_BYTES, NULL);
+        if (st != CL_SUCCESS) {
+            release_buffers(s);
+            return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
+        }
+    }
+    s->cap = cap;
+    return BCL_OK;
+}
+
+/* The first n balls of the capacity hold the state: the chunks that cover
+ * them, the last one in part. */
+static void set_balls(bcl_sim *s, size_t n)
+{
+    s->n = n;
+    s->nchunks = (n + s->per - 1) / s->per;
+    for (size_t i = 0; i < s->nchunks; i++) {
+        chunk *ch = &s->chunks[i];
+        ch->n = n - ch->first < s->per ? n - ch->first : s->per;
+    }
+}
+
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
 {
     *out = NULL;
-    const bcl_device_info *d = bcl_context_device(c);
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    /* Whole balls per chunk, and n must fit the kernels' uint argument. */
-    size_t per = (size_t)(alloc_limit(d) / BALL_BYTES);
-    if (per > UINT32_MAX)
-        per = UINT32_MAX;
     bcl_sim *s = calloc(1, sizeof *s);
     if (!s)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     s->c = c;
-    s->n = n;
-    s->nchunks = (n + per - 1) / per;
-    s->chunks = calloc(s->nchunks, sizeof *s->chunks);
-    if (!s->chunks) {
-        free(s);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
-    int rc = BCL_OK;
-    for (size_t i = 0; i < s->nchunks && rc == BCL_OK; i++) {
-        chunk *ch = &s->chunks[i];
-        ch->first = i * per;
-        ch->n = n - ch->first < per ? n - ch->first : per;
-        cl_int st;
-        ch->buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE,
-                                ch->n * BALL_BYTES, NULL);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-    }
-    if (rc == BCL_OK)
-        rc = bcl_sim_write(s, state, e);
+    /* Whole balls per chunk, and n must fit the kernels' uint argument. */
+    size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
+    s->per = per > UINT32_MAX ? UINT32_MAX : per;
+    int rc = bcl_sim_load(s, state, n, e);
     if (rc != BCL_OK) {
         bcl_sim_destroy(s);
         return rc;
@@ -104,23 +141,63 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
     return BCL_OK;
 }
 
+static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e);
+
+static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_error *e)
+{
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    if (n > s->cap) {
+        int rc = alloc_buffers(s, n, e);
+        if (rc)
+            return rc;
+    }
+    set_balls(s, n);
+    return write_state(s, state, blocking, e);
+}
+
+int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e)
+{
+    return load(s, state, n, CL_TRUE, e);
+}
+
+int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e)
+{
+    return load(s, state, n, CL_FALSE, e);
+}
+
+int bcl_sim_finish(bcl_sim *s, bcl_error *e)
+{
+    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
+    return BCL_OK;
+}
+
+size_t bcl_sim_capacity(const bcl_sim *s)
+{
+    return s->cap;
+}
+
 void bcl_sim_destroy(bcl_sim *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nchunks; i++)
-        if (s->chunks[i].buf)
-            clReleaseMemObject(s->chunks[i].buf);
-    free(s->chunks);
+    release_buffers(s);
     free(s);
 }
 
 int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
 {
+    return write_state(s, state, CL_TRUE, e);
+}
+
+static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
+{
     const bcl_device_info *d = bcl_context_device(s->c);
     for (size_t i = 0; i < s->nchunks; i++) {
         chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueWriteBuffer, bcl_context_queue(s->c), ch->buf, CL_TRUE, 0,
+        cl_int st = BCL_CL(clEnqueueWriteBuffer, bcl_context_queue(s->c), ch->buf, blocking, 0,
                            ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
         if (st != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);
@@ -239,7 +316,40 @@ int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
     return rc;
 }
 
+/* Queues the read-back of every chunk into state, not waited for. */
+static int enqueue_read(bcl_sim *s, float *state, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(s->c);
+    for (size_t i = 0; i < s->nchunks; i++) {
+        chunk *ch = &s->chunks[i];
+        cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(s->c), ch->buf, CL_FALSE, 0,
+                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
+        if (st != CL_SUCCESS)
+            return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
+    }
+    return BCL_OK;
+}
+
+static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bcl_sim_timing *t,
+               bcl_error *e);
+
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
+{
+    return run(s, p, steps, NULL, t, e);
+}
+
+int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
+                     bcl_error *e)
+{
+    if (steps == 0) {
+        memset(t, 0, sizeof *t);
+        return bcl_sim_read(s, state, e);
+    }
+    return run(s, p, steps, state, t, e);
+}
+
+static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bcl_sim_timing *t,
+               bcl_error *e)
 {
     memset(t, 0, sizeof *t);
     const bcl_device_info *d = bcl_context_device(s->c);
@@ -282,6 +392,10 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
     }
     if (mark)
         clReleaseEvent(mark);
+    /* Queued behind the last launch, so that one wait covers both: a round
+     * trip to the device fewer per frame. */
+    if (rc == BCL_OK && read_to)
+        rc = enqueue_read(s, read_to, e);
     if (rc == BCL_OK)
         rc = finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;

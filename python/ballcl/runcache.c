@@ -1,0 +1,167 @@
+/*
+ * ballcl.run's process-wide contexts: one per (device, model), made at the
+ * first call and kept, so that a later call costs what a Context frame
+ * costs — no context, no program load, no allocation: the state is
+ * uploaded into buffers kept at the largest state seen, stepped, and read
+ * back into pinned memory (docs/PYTHON.md, "Frame loops").
+ *
+ * Each is a ballcl.Context and has its lock: threads calling ballcl.run on
+ * the same device and model take turns (the wait is without the GIL);
+ * other devices or models run at once. The registry is a list changed only
+ * with the GIL held. ballcl.cached() reports what the contexts hold,
+ * ballcl.close() frees them (a later call makes a new one), and so does
+ * the interpreter's exit. ballcl.run(..., cache=False) opens and closes a
+ * context of its own instead (run.c).
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* (Context, kernel folder) pairs: the library reads its kernels from
+ * $BALLCL_KERNEL_DIR when it is set, at each context, so a context made
+ * under another folder holds another program. */
+static PyObject *registry;
+
+static const char *kernel_dir(void)
+{
+    const char *d = getenv("BALLCL_KERNEL_DIR");
+    return d ? d : "";
+}
+
+static PyObject *context_of(PyObject *entry)
+{
+    return PyTuple_GET_ITEM(entry, 0);
+}
+
+static PyObject *find(const bcl_device_info *dev, const bcl_model *m)
+{
+    Py_ssize_t n = registry ? PyList_GET_SIZE(registry) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *entry = PyList_GET_ITEM(registry, i);
+        bpy_context_info info;
+        bpy_context_info_get(context_of(entry), &info);
+        const char *dir = PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 1));
+        if (info.dev == dev && info.model == m && !info.closed && strcmp(dir, kernel_dir()) == 0)
+            return context_of(entry);
+    }
+    return NULL;
+}
+
+/* The cached context of (device di, a's model): a new reference; NULL with
+ * an exception set. */
+static PyObject *get(size_t di, const bpy_args *a)
+{
+    const bcl_device_info *dev = &bpy_devices()->dev[di];
+    PyObject *c = find(dev, a->model);
+    if (c)
+        return Py_NewRef(c);
+    /* Opening releases the GIL: another thread may have opened one
+     * meanwhile, or a close() emptied the registry. */
+    PyObject *fresh = bpy_context_open(di, a);
+    if (!fresh)
+        return NULL;
+    if ((c = find(dev, a->model))) {
+        bpy_context_close(fresh, true);
+        Py_DECREF(fresh);
+        return Py_NewRef(c);
+    }
+    PyObject *entry = Py_BuildValue("(Oy)", fresh, kernel_dir());
+    if (!entry || (!registry && !(registry = PyList_New(0))) ||
+        PyList_Append(registry, entry) < 0) {
+        Py_XDECREF(entry);
+        Py_DECREF(fresh);
+        return NULL;
+    }
+    Py_DECREF(entry);
+    return fresh;
+}
+
+PyObject *bpy_run_cached(const bpy_args *a, size_t di, PyArrayObject *in, PyObject *out_o)
+{
+    /* A close() from another thread between finding the context and taking
+     * its lock closes it under this call: then once more with a new one. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        PyObject *c = get(di, a);
+        if (!c)
+            return NULL;
+        PyObject *r = bpy_context_frame(c, a, in, out_o);
+        bpy_context_info info;
+        bpy_context_info_get(c, &info);
+        Py_DECREF(c);
+        if (r || !info.closed)
+            return r;
+        PyErr_Clear();
+    }
+    return bpy_input_error("ballcl.run: the cached context was closed during the call");
+}
+
+PyObject *bpy_cached_py(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    Py_ssize_t n = registry ? PyList_GET_SIZE(registry) : 0;
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        bpy_context_info info;
+        bpy_context_info_get(context_of(PyList_GET_ITEM(registry, i)), &info);
+        if (info.closed)
+            continue;
+        char sel[32];
+        snprintf(sel, sizeof sel, "%u:%u", info.dev->platform_index, info.dev->device_index);
+        PyObject *d = Py_BuildValue(
+            "{s:s, s:N, s:s, s:n, s:K, s:K, s:K, s:K, s:K}", "device", sel, "name",
+            bpy_text(info.dev->name), "model", info.model->name, "balls", (Py_ssize_t)info.capacity,
+            "device_bytes", (unsigned long long)info.capacity * 4 * sizeof(float),
+            "pinned_host_bytes", (unsigned long long)info.pinned_bytes, "calls", info.calls,
+            "builds", info.builds, "uploads", info.uploads);
+        if (!d || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    return list;
+}
+
+/* Empties the registry, then closes each context (waiting for a call in
+ * progress when `wait`). */
+static void close_all(bool wait)
+{
+    PyObject *old = registry;
+    registry = NULL;
+    Py_ssize_t n = old ? PyList_GET_SIZE(old) : 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        bpy_context_close(context_of(PyList_GET_ITEM(old, i)), wait);
+    Py_XDECREF(old);
+}
+
+PyObject *bpy_close_py(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    close_all(true);
+    Py_RETURN_NONE;
+}
+
+static PyObject *close_at_exit(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    /* A daemon thread may still be inside a call: its context is left to
+     * the process's end rather than waited for. */
+    close_all(false);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef at_exit_def = {"_close_at_exit", close_at_exit, METH_NOARGS, NULL};
+
+int bpy_runcache_init(PyObject *module)
+{
+    PyObject *fn = PyCFunction_NewEx(&at_exit_def, NULL, NULL);
+    PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
+    PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
+    int rc = r && PyModule_AddObjectRef(module, "_close_at_exit", fn) == 0 ? 0 : -1;
+    Py_XDECREF(r);
+    Py_XDECREF(atexit);
+    Py_XDECREF(fn);
+    return rc;
+}

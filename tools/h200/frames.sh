@@ -1,0 +1,55 @@
+#!/bin/bash
+# The Python frame loop on the NVIDIA GPU host beside CuPy (docs/PYTHON.md,
+# "Frame loops"): tests/python/bench_frames.py at N = 100000 and 1000000 on
+# the GPU — 20 frames of 100 steps, the state read back after each, median
+# of 5 interleaved repeats; rows CuPy single-step and 100-step RawKernels,
+# ballcl.Context, Context with out=, ballcl.run from the second call on;
+# every final state checked bit for bit against CuPy's and the C reference.
+# The module is built for the host's python3 as tools/h200/python.sh does
+# (an extension module is tied to one Python minor version). Run from the
+# project root after `source .gpu/env.sh`, with the build in build/:
+#
+#   OUT=DIR tools/h200/frames.sh        (or: tools/h200/frames.sh DIR)
+#
+# Writes into DIR (created): frames.txt (interpreter, NumPy, CuPy, the
+# module's build, both tables, exit statuses) and frames-<N>.json. About a
+# minute.
+set -u
+out=${OUT:-${1:?usage: OUT=DIR tools/h200/frames.sh  (or tools/h200/frames.sh DIR)}}
+mkdir -p "$out"
+dev=${BALLCL_H200_DEVICE:-gpu}
+py=${PYTHON:-python3}
+lib=$PWD/build/src
+export BALLCL_KERNEL_DIR=$PWD/cl
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ
+    git rev-parse HEAD 2>/dev/null
+    "$py" --version
+    "$py" -c 'import numpy; print("numpy", numpy.__version__)' || exit 1
+    "$py" -c 'import cupy; print("cupy", cupy.__version__)' || echo "cupy: not importable"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>/dev/null
+    suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    pkg=$PWD/build/python
+    if [ ! -f "$pkg/ballcl/_core$suffix" ]; then
+        pkg=$(mktemp -d)/python
+        mkdir -p "$pkg/ballcl"
+        cp python/ballcl/__init__.py "$pkg/ballcl/"
+        pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+        npinc=$("$py" -c 'import numpy; print(numpy.get_include())')
+        echo "building _core$suffix for $("$py" --version) (headers $pyinc, NumPy $npinc)"
+        # The flags of the project's build: no contraction, no fast-math.
+        cc -std=gnu11 -O2 -fPIC -shared -ffp-contract=off -fno-fast-math \
+            -Iinclude -I"$pyinc" -I"$npinc" python/ballcl/*.c \
+            -L"$lib" -lballcl -Wl,-rpath,"$lib" -o "$pkg/ballcl/_core$suffix" || exit 1
+    else
+        echo "module: $pkg/ballcl/_core$suffix (the build's)"
+    fi
+    for n in 100000 1000000; do
+        echo
+        echo "\$ $py tests/python/bench_frames.py $n --device $dev --json frames-$n.json"
+        PYTHONPATH=$pkg timeout 150 "$py" tests/python/bench_frames.py "$n" --device "$dev" \
+            --json "$out/frames-$n.json"
+        echo "exit $?"
+    done
+} >"$out/frames.txt" 2>&1
+cat "$out/frames.txt"
