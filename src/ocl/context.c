@@ -32,6 +32,7 @@ struct bcl_context {
     bool tuned_read;
     bcl_tuned tuned;
     char tuned_problem[sizeof((bcl_error *)0)->msg];
+    bcl_launch_costs costs; /* the K rule's figures, once known */
 };
 
 /* Creates the profiling queue; *call names the OpenCL call used, for the
@@ -156,6 +157,16 @@ cl_program bcl_context_program(const bcl_context *c)
 const bcl_model *bcl_context_model(const bcl_context *c)
 {
     return c->model;
+}
+
+bcl_launch_costs *bcl_context_costs(bcl_context *c)
+{
+    return &c->costs;
+}
+
+const char *bcl_context_cache_dir(const bcl_context *c)
+{
+    return c->cache_dir;
 }
 
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e)

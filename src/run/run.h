@@ -46,6 +46,12 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
  * list (or ""). */
 const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                 const bcl_variant *list, size_t count);
+/* The same for a plan of `balls` balls on compute_units units: the widest
+ * such variant that still gives every compute unit a work-item (0 balls:
+ * no such limit). */
+const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                    const bcl_variant *list, size_t count, size_t balls,
+                                    unsigned compute_units);
 /* The default steps per launch (K) when the user gives none and nothing is
  * tuned: 1 when the host waits after every launch (the intermediate states
  * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the
@@ -56,6 +62,21 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
  * BCL_DEFAULT_K_CPU. */
 unsigned bcl_default_k(uint64_t type);
 unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type);
+
+/* ---- the launch costs the K rule needs (src/measure/launch_costs.c) ---- */
+
+/* The launch costs of the context's device and model: kept in the context
+ * once known, else read from <cache>/launch/<model>-<device key>.json,
+ * else measured (about 50 ms at most, with the model's default variant and
+ * local size, params its parameters) and kept there; out->source says
+ * which, out->note why they were not kept. An OpenCL failure while
+ * measuring is an error. */
+int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e);
+/* What a launch over `balls` balls costs by k: its fixed part (the launch,
+ * loading and storing every ball once) and one step (the full-device rate,
+ * never below the latency floor), in microseconds. */
+void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *fixed_us,
+                               double *step_us);
 
 /* ---- the simulation (sim.c) ---- */
 

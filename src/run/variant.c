@@ -100,6 +100,13 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
 const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                 const bcl_variant *list, size_t count)
 {
+    return bcl_variant_default_for(type, native_width, sets, fused, list, count, 0, 0);
+}
+
+const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                    const bcl_variant *list, size_t count, size_t balls,
+                                    unsigned compute_units)
+{
     /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
      * vectorises a one-step kernel across work-items by itself, but not the
      * k-step loop; there several balls per work-item in wide vectors keep
@@ -116,9 +123,14 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
     const char *best = "";
     unsigned best_b = 1;
+    /* Underfilled (few balls for many cores): a wide work-item that
+     * leaves cores without one is slower than narrower ones that reach
+     * them all, so B also keeps at least one work-item per compute unit. */
+    size_t cus = compute_units ? compute_units : 1;
     for (size_t i = 0; i < count; i++) {
         unsigned b = list[i].balls_per_item;
-        if (b > best_b && b <= want) {
+        bool fills = !balls || (balls + b - 1) / b >= cus;
+        if (b > best_b && b <= want && fills) {
             best = list[i].name;
             best_b = b;
         }
