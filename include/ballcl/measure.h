@@ -135,6 +135,56 @@ typedef struct bcl_tuned {
 /* Progress of long work, for the caller to show; the library never prints. */
 typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
 
+/* ---- the defaults against a sweep (docs/PERFORMANCE.md) ------------------ */
+
+/* The untuned default plan of a plain run, the tuned one when stored, and
+ * a sweep of K x local size x variant of the k-step kernel, all timed in
+ * one process on one simulation: one warm run each, then `repeats` runs
+ * of S steps each, interleaved (run 1 of every configuration, run 2, ...),
+ * device time per step. Each configuration is validated bit for bit (on
+ * the first balls, K at most 100: the bits do not depend on N or on K
+ * beyond the loop, tests/test_fused.c) before it is timed; those whose
+ * expected launch exceeds the budget are not timed, and those whose
+ * longest measured launch exceeded it are not candidates for the best. */
+typedef struct bcl_sweep_opts {
+    const float *params;
+    size_t balls;   /* N */
+    uint64_t steps; /* S of every run */
+    bcl_init init;
+    uint64_t seed;
+    unsigned repeats;        /* timed runs of each configuration (0: 5) */
+    double launch_budget_ms; /* 0: $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS */
+    const unsigned *ks;      /* K values (NULL: 10, 100, 1000, 10000 and S, those <= S) */
+    size_t nks;
+    const size_t *locals; /* local sizes, 0 for the driver's choice (NULL: the driver's,
+                             the automatic one, 32, 64, 128, 256, 512, 1024 within the
+                             kernel's limit) */
+    size_t nlocals;
+    bcl_progress_fn progress;
+    void *progress_arg;
+} bcl_sweep_opts;
+
+typedef struct bcl_sweep_config {
+    const char *role; /* "default" (untuned), "tuned" or "sweep" (static strings) */
+    bcl_plan plan;
+    bool validated;       /* same bits as the C reference */
+    bool timed;           /* within the budget by the launch costs: timed */
+    bool over_budget;     /* expected or measured launch longer than the budget */
+    bcl_stats us;         /* device microseconds per step (median, min, max) */
+    double max_launch_ms; /* the longest launch of all its runs */
+} bcl_sweep_config;
+
+typedef struct bcl_sweep_result {
+    bcl_sweep_config *cfg; /* [0] the default, then the tuned one (when stored), the sweep */
+    size_t count;
+    size_t best;     /* the fastest timed configuration within the budget (SIZE_MAX: none) */
+    bool host_clock; /* the device's profiling failed its check: host times */
+} bcl_sweep_result;
+
+/* Runs the sweep of o on c; r->cfg is malloc'ed (bcl_sweep_result_free). */
+int bcl_sweep(bcl_context *c, const bcl_sweep_opts *o, bcl_sweep_result *r, bcl_error *e);
+void bcl_sweep_result_free(bcl_sweep_result *r);
+
 typedef struct bcl_tune_opts {
     const float *params;
     size_t balls;
