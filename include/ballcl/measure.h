@@ -211,6 +211,12 @@ typedef struct bcl_tune_result {
     size_t count;
     bcl_tuned best;
     double auto_us; /* the one-step kernel with --local auto, for comparison */
+    /* The untuned default plan of a plain run (K from the launch budget,
+     * S open), timed beside the K sweep: the stored k-step entry is never
+     * slower than it. default_us 0: not measured. */
+    double default_us;
+    bool default_kept;     /* nothing was faster: the stored k-step entry is the default's */
+    double default_within; /* default_us / fastest - 1 (0 when the default was fastest) */
 } bcl_tune_result;
 
 /* Sweeps local sizes (and the driver's choice) for every variant of the
@@ -218,7 +224,9 @@ typedef struct bcl_tune_result {
  * the device's default (100 on a GPU, 1000 on a CPU), then K for the best
  * of those, timed side by side with it; every candidate is
  * validated bit for bit before it is timed. The winner of each is the
- * fastest median; for K the smallest within 3% of the fastest. r->cand is
+ * fastest median; for K the smallest within 3% of the fastest, and never
+ * one slower than the untuned default plan timed beside them (then the
+ * default's configuration is the k-step entry, default_kept). r->cand is
  * malloc'ed: free with bcl_tune_result_free. Stores nothing. */
 int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
 void bcl_tune_result_free(bcl_tune_result *r);
