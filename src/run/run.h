@@ -52,16 +52,14 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
 const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                     const bcl_variant *list, size_t count, size_t balls,
                                     unsigned compute_units);
-/* The default steps per launch (K) when the user gives none and nothing is
- * tuned: 1 when the host waits after every launch (the intermediate states
- * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the
- * loads and stores of some work-items with the additions of others, so
- * K = BCL_DEFAULT_K already hides them there; a CPU work-item loads, steps
- * and stores in turn, and the 32 bytes a ball moves per launch cost as much
- * as about 70 steps of additions (docs/BENCHMARK.md), so a CPU gets
- * BCL_DEFAULT_K_CPU. */
+/* K where a fixed K is wanted (the tuner's variant sweep, the survey's
+ * fused figure): BCL_DEFAULT_K, or BCL_DEFAULT_K_CPU on a CPU. A GPU
+ * overlaps the loads and stores of some work-items with the additions of
+ * others; a CPU work-item loads, steps and stores in turn, and the 32
+ * bytes a ball moves per launch cost as much as about 70 steps of
+ * additions (docs/BENCHMARK.md). A plain run's K is the budget rule's
+ * (k_rule.c). */
 unsigned bcl_default_k(uint64_t type);
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type);
 
 /* ---- the launch costs the K rule needs (src/measure/launch_costs.c) ---- */
 

@@ -142,11 +142,3 @@ unsigned bcl_default_k(uint64_t type)
 {
     return type & BCL_DEVICE_CPU ? BCL_DEFAULT_K_CPU : BCL_DEFAULT_K;
 }
-
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type)
-{
-    if (sync == BCL_SYNC_EVERY || steps <= 1)
-        return 1;
-    unsigned k = bcl_default_k(type);
-    return steps < k ? (unsigned)steps : k;
-}
