@@ -561,7 +561,7 @@ def bench_sweep_shows_default_and_best():
     cache = TMP / "sweep-cache"
     env = dict(ENV, BALLCL_CACHE_DIR=str(cache))
     args = ("bench", "--sweep", "-n", "300,1000", "-s", "40", "-r", "2", "--init", "random",
-            "--sweep-k", "5,40", "--sweep-local", "0,32")
+            "--sweep-k", "5", "--sweep-local", "0,32")
     p = ballcl(*args, "--json", env=env, check=0)
     j = json.loads(p.stdout)
     assert j["schema"] == "ballcl-bench/1"

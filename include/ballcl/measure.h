@@ -154,7 +154,8 @@ typedef struct bcl_sweep_opts {
     uint64_t seed;
     unsigned repeats;        /* timed runs of each configuration (0: 5) */
     double launch_budget_ms; /* 0: $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS */
-    const unsigned *ks;      /* K values (NULL: 10, 100, 1000, 10000 and S, those <= S) */
+    const unsigned *ks;      /* K values (NULL: 10, 100, 1000, 10000), those <= S, and
+                                always S itself (the whole run in one launch) */
     size_t nks;
     const size_t *locals; /* local sizes, 0 for the driver's choice (NULL: the driver's,
                              the automatic one, 32, 64, 128, 256, 512, 1024 within the

@@ -85,11 +85,14 @@ static int configure(sweeper *s, bcl_error *e)
     size_t nk = 0;
     const unsigned *kl = o->ks ? o->ks : default_ks;
     size_t nkl = o->ks ? o->nks : sizeof default_ks / sizeof default_ks[0];
+    bool has_s = false;
     for (size_t i = 0; i < nkl && nk < 15; i++)
-        if (kl[i] >= 1 && kl[i] <= o->steps)
+        if (kl[i] >= 1 && kl[i] <= o->steps) {
             ks[nk++] = kl[i];
-    if (!o->ks && o->steps <= (1u << 24))
-        ks[nk++] = (unsigned)o->steps; /* the whole run in one launch */
+            has_s = has_s || kl[i] == o->steps;
+        }
+    if (!has_s && o->steps <= (1u << 24))
+        ks[nk++] = (unsigned)o->steps; /* the whole run in one launch, always */
     size_t locals[32], nl = 0;
     const size_t *ll = o->locals ? o->locals : default_locals;
     size_t nll = o->locals ? o->nlocals : sizeof default_locals / sizeof default_locals[0];

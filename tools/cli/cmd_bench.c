@@ -39,7 +39,7 @@ static void help(void)
            "                         variant, side by side (docs/PERFORMANCE.md); S per run\n"
            "                         is -s, else 10000 up to 10^6 balls and 2000 above;\n"
            "                         -r runs each (default 5) after a warm run\n"
-           "  --sweep-k K[,K...]     the sweep's K (default 10,100,1000,10000 and S)\n"
+           "  --sweep-k K[,K...]     the sweep's K up to S, and S (default 10,100,1000,10000)\n"
            "  --sweep-local L[,L...] the sweep's local sizes, 0 for the driver's (default: the\n"
            "                         driver's, auto, 32, 64, ... 1024 within the limit)\n"
            "  --json                 JSON on stdout instead of the table\n"
