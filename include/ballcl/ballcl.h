@@ -270,7 +270,9 @@ typedef struct bcl_launch_costs {
     size_t fill_balls;       /* the balls of the full-device measurement */
     const char *source;      /* "measured", "stored" or "none" (a static string) */
     double measure_ms;       /* what measuring cost in this process; 0 when stored */
-    char note[200];          /* why it was not kept or not used; empty when all is well */
+    char note[200];          /* why they cannot be kept; empty when all is well */
+    bool unsaved;            /* measured here, not yet written (bcl_context_destroy
+                                writes them) */
 } bcl_launch_costs;
 
 /* The K rule (pure; docs/PERFORMANCE.md): for a launch whose fixed cost

@@ -194,6 +194,8 @@ typedef struct bcl_tune_opts {
     bcl_measure_opts measure;
     const unsigned *ks; /* K values for the fused sweep (NULL: the default list) */
     size_t nks;
+    double launch_budget_ms; /* of the default plan timed beside the K sweep (0: the
+                                environment's or BCL_LAUNCH_BUDGET_MS) */
     bcl_progress_fn progress;
     void *progress_arg;
 } bcl_tune_opts;

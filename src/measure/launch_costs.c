@@ -280,8 +280,10 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     memset(k, 0, sizeof *k);
     char path[4096 + 64], why[sizeof k->note] = "";
     bcl_error pe = {0};
-    bool have_path = costs_path(c, path, sizeof path, &pe) == BCL_OK;
-    if (!have_path)
+    bool have_path = bcl_context_uses_cache(c) && costs_path(c, path, sizeof path, &pe) == BCL_OK;
+    if (!bcl_context_uses_cache(c))
+        snprintf(why, sizeof why, "not kept: the cache is off");
+    else if (!have_path)
         snprintf(why, sizeof why, "%.190s", pe.msg);
     bcl_error_clear(&pe);
     if (have_path && costs_load(c, path, k, why, sizeof why)) {
@@ -297,15 +299,26 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     }
     k->known = true;
     k->source = "measured";
-    if (have_path) {
-        bcl_error se = {0};
-        if (costs_save(c, path, k, &se) != BCL_OK)
-            snprintf(why, sizeof why, "not kept: %.180s", se.msg);
-        bcl_error_clear(&se);
-    }
+    /* Kept later, by bcl_launch_costs_keep, once the run's own files are
+     * written: a file of ours must not come between a run and its outputs. */
+    k->unsaved = have_path;
     snprintf(k->note, sizeof k->note, "%s", why);
     *out = *k;
     return BCL_OK;
+}
+
+void bcl_launch_costs_keep(bcl_context *c)
+{
+    bcl_launch_costs *k = bcl_context_costs(c);
+    if (!k->known || !k->unsaved)
+        return;
+    k->unsaved = false;
+    char path[4096 + 64];
+    bcl_error e = {0};
+    /* Not kept is no error: the next process measures again. */
+    if (costs_path(c, path, sizeof path, &e) == BCL_OK)
+        (void)costs_save(c, path, k, &e);
+    bcl_error_clear(&e);
 }
 
 void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *fixed_us,

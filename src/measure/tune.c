@@ -291,7 +291,8 @@ static int run_tune(tuner *t, bcl_error *e)
         bcl_plan_request dreq = {.params = o->params,
                                  .balls = o->balls,
                                  .fused = true,
-                                 .launch = {.mode = BCL_LOCAL_AUTO}};
+                                 .launch = {.mode = BCL_LOCAL_AUTO},
+                                 .launch_budget_ms = o->launch_budget_ms};
         if ((rc = bcl_plan_resolve(t->c, &dreq, &dp, e)) == BCL_OK && dp.fused &&
             (rc = add_candidate(t, true, dp.variant, dp.launch.local, dp.steps_per_launch, e)) ==
                 BCL_OK) {

@@ -66,6 +66,10 @@ cl_program bcl_context_program(const bcl_context *c);
  * with (NULL: bcl_cache_dir's). */
 bcl_launch_costs *bcl_context_costs(bcl_context *c);
 const char *bcl_context_cache_dir(const bcl_context *c);
+/* Whether the context was opened with the binary cache on (without it,
+ * nothing is read from or written to the cache folder, launch costs
+ * included). */
+bool bcl_context_uses_cache(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 

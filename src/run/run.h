@@ -70,6 +70,10 @@ unsigned bcl_default_k(uint64_t type);
  * which, out->note why they were not kept. An OpenCL failure while
  * measuring is an error. */
 int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e);
+/* Writes launch costs measured in this process beside the binary cache
+ * (once; failing to is no error). bcl_context_destroy calls it, so that
+ * the file comes after the run's own outputs. */
+void bcl_launch_costs_keep(bcl_context *c);
 /* What a launch over `balls` balls costs by k: its fixed part (the launch,
  * loading and storing every ball once) and one step (the full-device rate,
  * never below the latency floor), in microseconds. */

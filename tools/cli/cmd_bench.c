@@ -164,6 +164,7 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
     bench_row *f = &res->rows[ROW_FUSED];
     f->req.fused = true;
     f->req.steps_per_launch = a->k_given ? (unsigned)a->k : 0;
+    f->req.launch_budget_ms = a->o.launch_budget_ms;
     f->req.variant = NULL;
     f->req.launch.mode = BCL_LOCAL_TUNED; /* auto when nothing is tuned: see device_row */
 }

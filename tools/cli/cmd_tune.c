@@ -45,6 +45,8 @@ static void help(void)
            "  --repeat-ms MS         target length of one repeat (default 40)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --k K[,K...]           steps per launch for sweep 3 (default 4,16,64,100,256,1024)\n"
+           "  --launch-budget-ms MS  the launch budget of the default plan timed beside\n"
+           "                         sweep 3 (default 50; $BALLCL_LAUNCH_BUDGET_MS)\n"
            "  --no-cache             build from source, bypassing the binary cache\n"
            "  --json                 the stored record (with its path) as JSON on stdout\n"
            "                         instead of the table\n"
@@ -70,7 +72,7 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
     memset(a, 0, sizeof *a);
     cli_options_init(&a->o, "tune", help,
                      CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE,
+                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
                      own, "");
     a->o.measure.repeats = 5;
     a->o.measure.repeat_ms = 40;
@@ -265,6 +267,7 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
         .seed = a->o.seed,
         .measure = a->o.measure,
         .ks = a->nks ? a->ks : NULL,
+        .launch_budget_ms = a->o.launch_budget_ms,
         .nks = a->nks,
         .progress = cli_progress,
         .progress_arg = "tune",
