@@ -233,6 +233,12 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
  * bcl_context_destroy stores too if this was never called. */
 void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
 void bcl_context_destroy(bcl_context *c);
+/* Writes the launch costs this context measured for the K rule beside the
+ * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
+ * from there, or the cache is off. Call it after the run's own files are
+ * written, to warn when it fails (failing is harmless: the next process
+ * measures again); bcl_context_destroy does it, silently, if never called. */
+int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
 /* The options every kernel is built with. */
 const char *bcl_build_options(void);
 
@@ -270,7 +276,10 @@ typedef struct bcl_launch_costs {
     size_t fill_balls;       /* the balls of the full-device measurement */
     const char *source;      /* "measured", "stored" or "none" (a static string) */
     double measure_ms;       /* what measuring cost in this process; 0 when stored */
-    char note[200];          /* why they cannot be kept; empty when all is well */
+    char note[200];          /* why they were not read or cannot be kept; empty when all
+                                is well */
+    bool warn;               /* note says why a kept file could not be used: the plan
+                                passes it on as its warning */
     bool unsaved;            /* measured here, not yet written (bcl_context_destroy
                                 writes them) */
 } bcl_launch_costs;
@@ -369,6 +378,9 @@ typedef struct bcl_plan {
                                        empty otherwise */
     bool tuned_used;                /* K, variant and local size came from the tuned
                                        record (those the request left open) */
+    bool untimed_launches;          /* bcl_sim_run reads no per-launch events
+                                       (max_launch_ms stays 0): set by the launch-cost
+                                       measurement, whose figure is the host clock */
 } bcl_plan;
 
 /* Resolves r on context c into *p: K, variant, kernel and local size. An

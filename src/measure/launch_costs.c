@@ -71,7 +71,8 @@ static bool costs_load(bcl_context *c, const char *path, bcl_launch_costs *k, ch
     if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
         return false;
     if (fd < 0) {
-        snprintf(why, size, "'%.150s' is not a readable regular file", path);
+        snprintf(why, size, "cannot open '%.120s': %s", path,
+                 fd == -2 ? "not a regular file" : strerror(errno));
         return false;
     }
     struct stat st;
@@ -147,6 +148,7 @@ static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned 
 {
     bcl_plan p = *base;
     p.steps_per_launch = k;
+    p.untimed_launches = true; /* the host clock is the figure here */
     *ms = INFINITY;
     for (unsigned r = 0; r < repeats; r++) {
         bcl_sim_timing t;
@@ -159,9 +161,10 @@ static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned 
     return BCL_OK;
 }
 
-/* Doubles K from k0 until one launch takes LONG_LAUNCH_MS or the time is
- * spent; the last two points give the time per step (*slope_ms) and the
- * launch's own time (*icept_ms, the line at K = 0). */
+/* Multiplies K by 8 from k0 until one launch takes LONG_LAUNCH_MS or the
+ * time is spent (few launches, few calls); the last two points give the
+ * time per step (*slope_ms) and the launch's own time (*icept_ms, the line
+ * at K = 0). */
 static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, double *slope_ms,
                      double *icept_ms, bcl_error *e)
 {
@@ -169,18 +172,18 @@ static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, doub
     double prev = 0, now = 0;
     int rc = time_launches(s, p, k, 1, 2, &prev, e);
     while (rc == BCL_OK) {
-        rc = time_launches(s, p, 2 * k, 1, 2, &now, e);
+        rc = time_launches(s, p, 8 * k, 1, 2, &now, e);
         if (rc)
             break;
-        k *= 2;
-        if (now >= LONG_LAUNCH_MS || bcl_now_ms() - t0 > MEASURE_MS || k >= (1u << 20))
+        k *= 8;
+        if (now >= LONG_LAUNCH_MS || bcl_now_ms() - t0 > MEASURE_MS || k >= (1u << 21))
             break;
         prev = now;
     }
     if (rc)
         return rc;
-    /* prev is at k / 2, now at k. */
-    double slope = (now - prev) / (k / 2.0);
+    /* prev is at k / 8, now at k. */
+    double slope = (now - prev) / (k * 7.0 / 8.0);
     if (!(slope > 0))
         slope = now / k; /* noise: the whole launch as steps, an upper bound */
     *slope_ms = slope;
@@ -245,20 +248,20 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
         rc = bcl_sim_warmup(sf, &full, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_sim_warmup(st, &tiny, NULL, e);
-    /* The fixed cost: 32 single-step launches of one work-item, back to
+    /* The fixed cost: 16 single-step launches of one work-item, back to
      * back, the way a run queues them. */
-    double ms32 = 0, floor_ms = 0, tiny_icept = 0, slope = 0, icept = 0;
+    double ms16 = 0, floor_ms = 0, tiny_icept = 0, slope = 0, icept = 0;
     if (rc == BCL_OK)
-        rc = time_launches(st, &tiny, 1, 32, 3, &ms32, e);
+        rc = time_launches(st, &tiny, 1, 16, 2, &ms16, e);
     if (rc == BCL_OK)
-        rc = fit_steps(st, &tiny, 64, t0, &floor_ms, &tiny_icept, e);
+        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, &tiny_icept, e);
     if (rc == BCL_OK)
-        rc = fit_steps(sf, &full, 4, t0, &slope, &icept, e);
+        rc = fit_steps(sf, &full, 16, t0, &slope, &icept, e);
     bcl_sim_destroy(sf);
     bcl_sim_destroy(st);
     if (rc)
         return rc;
-    k->launch_us = ms32 * 1e3 / 32;
+    k->launch_us = ms16 * 1e3 / 16;
     k->step_floor_us = floor_ms * 1e3;
     k->step_ns_per_ball = slope * 1e6 / (double)nfill;
     /* What a full launch costs beyond a launch of one work-item: loading
@@ -286,17 +289,22 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     else if (!have_path)
         snprintf(why, sizeof why, "%.190s", pe.msg);
     bcl_error_clear(&pe);
-    if (have_path && costs_load(c, path, k, why, sizeof why)) {
+    bool loaded = have_path && costs_load(c, path, k, why, sizeof why);
+    /* A file that is there but cannot be used is said (and replaced). */
+    k->warn = have_path && why[0];
+    if (loaded) {
         k->known = true;
         k->source = "stored";
         *out = *k;
         return BCL_OK;
     }
+    bool warn = k->warn;
     int rc = costs_measure(c, params, k, e);
     if (rc) {
         memset(k, 0, sizeof *k);
         return rc;
     }
+    k->warn = warn;
     k->known = true;
     k->source = "measured";
     /* Kept later, by bcl_launch_costs_keep, once the run's own files are
@@ -307,17 +315,24 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     return BCL_OK;
 }
 
-void bcl_launch_costs_keep(bcl_context *c)
+int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e)
 {
     bcl_launch_costs *k = bcl_context_costs(c);
     if (!k->known || !k->unsaved)
-        return;
+        return BCL_OK;
     k->unsaved = false;
     char path[4096 + 64];
+    int rc = costs_path(c, path, sizeof path, e);
+    if (rc == BCL_OK)
+        rc = costs_save(c, path, k, e);
+    return rc;
+}
+
+void bcl_launch_costs_keep(bcl_context *c)
+{
     bcl_error e = {0};
     /* Not kept is no error: the next process measures again. */
-    if (costs_path(c, path, sizeof path, &e) == BCL_OK)
-        (void)costs_save(c, path, k, &e);
+    (void)bcl_context_keep_launch_costs(c, &e);
     bcl_error_clear(&e);
 }
 

@@ -55,6 +55,9 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_er
     p->launch_budget_ms = budget;
     if ((rc = bcl_launch_costs_get(c, r->params, &p->costs, e)))
         return rc;
+    if (p->costs.warn && !p->warning[0])
+        snprintf(p->warning, sizeof p->warning, "launch costs: %.200s; measured again",
+                 p->costs.note);
     double fixed_us, step_us;
     bcl_launch_costs_estimate(&p->costs, r->balls ? r->balls : 1, &fixed_us, &step_us);
     p->steps_per_launch = bcl_k_rule(fixed_us, step_us, r->steps, budget, BCL_LAUNCH_OVERHEAD_SHARE,

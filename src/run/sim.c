@@ -324,7 +324,6 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
             clRetainEvent(l);
             last = l;
         }
-        ring.at[(ring.head + ring.count++) % ring.cap] = (pending){i, f, l};
         if (marked) {
             if (mark) {
                 cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
@@ -338,6 +337,12 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
             mark = l;
             mark_index = i;
         }
+        if (p->untimed_launches) {
+            clReleaseEvent(f);
+            clReleaseEvent(l);
+        } else {
+            ring.at[(ring.head + ring.count++) % ring.cap] = (pending){i, f, l};
+        }
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && (rc = finish(s, e)) == BCL_OK)
             rc = drain(&ring, i, &t->max_launch_ms, d->name, e);
     }
@@ -345,6 +350,7 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
         clReleaseEvent(mark);
     if (rc == BCL_OK)
         rc = finish(s, e);
+    t->wall_ms = bcl_now_ms() - w0;
     /* After an error the events are released unread. */
     double scratch_ms = 0;
     if (rc == BCL_OK)
@@ -352,7 +358,6 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
     else
         drain(&ring, UINT64_MAX, &scratch_ms, d->name, NULL);
     free(ring.at);
-    t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
     /* Some drivers let clFinish succeed after a launch that died (a lost
      * device, a faulting kernel) and report it only in the event. */

@@ -521,6 +521,11 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (v.mismatches == 0 && (rc = run_write_outputs(&a, &outs, state, n, &e)))
         goto out;
+    /* The launch costs measured here, after the run's own files. */
+    bcl_error ke = {0};
+    if (bcl_context_keep_launch_costs(ctx, &ke) != BCL_OK)
+        cli_warn("launch costs not kept (the next run measures them again): %s", ke.msg);
+    bcl_error_clear(&ke);
     if (a.o.json) {
         json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         /* The same "devices" array as a run over several devices: one entry. */
