@@ -76,10 +76,16 @@ static bool costs_load(bcl_context *c, const char *path, bcl_launch_costs *k, ch
         return false;
     }
     struct stat st;
-    char trust[4096 + 160];
-    if (fstat(fd, &st) != 0 || !bcl_cache_owner_ok(&st, trust, sizeof trust)) {
+    char trust[4096 + 160] = "cannot stat the launch costs file";
+    /* Only a file of the user's in a folder of the user's, as for the
+     * binary cache (docs/cache.md): another user's figures would steer K. */
+    char dir[4096 + 64];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    if (fstat(fd, &st) != 0 || !bcl_cache_owner_ok(&st, trust, sizeof trust) ||
+        !bcl_cache_folder_ok(dir, trust, sizeof trust)) {
         close(fd);
-        snprintf(why, size, "'%.150s' is not trusted", path);
+        snprintf(why, size, "%.190s", trust);
         return false;
     }
     json_error_t jerr;
