@@ -35,6 +35,27 @@
 /* A timed launch long enough for its slope to stand out of the noise. */
 #define LONG_LAUNCH_MS 2.0
 
+/* Whether the cache folder above <cache>/launch may be used: refused
+ * (docs/cache.md), nothing is read from or written under it, and nothing
+ * more is said (the binary cache says it once). */
+static bool cache_folder_usable(const char *path)
+{
+    char dir[4096 + 64], why[4096 + 160];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return false;
+    *slash = '\0'; /* <cache>/launch */
+    slash = strrchr(dir, '/');
+    if (!slash)
+        return false;
+    *slash = '\0'; /* <cache> */
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return true; /* not there yet: made with the right mode when kept */
+    return bcl_cache_folder_ok(dir, why, sizeof why);
+}
+
 /* <cache>/launch/<model>-<key>.json */
 static int costs_path(bcl_context *c, char *out, size_t size, bcl_error *e)
 {
@@ -294,6 +315,10 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
         snprintf(why, sizeof why, "not kept: the cache is off");
     else if (!have_path)
         snprintf(why, sizeof why, "%.190s", pe.msg);
+    else if (!cache_folder_usable(path)) {
+        have_path = false;
+        snprintf(why, sizeof why, "not kept: the cache folder is not used");
+    }
     bcl_error_clear(&pe);
     bool loaded = have_path && costs_load(c, path, k, why, sizeof why);
     /* A file that is there but cannot be used is said (and replaced). */
@@ -329,6 +354,8 @@ int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e)
     k->unsaved = false;
     char path[4096 + 64];
     int rc = costs_path(c, path, sizeof path, e);
+    if (rc == BCL_OK && !cache_folder_usable(path))
+        return BCL_OK; /* refused: the binary cache has said so */
     if (rc == BCL_OK)
         rc = costs_save(c, path, k, e);
     return rc;

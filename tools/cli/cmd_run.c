@@ -464,6 +464,9 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
     if (br.warning[0])
         cli_warn("%s", br.warning);
+    /* The cache folder's trouble is said once, not again for the launch
+     * costs kept there. */
+    bool cache_warned = br.warning[0] != '\0';
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
@@ -523,7 +526,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     /* The launch costs measured here, after the run's own files. */
     bcl_error ke = {0};
-    if (bcl_context_keep_launch_costs(ctx, &ke) != BCL_OK)
+    if (bcl_context_keep_launch_costs(ctx, &ke) != BCL_OK && !cache_warned && !br.warning[0])
         cli_warn("launch costs not kept (the next run measures them again): %s", ke.msg);
     bcl_error_clear(&ke);
     if (a.o.json) {
