@@ -61,18 +61,19 @@ static int add_k_fields(PyObject *launch, const bcl_plan *p)
         p->launch_budget_ms > 0 ? PyFloat_FromDouble(p->launch_budget_ms) : Py_NewRef(Py_None);
     PyObject *expect =
         p->launch_expect_ms > 0 ? PyFloat_FromDouble(p->launch_expect_ms) : Py_NewRef(Py_None);
-    PyObject *reason = PyUnicode_FromString(p->k_reason ? p->k_reason : "");
-    int rc = costs && budget && expect && reason &&
-                     PyDict_SetItemString(launch, "k_reason", reason) == 0 &&
-                     PyDict_SetItemString(launch, "launch_budget_ms", budget) == 0 &&
-                     PyDict_SetItemString(launch, "launch_expect_ms", expect) == 0 &&
-                     PyDict_SetItemString(launch, "launch_costs", costs) == 0
-                 ? 0
-                 : -1;
-    Py_XDECREF(costs);
-    Py_XDECREF(budget);
-    Py_XDECREF(expect);
-    Py_XDECREF(reason);
+    PyObject *extra = costs && budget && expect
+                          ? Py_BuildValue("{s:s, s:N, s:N, s:N}", "k_reason",
+                                          p->k_reason ? p->k_reason : "", "launch_budget_ms",
+                                          budget, "launch_expect_ms", expect, "launch_costs", costs)
+                          : NULL;
+    if (!extra) {
+        Py_XDECREF(costs);
+        Py_XDECREF(budget);
+        Py_XDECREF(expect);
+        return -1;
+    }
+    int rc = PyDict_Update(launch, extra);
+    Py_DECREF(extra);
     return rc;
 }
 
