@@ -63,7 +63,7 @@ for m in $models; do
     fi
     echo "== $m: bench --sweep -n $ns" >&2
     "$ballcl" bench --sweep -d "$dev" --model "$m" -n "$ns" --init random -r "$repeats" \
-        --sweep-k "$sweep_k" "${local_args[@]}" --json >"$out/$m.json" 2>>"$out/$m.txt"
+        --sweep-k "$sweep_k" ${local_args[@]+"${local_args[@]}"} --json >"$out/$m.json" 2>>"$out/$m.txt"
     echo "$m sweep: exit $?" >>"$out/status.txt"
     jsons+=("$out/$m.json")
 done

@@ -8,7 +8,7 @@
 #
 # Everything goes under $OUT (tools/measure_defaults.sh says which files):
 # info.txt, seed.{txt,json}, bounce.{txt,json}, table.md, status.txt.
-# About two minutes. The device selector defaults to "nvidia";
+# Two to three minutes. The device selector defaults to "nvidia";
 # BALLCL_H200_DEVICE overrides it.
 set -u
 out=${OUT:?set OUT to the folder for the results}
