@@ -79,19 +79,119 @@ static void test_variant_rule(void **state)
     assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 16, 4, true, list, 3), "x16");
     assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 4, true, list, 2), "x8");
     assert_string_equal(bcl_variant_default(BCL_DEVICE_CPU, 8, 4, true, list, 1), "");
+    /* Underfilled: every compute unit gets a work-item. 1000 balls on 64
+     * units: x32 gives 32 items, x16 63, x8 125. */
+    assert_string_equal(bcl_variant_default_for(BCL_DEVICE_CPU, 8, 4, true, list, 5, 1000, 64),
+                        "x8");
+    assert_string_equal(bcl_variant_default_for(BCL_DEVICE_CPU, 8, 4, true, list, 5, 1000, 2),
+                        "x32");
+    assert_string_equal(bcl_variant_default_for(BCL_DEVICE_CPU, 8, 4, true, list, 5, 10, 64), "");
+    assert_string_equal(bcl_variant_default_for(BCL_DEVICE_CPU, 8, 4, true, list, 5, 0, 64), "x32");
 }
 
 static void test_k_rule(void **state)
 {
     (void)state;
-    uint64_t gpu = BCL_DEVICE_GPU, cpu = BCL_DEVICE_CPU;
-    assert_int_equal(bcl_default_steps_per_launch(10000, BCL_SYNC_END, gpu), BCL_DEFAULT_K);
-    assert_int_equal(bcl_default_steps_per_launch(10000, BCL_SYNC_END, cpu), BCL_DEFAULT_K_CPU);
-    assert_int_equal(bcl_default_steps_per_launch(500, BCL_SYNC_END, cpu), 500);
-    assert_int_equal(bcl_default_steps_per_launch(7, BCL_SYNC_END, gpu), 7);
-    assert_int_equal(bcl_default_steps_per_launch(1000, BCL_SYNC_EVERY, cpu), 1);
-    assert_int_equal(bcl_default_steps_per_launch(0, BCL_SYNC_END, gpu), 1);
+    const char *why = NULL;
+    double ms = 0;
+    /* The smallest K whose fixed cost is at most 2% of its steps:
+     * 10 us / (0.02 * 1 us) = 500 steps, 0.51 ms. */
+    assert_int_equal(bcl_k_rule(10, 1, 0, 50, 0.02, &why, &ms), 500);
+    assert_string_equal(why, "overhead");
+    assert_true(ms > 0.509 && ms < 0.511);
+    /* S bounds it: the whole run in one launch. */
+    assert_int_equal(bcl_k_rule(10, 1, 300, 50, 0.02, &why, NULL), 300);
+    assert_string_equal(why, "steps");
+    assert_int_equal(bcl_k_rule(10, 1, 500, 50, 0.02, &why, NULL), 500);
+    assert_string_equal(why, "steps");
+    assert_int_equal(bcl_k_rule(10, 1, 501, 50, 0.02, &why, NULL), 500);
+    assert_string_equal(why, "overhead");
+    /* The budget bounds it: 1 ms fixed, 10 us a step: 5000 wanted, but
+     * (50 ms - 1 ms) / 10 us = 4900 fit. */
+    assert_int_equal(bcl_k_rule(1000, 10, 0, 50, 0.02, &why, &ms), 4900);
+    assert_string_equal(why, "budget");
+    assert_true(ms <= 50.0 + 1e-9);
+    /* A smaller budget, a smaller K; S below both wins. */
+    assert_int_equal(bcl_k_rule(1000, 10, 0, 5, 0.02, &why, NULL), 400);
+    assert_string_equal(why, "budget");
+    assert_int_equal(bcl_k_rule(1000, 10, 100, 5, 0.02, &why, NULL), 100);
+    assert_string_equal(why, "steps");
+    /* One step longer than the budget: still one step a launch. */
+    assert_int_equal(bcl_k_rule(10, 60000, 0, 50, 0.02, &why, NULL), 1);
+    assert_string_equal(why, "budget");
+    /* Nothing to pay off: one step a launch is enough. */
+    assert_int_equal(bcl_k_rule(0, 5, 0, 50, 0.02, &why, NULL), 1);
+    assert_string_equal(why, "overhead");
+    /* Over a grid of costs: K >= 1, K <= S, and a launch within the
+     * budget whenever one step with the fixed cost fits in it. */
+    double fixed[] = {0, 0.5, 5, 50, 500, 5000, 40000};
+    double step[] = {1e-4, 0.003, 0.1, 1, 30, 1000, 20000};
+    uint64_t steps[] = {0, 1, 2, 999, 10000, 2000000000ull};
+    double budgets[] = {0.1, 1, 50, 1000};
+    for (size_t a = 0; a < sizeof fixed / sizeof *fixed; a++)
+        for (size_t b = 0; b < sizeof step / sizeof *step; b++)
+            for (size_t c = 0; c < sizeof steps / sizeof *steps; c++)
+                for (size_t d = 0; d < sizeof budgets / sizeof *budgets; d++) {
+                    unsigned k =
+                        bcl_k_rule(fixed[a], step[b], steps[c], budgets[d], 0.02, &why, &ms);
+                    assert_true(k >= 1);
+                    assert_true(steps[c] == 0 || k <= steps[c]);
+                    assert_true(k <= (1u << 24));
+                    if (fixed[a] + step[b] <= budgets[d] * 1e3)
+                        assert_true(ms <= budgets[d] * (1 + 1e-12));
+                    assert_true(strcmp(why, "overhead") == 0 || strcmp(why, "budget") == 0 ||
+                                strcmp(why, "steps") == 0);
+                }
     assert_int_equal(bcl_default_k(BCL_DEVICE_ACCELERATOR), BCL_DEFAULT_K);
+    assert_int_equal(bcl_default_k(BCL_DEVICE_CPU), BCL_DEFAULT_K_CPU);
+}
+
+static void test_launch_budget_parse(void **state)
+{
+    (void)state;
+    bcl_error e = {0};
+    double ms = 0;
+    assert_int_equal(bcl_launch_budget_parse("0.5", "--launch-budget-ms", &ms, &e), BCL_OK);
+    assert_true(ms == 0.5);
+    assert_int_equal(bcl_launch_budget_parse("100", "--launch-budget-ms", &ms, &e), BCL_OK);
+    assert_true(ms == 100);
+    const char *bad[] = {"0", "-1", "abc", "", "5ms", "1e9", "nan", "inf", "0.01"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(bcl_launch_budget_parse(bad[i], "--launch-budget-ms", &ms, &e),
+                         BCL_EXIT_INPUT);
+        assert_non_null(strstr(e.msg, "--launch-budget-ms"));
+        assert_non_null(strstr(e.msg, "expected milliseconds"));
+        bcl_error_clear(&e);
+    }
+    setenv("BALLCL_LAUNCH_BUDGET_MS", "20", 1);
+    assert_int_equal(bcl_launch_budget_env(&ms, &e), BCL_OK);
+    assert_true(ms == 20);
+    setenv("BALLCL_LAUNCH_BUDGET_MS", "soon", 1);
+    assert_int_equal(bcl_launch_budget_env(&ms, &e), BCL_EXIT_INPUT);
+    assert_non_null(strstr(e.msg, "BALLCL_LAUNCH_BUDGET_MS"));
+    bcl_error_clear(&e);
+    unsetenv("BALLCL_LAUNCH_BUDGET_MS");
+    assert_int_equal(bcl_launch_budget_env(&ms, &e), BCL_OK);
+    assert_true(ms == BCL_LAUNCH_BUDGET_MS);
+}
+
+static void test_launch_costs_estimate(void **state)
+{
+    (void)state;
+    bcl_launch_costs k = {.known = true,
+                          .launch_us = 5,
+                          .io_ns_per_ball = 2,
+                          .step_ns_per_ball = 0.1,
+                          .step_floor_us = 0.5};
+    double fixed, step;
+    /* Few balls: the latency floor. */
+    bcl_launch_costs_estimate(&k, 1000, &fixed, &step);
+    assert_true(step == 0.5);
+    assert_true(fixed > 6.999 && fixed < 7.001);
+    /* Many: the rate. */
+    bcl_launch_costs_estimate(&k, 1000000, &fixed, &step);
+    assert_true(step > 99.99 && step < 100.01);
+    assert_true(fixed > 2004.99 && fixed < 2005.01);
 }
 
 static void test_local_sizes(void **state)
@@ -310,6 +410,8 @@ int main(void)
         cmocka_unit_test(test_variant_names),
         cmocka_unit_test(test_variant_rule),
         cmocka_unit_test(test_k_rule),
+        cmocka_unit_test(test_launch_budget_parse),
+        cmocka_unit_test(test_launch_costs_estimate),
         cmocka_unit_test(test_local_sizes),
         cmocka_unit_test(test_openmp_matches_reference),
         cmocka_unit_test(test_measure_host),

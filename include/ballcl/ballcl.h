@@ -246,6 +246,12 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
  * bcl_context_destroy stores too if this was never called. */
 void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
 void bcl_context_destroy(bcl_context *c);
+/* Writes the launch costs this context measured for the K rule beside the
+ * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
+ * from there, or the cache is off. Call it after the run's own files are
+ * written, to warn when it fails (failing is harmless: the next process
+ * measures again); bcl_context_destroy does it, silently, if never called. */
+int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
 /* The options every kernel is built with. */
 const char *bcl_build_options(void);
 
@@ -255,10 +261,58 @@ typedef enum { BCL_SYNC_END, BCL_SYNC_EVERY } bcl_sync;
 typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXED } bcl_local_mode;
 
 #define BCL_VARIANT_NAME 24
-/* K when the user gives none and nothing is tuned (bounded by S): 100 on
- * a GPU, 1000 on a CPU (bcl_default_k in src/run/run.h says why). */
+/* K when the launch costs of the device could not be measured (the rule
+ * below falls back to it, bounded by S): 100 on a GPU, 1000 on a CPU
+ * (bcl_default_k in src/run/run.h says why). */
 #define BCL_DEFAULT_K     100
 #define BCL_DEFAULT_K_CPU 1000
+/* The longest a launch of the default plan should take, in milliseconds
+ * (docs/PERFORMANCE.md, "Steps per launch"): short enough for progress,
+ * Ctrl-C and display watchdogs, long enough that a launch's fixed cost is
+ * paid off. --launch-budget-ms or $BALLCL_LAUNCH_BUDGET_MS change it. */
+#define BCL_LAUNCH_BUDGET_MS 50.0
+/* The share of a launch its fixed cost (launch overhead, loading and
+ * storing every ball once) may take: K is the smallest that keeps it
+ * under this. */
+#define BCL_LAUNCH_OVERHEAD_SHARE 0.02
+
+/* What the K rule knows of a device for one model: measured once (at most
+ * about 50 ms) and kept beside the binary cache
+ * (<cache>/launch/<model>-<device key>.json), so repeated runs get the
+ * same plan. Times are from the host clock around enqueue and wait. */
+typedef struct bcl_launch_costs {
+    bool known;              /* measured or read: the rule can use it */
+    double launch_us;        /* fixed cost of one launch among back-to-back launches */
+    double io_ns_per_ball;   /* loading and storing one ball, once per launch */
+    double step_ns_per_ball; /* one step of one ball with the device full */
+    double step_floor_us;    /* one step of a launch over few balls: the latency floor */
+    size_t fill_balls;       /* the balls of the full-device measurement */
+    const char *source;      /* "measured", "stored" or "none" (a static string) */
+    double measure_ms;       /* what measuring cost in this process; 0 when stored */
+    char note[200];          /* why they were not read or cannot be kept; empty when all
+                                is well */
+    bool warn;               /* note says why a kept file could not be used: the plan
+                                passes it on as its warning */
+    bool unsaved;            /* measured here, not yet written (bcl_context_destroy
+                                writes them) */
+} bcl_launch_costs;
+
+/* The K rule (pure; docs/PERFORMANCE.md): for a launch whose fixed cost
+ * is fixed_us (the launch overhead plus loading and storing its balls) and
+ * whose steps cost step_us each, the smallest K with
+ * fixed_us <= share * K * step_us, lowered so that
+ * fixed_us + K * step_us <= budget_ms, and at most steps (0: open). Never
+ * below 1. *reason gets "overhead" (the smallest K that pays off the fixed
+ * cost), "budget" (lowered to the budget) or "steps" (the whole run in
+ * one launch); *launch_ms (optional) the launch time it expects. */
+unsigned bcl_k_rule(double fixed_us, double step_us, uint64_t steps, double budget_ms, double share,
+                    const char **reason, double *launch_ms);
+/* The budget from $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS. A
+ * value that is not a number of milliseconds from 0.1 to 600000 is an
+ * input error naming the variable. */
+int bcl_launch_budget_env(double *ms, bcl_error *e);
+/* Parses a --launch-budget-ms value (what names the option or variable). */
+int bcl_launch_budget_parse(const char *text, const char *what, double *ms, bcl_error *e);
 
 typedef struct bcl_launch {
     bcl_local_mode mode;
@@ -286,6 +340,7 @@ typedef struct bcl_plan_request {
     bcl_launch launch;         /* from bcl_local_parse: auto, driver, tuned or a size */
     bool take_tuned;           /* nothing of K, variant and local was chosen (a plain
                                   'ballcl run'): the tuned record whole, when stored */
+    double launch_budget_ms;   /* the K rule's budget; 0: BCL_LAUNCH_BUDGET_MS */
 } bcl_plan_request;
 
 /*
@@ -315,6 +370,12 @@ typedef struct bcl_plan {
     bcl_sync sync;
     unsigned steps_per_launch;      /* K, >= 1 */
     const char *k_how;              /* "given", "tuned", "default rule", "1 with --sync every" */
+    const char *k_reason;           /* why this K, in one word: "given", "tuned", "sync",
+                                       "seed-launch", "overhead", "budget", "steps" (the
+                                       rule: docs/PERFORMANCE.md) */
+    double launch_budget_ms;        /* the budget the rule kept launches under */
+    double launch_expect_ms;        /* the launch time the rule expects; 0 unless the rule chose */
+    bcl_launch_costs costs;         /* what the rule used (known false when it was not needed) */
     bool fused;                     /* the k-step kernel (K > 1, or asked for) */
     char variant[BCL_VARIANT_NAME]; /* "" for the base kernel */
     const char *variant_how;        /* "given", "tuned" or "rule" */
@@ -330,6 +391,9 @@ typedef struct bcl_plan {
                                        empty otherwise */
     bool tuned_used;                /* K, variant and local size came from the tuned
                                        record (those the request left open) */
+    bool untimed_launches;          /* bcl_sim_run reads no per-launch events
+                                       (max_launch_ms stays 0): set by the launch-cost
+                                       measurement, whose figure is the host clock */
 } bcl_plan;
 
 /* Resolves r on context c into *p: K, variant, kernel and local size. An
@@ -365,8 +429,9 @@ typedef struct bcl_sim_timing {
                          host_clock */
     double wall_ms;   /* host clock around the enqueues and the final wait */
     uint64_t launches;
-    bool host_clock; /* the device's profiling failed its check (bcl_profiling_unusable
-                        says why): device_ms is the host's time */
+    bool host_clock;      /* the device's profiling failed its check (bcl_profiling_unusable
+                             says why): device_ms is the host's time */
+    double max_launch_ms; /* the longest kernel launch of the run, from its profiling event */
 } bcl_sim_timing;
 
 /* Allocates device buffers for n balls (split into several when one

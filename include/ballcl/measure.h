@@ -140,6 +140,57 @@ typedef struct bcl_tuned {
 /* Progress of long work, for the caller to show; the library never prints. */
 typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
 
+/* ---- the defaults against a sweep (docs/PERFORMANCE.md) ------------------ */
+
+/* The untuned default plan of a plain run, the tuned one when stored, and
+ * a sweep of K x local size x variant of the k-step kernel, all timed in
+ * one process on one simulation: one warm run each, then `repeats` runs
+ * of S steps each, interleaved (run 1 of every configuration, run 2, ...),
+ * device time per step. Each configuration is validated bit for bit (on
+ * the first balls, K at most 100: the bits do not depend on N or on K
+ * beyond the loop, tests/test_fused.c) before it is timed; those whose
+ * expected launch exceeds the budget are not timed, and those whose
+ * longest measured launch exceeded it are not candidates for the best. */
+typedef struct bcl_sweep_opts {
+    const float *params;
+    size_t balls;   /* N */
+    uint64_t steps; /* S of every run */
+    bcl_init init;
+    uint64_t seed;
+    unsigned repeats;        /* timed runs of each configuration (0: 5) */
+    double launch_budget_ms; /* 0: $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS */
+    const unsigned *ks;      /* K values (NULL: 10, 100, 1000, 10000), those <= S, and
+                                always S itself (the whole run in one launch) */
+    size_t nks;
+    const size_t *locals; /* local sizes, 0 for the driver's choice (NULL: the driver's,
+                             the automatic one, 32, 64, 128, 256, 512, 1024 within the
+                             kernel's limit) */
+    size_t nlocals;
+    bcl_progress_fn progress;
+    void *progress_arg;
+} bcl_sweep_opts;
+
+typedef struct bcl_sweep_config {
+    const char *role; /* "default" (untuned), "tuned" or "sweep" (static strings) */
+    bcl_plan plan;
+    bool validated;       /* same bits as the C reference */
+    bool timed;           /* within the budget by the launch costs: timed */
+    bool over_budget;     /* expected or measured launch longer than the budget */
+    bcl_stats us;         /* device microseconds per step (median, min, max) */
+    double max_launch_ms; /* the longest launch of all its runs */
+} bcl_sweep_config;
+
+typedef struct bcl_sweep_result {
+    bcl_sweep_config *cfg; /* [0] the default, then the tuned one (when stored), the sweep */
+    size_t count;
+    size_t best;     /* the fastest timed configuration within the budget (SIZE_MAX: none) */
+    bool host_clock; /* the device's profiling failed its check: host times */
+} bcl_sweep_result;
+
+/* Runs the sweep of o on c; r->cfg is malloc'ed (bcl_sweep_result_free). */
+int bcl_sweep(bcl_context *c, const bcl_sweep_opts *o, bcl_sweep_result *r, bcl_error *e);
+void bcl_sweep_result_free(bcl_sweep_result *r);
+
 typedef struct bcl_tune_opts {
     const float *params;
     size_t balls;
@@ -148,6 +199,8 @@ typedef struct bcl_tune_opts {
     bcl_measure_opts measure;
     const unsigned *ks; /* K values for the fused sweep (NULL: the default list) */
     size_t nks;
+    double launch_budget_ms; /* of the default plan timed beside the K sweep (0: the
+                                environment's or BCL_LAUNCH_BUDGET_MS) */
     bcl_progress_fn progress;
     void *progress_arg;
 } bcl_tune_opts;
@@ -166,6 +219,12 @@ typedef struct bcl_tune_result {
     size_t count;
     bcl_tuned best;
     double auto_us; /* the one-step kernel with --local auto, for comparison */
+    /* The untuned default plan of a plain run (K from the launch budget,
+     * S open), timed beside the K sweep: the stored k-step entry is never
+     * slower than it. default_us 0: not measured. */
+    double default_us;
+    bool default_kept;     /* nothing was faster: the stored k-step entry is the default's */
+    double default_within; /* default_us / fastest - 1 (0 when the default was fastest) */
 } bcl_tune_result;
 
 /* Sweeps local sizes (and the driver's choice) for every variant of the
@@ -173,7 +232,9 @@ typedef struct bcl_tune_result {
  * the device's default (100 on a GPU, 1000 on a CPU), then K for the best
  * of those, timed side by side with it; every candidate is
  * validated bit for bit before it is timed. The winner of each is the
- * fastest median; for K the smallest within 3% of the fastest. r->cand is
+ * fastest median; for K the smallest within 3% of the fastest, and never
+ * one slower than the untuned default plan timed beside them (then the
+ * default's configuration is the k-step entry, default_kept). r->cand is
  * malloc'ed: free with bcl_tune_result_free. Stores nothing. */
 int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
 void bcl_tune_result_free(bcl_tune_result *r);

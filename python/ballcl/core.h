@@ -183,6 +183,7 @@ typedef struct bpy_member {
     double share, rate, launch_ms;
     const char *rate_how;
     double device_ms, wall_ms, wait_ms; /* over the whole run */
+    double max_launch_ms;               /* its longest launch */
     uint64_t steps;
     const bcl_plan *plan; /* NULL when it got no balls */
     size_t buffers;

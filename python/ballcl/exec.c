@@ -61,6 +61,8 @@ static int run_steps(bpy_exec *x, bcl_error *e, PyThreadState **ts)
         x->t.wall_ms += ct.wall_ms;
         x->t.launches += ct.launches;
         x->t.host_clock = x->t.host_clock || ct.host_clock;
+        if (ct.max_launch_ms > x->t.max_launch_ms)
+            x->t.max_launch_ms = ct.max_launch_ms;
         left -= chunk;
         if (left && signalled(ts))
             return BPY_PENDING;

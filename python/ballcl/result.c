@@ -59,6 +59,39 @@ PyObject *bpy_validation_dict(const bcl_validation *v, bool done)
         max_ulp, "tolerance_ulp", 0, "first_mismatches", first);
 }
 
+/* The K rule's fields of `ballcl run --json`'s launch object
+ * (docs/PERFORMANCE.md): why K, the budget, the expected launch, the
+ * launch costs. */
+static int add_k_fields(PyObject *launch, const bcl_plan *p)
+{
+    const bcl_launch_costs *k = &p->costs;
+    PyObject *costs =
+        k->known ? Py_BuildValue("{s:s, s:d, s:d, s:d, s:d, s:n, s:d, s:s}", "source", k->source,
+                                 "launch_us", k->launch_us, "io_ns_per_ball", k->io_ns_per_ball,
+                                 "step_ns_per_ball", k->step_ns_per_ball, "step_floor_us",
+                                 k->step_floor_us, "fill_balls", (Py_ssize_t)k->fill_balls,
+                                 "measure_ms", k->measure_ms, "note", k->note)
+                 : Py_NewRef(Py_None);
+    PyObject *budget =
+        p->launch_budget_ms > 0 ? PyFloat_FromDouble(p->launch_budget_ms) : Py_NewRef(Py_None);
+    PyObject *expect =
+        p->launch_expect_ms > 0 ? PyFloat_FromDouble(p->launch_expect_ms) : Py_NewRef(Py_None);
+    PyObject *extra = costs && budget && expect
+                          ? Py_BuildValue("{s:s, s:N, s:N, s:N}", "k_reason",
+                                          p->k_reason ? p->k_reason : "", "launch_budget_ms",
+                                          budget, "launch_expect_ms", expect, "launch_costs", costs)
+                          : NULL;
+    if (!extra) {
+        Py_XDECREF(costs);
+        Py_XDECREF(budget);
+        Py_XDECREF(expect);
+        return -1;
+    }
+    int rc = PyDict_Update(launch, extra);
+    Py_DECREF(extra);
+    return rc;
+}
+
 PyObject *bpy_member_dict(const bpy_member *m)
 {
     const bcl_device_info *d = m->dev;
@@ -87,11 +120,15 @@ PyObject *bpy_member_dict(const bpy_member *m)
             Py_BuildValue("{s:O, s:d, s:N}", "hit", m->build->cache_hit ? Py_True : Py_False,
                           "program_ms", m->build->program_ms, "note", bpy_text(m->build->note));
         PyObject *valid = bpy_validation_dict(m->v, m->validate);
-        rc = launch && cache && valid && PyDict_SetItemString(dict, "launch", launch) == 0 &&
+        PyObject *longest = PyFloat_FromDouble(m->max_launch_ms);
+        rc = launch && cache && valid && longest && add_k_fields(launch, p) == 0 &&
+                     PyDict_SetItemString(dict, "max_launch_ms", longest) == 0 &&
+                     PyDict_SetItemString(dict, "launch", launch) == 0 &&
                      PyDict_SetItemString(dict, "cache", cache) == 0 &&
                      PyDict_SetItemString(dict, "validation", valid) == 0
                  ? 0
                  : -1;
+        Py_XDECREF(longest);
         Py_XDECREF(launch);
         Py_XDECREF(cache);
         Py_XDECREF(valid);
@@ -333,6 +370,7 @@ static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bc
         .rate_how = "only device",
         .device_ms = x->t.device_ms,
         .wall_ms = x->t.wall_ms,
+        .max_launch_ms = x->t.max_launch_ms,
         .steps = x->args->steps,
         .plan = p,
         .buffers = x->buffers,
@@ -340,6 +378,13 @@ static PyObject *full_dict(const bpy_exec *x, const bcl_device_info *d, const bc
         .v = &x->v,
         .validate = x->args->validate,
     };
+    /* Why K, and the longest launch, as `ballcl run --json` has them. */
+    PyObject *longest = dict ? PyFloat_FromDouble(x->t.max_launch_ms) : NULL;
+    if (dict &&
+        (!longest || add_k_fields(PyDict_GetItemString(dict, "launch"), p) < 0 ||
+         PyDict_SetItemString(PyDict_GetItemString(dict, "timing"), "max_launch_ms", longest) < 0))
+        Py_CLEAR(dict);
+    Py_XDECREF(longest);
     PyObject *one = dict ? bpy_member_dict(&m) : NULL;
     PyObject *devices = one ? PyList_New(1) : NULL;
     if (devices)

@@ -280,11 +280,25 @@ static int run_tune(tuner *t, bcl_error *e)
     size_t bf = fastest(r, single_end, fused_end);
     if (bf != SIZE_MAX) {
         bcl_tune_candidate base = r->cand[bf];
-        size_t *idx = malloc((nks + 1) * sizeof *idx), n = 0;
+        size_t *idx = malloc((nks + 2) * sizeof *idx), n = 0;
         if (!idx)
             return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        /* The winner of sweep 2 is timed again beside the other K. */
+        /* The winner of sweep 2 is timed again beside the other K, and so
+         * is the untuned default plan of a plain run. */
         idx[n++] = bf;
+        size_t di = SIZE_MAX;
+        bcl_plan dp;
+        bcl_plan_request dreq = {.params = o->params,
+                                 .balls = o->balls,
+                                 .fused = true,
+                                 .launch = {.mode = BCL_LOCAL_AUTO},
+                                 .launch_budget_ms = o->launch_budget_ms};
+        if ((rc = bcl_plan_resolve(t->c, &dreq, &dp, e)) == BCL_OK && dp.fused &&
+            (rc = add_candidate(t, true, dp.variant, dp.launch.local, dp.steps_per_launch, e)) ==
+                BCL_OK) {
+            di = r->count - 1;
+            idx[n++] = di;
+        }
         for (size_t i = 0; i < nks && rc == BCL_OK; i++) {
             if (ks[i] == k0)
                 continue; /* measured in sweep 2 */
@@ -315,6 +329,20 @@ static int run_tune(tuner *t, bcl_error *e)
         if (r->cand[bf].m.device_us.median <= bar &&
             r->cand[bf].steps_per_launch < r->cand[pick].steps_per_launch)
             pick = bf;
+        /* Never a configuration slower than the default measured in the
+         * same run: then the default's is stored, and how close it was. */
+        if (di != SIZE_MAX && r->cand[di].validated) {
+            double dus = r->cand[di].m.device_us.median;
+            r->default_us = dus;
+            double fast = r->cand[best].m.device_us.median;
+            if (dus < fast)
+                fast = dus;
+            r->default_within = fast > 0 ? dus / fast - 1 : 0;
+            if (dus <= r->cand[pick].m.device_us.median) {
+                pick = di;
+                r->default_kept = true;
+            }
+        }
         set_entry(&r->best.fused, &r->cand[pick]);
     }
 

@@ -151,6 +151,13 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     if (root) {
         json_object_set_new(root, "clock", json_string(clock_note ? "host" : "device"));
         json_object_set_new(root, "clock_note", clock_note ? json_string(clock_note) : json_null());
+        /* The untuned default timed beside the K sweep (docs/PERFORMANCE.md). */
+        json_object_set_new(root, "default",
+                            r->default_us > 0
+                                ? json_pack("{s:f, s:f, s:b}", "us_per_step", r->default_us,
+                                            "within_percent", r->default_within * 100, "kept",
+                                            r->default_kept)
+                                : json_null());
     }
     char *text =
         root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))

@@ -6,6 +6,7 @@
 #include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
+#include "run/run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ struct bcl_context {
     bool tuned_read;
     bcl_tuned tuned;
     char tuned_problem[sizeof((bcl_error *)0)->msg];
+    bcl_launch_costs costs; /* the K rule's figures, once known */
+    bool use_cache;         /* the cache folder may be read and written */
 };
 
 /* Creates the profiling queue; *call names the OpenCL call used, for the
@@ -62,6 +65,7 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     c->dev = *dev;
     c->model = m;
+    c->use_cache = opts && opts->use_cache;
     char *src = NULL;
     size_t len = 0;
     int rc = BCL_OK;
@@ -114,6 +118,8 @@ void bcl_context_destroy(bcl_context *c)
         return;
     /* For callers that never stored: a program that ran is worth keeping. */
     bcl_context_cache_store(c, NULL);
+    /* Launch costs measured here, last: after the run's own files. */
+    bcl_launch_costs_keep(c);
     /* Work an error left queued must end before the objects go: releasing
      * only flushes, and a process that exits while the runtime's threads
      * still run that work can crash in the runtime's teardown (Mesa's
@@ -156,6 +162,21 @@ cl_program bcl_context_program(const bcl_context *c)
 const bcl_model *bcl_context_model(const bcl_context *c)
 {
     return c->model;
+}
+
+bcl_launch_costs *bcl_context_costs(bcl_context *c)
+{
+    return &c->costs;
+}
+
+const char *bcl_context_cache_dir(const bcl_context *c)
+{
+    return c->cache_dir;
+}
+
+bool bcl_context_uses_cache(const bcl_context *c)
+{
+    return c->use_cache;
 }
 
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e)

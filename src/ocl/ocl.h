@@ -60,6 +60,16 @@ const bcl_model *bcl_context_model(const bcl_context *c);
 cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
 cl_program bcl_context_program(const bcl_context *c);
+/* The launch costs of the context's device and model, kept for the
+ * context's life (src/measure/launch_costs.c fills it at the first plan
+ * whose K the rule chooses), and the cache folder the context was opened
+ * with (NULL: bcl_cache_dir's). */
+bcl_launch_costs *bcl_context_costs(bcl_context *c);
+const char *bcl_context_cache_dir(const bcl_context *c);
+/* Whether the context was opened with the binary cache on (without it,
+ * nothing is read from or written to the cache folder, launch costs
+ * included). */
+bool bcl_context_uses_cache(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 

@@ -11,9 +11,10 @@
  *            depend on K (docs/BENCHMARK.md);
  *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
  *            variant (the seed's own launch, whose cost a fused launch
- *            would hide); the tuned K (never more than S); else
- *            min(S, bcl_default_k(device type)) (bcl_default_steps_per_launch),
- *            bcl_default_k when S is open;
+ *            would hide); the tuned K (never more than S); else the rule
+ *            of k_rule.c: the smallest K that pays off a launch's fixed
+ *            cost, within the launch budget, at most S, from the device's
+ *            launch costs (measured once and kept: launch_costs.c);
  *   variant  the caller's (checked against the program); the tuned one;
  *            else the widest up to BALLCL_FORCE_BALLS_PER_ITEM (a test
  *            setting) for a k-step kernel; else bcl_variant_default;
@@ -38,30 +39,57 @@ static bool wants_tuned(const bcl_plan_request *r)
     return r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED;
 }
 
+/* K by the rule of k_rule.c, from the device's launch costs (measured once
+ * and kept) for this plan's balls; the old constants only when S is 1. */
+static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e)
+{
+    p->k_how = "default rule";
+    if (r->steps == 1 || (r->steps == 0 && !r->fused)) {
+        p->steps_per_launch = 1;
+        p->k_reason = "steps";
+        return BCL_OK;
+    }
+    double budget = r->launch_budget_ms;
+    int rc = budget > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
+    if (rc)
+        return rc;
+    p->launch_budget_ms = budget;
+    if ((rc = bcl_launch_costs_get(c, r->params, &p->costs, e)))
+        return rc;
+    if (p->costs.warn && !p->warning[0])
+        snprintf(p->warning, sizeof p->warning, "launch costs: %.200s; measured again",
+                 p->costs.note);
+    double fixed_us, step_us;
+    bcl_launch_costs_estimate(&p->costs, r->balls ? r->balls : 1, &fixed_us, &step_us);
+    p->steps_per_launch = bcl_k_rule(fixed_us, step_us, r->steps, budget, BCL_LAUNCH_OVERHEAD_SHARE,
+                                     &p->k_reason, &p->launch_expect_ms);
+    return BCL_OK;
+}
+
 /* K and where it came from. */
-static void choose_k(const bcl_plan_request *r, const bcl_tuned *t, uint64_t type, bcl_plan *p)
+static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p,
+                    bcl_error *e)
 {
     if (r->steps_per_launch) {
         p->steps_per_launch = r->steps_per_launch;
-        p->k_how = "given";
+        p->k_how = p->k_reason = "given";
     } else if (r->sync == BCL_SYNC_EVERY) {
         p->steps_per_launch = 1;
         p->k_how = "1 with --sync every";
+        p->k_reason = "sync";
     } else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant &&
                !r->fused) {
         p->steps_per_launch = 1;
         p->k_how = "1 with --local 1, the seed's launch";
+        p->k_reason = "seed-launch";
     } else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused))) {
         unsigned k = t->fused.steps_per_launch;
         p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
-        p->k_how = "tuned";
-    } else if (r->steps == 0 && r->fused) {
-        p->steps_per_launch = bcl_default_k(type);
-        p->k_how = "default rule";
+        p->k_how = p->k_reason = "tuned";
     } else {
-        p->steps_per_launch = bcl_default_steps_per_launch(r->steps, r->sync, type);
-        p->k_how = "default rule";
+        return rule_k(c, r, p, e);
     }
+    return BCL_OK;
 }
 
 /* The variant: the caller's when it names one of the program's, the tuned
@@ -98,8 +126,9 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
             return BCL_OK;
         }
         snprintf(p->variant, sizeof p->variant, "%s",
-                 bcl_variant_default(d->type, d->native_vector_width_float,
-                                     bcl_context_model(c)->cpu_sets, p->fused, vars, nv));
+                 bcl_variant_default_for(d->type, d->native_vector_width_float,
+                                         bcl_context_model(c)->cpu_sets, p->fused, vars, nv,
+                                         p->balls, d->compute_units));
         return BCL_OK;
     }
     char names[256] = "base";
@@ -202,10 +231,12 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
         if (problem)
             snprintf(p->warning, sizeof p->warning, "%s; ignoring it", problem);
     }
-    choose_k(r, t, bcl_context_device(c)->type, p);
+    int rc = choose_k(c, r, t, p, e);
+    if (rc)
+        return rc;
     p->fused = p->steps_per_launch > 1 || r->fused;
     const bcl_tuned_entry *entry = p->fused ? &t->fused : &t->single;
-    int rc = choose_variant(c, r, entry, p, e);
+    rc = choose_variant(c, r, entry, p, e);
     if (rc)
         return rc;
     p->balls_per_item = bcl_variant_balls(p->variant);

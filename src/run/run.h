@@ -49,21 +49,48 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
 /* The variant with the most balls per work-item up to limit ("" when none
  * is wider than one). */
 const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count);
+/* The same, keeping a work-item for each of compute_units units when the
+ * plan has `balls` balls (0 balls: no such limit). */
+const char *bcl_variant_widest_filling(unsigned limit, const bcl_variant *list, size_t count,
+                                       size_t balls, unsigned compute_units);
 /* The test setting BALLCL_FORCE_BALLS_PER_ITEM (docs/testing.md): *balls is
  * its value, 0 when unset; an input error when it is no count. When set,
  * the k-step kernel's default variant on every device is the widest up to
  * it, in place of bcl_variant_default. */
 int bcl_variant_forced(unsigned *balls, bcl_error *e);
-/* The default steps per launch (K) when the user gives none and nothing is
- * tuned: 1 when the host waits after every launch (the intermediate states
- * are wanted), else min(steps, bcl_default_k(type)). A GPU overlaps the
- * loads and stores of some work-items with the additions of others, so
- * K = BCL_DEFAULT_K already hides them there; a CPU work-item loads, steps
- * and stores in turn, and the 32 bytes a ball moves per launch cost as much
- * as about 70 steps of additions (docs/BENCHMARK.md), so a CPU gets
- * BCL_DEFAULT_K_CPU. */
+/* The same for a plan of `balls` balls on compute_units units: the widest
+ * such variant that still gives every compute unit a work-item (0 balls:
+ * no such limit). */
+const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                    const bcl_variant *list, size_t count, size_t balls,
+                                    unsigned compute_units);
+/* K where a fixed K is wanted (the tuner's variant sweep, the survey's
+ * fused figure): BCL_DEFAULT_K, or BCL_DEFAULT_K_CPU on a CPU. A GPU
+ * overlaps the loads and stores of some work-items with the additions of
+ * others; a CPU work-item loads, steps and stores in turn, and the 32
+ * bytes a ball moves per launch cost as much as about 70 steps of
+ * additions (docs/BENCHMARK.md). A plain run's K is the budget rule's
+ * (k_rule.c). */
 unsigned bcl_default_k(uint64_t type);
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type);
+
+/* ---- the launch costs the K rule needs (src/measure/launch_costs.c) ---- */
+
+/* The launch costs of the context's device and model: kept in the context
+ * once known, else read from <cache>/launch/<model>-<device key>.json,
+ * else measured (about 50 ms at most, with the model's default variant and
+ * local size, params its parameters) and kept there; out->source says
+ * which, out->note why they were not kept. An OpenCL failure while
+ * measuring is an error. */
+int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e);
+/* Writes launch costs measured in this process beside the binary cache
+ * (once; failing to is no error). bcl_context_destroy calls it, so that
+ * the file comes after the run's own outputs. */
+void bcl_launch_costs_keep(bcl_context *c);
+/* What a launch over `balls` balls costs by k: its fixed part (the launch,
+ * loading and storing every ball once) and one step (the full-device rate,
+ * never below the latency floor), in microseconds. */
+void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *fixed_us,
+                               double *step_us);
 
 /* ---- the simulation (sim.c) ---- */
 

@@ -333,6 +333,43 @@ static int enqueue_read(bcl_sim *s, float *state, bcl_error *e)
 static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bcl_sim_timing *t,
                bcl_error *e);
 
+/* The launches of a run whose events are still to be read for the longest
+ * launch: a ring of at most two queue windows (what may be in flight). */
+typedef struct pending {
+    uint64_t index; /* the launch's number in the run */
+    cl_event f, l;  /* its first and last chunk's events (the same with one chunk) */
+} pending;
+
+typedef struct launch_ring {
+    pending *at;
+    size_t cap, head, count;
+} launch_ring;
+
+/* Reads and releases every pending launch up to index `upto` (all of them
+ * complete: the host waited for a later one), keeping the longest; with e
+ * NULL (after an error) only releases them. */
+static int drain(launch_ring *r, uint64_t upto, double *max_ms, const char *dev, bcl_error *e)
+{
+    int rc = BCL_OK;
+    while (r->count && r->at[r->head].index <= upto) {
+        pending *x = &r->at[r->head];
+        if (rc == BCL_OK && e) {
+            cl_int s1, s2;
+            cl_ulong a = event_ns(x->f, CL_PROFILING_COMMAND_START, &s1);
+            cl_ulong b = event_ns(x->l, CL_PROFILING_COMMAND_END, &s2);
+            if (s1 != CL_SUCCESS || s2 != CL_SUCCESS)
+                rc = bcl_cl_fail(e, s1 != CL_SUCCESS ? s1 : s2, "clGetEventProfilingInfo", dev);
+            else if (b > a && (double)(b - a) / 1e6 > *max_ms)
+                *max_ms = (double)(b - a) / 1e6;
+        }
+        clReleaseEvent(x->f);
+        clReleaseEvent(x->l);
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+    }
+    return rc;
+}
+
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
 {
     return run(s, p, steps, NULL, t, e);
@@ -367,28 +404,57 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bc
      * host memory stays flat whatever S is, and the device never runs dry. */
     uint64_t window = BCL_QUEUE_WINDOW / s->nchunks ? BCL_QUEUE_WINDOW / s->nchunks : 1;
     cl_event mark = NULL;
+    uint64_t mark_index = 0;
     arg_state as = {SIZE_MAX, 0};
+    /* Every launch's events are read for the longest launch (the budget's
+     * check, docs/PERFORMANCE.md) once the host has waited past it. */
+    launch_ring ring = {.cap = 2 * (size_t)window + 2};
+    ring.at = malloc(ring.cap * sizeof *ring.at);
+    if (!ring.at)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     double w0 = bcl_now_ms();
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
         bool marked = p->sync == BCL_SYNC_END && i > 0 && (i + 1) % window == 0 && i + 1 < launches;
-        cl_event now = NULL;
-        rc = launch_chunks(s, p, k, ksteps, false, &as, i == 0 ? &first : NULL,
-                           i + 1 == launches ? &last : (marked ? &now : NULL), e);
-        if (rc == BCL_OK && marked) {
+        cl_event f = NULL, l = NULL;
+        rc = launch_chunks(s, p, k, ksteps, false, &as, &f, &l, e);
+        if (rc != BCL_OK) {
+            if (f)
+                clReleaseEvent(f);
+            if (l)
+                clReleaseEvent(l);
+            break;
+        }
+        if (i == 0) {
+            clRetainEvent(f);
+            first = f;
+        }
+        if (i + 1 == launches) {
+            clRetainEvent(l);
+            last = l;
+        }
+        if (marked) {
             if (mark) {
                 cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
                 if (st != CL_SUCCESS)
                     rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
                 clReleaseEvent(mark);
+                if (rc == BCL_OK)
+                    rc = drain(&ring, mark_index, &t->max_launch_ms, d->name, e);
             }
-            mark = now;
-        } else if (now) {
-            clReleaseEvent(now);
+            clRetainEvent(l);
+            mark = l;
+            mark_index = i;
         }
-        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
-            rc = finish(s, e);
+        if (p->untimed_launches) {
+            clReleaseEvent(f);
+            clReleaseEvent(l);
+        } else {
+            ring.at[(ring.head + ring.count++) % ring.cap] = (pending){i, f, l};
+        }
+        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && (rc = finish(s, e)) == BCL_OK)
+            rc = drain(&ring, i, &t->max_launch_ms, d->name, e);
     }
     if (mark)
         clReleaseEvent(mark);
@@ -399,6 +465,13 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bc
     if (rc == BCL_OK)
         rc = finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;
+    /* After an error the events are released unread. */
+    double scratch_ms = 0;
+    if (rc == BCL_OK)
+        rc = drain(&ring, UINT64_MAX, &t->max_launch_ms, d->name, e);
+    else
+        drain(&ring, UINT64_MAX, &scratch_ms, d->name, NULL);
+    free(ring.at);
     t->launches = launches;
     /* Some drivers let clFinish succeed after a launch that died (a lost
      * device, a faulting kernel) and report it only in the event. */

@@ -100,6 +100,13 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
 const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                 const bcl_variant *list, size_t count)
 {
+    return bcl_variant_default_for(type, native_width, sets, fused, list, count, 0, 0);
+}
+
+const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                    const bcl_variant *list, size_t count, size_t balls,
+                                    unsigned compute_units)
+{
     /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
      * vectorises a one-step kernel across work-items by itself, but not the
      * k-step loop; there several balls per work-item in wide vectors keep
@@ -114,7 +121,7 @@ const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned s
     if (!(type & BCL_DEVICE_CPU) || !fused || native_width == 1)
         return "";
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
-    return bcl_variant_widest(want, list, count);
+    return bcl_variant_widest_filling(want, list, count, balls, compute_units);
 }
 
 /* BALLCL_FORCE_BALLS_PER_ITEM=B, a test setting (docs/testing.md): the
@@ -140,11 +147,22 @@ int bcl_variant_forced(unsigned *balls, bcl_error *e)
 
 const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count)
 {
+    return bcl_variant_widest_filling(limit, list, count, 0, 0);
+}
+
+const char *bcl_variant_widest_filling(unsigned limit, const bcl_variant *list, size_t count,
+                                       size_t balls, unsigned compute_units)
+{
     const char *best = "";
     unsigned best_b = 1;
+    /* Underfilled (few balls for many cores): a wide work-item that
+     * leaves cores without one is slower than narrower ones that reach
+     * them all, so B also keeps at least one work-item per compute unit. */
+    size_t cus = compute_units ? compute_units : 1;
     for (size_t i = 0; i < count; i++) {
         unsigned b = list[i].balls_per_item;
-        if (b > best_b && b <= limit) {
+        bool fills = !balls || (balls + b - 1) / b >= cus;
+        if (b > best_b && b <= limit && fills) {
             best = list[i].name;
             best_b = b;
         }
@@ -155,12 +173,4 @@ const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t c
 unsigned bcl_default_k(uint64_t type)
 {
     return type & BCL_DEVICE_CPU ? BCL_DEFAULT_K_CPU : BCL_DEFAULT_K;
-}
-
-unsigned bcl_default_steps_per_launch(uint64_t steps, bcl_sync sync, uint64_t type)
-{
-    if (sync == BCL_SYNC_EVERY || steps <= 1)
-        return 1;
-    unsigned k = bcl_default_k(type);
-    return steps < k ? (unsigned)steps : k;
 }

@@ -13,6 +13,11 @@ typedef struct bench_args {
     uint64_t k;
     bool k_given;
     const char *csv;
+    bool sweep;            /* --sweep: the defaults against a sweep */
+    unsigned sweep_ks[16]; /* --sweep-k */
+    size_t nsweep_ks;
+    size_t sweep_locals[16]; /* --sweep-local (0: the driver's choice) */
+    size_t nsweep_locals;
 } bench_args;
 
 /* bench over several devices (docs/BENCHMARK.md, "Several devices"): for
@@ -84,6 +89,11 @@ double bench_row_bytes_per_ball_step(const bench_row *r);
  * run (the model's float operations per ball-step at the measured add
  * rate); 0 when either is unknown. */
 double bench_row_bound_fraction(const bench_result *res, const bench_row *r);
+
+/* bench --sweep (docs/PERFORMANCE.md): for each N the untuned default
+ * plan, the tuned one and the best of K x local size x variant, side by
+ * side (bcl_sweep); a table, or with --json one document. */
+int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, bcl_error *e);
 
 /* The human table with its footer (the seed's three mistakes). */
 void bench_print_table(const bench_info *info, const bench_result *res);

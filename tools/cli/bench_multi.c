@@ -92,6 +92,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
                 .fused = true,
                 .steps_per_launch = a->k_given ? (unsigned)a->k : 0,
                 .take_tuned = !a->k_given,
+                .launch_budget_ms = a->o.launch_budget_ms,
                 .launch = {.mode = BCL_LOCAL_AUTO}},
     };
     cli_progress("bench", 0, 0, "opening the devices");

@@ -31,8 +31,17 @@ static void help(void)
            "  -r, --repeats R        timed repeats per row (default 9)\n"
            "  --repeat-ms MS         target length of one repeat (default 200)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
-           "  --steps-per-launch K   K of the fused row (default: tuned, else %u on a\n"
-           "                         GPU, %u on a CPU)\n"
+           "  --steps-per-launch K   K of the fused row (default: tuned, else the K rule of\n"
+           "                         a plain run, from the launch budget)\n"
+           "  --launch-budget-ms MS  the launch budget of the default K (default %g)\n"
+           "  --sweep                instead of the rows: the untuned default plan of a plain\n"
+           "                         run, the tuned one and the best of K x local size x\n"
+           "                         variant, side by side (docs/PERFORMANCE.md); S per run\n"
+           "                         is -s, else 10000 up to 10^6 balls and 2000 above;\n"
+           "                         -r runs each (default 5) after a warm run\n"
+           "  --sweep-k K[,K...]     the sweep's K up to S, and S (default 10,100,1000,10000)\n"
+           "  --sweep-local L[,L...] the sweep's local sizes, 0 for the driver's (default: the\n"
+           "                         driver's, auto, 32, 64, ... 1024 within the limit)\n"
            "  --json                 JSON on stdout instead of the table\n"
            "  --csv FILE             also write one CSV line per N and row (for\n"
            "                         tools/plot_bench.sh)\n"
@@ -42,22 +51,25 @@ static void help(void)
            "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
            "Exit status: 0 all rows validated, 1 a row failed validation, 2 usage or input\n"
            "error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU, CLI_PROGRESS_SECONDS);
+           BCL_LAUNCH_BUDGET_MS, CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_SPL = CLI_OWN_OPT_BASE, OPT_CSV };
+enum { OPT_SPL = CLI_OWN_OPT_BASE, OPT_CSV, OPT_SWEEP, OPT_SWEEP_K, OPT_SWEEP_LOCAL };
 
 static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
 {
     static const struct option own[] = {
         {"steps-per-launch", required_argument, NULL, OPT_SPL},
         {"csv", required_argument, NULL, OPT_CSV},
+        {"sweep", no_argument, NULL, OPT_SWEEP},
+        {"sweep-k", required_argument, NULL, OPT_SWEEP_K},
+        {"sweep-local", required_argument, NULL, OPT_SWEEP_LOCAL},
         {0},
     };
     memset(a, 0, sizeof *a);
     cli_options_init(&a->o, "bench", help,
                      CLI_DEVICE | CLI_BALLS_LIST | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE,
+                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
                      own, "");
     /* About half a minute for the nine rows on two CPU cores. */
     a->o.measure.repeats = 9;
@@ -72,10 +84,40 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
         case OPT_CSV:
             a->csv = optarg;
             break;
+        case OPT_SWEEP:
+            a->sweep = true;
+            break;
+        case OPT_SWEEP_K: {
+            uint64_t list[16];
+            rc = cli_parse_u64_list(optarg, "--sweep-k", 1, 1u << 24, list, 16, &a->nsweep_ks, e);
+            for (size_t i = 0; i < a->nsweep_ks; i++)
+                a->sweep_ks[i] = (unsigned)list[i];
+            break;
+        }
+        case OPT_SWEEP_LOCAL: {
+            uint64_t list[16];
+            rc = cli_parse_u64_list(optarg, "--sweep-local", 0, 1u << 20, list, 16,
+                                    &a->nsweep_locals, e);
+            for (size_t i = 0; i < a->nsweep_locals; i++)
+                a->sweep_locals[i] = (size_t)list[i];
+            break;
+        }
         }
     }
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
+    if (!a->sweep && (a->nsweep_ks || a->nsweep_locals))
+        return bcl_fail(e, BCL_EXIT_INPUT, "--sweep-k and --sweep-local need --sweep");
+    if (a->sweep && (a->csv || a->k_given))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--sweep times the default plan against a sweep: it takes neither --csv "
+                        "nor --steps-per-launch");
+    /* --sweep: 5 runs of each configuration unless -r says otherwise. */
+    bool repeats_given = false;
+    for (size_t i = 0; i < a->o.nseen; i++)
+        repeats_given = repeats_given || strcmp(a->o.seen[i], "repeats") == 0;
+    if (a->sweep && !repeats_given)
+        a->o.measure.repeats = 5;
     /* -s fixes the steps of every repeat. */
     a->o.measure.steps = a->o.steps;
     return BCL_OK;
@@ -122,6 +164,7 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
     bench_row *f = &res->rows[ROW_FUSED];
     f->req.fused = true;
     f->req.steps_per_launch = a->k_given ? (unsigned)a->k : 0;
+    f->req.launch_budget_ms = a->o.launch_budget_ms;
     f->req.variant = NULL;
     f->req.launch.mode = BCL_LOCAL_TUNED; /* auto when nothing is tuned: see device_row */
 }
@@ -320,6 +363,10 @@ int cmd_bench(int argc, char **argv)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (a.sweep) {
+        rc = bench_sweep(&a, ctx, &info, &e);
+        goto out;
+    }
     for (size_t i = 0; i < a.o.nballs; i++) {
         if ((rc = bench_one(ctx, d, &a, (size_t)a.o.balls[i], &res[i], &e)))
             goto out;

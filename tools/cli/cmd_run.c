@@ -36,6 +36,8 @@ static void help(void)
            "                         --local 1 alone runs the seed's launch: single steps\n"
            "                         of the base kernel, one ball per work-group\n"
            "  --steps-per-launch K   steps applied per kernel launch (default: see below)\n"
+           "  --launch-budget-ms MS  the longest a launch of the default K should take\n"
+           "                         (default %g; $BALLCL_LAUNCH_BUDGET_MS)\n"
            "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
            "  --sync every|end       wait for the device after every launch, or only at the\n"
            "                         end (default end)\n"
@@ -49,9 +51,10 @@ static void help(void)
            "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
            "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
            "    entry when K must be 1: S = 1 or --sync every); with nothing stored, the\n"
-           "    defaults: K = min(S, %u) on a GPU, min(S, %u) on a CPU (1 with --sync\n"
-           "    every), the variant rule of\n"
-           "    docs/BENCHMARK.md, local auto\n"
+           "    defaults: K from the launch budget (1 with --sync every): the smallest K\n"
+           "    that pays off a launch's fixed cost, within the budget, at most S, from\n"
+           "    the device's launch costs, measured once and kept beside the binary cache\n"
+           "    (docs/PERFORMANCE.md); the variant rule of docs/BENCHMARK.md, local auto\n"
            "  - any of them given: what you give, the defaults for the rest; nothing from\n"
            "    the tuned record, except with --local tuned, which asks for it: the stored\n"
            "    K (unless given), and the variant and local size of the stored entry for\n"
@@ -60,7 +63,7 @@ static void help(void)
            "    (the seed's launch, to see its cost)\n"
            "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
            "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
-           BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
+           BCL_LAUNCH_BUDGET_MS);
 }
 
 enum {
@@ -93,7 +96,7 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     memset(a, 0, sizeof *a);
     cli_options_init(&a->o, "run", help,
                      CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_LOCAL | CLI_CACHE | CLI_JSON,
+                         CLI_LOCAL | CLI_CACHE | CLI_JSON | CLI_BUDGET,
                      own, "v");
     /* The kernels index balls with a uint per buffer; more than 2^32 balls
      * would need 64 GiB of state anyway. */
@@ -189,6 +192,7 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
            (unsigned long long)a->o.steps, (unsigned long long)p->steps_per_launch, p->k_how,
            (unsigned long long)t->launches, t->launches == 1 ? "" : "es",
            a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
+    run_print_k_reason(p, t, "");
     printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, p->kernel, p->balls_per_item,
            p->balls_per_item == 1 ? "" : "s");
     if (l->local)
@@ -205,6 +209,35 @@ static void print_report(const run_args *a, const bcl_device_info *d, size_t n,
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     run_print_validation(a, v, "");
+}
+
+void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *indent)
+{
+    const bcl_launch_costs *k = &p->costs;
+    if (k->known)
+        printf("%sK rule      %s: expected %.3g ms a launch, budget %g ms (launch costs %s%s%s)\n",
+               indent, p->k_reason, p->launch_expect_ms, p->launch_budget_ms, k->source,
+               k->note[0] ? "; " : "", k->note);
+    else
+        printf("%sK           %s\n", indent, p->k_reason);
+    printf("%slongest     launch %.3f ms (profiling)\n", indent, t->max_launch_ms);
+}
+
+json_t *run_k_json(const bcl_plan *p)
+{
+    const bcl_launch_costs *k = &p->costs;
+    json_t *costs = k->known
+                        ? json_pack("{s:s, s:f, s:f, s:f, s:f, s:I, s:f, s:s}", "source", k->source,
+                                    "launch_us", k->launch_us, "io_ns_per_ball", k->io_ns_per_ball,
+                                    "step_ns_per_ball", k->step_ns_per_ball, "step_floor_us",
+                                    k->step_floor_us, "fill_balls", (json_int_t)k->fill_balls,
+                                    "measure_ms", k->measure_ms, "note", k->note)
+                        : json_null();
+    return json_pack(
+        "{s:s, s:o, s:o, s:o}", "k_reason", p->k_reason ? p->k_reason : "", "launch_budget_ms",
+        p->launch_budget_ms > 0 ? json_real(p->launch_budget_ms) : json_null(), "launch_expect_ms",
+        p->launch_expect_ms > 0 ? json_real(p->launch_expect_ms) : json_null(), "launch_costs",
+        costs);
 }
 
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope)
@@ -310,6 +343,12 @@ json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
         "gb_per_s", rate * 32.0 / (double)p->steps_per_launch / 1e9, "clock",
         t->host_clock ? "host" : "device", "clock_note",
         t->host_clock ? json_string(clock_note(d)) : json_null(), "validation", validation);
+    /* Why this K (docs/PERFORMANCE.md) and the longest launch measured. */
+    json_t *why = run_k_json(p);
+    json_object_update(json_object_get(root, "launch"), why);
+    json_decref(why);
+    json_object_set_new(json_object_get(root, "timing"), "max_launch_ms",
+                        json_real(t->max_launch_ms));
     return root;
 }
 
@@ -450,6 +489,9 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "ballcl: program ready in %.1f ms (%s)\n", br.program_ms, br.note);
     if (br.warning[0])
         cli_warn("%s", br.warning);
+    /* The cache folder's trouble is said once, not again for the launch
+     * costs kept there. */
+    bool cache_warned = br.warning[0] != '\0';
     br.warning[0] = '\0';
     if ((rc = bcl_sim_create(ctx, state, n, &sim, &e)))
         goto out;
@@ -463,6 +505,7 @@ int cmd_run(int argc, char **argv)
         .variant = a.variant,
         /* The rule of 'run --help': the tuned record whole, or not at all. */
         .take_tuned = !a.steps_per_launch && !a.variant && !a.o.local_given,
+        .launch_budget_ms = a.o.launch_budget_ms,
     };
     bcl_plan plan;
     rc = bcl_plan_resolve(ctx, &req, &plan, &e);
@@ -506,6 +549,11 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (v.mismatches == 0 && (rc = run_write_outputs(&a, &outs, state, n, &e)))
         goto out;
+    /* The launch costs measured here, after the run's own files. */
+    bcl_error ke = {0};
+    if (bcl_context_keep_launch_costs(ctx, &ke) != BCL_OK && !cache_warned && !br.warning[0])
+        cli_warn("launch costs not kept (the next run measures them again): %s", ke.msg);
+    bcl_error_clear(&ke);
     if (a.o.json) {
         json_t *j = run_report_json(&a, dev, n, &br, &plan, bcl_sim_buffers(sim), first_ms, &t, &v);
         /* The same "devices" array as a run over several devices: one entry. */

@@ -30,8 +30,10 @@ static void help(void)
            "  1. one-step kernel: every variant x local sizes (the preferred multiple times\n"
            "     1, 2, 4, ... up to the kernel's limit) and the driver's choice\n"
            "  2. k-step kernel at K = %u (%u on a CPU): the same\n"
-           "  3. K for the best of 2, every K timed side by side (the smallest K within\n"
-           "     3%% of the fastest wins)\n\n"
+           "  3. K for the best of 2, every K timed side by side with the untuned default\n"
+           "     plan of a plain run (K from the launch budget): the smallest K within 3%%\n"
+           "     of the fastest wins, unless the default is no slower: then the default's\n"
+           "     configuration is stored, and the report says how close it was\n\n"
            "  -d, --device SEL       device (as for 'ballcl run'); a list or all tunes each\n"
            "                         device in turn, alone\n"
            "  -n, --balls N          balls to tune with (default 100000)\n",
@@ -43,6 +45,8 @@ static void help(void)
            "  --repeat-ms MS         target length of one repeat (default 40)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --k K[,K...]           steps per launch for sweep 3 (default 4,16,64,100,256,1024)\n"
+           "  --launch-budget-ms MS  the launch budget of the default plan timed beside\n"
+           "                         sweep 3 (default 50; $BALLCL_LAUNCH_BUDGET_MS)\n"
            "  --no-cache             build from source, bypassing the binary cache\n"
            "  --json                 the stored record (with its path) as JSON on stdout\n"
            "                         instead of the table\n"
@@ -68,7 +72,7 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
     memset(a, 0, sizeof *a);
     cli_options_init(&a->o, "tune", help,
                      CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE,
+                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
                      own, "");
     a->o.measure.repeats = 5;
     a->o.measure.repeat_ms = 40;
@@ -169,6 +173,13 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
     } else {
         printf("best k-step:   none validated\n");
     }
+    if (r->default_us > 0 && r->default_kept)
+        printf("the default is within %.1f%% of the best found: its configuration is stored\n",
+               r->default_within * 100);
+    else if (r->default_us > 0)
+        printf("the default (K from the launch budget) is %.1f%% slower than the best found: "
+               "%.3f us/step\n",
+               r->default_within * 100, r->default_us);
     if (path)
         printf("stored in %s\n", path);
 }
@@ -257,6 +268,7 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
         .seed = a->o.seed,
         .measure = a->o.measure,
         .ks = a->nks ? a->ks : NULL,
+        .launch_budget_ms = a->o.launch_budget_ms,
         .nks = a->nks,
         .progress = cli_progress,
         .progress_arg = "tune",

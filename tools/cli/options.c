@@ -11,6 +11,7 @@ enum {
     OPT_NO_CACHE,
     OPT_JSON,
     OPT_REPEAT_MS,
+    OPT_BUDGET,
 };
 
 static const struct {
@@ -29,6 +30,7 @@ static const struct {
     {CLI_JSON, {"json", no_argument, NULL, OPT_JSON}, ""},
     {CLI_MEASURE, {"repeats", required_argument, NULL, 'r'}, "r:"},
     {CLI_MEASURE, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, ""},
+    {CLI_BUDGET, {"launch-budget-ms", required_argument, NULL, OPT_BUDGET}, ""},
 };
 
 void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsigned takes,
@@ -125,6 +127,9 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
     case OPT_REPEAT_MS:
         *rc = bcl_parse_u64(arg, "--repeat-ms", 1, 600000, &v, e);
         o->measure.repeat_ms = (double)v;
+        return true;
+    case OPT_BUDGET:
+        *rc = bcl_launch_budget_parse(arg, "--launch-budget-ms", &o->launch_budget_ms, e);
         return true;
     default:
         if (c >= CLI_PARAM_OPT_BASE && (o->takes & CLI_MODEL)) {

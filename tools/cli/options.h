@@ -34,6 +34,7 @@ enum {
     CLI_CACHE = 1 << 8,      /* --no-cache */
     CLI_JSON = 1 << 9,       /* --json (a flag) */
     CLI_MEASURE = 1 << 10,   /* -r, --repeats and --repeat-ms */
+    CLI_BUDGET = 1 << 11,    /* --launch-budget-ms */
 };
 
 /* Option values from this on are the command's own long options. */
@@ -62,6 +63,8 @@ typedef struct cli_options {
     bool local_given;
     bool use_cache; /* false with --no-cache */
     bool json;
+    double launch_budget_ms;  /* --launch-budget-ms; 0: not given (the environment's or
+                                 the default, resolved by the plan) */
     void (*help_fn)(void);    /* prints the command's help, on -h */
     bool help;                /* -h was given (and the help printed) */
     bcl_measure_opts measure; /* repeats and repeat_ms, defaults the command's */

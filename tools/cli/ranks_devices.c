@@ -150,6 +150,7 @@ static int calibrate_one(const job *j, const bcl_device_info *d, double *rate, b
         .launch = a->o.launch,
         .variant = a->variant,
         .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
+        .launch_budget_ms = a->o.launch_budget_ms,
     };
     bcl_context_opts copts = {.use_cache = a->o.use_cache};
     bcl_build_report br;

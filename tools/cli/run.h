@@ -44,6 +44,11 @@ json_t *run_member_json(const run_args *a, const bcl_group_member *m);
 /* The report's validation lines; scope follows "the C reference (max N
  * ULP)" (", every rank" under MPI, or ""). */
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope);
+/* The report's lines on why K is what it is and the longest launch, and
+ * their JSON ("k_reason", "launch_budget_ms", "launch_expect_ms",
+ * "launch_costs"), for the "launch" object. */
+void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *indent);
+json_t *run_k_json(const bcl_plan *p);
 /* The "validation" object of the JSON report. */
 json_t *run_validation_json(const run_args *a, const bcl_validation *v);
 

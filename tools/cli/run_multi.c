@@ -31,6 +31,10 @@ json_t *run_member_json(const run_args *a, const bcl_group_member *m)
                       (json_int_t)m->plan.steps_per_launch, "steps_per_launch_how", m->plan.k_how,
                       "local", (json_int_t)m->plan.launch.local, "how", m->plan.launch.how,
                       "global", (json_int_t)m->plan.global, "buffers", (json_int_t)m->buffers));
+        json_t *why = run_k_json(&m->plan);
+        json_object_update(json_object_get(j, "launch"), why);
+        json_decref(why);
+        json_object_set_new(j, "max_launch_ms", json_real(m->timing.max_launch_ms));
         json_object_set_new(j, "cache",
                             json_pack("{s:b, s:f, s:s}", "hit", m->build.cache_hit, "program_ms",
                                       m->build.program_ms, "note", m->build.note));
@@ -172,6 +176,7 @@ int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev
                 /* As on one device: a plain run takes what 'ballcl tune'
                  * stored for each device. */
                 .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
+                .launch_budget_ms = a->o.launch_budget_ms,
             },
     };
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))

@@ -115,6 +115,7 @@ static int open_group(job *j, bcl_error *e)
                 /* As in one process: a plain run takes what 'ballcl tune'
                  * stored for each device. */
                 .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
+                .launch_budget_ms = a->o.launch_budget_ms,
             },
     };
     int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
