@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <string.h>
 
 static size_t min3(size_t a, size_t b, size_t c)
 {
@@ -85,8 +86,12 @@ static void test_auto_properties(void **unused)
                                             items[d] ? items[d] : SIZE_MAX);
                         size_t prev = 0;
                         for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+                            char why[256];
                             size_t l = bcl_local_auto(kwgs[a], pms[b], devs[c], items[d], cuss[u],
-                                                      ns[k], NULL, 0);
+                                                      ns[k], why, sizeof why);
+                            /* Evening the groups out over the units may
+                             * shrink local below a smaller N's. */
+                            bool evened = strstr(why, "evened out") != NULL;
                             char ctx[160];
                             snprintf(ctx, sizeof ctx,
                                      "kwg %zu pm %zu dev %zu item %zu cus %u n %zu -> %zu", kwgs[a],
@@ -97,15 +102,35 @@ static void test_auto_properties(void **unused)
                                 fail_msg("%s: not a multiple of %zu", ctx, pms[b]);
                             if (l == 1 && limit != 1)
                                 fail_msg("%s: local 1 with limit %zu", ctx, limit);
-                            if (l < prev)
+                            if (!evened && l < prev)
                                 fail_msg("%s: smaller than for fewer balls (%zu)", ctx, prev);
+                            size_t u1 = cuss[u] ? cuss[u] : 1, g = (ns[k] + l - 1) / l;
+                            if (evened && g > u1 * ((ns[k] + prev - 1) / (prev ? prev : 1) + 1))
+                                fail_msg("%s: evened into %zu groups", ctx, g);
                             if (l > 256 && l > pms[b])
                                 fail_msg("%s: beyond 256", ctx);
-                            prev = l;
+                            if (!evened)
+                                prev = l;
                             cases++;
                         }
                     }
     assert_true(cases > 100000);
+}
+
+static void test_auto_evens_groups_out(void **unused)
+{
+    (void)unused;
+    /* 625 work-items (10000 balls, 16 per work-item) on two CPU cores with
+     * multiple 8: local 256 would make 3 groups, one core idle for the
+     * last; 160 makes 4, two per core. */
+    char why[256];
+    size_t l = bcl_local_auto(4096, 8, 4096, 4096, 2, 625, why, sizeof why);
+    assert_int_equal(l, 160);
+    assert_non_null(strstr(why, "evened out"));
+    /* Groups that already divide evenly are left alone. */
+    assert_int_equal(bcl_local_auto(4096, 8, 4096, 4096, 2, 1024, NULL, 0), 256);
+    /* Many groups: at most rounding. */
+    assert_int_equal(bcl_local_auto(4096, 8, 4096, 4096, 2, 62500, NULL, 0), 256);
 }
 
 static void test_auto_shrinks_for_small_n(void **unused)
@@ -208,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_auto_real_devices),
         cmocka_unit_test(test_auto_properties),
         cmocka_unit_test(test_auto_shrinks_for_small_n),
+        cmocka_unit_test(test_auto_evens_groups_out),
         cmocka_unit_test(test_local_parse),
         cmocka_unit_test(test_round_up),
         cmocka_unit_test(test_check_steps),

@@ -203,8 +203,12 @@ int bcl_sweep(bcl_context *c, const bcl_sweep_opts *o, bcl_sweep_result *r, bcl_
                 o->progress(o->progress_arg, done, total, what);
             }
             bcl_sim_timing t;
-            if (k == 0)
-                rc = bcl_sim_warmup(sim, &x->plan, NULL, e);
+            /* A warm launch before every timed run, not only the first: the
+             * configurations take turns, and the first launch of a kernel
+             * after another kernel ran is slower on some GPUs (seen on the
+             * H200: the untuned default, first in each round, timed 13% over
+             * the same configuration later in the round). */
+            rc = bcl_sim_warmup(sim, &x->plan, NULL, e);
             if (rc == BCL_OK)
                 rc = bcl_sim_run(sim, &x->plan, o->steps, &t, e);
             if (rc || k == 0)

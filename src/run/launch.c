@@ -7,7 +7,10 @@
  *            <= min(max(256, preferred multiple), limit)
  *   then, when N is small, shrink local (in steps of the preferred multiple,
  *   never below one multiple, or 32 when the multiple is 1) until there is
- *   at least one work-group per compute unit.
+ *   at least one work-group per compute unit;
+ *   then, when the groups do not divide evenly over the compute units,
+ *   shrink local so that their count is the next multiple of the units
+ *   (three groups on two CPU cores leave one core idle a third of the run).
  *
  * 256 is a size every GPU vendor runs at full occupancy for a kernel this
  * light; the preferred multiple (warp or wavefront width, or the CPU
@@ -60,10 +63,26 @@ size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, si
         local = per_cu;
         shrunk = true;
     }
+    /* Few groups that do not divide evenly: the last round of groups runs
+     * on some units while the others wait. With g groups on u units, g
+     * rounded up to a multiple of u and local shrunk to match spreads the
+     * same work over every unit (a large g loses at most 1/g: unchanged in
+     * effect, and local then only shrinks by rounding). */
+    size_t groups = (n + local - 1) / (local ? local : 1);
+    bool evened = false;
+    if (n && groups % cus) {
+        size_t want = bcl_round_up(groups, cus);
+        size_t even = bcl_round_up((n + want - 1) / want, pm);
+        if (even >= least && even < local) {
+            local = even;
+            evened = true;
+        }
+    }
     if (why)
         snprintf(why, why_size,
-                 "%s multiple of the preferred %zu up to min(256, kernel limit %zu)%s", "largest",
-                 pm, limit, shrunk ? ", shrunk to give every compute unit a group" : "");
+                 "%s multiple of the preferred %zu up to min(256, kernel limit %zu)%s%s", "largest",
+                 pm, limit, shrunk ? ", shrunk to give every compute unit a group" : "",
+                 evened ? ", evened out over the compute units" : "");
     return local;
 }
 
