@@ -1,5 +1,5 @@
 /*
- * Device test: the state check (cl/state_check.cl, bcl_sim_check_finite)
+ * Device test: the state check (src/ocl/state_check.c, bcl_sim_check_finite)
  * against a host scan. States of several sizes, clean and with NaN, +inf or
  * -inf at the first, the middle and the last float, in one buffer and split
  * over several (BALLCL_TEST_MAX_ALLOC); values next to the edge (FLT_MAX,

@@ -386,7 +386,7 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
  * device_ms, from the launches' events, does not. */
 int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
                      bcl_error *e);
-/* The state check on the device (cl/state_check.cl): queues, behind what
+/* The state check on the device (src/ocl/state_check.c): queues, behind what
  * is queued, a scan of the state the simulation holds for NaN and infinity
  * and the non-blocking read-back of its verdict into *flag (1: some float
  * is not finite; 0: all are). *flag holds the verdict once a call that

@@ -53,32 +53,23 @@ static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **ca
 #pragma GCC diagnostic pop
 }
 
-/* The model's kernels followed by the state check (cl/state_check.cl), one
- * program: the check is built and cached with the model, and a context
- * needs no second program. */
+/* The model's kernels followed by the state check (state_check.c), one
+ * program: the check is built and cached with the model. */
 static int model_source(const bcl_model *m, char **src, size_t *len, bcl_error *e)
 {
-    char *model, *check;
-    size_t mlen, clen;
+    char *model;
+    size_t mlen, clen = strlen(bcl_state_check_source);
     int rc = bcl_kernel_source(m->kernel_file, &model, &mlen, e);
     if (rc)
         return rc;
-    rc = bcl_kernel_source("state_check.cl", &check, &clen, e);
-    if (rc) {
-        free(model);
-        return rc;
-    }
-    char *both = realloc(model, mlen + 1 + clen);
+    char *both = realloc(model, mlen + clen + 1);
     if (!both) {
         free(model);
-        free(check);
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
-    both[mlen] = '\n';
-    memcpy(both + mlen + 1, check, clen);
-    free(check);
+    memcpy(both + mlen, bcl_state_check_source, clen + 1);
     *src = both;
-    *len = mlen + 1 + clen;
+    *len = mlen + clen;
     return BCL_OK;
 }
 

@@ -63,8 +63,10 @@ cl_program bcl_context_program(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 /* A kernel of the context's program by its whole name (bcl_nonfinite of
- * cl/state_check.cl), created once and kept. */
+ * state_check.c), created once and kept. */
 int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl_error *e);
+/* The state check's OpenCL source, appended to every model's (state_check.c). */
+extern const char bcl_state_check_source[];
 
 /* Where kernel sources are found: BALLCL_KERNEL_DIR, ../cl next to the
  * executable, or the installed data folder. */

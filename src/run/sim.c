@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define BALL_BYTES (4 * sizeof(float))
-/* Balls each work-item of the state check reads (cl/state_check.cl). */
+/* Balls each work-item of the state check reads (src/ocl/state_check.c). */
 #define CHECK_BALLS_PER_ITEM 16
 
 typedef struct chunk {
