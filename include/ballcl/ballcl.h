@@ -451,6 +451,19 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
  * device_ms, from the launches' events, does not. */
 int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
                      bcl_error *e);
+/* The state check on the device (src/ocl/state_check.c): queues, behind what
+ * is queued, a scan of the state the simulation holds for NaN and infinity
+ * and the non-blocking read-back of its verdict into *flag (1: some float
+ * is not finite; 0: all are). *flag holds the verdict once a call that
+ * waits for the device (bcl_sim_run, bcl_sim_read, bcl_sim_finish)
+ * returns, and must stay valid until then. It says whether, not where: a
+ * caller that needs the ball scans the state on the host. */
+int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e);
+/* bcl_sim_run_read with bcl_sim_check_finite (when flag is not NULL)
+ * queued between the last launch and the read-back: the host still waits
+ * once, for the steps, the verdict and the state. */
+int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
+                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e);
 /* Reads the state back into state (n balls). */
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a run from the same start). */

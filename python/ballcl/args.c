@@ -322,19 +322,33 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
 
 bool bpy_finite(const float *f, size_t count, size_t *bad)
 {
-    /* Every call of a frame loop scans its state: a branch-free test per
-     * block (NaN and infinity have all exponent bits set), which the
-     * compiler vectorises, and the search for the ball only in a block
-     * that failed. No Python call: it runs without the GIL. */
-    const uint32_t *u = (const uint32_t *)(const void *)f;
+    /* NaN and infinity have all exponent bits set. Two floats per 64-bit
+     * word: adding 1 at the exponent's lowest bit to the masked exponent
+     * carries into the lane's sign bit exactly when all eight are set, and
+     * never across lanes (the lane's sign bit is 0 after the mask). A
+     * branch-free test per block that is fast even unvectorised (-O0, -O2),
+     * and the search for the ball only in a block that failed. The frame
+     * loop asks the device instead (bcl_sim_check_finite) and comes here
+     * only to name the ball. No Python call: it runs without the GIL. */
+    const uint64_t mask = 0x7f8000007f800000u, one = 0x0080000000800000u,
+                   sign = 0x8000000080000000u;
     for (size_t b = 0; b < count; b += 4096) {
         size_t end = count - b < 4096 ? count : b + 4096;
-        uint32_t any = 0;
-        for (size_t i = b; i < end; i++)
-            any |= (u[i] & 0x7f800000u) == 0x7f800000u;
-        for (size_t i = b; any && i < end; i++) {
-            if (!isfinite(f[i])) {
-                *bad = i;
+        uint64_t any = 0;
+        size_t i = b;
+        for (; i + 2 <= end; i += 2) {
+            uint64_t w;
+            memcpy(&w, f + i, sizeof w); /* no aliasing or alignment assumed */
+            any |= ((w & mask) + one) & sign;
+        }
+        for (; i < end; i++) {
+            uint32_t u;
+            memcpy(&u, f + i, sizeof u);
+            any |= (u & 0x7f800000u) == 0x7f800000u;
+        }
+        for (size_t k = b; any && k < end; k++) {
+            if (!isfinite(f[k])) {
+                *bad = k;
                 return false;
             }
         }

@@ -131,6 +131,12 @@ typedef struct bpy_exec {
     unsigned long *result_tmpl_gen; /* the memo's gen it was made for */
     bcl_build_report *build;        /* stored in the binary cache after the first launch */
     bool *stored;                   /* ...once: set when done */
+    /* The device's state checks (bcl_sim_check_finite), NULL: none. in_bad
+     * was queued with the upload: when set after the steps, the input held
+     * NaN or infinity and the validation is skipped (the call is refused).
+     * out_bad is queued behind the last launch, read back with the state. */
+    const uint32_t *in_bad;
+    uint32_t *out_bad;
     /* out */
     bcl_plan plan;
     bool plan_ok;

@@ -49,12 +49,13 @@ static int run_steps(bpy_exec *x, bcl_error *e, PyThreadState **ts)
     memset(&x->t, 0, sizeof x->t);
     uint64_t k = x->plan.steps_per_launch, left = x->args->steps, per = 1;
     if (left == 0)
-        return bcl_sim_read(x->sim, x->out, e);
+        return bcl_sim_run_read_check(x->sim, &x->plan, 0, x->out, x->out_bad, &x->t, e);
     while (left) {
         uint64_t chunk = per <= left / k ? per * k : left;
         bcl_sim_timing ct;
-        int rc = chunk == left ? bcl_sim_run_read(x->sim, &x->plan, chunk, x->out, &ct, e)
-                               : bcl_sim_run(x->sim, &x->plan, chunk, &ct, e);
+        int rc = chunk == left
+                     ? bcl_sim_run_read_check(x->sim, &x->plan, chunk, x->out, x->out_bad, &ct, e)
+                     : bcl_sim_run(x->sim, &x->plan, chunk, &ct, e);
         if (rc)
             return rc;
         x->t.device_ms += ct.device_ms;
@@ -187,6 +188,10 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
     }
     if ((rc = run_steps(x, e, ts)))
         return rc;
+    /* The steps waited for the device: the input's verdict is in. A
+     * refused input is not worth the reference replay. */
+    if (x->in_bad && *x->in_bad)
+        return BCL_OK;
     if (a->validate && (rc = validate(x, e, ts)))
         return rc;
     return BCL_OK;

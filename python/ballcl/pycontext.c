@@ -49,6 +49,10 @@ struct bpy_context {
     PyObject *result_tmpl; /* exec.h: bpy_exec.result_tmpl */
     unsigned long result_tmpl_gen;
     unsigned long long calls, builds, uploads;
+    /* The device's verdicts on a frame's input and output (bcl_sim_check_finite):
+     * written by non-blocking read-backs, so they live as long as the
+     * context, whose destroy waits for the queue. */
+    uint32_t in_bad, out_bad;
 };
 
 static void close_locked(bpy_context *c)
@@ -179,8 +183,9 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    bool uploaded = false, scan = false; /* scan: an upload of `in` is queued, not waited for */
-    size_t bad = SIZE_MAX;
+    /* queued: an upload of `in` is queued, not waited for; in_check: the
+     * device checks it for NaN and infinity (c->in_bad). */
+    bool uploaded = false, queued = false, in_check = false;
     if (state_o == Py_None || (state_o == c->state && c->frozen)) {
         if (!c->state)
             return bpy_input_error("Context.run: no state yet: pass state= (an (N, 4) float32 "
@@ -192,9 +197,9 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
             uploaded = true;
         }
     } else {
-        /* ballcl.run's state is checked but for NaN and infinity: that scan
-         * runs while its upload does (below). */
-        in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg(state_o);
+        /* Checked here but for NaN and infinity (ballcl.run checked it
+         * already): that check runs on the device behind the upload. */
+        in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg_unscanned(state_o);
         if (!in)
             return NULL;
         size_t n = (size_t)PyArray_DIM(in, 0);
@@ -204,10 +209,16 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
                 goto fail;
             c->fit_balls = n;
         }
-        if (upload(c, PyArray_DATA(in), n, checked, &e))
+        if (upload(c, PyArray_DATA(in), n, true, &e))
             goto fail;
-        uploaded = true;
-        scan = checked;
+        uploaded = queued = true;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS;
+        rc = bcl_sim_check_finite(c->sim, &c->in_bad, &e);
+        Py_END_ALLOW_THREADS;
+        if (rc)
+            goto fail;
+        in_check = true;
     }
     /* From here the device's state moves away from c->state. */
     c->synced = false;
@@ -243,23 +254,15 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         .result_tmpl_gen = &c->result_tmpl_gen,
         .build = &c->build,
         .stored = &c->stored,
+        .in_bad = in_check ? &c->in_bad : NULL,
+        .out_bad = &c->out_bad,
         .readback = pinned ? "pinned" : "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
-    int rc;
-    if (scan && !bpy_finite(PyArray_DATA(in), c->balls * 4, &bad)) {
-        /* The upload reads `in` until it is done. */
-        rc = bcl_sim_finish(c->sim, &e);
-        if (rc == BCL_OK)
-            rc = BPY_PENDING;
-    } else {
-        rc = bpy_exec_run(&x, &e, &ts);
-    }
+    int rc = bpy_exec_run(&x, &e, &ts);
     if (rc == BCL_OK)
-        scan = false; /* the run waited for the upload */
+        queued = false; /* the run waited for the upload and the checks */
     PyEval_RestoreThread(ts);
-    if (bad != SIZE_MAX)
-        bpy_nonfinite_error(PyArray_DATA(in), bad);
     /* A failed call may have written into out=: it no longer holds the
      * state returned last. */
     if (rc && out == c->state)
@@ -268,6 +271,24 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     if (rc)
         goto fail;
+    /* A NaN or infinity in the input: the device ran on it (one wait per
+     * frame), the host finds the ball, and the call is refused as before
+     * the run. The upload is done, so nothing reads `in` any more. */
+    if (in_check && c->in_bad) {
+        size_t bad = 0;
+        bool finite;
+        Py_BEGIN_ALLOW_THREADS;
+        finite = bpy_finite(PyArray_DATA(in), c->balls * 4, &bad);
+        Py_END_ALLOW_THREADS;
+        if (finite) /* the device and the host disagree: say so, never pass it */
+            bpy_input_error("state: the device found NaN or infinity the host scan does not "
+                            "find (a device fault?)");
+        else
+            bpy_nonfinite_error(PyArray_DATA(in), bad);
+        if (out == c->state)
+            Py_CLEAR(c->state);
+        goto done;
+    }
     c->calls++;
     if (bpy_warn(&x, &c->build) < 0)
         goto done;
@@ -284,15 +305,11 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     }
     /* As `ballcl run` (also without validation): finite input that ends
-     * non-finite is refused, naming the ball and step. The vectorised scan
-     * first; the reference replay only for a state that failed it. With
-     * out= the input itself the start is gone: the ball without the step. */
-    size_t nonfinite;
-    bool finite;
-    Py_BEGIN_ALLOW_THREADS;
-    finite = bpy_finite(data, c->balls * 4, &nonfinite);
-    Py_END_ALLOW_THREADS;
-    if (!finite &&
+     * non-finite is refused, naming the ball and step. The device's check
+     * first (read back with the state); the reference replay only for a
+     * state that failed it. With out= the input itself the start is gone:
+     * the ball without the step. */
+    if (c->out_bad &&
         bpy_check_overflow(a, bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : x.init, data,
                            c->balls)) {
         if (out == c->state)
@@ -315,7 +332,7 @@ fail:
     bpy_raise(&e);
 done:
     bcl_error_clear(&e);
-    if (scan) { /* refused before the run: the queued upload still reads `in` */
+    if (queued) { /* failed before the run waited: the queued upload may still read `in` */
         bcl_error ignored = {0};
         Py_BEGIN_ALLOW_THREADS;
         bcl_sim_finish(c->sim, &ignored);

@@ -56,6 +56,26 @@ static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **ca
 #pragma GCC diagnostic pop
 }
 
+/* The model's kernels followed by the state check (state_check.c), one
+ * program: the check is built and cached with the model. */
+static int model_source(const bcl_model *m, char **src, size_t *len, bcl_error *e)
+{
+    char *model;
+    size_t mlen, clen = strlen(bcl_state_check_source);
+    int rc = bcl_kernel_source(m->kernel_file, &model, &mlen, e);
+    if (rc)
+        return rc;
+    char *both = realloc(model, mlen + clen + 1);
+    if (!both) {
+        free(model);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    memcpy(both + mlen, bcl_state_check_source, clen + 1);
+    *src = both;
+    *len = mlen + clen;
+    return BCL_OK;
+}
+
 int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
                        bcl_context **out, bcl_build_report *rep, bcl_error *e)
 {
@@ -74,7 +94,7 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
         goto fail;
     }
-    rc = bcl_kernel_source(m->kernel_file, &src, &len, e);
+    rc = model_source(m, &src, &len, e);
     if (rc)
         goto fail;
     cl_int st;
@@ -183,6 +203,11 @@ int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_err
 {
     char name[64];
     snprintf(name, sizeof name, "%s_%s", c->model->name, suffix);
+    return bcl_context_kernel_named(c, name, k, e);
+}
+
+int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl_error *e)
+{
     for (unsigned i = 0; i < c->nkernels; i++) {
         if (strcmp(c->kernels[i].name, name) == 0) {
             *k = c->kernels[i].k;

@@ -72,6 +72,11 @@ const char *bcl_context_cache_dir(const bcl_context *c);
 bool bcl_context_uses_cache(const bcl_context *c);
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
+/* A kernel of the context's program by its whole name (bcl_nonfinite of
+ * state_check.c), created once and kept. */
+int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl_error *e);
+/* The state check's OpenCL source, appended to every model's (state_check.c). */
+extern const char bcl_state_check_source[];
 
 /* Where kernel sources are found: BALLCL_KERNEL_DIR, ../cl next to the
  * executable, or the installed data folder. */

@@ -24,6 +24,8 @@
 #include <string.h>
 
 #define BALL_BYTES (4 * sizeof(float))
+/* Balls each work-item of the state check reads (src/ocl/state_check.c). */
+#define CHECK_BALLS_PER_ITEM 16
 
 typedef struct chunk {
     cl_mem buf;
@@ -39,6 +41,7 @@ struct bcl_sim {
     chunk *chunks; /* ncap buffers of the capacity; the first nchunks hold the state */
     size_t nchunks;
     size_t ncap;
+    cl_mem flag; /* the state check's verdict, one uint; made at the first check */
 };
 
 /* The allocation limit, lowered by BALLCL_TEST_MAX_ALLOC (bytes) so tests can
@@ -184,6 +187,8 @@ void bcl_sim_destroy(bcl_sim *s)
     if (!s)
         return;
     release_buffers(s);
+    if (s->flag)
+        clReleaseMemObject(s->flag);
     free(s);
 }
 
@@ -330,8 +335,54 @@ static int enqueue_read(bcl_sim *s, float *state, bcl_error *e)
     return BCL_OK;
 }
 
-static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bcl_sim_timing *t,
-               bcl_error *e);
+int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
+{
+    const bcl_device_info *d = bcl_context_device(s->c);
+    cl_command_queue q = bcl_context_queue(s->c);
+    cl_kernel k;
+    int rc = bcl_context_kernel_named(s->c, "bcl_nonfinite", &k, e);
+    if (rc)
+        return rc;
+    cl_int st;
+    if (!s->flag) {
+        s->flag = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE,
+                                sizeof(cl_uint), NULL);
+        if (st != CL_SUCCESS) {
+            s->flag = NULL;
+            return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
+        }
+    }
+    /* The pattern is copied when the fill is queued. */
+    cl_uint zero = 0;
+    st = BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clEnqueueFillBuffer", d->name);
+    if ((st = BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag)) != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
+    for (size_t i = 0; i < s->nchunks; i++) {
+        const chunk *ch = &s->chunks[i];
+        cl_uint n4 = (cl_uint)ch->n; /* one uint4 per ball */
+        /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop,
+         * few enough that any device has items for all its units. */
+        size_t items = (ch->n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
+        st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
+        if (st == CL_SUCCESS)
+            st = BCL_CL(clSetKernelArg, k, 1, sizeof n4, &n4);
+        if (st != CL_SUCCESS)
+            return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
+        st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL);
+        if (st != CL_SUCCESS)
+            return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+    }
+    *flag = 0;
+    st = BCL_CL(clEnqueueReadBuffer, q, s->flag, CL_FALSE, 0, sizeof(cl_uint), flag, 0, NULL, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
+    return BCL_OK;
+}
+
+static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
+               bcl_sim_timing *t, bcl_error *e);
 
 /* The launches of a run whose events are still to be read for the longest
  * launch: a ring of at most two queue windows (what may be in flight). */
@@ -372,21 +423,29 @@ static int drain(launch_ring *r, uint64_t upto, double *max_ms, const char *dev,
 
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
 {
-    return run(s, p, steps, NULL, t, e);
+    return run(s, p, steps, NULL, NULL, t, e);
 }
 
 int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
                      bcl_error *e)
 {
-    if (steps == 0) {
-        memset(t, 0, sizeof *t);
-        return bcl_sim_read(s, state, e);
-    }
-    return run(s, p, steps, state, t, e);
+    return bcl_sim_run_read_check(s, p, steps, state, NULL, t, e);
 }
 
-static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bcl_sim_timing *t,
-               bcl_error *e)
+int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
+                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e)
+{
+    if (steps == 0) {
+        memset(t, 0, sizeof *t);
+        /* The blocking read-back waits for the check queued before it. */
+        int rc = flag ? bcl_sim_check_finite(s, flag, e) : BCL_OK;
+        return rc ? rc : bcl_sim_read(s, state, e);
+    }
+    return run(s, p, steps, state, flag, t, e);
+}
+
+static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
+               bcl_sim_timing *t, bcl_error *e)
 {
     memset(t, 0, sizeof *t);
     const bcl_device_info *d = bcl_context_device(s->c);
@@ -458,8 +517,10 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, bc
     }
     if (mark)
         clReleaseEvent(mark);
-    /* Queued behind the last launch, so that one wait covers both: a round
+    /* Queued behind the last launch, so that one wait covers all: a round
      * trip to the device fewer per frame. */
+    if (rc == BCL_OK && flag)
+        rc = bcl_sim_check_finite(s, flag, e);
     if (rc == BCL_OK && read_to)
         rc = enqueue_read(s, read_to, e);
     if (rc == BCL_OK)

@@ -252,6 +252,29 @@ def test_nonfinite_state_refused_on_the_cached_path(dev):
     assert info["calls"] == 2
 
 
+def test_nonfinite_state_refused_by_a_context(dev):
+    """Context.run with a new state: the device checks it for NaN and
+    infinity behind its upload; a refusal names the ball (the host finds it),
+    counts no call, and the context continues from the state it returned
+    last, also with out= given."""
+    s = mixed_state(np.random.default_rng(16), 5000)
+    with ballcl.Context(device=dev) as ctx:
+        a, _ = ctx.run(5, state=s)
+        for where, value, words in ((0, np.nan, "ball 0 holds NaN"),
+                                    (4999, -np.inf, "ball 4999 holds an inf"),
+                                    (2500, np.inf, "ball 2500 holds an inf")):
+            b = s.copy()
+            b[where, 3] = value
+            with pytest.raises(ballcl.InputError, match=words):
+                ctx.run(5, state=b, validate=False)
+            with pytest.raises(ballcl.InputError, match=words):
+                ctx.run(5, state=b, out=np.empty_like(s))
+        assert ctx.calls == 1
+        c, r = ctx.run(5)
+        assert r.validation["passed"]
+        assert np.array_equal(bits(c), bits(seed_reference(s, 10)))
+
+
 def _shape(d):
     """The keys of a Result's dict, nested, with the types of the leaves."""
     if isinstance(d, dict):

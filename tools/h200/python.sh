@@ -41,8 +41,9 @@ export BALLCL_KERNEL_DIR=$PWD/cl
         pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
         npinc=$("$py" -c 'import numpy; print(numpy.get_include())')
         echo "building _core$suffix for $("$py" --version) (headers $pyinc, NumPy $npinc)"
-        # The flags of the project's build: no contraction, no fast-math.
-        cc -std=gnu11 -O2 -fPIC -shared -ffp-contract=off -fno-fast-math \
+        # The flags of the project's release build (meson --buildtype=release:
+        # -O3), no contraction, no fast-math.
+        cc -std=gnu11 -O3 -fPIC -shared -ffp-contract=off -fno-fast-math \
             -Iinclude -I"$pyinc" -I"$npinc" python/ballcl/*.c \
             -L"$lib" -lballcl -Wl,-rpath,"$lib" -o "$pkg/ballcl/_core$suffix" || exit 1
     fi
