@@ -305,7 +305,9 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
      * killed). */
     size_t n = (size_t)PyArray_DIM(arr, 0);
     bool copy = !PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr);
-    double host = (double)bcl_host_memory_bytes(), bytes = (double)n * 4 * sizeof(float);
+    /* Only a copy asks the host's memory: that reads /proc and the cgroup's
+     * files, which a frame loop's contiguous state must not pay every call. */
+    double host = copy ? (double)bcl_host_memory_bytes() : 0, bytes = (double)n * 4 * sizeof(float);
     if (copy && host > 0 && 2 * bytes > host) {
         bpy_input_error("state: %zu balls need %.1f MiB of host memory for a contiguous copy and "
                         "the result, more than the %.1f MiB this process may use (the machine's "
