@@ -420,8 +420,40 @@ static bool test_split(const bcl_group *g, size_t *counts, bcl_error *e, int *rc
     return true;
 }
 
+/* The launch costs of the K rule, one device at a time in -d order (each
+ * measured alone, as calibration is), and once per kind of device:
+ * identical devices take the first one's figures. Measured in parallel, or
+ * apart, identical devices would each keep another figure in the one file
+ * they share, and a second run would not get the first run's plans. */
+static int share_costs(bcl_group *g, bcl_error *e)
+{
+    if (g->o.req.steps_per_launch || g->count < 2)
+        return BCL_OK;
+    for (size_t i = 0; i < g->count; i++) {
+        member *m = &g->m[i];
+        bool copied = false;
+        for (size_t j = 0; j < i && !copied; j++) {
+            bcl_launch_costs *kj = bcl_context_costs(g->m[j].ctx);
+            if (kj->known && same_device(g->m[j].pub.dev, m->pub.dev)) {
+                *bcl_context_costs(m->ctx) = *kj;
+                copied = true;
+            }
+        }
+        bcl_launch_costs k;
+        bcl_fault_device((int)i);
+        int rc = copied ? BCL_OK : bcl_launch_costs_get(m->ctx, g->params, &k, e);
+        bcl_fault_device(-1);
+        if (rc)
+            return rc;
+    }
+    return BCL_OK;
+}
+
 int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
 {
+    int costs_rc = share_costs(g, e);
+    if (costs_rc)
+        return costs_rc;
     {
         size_t counts[BCL_MAX_DEVICES];
         int trc;
