@@ -130,6 +130,9 @@ LINE_RULES = [
     (re.compile(r"^kernel (\w+?)_steps?\w* \(\d+ balls? per work-item\)$"),
      r"kernel \1_<KERNEL> (<B> per work-item)"),
     (re.compile(r"^launch local .*$"), "launch <LOCAL>"),
+    # the K rule's reason and figures follow the device's launch costs
+    # (docs/PERFORMANCE.md): the reason is checked against --json below.
+    (re.compile(r"^K rule \w+: .*$"), "K rule <K RULE>"),
     # several devices: each device's share, kernel and launch.
     (re.compile(r"^balls \d+ from ball \d+ \(.*\)$"), "balls <SHARE>"),
     (re.compile(r"^kernel (\w+?)_steps?\w*, \d+ per launch, local .*$"),
@@ -184,6 +187,9 @@ def plan_from_report(lines):
         m = re.match(r"^kernel \w+?_steps?(?:_(\w+))? \((\d+) balls? per work-item\)$", line)
         if m:
             single.update(variant=m[1] or "", b=int(m[2]))
+        m = re.match(r"^K rule (\w+): ", line)
+        if m:
+            single.update(k_reason=m[1])
         m = re.match(r"^launch local (\d+|driver), global (\d+)", line)
         if m:
             single.update(local=m[1], glob=int(m[2]))
@@ -205,7 +211,7 @@ def plan_problems(lines, doc):
                 "launches": math.ceil(doc["steps"] / k) if k else None,
                 "variant": lj.get("variant"), "b": lj.get("balls_per_item"),
                 "local": "driver" if lj.get("how") == "driver" else str(lj.get("local")),
-                "glob": lj.get("global")}
+                "glob": lj.get("global"), "k_reason": lj.get("k_reason")}
         for key, value in single.items():
             if key in want and want[key] != value:
                 problems.append(f"{key}: report {value!r}, --json {want[key]!r}")
