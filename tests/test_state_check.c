@@ -63,7 +63,7 @@ static void check_states(bcl_context *c, const char *how)
     const size_t sizes[] = {1, 2, 1031, 4099, 100003};
     const float bad[] = {NAN, INFINITY, -INFINITY};
     const char *bad_name[] = {"NaN", "inf", "-inf"};
-    float seed[1] = {0};
+    float seed[4] = {0}; /* one ball: x, y, z, w */
     bcl_sim *s = NULL;
     if (bcl_sim_create(c, seed, 1, &s, &e)) {
         fprintf(stderr, "FAIL: %s: %s\n", how, e.msg);
