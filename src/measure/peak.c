@@ -16,7 +16,7 @@
  * and against what the compute units and clock can do
  * (src/measure/clock_check.c); every chain's final value is compared bit
  * for bit with the same operations done on the host (C's fmaf and fma, and
- * _Float16 for half), so a compiler that dropped or folded work is caught.
+ * a by-hand half for half), so a compiler that dropped or folded work is caught.
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -107,6 +107,44 @@ static host_value start_value(bcl_peak_kind k, unsigned j)
     return v;
 }
 
+/* IEEE half precision by hand, rounding to nearest even: not every C
+ * compiler has _Float16 on x86-64 (clang 14 has not), and the reference
+ * must be the same bits whatever compiled it. Scaling by powers of two is
+ * exact, so rint() (the default rounding mode) rounds once. */
+static uint16_t half_from_double(double x)
+{
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    if (isnan(x))
+        return sign | 0x7e00;
+    if (a >= 65520.0) /* 65504 is the largest half; from 65520 on, RNE gives inf */
+        return sign | 0x7c00;
+    if (a < 0x1p-14) /* subnormal (or zero): multiples of 2^-24 */
+        return sign | (uint16_t)rint(a * 0x1p24);
+    int ex;
+    double f = frexp(a, &ex); /* a = f * 2^ex, f in [0.5, 1) */
+    int e = ex - 1;
+    double q = rint((f * 2.0 - 1.0) * 1024.0);
+    if (q >= 1024.0) {
+        q = 0;
+        e++;
+    }
+    if (e > 15)
+        return sign | 0x7c00;
+    return sign | (uint16_t)((e + 15) << 10) | (uint16_t)q;
+}
+
+static double double_from_half(uint16_t h)
+{
+    double sign = (h & 0x8000) ? -1.0 : 1.0;
+    int e = (h >> 10) & 31, m = h & 1023;
+    if (e == 0)
+        return sign * ldexp(m, -24);
+    if (e == 31)
+        return m ? NAN : sign * INFINITY;
+    return sign * ldexp(1024 + m, e - 25);
+}
+
 /* Writes v as the device's scalar type into p. */
 static void store(bcl_peak_kind k, host_value v, void *p)
 {
@@ -120,7 +158,7 @@ static void store(bcl_peak_kind k, host_value v, void *p)
         memcpy(p, &v.f, 8);
         break;
     case BCL_PEAK_FMA16: {
-        _Float16 h = (_Float16)v.f;
+        uint16_t h = half_from_double(v.f);
         memcpy(p, &h, 2);
         break;
     }
@@ -138,9 +176,9 @@ static double load_double(bcl_peak_kind k, const void *p)
         return f;
     }
     if (k == BCL_PEAK_FMA16) {
-        _Float16 h;
+        uint16_t h;
         memcpy(&h, p, 2);
-        return (double)h;
+        return double_from_half(h);
     }
     double d;
     memcpy(&d, p, 8);
@@ -149,13 +187,13 @@ static double load_double(bcl_peak_kind k, const void *p)
 
 /* One fma of the kind on the host, correctly rounded like OpenCL's fma():
  * for half, the product of two halves and the sum with c are exact in
- * double (22 + 9 bits), so one rounding to _Float16 is the fma. */
+ * double (22 + 9 bits), so one rounding to half is the fma. */
 static double host_fma(bcl_peak_kind k, double a, double m, double c)
 {
     if (k == BCL_PEAK_FMA32)
         return (double)fmaf((float)a, (float)m, (float)c);
     if (k == BCL_PEAK_FMA16)
-        return (double)(_Float16)(a * m + c);
+        return double_from_half(half_from_double(a * m + c));
     return fma(a, m, c);
 }
 
