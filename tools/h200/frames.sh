@@ -15,11 +15,11 @@
 # module's build, both tables, exit statuses) and frames-<N>.json. About a
 # minute.
 set -u
+. "$(dirname "$0")/module.sh"
 out=${OUT:-${1:?usage: OUT=DIR tools/h200/frames.sh  (or tools/h200/frames.sh DIR)}}
 mkdir -p "$out"
 dev=${BALLCL_H200_DEVICE:-gpu}
 py=${PYTHON:-python3}
-lib=$PWD/build/src
 export BALLCL_KERNEL_DIR=$PWD/cl
 {
     date -u +%Y-%m-%dT%H:%M:%SZ
@@ -28,23 +28,7 @@ export BALLCL_KERNEL_DIR=$PWD/cl
     "$py" -c 'import numpy; print("numpy", numpy.__version__)' || exit 1
     "$py" -c 'import cupy; print("cupy", cupy.__version__)' || echo "cupy: not importable"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>/dev/null
-    suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-    pkg=$PWD/build/python
-    if [ ! -f "$pkg/ballcl/_core$suffix" ]; then
-        pkg=$(mktemp -d)/python
-        mkdir -p "$pkg/ballcl"
-        cp python/ballcl/__init__.py "$pkg/ballcl/"
-        pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-        npinc=$("$py" -c 'import numpy; print(numpy.get_include())')
-        echo "building _core$suffix for $("$py" --version) (headers $pyinc, NumPy $npinc)"
-        # The flags of the project's release build (meson --buildtype=release:
-        # -O3), no contraction, no fast-math.
-        cc -std=gnu11 -O3 -fPIC -shared -ffp-contract=off -fno-fast-math \
-            -Iinclude -I"$pyinc" -I"$npinc" python/ballcl/*.c \
-            -L"$lib" -lballcl -Wl,-rpath,"$lib" -o "$pkg/ballcl/_core$suffix" || exit 1
-    else
-        echo "module: $pkg/ballcl/_core$suffix (the build's)"
-    fi
+    ballcl_module || exit 1
     for n in 100000 1000000; do
         echo
         echo "\$ $py tests/python/bench_frames.py $n --device $dev --json frames-$n.json"

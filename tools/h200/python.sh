@@ -19,11 +19,11 @@
 #   compare.txt  tools/compare_python.py on the GPU (1M balls x 1000 steps)
 #                and on the host's CPU device where there is one (100k x 100)
 set -u
+. "$(dirname "$0")/module.sh"
 out=${1:?usage: tools/h200/python.sh OUTDIR}
 mkdir -p "$out"
 dev=${BALLCL_H200_DEVICE:-nvidia}
 py=${PYTHON:-python3}
-lib=$PWD/build/src
 # The kernels from the source tree: the build tree's module finds its own
 # beside it (build/python/ballcl/cl), but one rebuilt here links
 # libballcl.so, which has none beside it.
@@ -32,21 +32,7 @@ export BALLCL_KERNEL_DIR=$PWD/cl
     date -u +%Y-%m-%dT%H:%M:%SZ
     "$py" --version
     "$py" -c 'import numpy; print("numpy", numpy.__version__)' || exit 1
-    suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-    pkg=$PWD/build/python
-    if [ ! -f "$pkg/ballcl/_core$suffix" ]; then
-        pkg=$(mktemp -d)/python
-        mkdir -p "$pkg/ballcl"
-        cp python/ballcl/__init__.py "$pkg/ballcl/"
-        pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-        npinc=$("$py" -c 'import numpy; print(numpy.get_include())')
-        echo "building _core$suffix for $("$py" --version) (headers $pyinc, NumPy $npinc)"
-        # The flags of the project's release build (meson --buildtype=release:
-        # -O3), no contraction, no fast-math.
-        cc -std=gnu11 -O3 -fPIC -shared -ffp-contract=off -fno-fast-math \
-            -Iinclude -I"$pyinc" -I"$npinc" python/ballcl/*.c \
-            -L"$lib" -lballcl -Wl,-rpath,"$lib" -o "$pkg/ballcl/_core$suffix" || exit 1
-    fi
+    ballcl_module || exit 1
     PYTHONPATH=$pkg "$py" examples/seed_done_right.py "$dev"
     echo "exit $?"
 } >"$out/python.txt" 2>&1
