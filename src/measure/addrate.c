@@ -111,42 +111,12 @@ static int launch_n(bcl_add_timer *t, chain_set *cs, unsigned iters, unsigned co
     cl_int st = BCL_CL(clSetKernelArg, cs->k, 2, sizeof iters, &iters);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
-    cl_event first = NULL, last = NULL;
-    for (unsigned i = 0; i < count && st == CL_SUCCESS; i++) {
-        cl_event ev = NULL;
-        st = BCL_CL(clEnqueueNDRangeKernel, q, cs->k, 1, NULL, &t->global, &t->local, 0, NULL, &ev);
-        if (st != CL_SUCCESS)
-            break;
-        if (!first)
-            first = ev;
-        else if (last)
-            clReleaseEvent(last);
-        if (ev != first)
-            last = ev;
-    }
-    if (!last)
-        last = first;
-    const char *call = "clEnqueueNDRangeKernel";
-    if (st == CL_SUCCESS) {
-        call = "clWaitForEvents";
-        st = BCL_CL(clWaitForEvents, 1, &last);
-    }
-    double host_ms = bcl_now_ms() - t0;
-    cl_ulong a = 0, b = 0;
-    if (st == CL_SUCCESS) {
-        call = "clGetEventProfilingInfo";
-        st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
-    }
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-    if (st != CL_SUCCESS)
-        BCL_CL(clFinish, q);
-    if (last && last != first)
-        clReleaseEvent(last);
-    if (first)
-        clReleaseEvent(first);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, call, t->d->name);
+    bcl_launch_times lt;
+    int rc = bcl_launch_span(t->d, q, cs->k, t->global, t->local, count, t0, &lt, e);
+    if (rc)
+        return rc;
+    double host_ms = lt.host_ms;
+    cl_ulong a = lt.start_ns, b = lt.end_ns;
     /* Believed only after the check (src/measure/clock_check.c); a device
      * whose clock fails it is timed by the host, like every other figure. */
     const bcl_device_info *d = t->d;

@@ -113,51 +113,17 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
      * then each repeat: LAUNCHES launches back to back, checked span. */
     for (unsigned r = 0; r <= repeats; r++) {
         unsigned count = r ? LAUNCHES : 1;
-        cl_event first = NULL, last = NULL;
-        double t0 = bcl_now_ms();
-        for (unsigned i = 0; i < count && st == CL_SUCCESS; i++) {
-            cl_event ev = NULL;
-            st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, &local, 0, NULL, &ev);
-            if (st != CL_SUCCESS)
-                break;
-            if (!first)
-                first = ev;
-            else {
-                if (last)
-                    clReleaseEvent(last);
-                last = ev;
-            }
-        }
-        if (!last)
-            last = first;
-        const char *call = "clEnqueueNDRangeKernel";
-        if (st == CL_SUCCESS) {
-            call = "clWaitForEvents";
-            st = BCL_CL(clWaitForEvents, 1, &last);
-        }
-        double host_ms = bcl_now_ms() - t0;
+        bcl_launch_times lt;
+        if ((rc = bcl_launch_span(d, q, k, global, local, count, bcl_now_ms(), &lt, e)))
+            goto out;
+        double host_ms = lt.host_ms;
         bcl_span_check span = {.host_ms = host_ms,
                                .launches = count,
                                .bytes = (double)n4 * 16 * count,
                                .compute_units = d->compute_units,
                                .clock_mhz = d->clock_mhz};
-        if (st == CL_SUCCESS) {
-            call = "clGetEventProfilingInfo";
-            st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START,
-                        sizeof span.start_ns, &span.start_ns, NULL);
-        }
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof span.end_ns,
-                        &span.end_ns, NULL);
-        if (last && last != first)
-            clReleaseEvent(last);
-        if (first)
-            clReleaseEvent(first);
-        if (st != CL_SUCCESS) {
-            BCL_CL(clFinish, q);
-            rc = bcl_cl_fail(e, st, call, d->name);
-            goto out;
-        }
+        span.start_ns = lt.start_ns;
+        span.end_ns = lt.end_ns;
         double ns = bcl_profiling_check(d->device, &span) ? (double)(span.end_ns - span.start_ns)
                                                           : host_ms * 1e6;
         if (r)

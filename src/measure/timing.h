@@ -109,4 +109,15 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e);
 
+/* `count` launches of k (1-D, global and local) queued back to back, waited
+ * for; the host's time since t0 (bcl_now_ms) and the profiling clock's span
+ * from the first one's start to the last one's end (launch_span.c). A
+ * failed call is reported by name. */
+typedef struct bcl_launch_times {
+    double host_ms;
+    cl_ulong start_ns, end_ns;
+} bcl_launch_times;
+int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
+                    size_t local, unsigned count, double t0, bcl_launch_times *out, bcl_error *e);
+
 #endif
