@@ -221,12 +221,16 @@ PyObject *bpy_pool_create(void);
 void bpy_pool_close(PyObject *pool);
 /* Pinned bytes the pool holds (idle and under live arrays). */
 size_t bpy_pool_bytes(PyObject *pool);
-/* A new float32 (n, 4) array for a call's result, over a pinned block of
- * pool when the device's runtime gives one (*pinned), else over ordinary
- * memory; read-only unless writable. *data receives its memory. NULL with
- * an exception set. */
+/* A new read-only float32 (n, 4) array for a call's result, over a pinned
+ * block of pool when the device's runtime gives one (*pinned), else over
+ * ordinary memory. Read-only, and over memory that exports no writable
+ * buffer, so that "the array a context returned last" means "unchanged"
+ * (pycontext.c). *data receives its memory. NULL with an exception set. */
 PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_info *d, size_t n,
-                          bool writable, float **data, bool *pinned);
+                          float **data, bool *pinned);
+/* The same over ordinary memory (a bytes object), for the paths that keep
+ * no pool. */
+PyObject *bpy_plain_state_array(size_t n, float **data);
 /* `out` checked as the destination of n balls: a writable, C-contiguous,
  * aligned float32 (n, 4) ndarray (a new reference); NULL with TypeError or
  * InputError set. */

@@ -198,14 +198,14 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
         bcl_error_clear(&e);
         return NULL;
     }
-    npy_intp dims[2] = {(npy_intp)n, 4};
-    PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    float *data;
+    PyObject *out = bpy_plain_state_array(n, &data);
     if (!out)
         return NULL;
     group_job j = {
         .a = a,
         .init = PyArray_DATA(in),
-        .out = PyArray_DATA((PyArrayObject *)out),
+        .out = data,
         .n = n,
     };
     PyThreadState *ts = PyEval_SaveThread();

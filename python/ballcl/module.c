@@ -25,9 +25,11 @@ static PyMethodDef methods[] = {
      "run(state, steps, *, device=None, model='seed', params=None, steps_per_launch=None,\n"
      "    local=None, validate=True, out=None, cache=True)\n--\n\n"
      "Applies `steps` steps of the model to state, an (N, 4) float32 array (left\n"
-     "unchanged), on one device or several. Returns (new_state, Result). On one device\n"
-     "the context of (device, model) is kept for the process (ballcl.cached(),\n"
-     "ballcl.close()); cache=False opens and closes one for this call."},
+     "unchanged), on one device or several. Returns (new_state, Result); new_state is\n"
+     "read-only (numpy.array(new_state) is a writable copy), or out when given. On one\n"
+     "device the context of (device, model) is kept for the process (ballcl.cached(),\n"
+     "ballcl.close()), and passing new_state back continues on the device with no\n"
+     "upload; cache=False opens and closes one for this call."},
     {"survey", (PyCFunction)(void (*)(void))bpy_survey_py, METH_VARARGS | METH_KEYWORDS,
      "survey(device=None, *, quick=False)\n--\n\n"
      "The device capability survey of every device (or those `device` selects), as\n"

@@ -176,7 +176,7 @@ static int upload(bpy_context *c, const float *state, size_t n, bool nowait, bcl
 
 /* One frame, the lock held. */
 static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state_o, PyObject *out_o,
-                              bool writable, bool report, bool checked)
+                              bool report, bool checked)
 {
     if (!c->ctx)
         return bpy_input_error("Context.run: the context is closed");
@@ -237,8 +237,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
                 goto done;
             Py_SETREF(in, (PyArrayObject *)copy);
         }
-    } else if (!(out = bpy_state_array(c->pool, c->ctx, c->dev, c->balls, writable, &data,
-                                       &pinned))) {
+    } else if (!(out = bpy_state_array(c->pool, c->ctx, c->dev, c->balls, &data, &pinned))) {
         goto done;
     }
     bpy_exec x = {
@@ -317,14 +316,11 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         Py_DECREF(result);
         goto done;
     }
-    if (report) {
-        Py_XSETREF(c->state, Py_NewRef(out));
-        c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
-        c->synced = true;
-    } else {
-        /* ballcl.run: the caller owns the array; nothing continues from it. */
-        Py_CLEAR(c->state);
-    }
+    /* ballcl.run keeps it too: passing the returned array back is then a
+     * continuation with no upload, as for a Context. */
+    Py_XSETREF(c->state, Py_NewRef(out));
+    c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
+    c->synced = true;
     ret = PyTuple_Pack(2, out, result);
     Py_DECREF(result);
     goto done;
@@ -349,7 +345,7 @@ PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *st
 {
     bpy_context *c = (bpy_context *)self;
     take_lock(c);
-    PyObject *r = frame_locked(c, a, (PyObject *)state, out_o, true, false, true);
+    PyObject *r = frame_locked(c, a, (PyObject *)state, out_o, false, true);
     PyThread_release_lock(c->lock);
     return r;
 }
@@ -363,7 +359,7 @@ static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o
     if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
         bpy_validate_arg(validate_o, &a))
         return NULL;
-    return frame_locked(c, &a, state_o, out_o, false, true, false);
+    return frame_locked(c, &a, state_o, out_o, true, false);
 }
 
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)

@@ -113,12 +113,12 @@ size_t bpy_pool_bytes(PyObject *pool)
 }
 
 /* A float32 (n, 4) array over data, kept alive by base (stolen). */
-static PyObject *wrap(void *data, size_t n, bool writable, PyObject *base)
+static PyObject *wrap(void *data, size_t n, PyObject *base)
 {
     npy_intp dims[2] = {(npy_intp)n, 4};
     PyObject *arr =
         PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_FLOAT32), 2, dims, NULL, data,
-                             writable ? NPY_ARRAY_CARRAY : NPY_ARRAY_CARRAY_RO, NULL);
+                             NPY_ARRAY_CARRAY_RO, NULL);
     if (!arr) {
         Py_DECREF(base);
         return NULL;
@@ -131,25 +131,18 @@ static PyObject *wrap(void *data, size_t n, bool writable, PyObject *base)
 }
 
 /* Ordinary memory: a bytes object (immutable, so a read-only array over it
- * cannot be made writable), or a NumPy-owned array when writable. */
-static PyObject *plain_array(size_t n, bool writable, float **data)
+ * cannot be made writable). */
+PyObject *bpy_plain_state_array(size_t n, float **data)
 {
-    if (writable) {
-        npy_intp dims[2] = {(npy_intp)n, 4};
-        PyObject *arr = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
-        if (arr)
-            *data = PyArray_DATA((PyArrayObject *)arr);
-        return arr;
-    }
     PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 4 * sizeof(float)));
     if (!bytes)
         return NULL;
     *data = (float *)PyBytes_AS_STRING(bytes);
-    return wrap(*data, n, false, bytes);
+    return wrap(*data, n, bytes);
 }
 
 PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_info *d, size_t n,
-                          bool writable, float **data, bool *pinned)
+                          float **data, bool *pinned)
 {
     bpy_pool *p = (bpy_pool *)pool;
     size_t bytes = n * 4 * sizeof(float);
@@ -158,7 +151,7 @@ PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_inf
      * larger state, or a runtime that refused pinned memory once, reads
      * into ordinary memory. */
     if (!p || p->closed || p->disabled || (d->max_alloc && bytes > d->max_alloc))
-        return plain_array(n, writable, data);
+        return bpy_plain_state_array(n, data);
     if (bytes > p->block_bytes) {
         drop_idle(p);
         p->block_bytes = bytes;
@@ -176,11 +169,11 @@ PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_inf
         bcl_error_clear(&e);
         if (rc != BCL_OK) {
             p->disabled = true;
-            return plain_array(n, writable, data);
+            return bpy_plain_state_array(n, data);
         }
         if (want != p->block_bytes) { /* another thread grew the pool meanwhile */
             bcl_host_buffer_destroy(hb);
-            return plain_array(n, writable, data);
+            return bpy_plain_state_array(n, data);
         }
     }
     bpy_block *b = PyObject_New(bpy_block, &block_type);
@@ -193,7 +186,7 @@ PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_inf
     p->out_bytes += bcl_host_buffer_bytes(hb);
     *data = bcl_host_buffer_data(hb);
     *pinned = true;
-    return wrap(*data, n, writable, (PyObject *)b);
+    return wrap(*data, n, (PyObject *)b);
 }
 
 PyArrayObject *bpy_out_arg(PyObject *out, size_t n)

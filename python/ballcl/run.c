@@ -75,8 +75,8 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
             Py_SETREF(in, (PyArrayObject *)copy);
         }
     } else {
-        npy_intp dims[2] = {(npy_intp)n, 4};
-        if (!(out = PyArray_SimpleNew(2, dims, NPY_FLOAT32)))
+        float *ignored;
+        if (!(out = bpy_plain_state_array(n, &ignored)))
             goto done;
     }
 

@@ -3,7 +3,9 @@
  * first call and kept, so that a later call costs what a Context frame
  * costs — no context, no program load, no allocation: the state is
  * uploaded into buffers kept at the largest state seen, stepped, and read
- * back into pinned memory (docs/PYTHON.md, "Frame loops").
+ * back into pinned memory (docs/PYTHON.md, "Frame loops"). The returned
+ * array is read-only, as a Context's: passed back as the next call's
+ * state, it is the state on the device, and nothing is uploaded.
  *
  * Each is a ballcl.Context and has its lock: threads calling ballcl.run on
  * the same device and model take turns (the wait is without the GIL);

@@ -94,7 +94,7 @@ def test_returned_arrays_stay_valid(dev):
         want = bits(seed_reference(s, 10 * (f + 1)))
         assert np.array_equal(bits(kept[f]), want)
         assert np.array_equal(bits(runs[f]), want)
-        assert not kept[f].flags.writeable and runs[f].flags.writeable
+        assert not kept[f].flags.writeable and not runs[f].flags.writeable
 
 
 def test_plan_reuse_same_bits_as_fresh_context(dev):
@@ -139,11 +139,19 @@ def test_process_wide_cache_reuse_close_and_recreate(dev):
     (c,) = ballcl.cached()
     assert (c["calls"], c["builds"], c["uploads"], c["model"]) == (1, 1, 1, "seed")
     assert r.context is None and r.validation["passed"]
+    # The array returned last, passed back: the state on the device, no upload.
     b, r = ballcl.run(a, 20, device=dev, validate=False)
     (c,) = ballcl.cached()
-    assert (c["calls"], c["builds"], c["uploads"]) == (2, 1, 2)
+    assert (c["calls"], c["builds"], c["uploads"]) == (2, 1, 1)
     assert r.cache["first_launch_ms"] == 0          # no warm-up again
     assert np.array_equal(bits(b), bits(seed_reference(s, 40)))
+    # An older returned array, or a writable copy of the last one, is uploaded.
+    b2, r = ballcl.run(a, 20, device=dev)
+    assert r.validation["passed"] and np.array_equal(bits(b2), bits(b))
+    b3, r = ballcl.run(np.array(b2), 0, device=dev)
+    assert np.array_equal(bits(b3), bits(b))
+    (c,) = ballcl.cached()
+    assert (c["calls"], c["uploads"]) == (4, 3)
     # Another model is another context; cache=False touches none.
     ballcl.run(s, 2, device=dev, model="bounce")
     d, _ = ballcl.run(s, 40, device=dev, cache=False)
@@ -156,6 +164,10 @@ def test_process_wide_cache_reuse_close_and_recreate(dev):
     (c,) = ballcl.cached()
     assert (c["calls"], c["builds"]) == (1, 1)
     assert np.array_equal(bits(e), bits(b))
+    # An array of the closed context is uploaded into the new one.
+    f, _ = ballcl.run(b, 10, device=dev)
+    assert np.array_equal(bits(f), bits(seed_reference(s, 50)))
+    assert ballcl.cached()[0]["uploads"] == 2
 
 
 def test_threads_at_once(dev):

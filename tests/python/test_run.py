@@ -28,7 +28,11 @@ def test_seed_bit_exact(dev, steps, spl, local):
     before = s.copy()
     new, r = ballcl.run(s, steps, device=dev, steps_per_launch=spl, local=local)
     assert new.dtype == np.float32 and new.shape == s.shape and new.flags.c_contiguous
-    assert new.flags.writeable
+    # Read-only, and cannot be made writable (passing it back is then a
+    # continuation with no upload: test_frames.py).
+    assert not new.flags.writeable
+    with pytest.raises(ValueError):
+        new.flags.writeable = True
     assert np.array_equal(bits(new), bits(seed_reference(s, steps)))
     assert np.array_equal(bits(s), bits(before)), "the input is left unchanged"
     v = r.validation
