@@ -590,6 +590,11 @@ def bench_sweep_shows_default_and_best():
         for c in x["configs"]:
             assert c["validated"], c
             assert c["max_launch_ms"] >= 0
+            # Not run: only when expected beyond four budgets; run: over the
+            # budget only by its measured longest launch.
+            assert c["timed"] or c["over_budget"], c
+            if c["timed"]:
+                assert c["over_budget"] == (c["max_launch_ms"] > x["launch_budget_ms"]), c
     # The table: the default row and the best row side by side.
     p = ballcl(*args, env=env, check=0)
     assert re.search(r"^  default +steps", p.stdout, re.M), p.stdout

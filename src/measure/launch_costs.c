@@ -258,8 +258,12 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
     int rc = bcl_plan_resolve(c, &req, &full, e);
     if (rc)
         return rc;
-    /* One work-item's balls: the latency of a step when nothing overlaps. */
-    req.balls = full.balls_per_item;
+    /* One work-item's balls per compute unit: the latency of a step when
+     * nothing overlaps, and the cost of a launch that wakes every compute
+     * unit (on a CPU each is a thread a launch wakes: a launch of one
+     * work-item would wake one, and miss that cost). */
+    size_t units = d->compute_units ? d->compute_units : 1;
+    req.balls = full.balls_per_item * units < nfill ? full.balls_per_item * units : nfill;
     if ((rc = bcl_plan_resolve(c, &req, &tiny, e)))
         return rc;
     float *state = malloc(nfill * 4 * sizeof(float));
@@ -275,25 +279,32 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
         rc = bcl_sim_warmup(sf, &full, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_sim_warmup(st, &tiny, NULL, e);
-    /* The fixed cost: 16 single-step launches of one work-item, back to
-     * back, the way a run queues them. */
-    double ms16 = 0, floor_ms = 0, tiny_icept = 0, slope = 0, icept = 0;
+    /* The fixed cost at two sizes: 16 single-step launches back to back,
+     * the way a run queues them, of the few balls and of the full device.
+     * Less one step each, the rest is the launch and the loading and
+     * storing of every ball once: a line in N (launch, io). Measured
+     * directly rather than as the intercept of the step fits below, which
+     * extrapolate from long launches and carry their noise. */
+    double small16 = 0, full16 = 0, floor_ms = 0, slope = 0, icept = 0;
     if (rc == BCL_OK)
-        rc = time_launches(st, &tiny, 1, 16, 2, &ms16, e);
+        rc = time_launches(st, &tiny, 1, 16, 2, &small16, e);
     if (rc == BCL_OK)
-        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, &tiny_icept, e);
+        rc = time_launches(sf, &full, 1, 16, 2, &full16, e);
+    if (rc == BCL_OK)
+        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, &icept, e);
     if (rc == BCL_OK)
         rc = fit_steps(sf, &full, 16, t0, &slope, &icept, e);
     bcl_sim_destroy(sf);
     bcl_sim_destroy(st);
     if (rc)
         return rc;
-    k->launch_us = ms16 * 1e3 / 16;
     k->step_floor_us = floor_ms * 1e3;
     k->step_ns_per_ball = slope * 1e6 / (double)nfill;
-    /* What a full launch costs beyond a launch of one work-item: loading
-     * and storing its balls (and filling the device). */
-    double io = (icept - tiny_icept) * 1e6 / (double)nfill;
+    double small_us = small16 * 1e3 / 16 - k->step_floor_us;
+    double full_us = full16 * 1e3 / 16 - slope * 1e3;
+    k->launch_us = small_us > 0 ? small_us : 0;
+    double io = nfill > tiny.balls ? (full_us - k->launch_us) * 1e3 / (double)(nfill - tiny.balls)
+                                   : 0;
     k->io_ns_per_ball = io > 0 ? io : 0;
     k->fill_balls = nfill;
     k->measure_ms = bcl_now_ms() - t0;
