@@ -2,7 +2,8 @@
  * What the K rule (src/run/k_rule.c) needs to know of a device, for one
  * model: the fixed cost of a launch, the cost of loading and storing a
  * ball, and the cost of a step, underfilled and full (docs/PERFORMANCE.md,
- * "Steps per launch"). Measured once, in at most about 50 ms, with the
+ * "Steps per launch"): the fixed cost from single-step launches at two
+ * sizes, the steps from the slope of longer launches. Measured once, in at most about 50 ms, with the
  * model's default variant and local size, and kept beside the binary cache
  *
  *   <cache>/launch/<model>-<device key>.json
@@ -219,22 +220,41 @@ static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, doub
     return BCL_OK;
 }
 
-/* Balls that fill the device: some 2048 work-items per compute unit (what
- * a GPU's multiprocessor holds), at least 64 Ki balls so that loading and
- * storing stand out, at most 1 Mi so that filling them stays quick, and
- * within one allocation and a sixty-fourth of the device's memory. */
+/* Balls that fill the device: some 32768 work-items per compute unit —
+ * more than a GPU's multiprocessors hold at once, and a state beyond its
+ * last-level cache (on the H200 2048 a unit made 4 MB, which sat in its
+ * L2 and showed a tenth of the loading and storing of a large state) — at
+ * least 64 Ki balls so that loading and storing stand out, at most 16 Mi
+ * (256 MB), and within one allocation and a sixty-fourth of the device's
+ * memory. */
 static size_t fill_balls(const bcl_device_info *d)
 {
-    size_t n = (size_t)(d->compute_units ? d->compute_units : 1) * 2048;
+    size_t n = (size_t)(d->compute_units ? d->compute_units : 1) * 32768;
     if (n < ((size_t)1 << 16))
         n = (size_t)1 << 16;
-    if (n > ((size_t)1 << 20))
-        n = (size_t)1 << 20;
+    if (n > ((size_t)1 << 24))
+        n = (size_t)1 << 24;
     if (d->max_alloc && n > d->max_alloc / 16)
         n = (size_t)(d->max_alloc / 16);
     if (d->global_mem && n > d->global_mem / 64 / 16)
         n = (size_t)(d->global_mem / 64 / 16);
     return n ? n : 1;
+}
+
+/* Random balls of the model, drawn for the first FILL_DRAWN and repeated
+ * after: drawing millions would cost more than the whole measurement, and
+ * the timing depends on the mix of balls, not on which. */
+#define FILL_DRAWN ((size_t)1 << 16)
+
+static void fill_state(const bcl_model *m, float *state, size_t n, const float *params)
+{
+    size_t drawn = n < FILL_DRAWN ? n : FILL_DRAWN;
+    bcl_model_fill(m, state, 0, drawn, BCL_INIT_RANDOM, 1, params);
+    for (size_t done = drawn; done < n;) {
+        size_t chunk = done < n - done ? done : n - done;
+        memcpy(state + done * 4, state, chunk * 4 * sizeof(float));
+        done += chunk;
+    }
 }
 
 static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *k, bcl_error *e)
@@ -269,7 +289,7 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
     float *state = malloc(nfill * 4 * sizeof(float));
     if (!state)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", nfill);
-    bcl_model_fill(m, state, 0, nfill, BCL_INIT_RANDOM, 1, params);
+    fill_state(m, state, nfill, params);
     bcl_sim *sf = NULL, *st = NULL;
     rc = bcl_sim_create(c, state, nfill, &sf, e);
     if (rc == BCL_OK)
