@@ -189,34 +189,35 @@ static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned 
     return BCL_OK;
 }
 
-/* Multiplies K by 8 from k0 until one launch takes LONG_LAUNCH_MS or the
- * time is spent (few launches, few calls); the last two points give the
- * time per step (*slope_ms) and the launch's own time (*icept_ms, the line
- * at K = 0). */
+/* Grows K from k0 until one launch takes LONG_LAUNCH_MS or the time is
+ * spent (few launches, few calls): by 8, or by what the last launch says
+ * is enough when that is less (2 at least), so that the last launch stays
+ * near LONG_LAUNCH_MS rather than up to 8 times it. The last two points
+ * give the time per step (*slope_ms). */
 static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, double *slope_ms,
-                     double *icept_ms, bcl_error *e)
+                     bcl_error *e)
 {
-    unsigned k = k0;
+    unsigned k = k0, kprev = k0;
     double prev = 0, now = 0;
     int rc = time_launches(s, p, k, 1, 2, &prev, e);
     while (rc == BCL_OK) {
-        rc = time_launches(s, p, 8 * k, 1, 2, &now, e);
+        double grow = prev > 0 ? ceil(LONG_LAUNCH_MS / prev) : 8;
+        grow = grow > 8 ? 8 : grow < 2 ? 2 : grow;
+        kprev = k;
+        k = (unsigned)(k * grow);
+        rc = time_launches(s, p, k, 1, 2, &now, e);
         if (rc)
             break;
-        k *= 8;
         if (now >= LONG_LAUNCH_MS || bcl_now_ms() - t0 > MEASURE_MS || k >= (1u << 21))
             break;
         prev = now;
     }
     if (rc)
         return rc;
-    /* prev is at k / 8, now at k. */
-    double slope = (now - prev) / (k * 7.0 / 8.0);
+    double slope = (now - prev) / (double)(k - kprev);
     if (!(slope > 0))
         slope = now / k; /* noise: the whole launch as steps, an upper bound */
     *slope_ms = slope;
-    double icept = now - slope * k;
-    *icept_ms = icept > 0 ? icept : 0;
     return BCL_OK;
 }
 
@@ -305,15 +306,15 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
      * storing of every ball once: a line in N (launch, io). Measured
      * directly rather than as the intercept of the step fits below, which
      * extrapolate from long launches and carry their noise. */
-    double small16 = 0, full16 = 0, floor_ms = 0, slope = 0, icept = 0;
+    double small16 = 0, full16 = 0, floor_ms = 0, slope = 0;
     if (rc == BCL_OK)
         rc = time_launches(st, &tiny, 1, 16, 2, &small16, e);
     if (rc == BCL_OK)
         rc = time_launches(sf, &full, 1, 16, 2, &full16, e);
     if (rc == BCL_OK)
-        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, &icept, e);
+        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, e);
     if (rc == BCL_OK)
-        rc = fit_steps(sf, &full, 16, t0, &slope, &icept, e);
+        rc = fit_steps(sf, &full, 16, t0, &slope, e);
     bcl_sim_destroy(sf);
     bcl_sim_destroy(st);
     if (rc)
