@@ -243,20 +243,10 @@ static size_t fill_balls(const bcl_device_info *d)
 }
 
 /* Random balls of the model, drawn for the first FILL_DRAWN and repeated
- * after: drawing millions would cost more than the whole measurement, and
- * the timing depends on the mix of balls, not on which. */
+ * after (on the device: bcl_sim_create_tiled): drawing, holding and sending
+ * millions would cost more than the whole measurement, and the timing
+ * depends on the mix of balls, not on which. */
 #define FILL_DRAWN ((size_t)1 << 16)
-
-static void fill_state(const bcl_model *m, float *state, size_t n, const float *params)
-{
-    size_t drawn = n < FILL_DRAWN ? n : FILL_DRAWN;
-    bcl_model_fill(m, state, 0, drawn, BCL_INIT_RANDOM, 1, params);
-    for (size_t done = drawn; done < n;) {
-        size_t chunk = done < n - done ? done : n - done;
-        memcpy(state + done * 4, state, chunk * 4 * sizeof(float));
-        done += chunk;
-    }
-}
 
 static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *k, bcl_error *e)
 {
@@ -287,14 +277,15 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
     req.balls = full.balls_per_item * units < nfill ? full.balls_per_item * units : nfill;
     if ((rc = bcl_plan_resolve(c, &req, &tiny, e)))
         return rc;
-    float *state = malloc(nfill * 4 * sizeof(float));
+    size_t drawn = nfill < FILL_DRAWN ? nfill : FILL_DRAWN;
+    float *state = malloc(drawn * 4 * sizeof(float));
     if (!state)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", nfill);
-    fill_state(m, state, nfill, params);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", drawn);
+    bcl_model_fill(m, state, 0, drawn, BCL_INIT_RANDOM, 1, params);
     bcl_sim *sf = NULL, *st = NULL;
-    rc = bcl_sim_create(c, state, nfill, &sf, e);
+    rc = bcl_sim_create_tiled(c, state, drawn, nfill, &sf, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_create(c, state, tiny.balls, &st, e);
+        rc = bcl_sim_create_tiled(c, state, drawn, tiny.balls, &st, e);
     free(state);
     if (rc == BCL_OK)
         rc = bcl_sim_warmup(sf, &full, NULL, e);

@@ -146,6 +146,51 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
 
 static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e);
 
+int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n,
+                         bcl_sim **out, bcl_error *e)
+{
+    *out = NULL;
+    if (n == 0 || nblock == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    bcl_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    s->c = c;
+    size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
+    s->per = per > UINT32_MAX ? UINT32_MAX : per;
+    const bcl_device_info *d = bcl_context_device(c);
+    cl_command_queue q = bcl_context_queue(c);
+    int rc = alloc_buffers(s, n, e);
+    if (rc == BCL_OK)
+        set_balls(s, n);
+    /* Each buffer: the block written at its start, then the written part
+     * copied after itself until the buffer is full. */
+    for (size_t i = 0; rc == BCL_OK && i < s->nchunks; i++) {
+        chunk *ch = &s->chunks[i];
+        size_t done = nblock < ch->n ? nblock : ch->n;
+        cl_int st = BCL_CL(clEnqueueWriteBuffer, q, ch->buf, CL_TRUE, 0, done * BALL_BYTES, block,
+                           0, NULL, NULL);
+        if (st != CL_SUCCESS)
+            rc = bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);
+        while (rc == BCL_OK && done < ch->n) {
+            size_t len = done < ch->n - done ? done : ch->n - done;
+            st = BCL_CL(clEnqueueCopyBuffer, q, ch->buf, ch->buf, 0, done * BALL_BYTES,
+                        len * BALL_BYTES, 0, NULL, NULL);
+            if (st != CL_SUCCESS)
+                rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+            done += len;
+        }
+    }
+    if (rc == BCL_OK)
+        rc = bcl_sim_finish(s, e);
+    if (rc != BCL_OK) {
+        bcl_sim_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return BCL_OK;
+}
+
 static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_error *e)
 {
     if (n == 0)
