@@ -6,7 +6,9 @@
  * denormals, -0) count as finite; the flag is zeroed before each check. And
  * bcl_sim_run_read_check: a state that overflows at step 3 passes after 2
  * steps and fails after 3, with the state read back as bcl_sim_run_read
- * reads it. Exits 77 (skipped) without a device.
+ * reads it. And bcl_sim_create_tiled: a block repeated over a state of
+ * several sizes, in one buffer and split, read back ball for ball. Exits 77
+ * (skipped) without a device.
  */
 #include "run/run.h"
 #include "models/rng.h"
@@ -161,6 +163,42 @@ static void check_run(bcl_context *c, const bcl_model *m)
     free(want);
 }
 
+/* A state of n balls tiled from a block of 7: each buffer starts the block
+ * anew, so with buffers of `per` balls ball i is block ball (i % per) % 7. */
+static void check_tiled(bcl_context *c, size_t per, const char *how)
+{
+    float block[7 * 4];
+    for (size_t i = 0; i < 7 * 4; i++)
+        block[i] = (float)i + 0.5f;
+    size_t sizes[] = {1, 5, 7, 8, 1000, 2500, 3001};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        bcl_error e = {0};
+        bcl_sim *s = NULL;
+        float *got = malloc(n * 4 * sizeof(float));
+        if (!got || bcl_sim_create_tiled(c, block, 7, n, &s, &e) || bcl_sim_read(s, got, &e)) {
+            CHECK(0, "%s: tiled %zu balls: %s", how, n, e.msg);
+        } else {
+            size_t bad = SIZE_MAX;
+            for (size_t i = 0; i < n && bad == SIZE_MAX; i++)
+                if (memcmp(got + 4 * i, block + 4 * ((i % per) % 7), 4 * sizeof(float)))
+                    bad = i;
+            CHECK(bad == SIZE_MAX, "%s: tiled %zu balls: ball %zu is not block ball %zu", how,
+                  n, bad, bad == SIZE_MAX ? 0 : (bad % per) % 7);
+            CHECK(bcl_sim_balls(s) == n, "%s: tiled %zu balls holds %zu", how, n,
+                  bcl_sim_balls(s));
+        }
+        bcl_sim_destroy(s);
+        free(got);
+        bcl_error_clear(&e);
+    }
+    bcl_error e = {0};
+    bcl_sim *s = NULL;
+    CHECK(bcl_sim_create_tiled(c, block, 7, 0, &s, &e) != 0 && !s, "%s: tiled 0 balls taken",
+          how);
+    bcl_error_clear(&e);
+}
+
 int main(void)
 {
     bcl_device_list list;
@@ -191,8 +229,10 @@ int main(void)
         if (strcmp(m->name, "seed") == 0) {
             check_run(c, m);
             /* Split over buffers of 1000 balls: one launch per buffer. */
+            check_tiled(c, SIZE_MAX, "seed");
             setenv("BALLCL_TEST_MAX_ALLOC", "16000", 1);
             check_states(c, "seed, split");
+            check_tiled(c, 1000, "seed, split");
             unsetenv("BALLCL_TEST_MAX_ALLOC");
         }
         bcl_context_destroy(c);
