@@ -183,10 +183,9 @@ static void check_tiled(bcl_context *c, size_t per, const char *how)
             for (size_t i = 0; i < n && bad == SIZE_MAX; i++)
                 if (memcmp(got + 4 * i, block + 4 * ((i % per) % 7), 4 * sizeof(float)))
                     bad = i;
-            CHECK(bad == SIZE_MAX, "%s: tiled %zu balls: ball %zu is not block ball %zu", how,
-                  n, bad, bad == SIZE_MAX ? 0 : (bad % per) % 7);
-            CHECK(bcl_sim_balls(s) == n, "%s: tiled %zu balls holds %zu", how, n,
-                  bcl_sim_balls(s));
+            CHECK(bad == SIZE_MAX, "%s: tiled %zu balls: ball %zu is not block ball %zu", how, n,
+                  bad, bad == SIZE_MAX ? 0 : (bad % per) % 7);
+            CHECK(bcl_sim_balls(s) == n, "%s: tiled %zu balls holds %zu", how, n, bcl_sim_balls(s));
         }
         bcl_sim_destroy(s);
         free(got);
@@ -194,8 +193,7 @@ static void check_tiled(bcl_context *c, size_t per, const char *how)
     }
     bcl_error e = {0};
     bcl_sim *s = NULL;
-    CHECK(bcl_sim_create_tiled(c, block, 7, 0, &s, &e) != 0 && !s, "%s: tiled 0 balls taken",
-          how);
+    CHECK(bcl_sim_create_tiled(c, block, 7, 0, &s, &e) != 0 && !s, "%s: tiled 0 balls taken", how);
     bcl_error_clear(&e);
 }
 

@@ -116,9 +116,8 @@ size_t bpy_pool_bytes(PyObject *pool)
 static PyObject *wrap(void *data, size_t n, PyObject *base)
 {
     npy_intp dims[2] = {(npy_intp)n, 4};
-    PyObject *arr =
-        PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_FLOAT32), 2, dims, NULL, data,
-                             NPY_ARRAY_CARRAY_RO, NULL);
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_FLOAT32), 2, dims,
+                                         NULL, data, NPY_ARRAY_CARRAY_RO, NULL);
     if (!arr) {
         Py_DECREF(base);
         return NULL;

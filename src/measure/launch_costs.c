@@ -3,8 +3,8 @@
  * model: the fixed cost of a launch, the cost of loading and storing a
  * ball, and the cost of a step, underfilled and full (docs/PERFORMANCE.md,
  * "Steps per launch"): the fixed cost from single-step launches at two
- * sizes, the steps from the slope of longer launches. Measured once, in at most about 50 ms, with the
- * model's default variant and local size, and kept beside the binary cache
+ * sizes, the steps from the slope of longer launches. Measured once, in at most about 50 ms, with
+ * the model's default variant and local size, and kept beside the binary cache
  *
  *   <cache>/launch/<model>-<device key>.json
  *
@@ -315,8 +315,8 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
     double small_us = small16 * 1e3 / 16 - k->step_floor_us;
     double full_us = full16 * 1e3 / 16 - slope * 1e3;
     k->launch_us = small_us > 0 ? small_us : 0;
-    double io = nfill > tiny.balls ? (full_us - k->launch_us) * 1e3 / (double)(nfill - tiny.balls)
-                                   : 0;
+    double io =
+        nfill > tiny.balls ? (full_us - k->launch_us) * 1e3 / (double)(nfill - tiny.balls) : 0;
     k->io_ns_per_ball = io > 0 ? io : 0;
     k->fill_balls = nfill;
     k->measure_ms = bcl_now_ms() - t0;

@@ -98,8 +98,8 @@ void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *
  * the block is written once per buffer and copied on the device, so that a
  * large state costs neither host memory nor a transfer of its size (the
  * launch-cost measurement's full device). */
-int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n,
-                         bcl_sim **out, bcl_error *e);
+int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n, bcl_sim **out,
+                         bcl_error *e);
 
 /* One launch of p's kernel (p->steps_per_launch steps) over every buffer
  * of s, queued and not waited for; *ev (optional) is the event of the last

@@ -146,8 +146,8 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
 
 static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e);
 
-int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n,
-                         bcl_sim **out, bcl_error *e)
+int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n, bcl_sim **out,
+                         bcl_error *e)
 {
     *out = NULL;
     if (n == 0 || nblock == 0)
