@@ -107,12 +107,8 @@ static int launch_n(bcl_add_timer *t, chain_set *cs, unsigned iters, unsigned co
                     bcl_error *e)
 {
     cl_command_queue q = bcl_context_queue(t->c);
-    double t0 = bcl_now_ms();
-    cl_int st = BCL_CL(clSetKernelArg, cs->k, 2, sizeof iters, &iters);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
     bcl_launch_times lt;
-    int rc = bcl_launch_span(t->d, q, cs->k, t->global, t->local, count, t0, &lt, e);
+    int rc = bcl_launch_span_iters(t->d, q, cs->k, 2, iters, t->global, t->local, count, &lt, e);
     if (rc)
         return rc;
     double host_ms = lt.host_ms;

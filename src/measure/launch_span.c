@@ -54,3 +54,14 @@ int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, s
         return bcl_cl_fail(e, st, call, d->name);
     return BCL_OK;
 }
+
+int bcl_launch_span_iters(const bcl_device_info *d, cl_command_queue q, cl_kernel k,
+                          cl_uint iters_arg, unsigned iters, size_t global, size_t local,
+                          unsigned count, bcl_launch_times *out, bcl_error *e)
+{
+    double t0 = bcl_now_ms();
+    cl_int st = BCL_CL(clSetKernelArg, k, iters_arg, sizeof iters, &iters);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
+    return bcl_launch_span(d, q, k, global, local, count, t0, out, e);
+}

@@ -119,5 +119,10 @@ typedef struct bcl_launch_times {
 } bcl_launch_times;
 int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
                     size_t local, unsigned count, double t0, bcl_launch_times *out, bcl_error *e);
+/* The same for a kernel whose argument iters_arg is its loop count: set to
+ * iters, then `count` launches, the host's time taken from before the set. */
+int bcl_launch_span_iters(const bcl_device_info *d, cl_command_queue q, cl_kernel k,
+                          cl_uint iters_arg, unsigned iters, size_t global, size_t local,
+                          unsigned count, bcl_launch_times *out, bcl_error *e);
 
 #endif

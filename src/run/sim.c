@@ -123,19 +123,29 @@ static void set_balls(bcl_sim *s, size_t n)
     }
 }
 
-int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
+/* A simulation of c holding no balls yet. */
+static int sim_new(bcl_context *c, bcl_sim **out, bcl_error *e)
 {
-    *out = NULL;
-    if (n == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    bcl_sim *s = calloc(1, sizeof *s);
+    bcl_sim *s = *out = calloc(1, sizeof *s);
     if (!s)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     s->c = c;
     /* Whole balls per chunk, and n must fit the kernels' uint argument. */
     size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
     s->per = per > UINT32_MAX ? UINT32_MAX : per;
-    int rc = bcl_sim_load(s, state, n, e);
+    return BCL_OK;
+}
+
+int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
+{
+    *out = NULL;
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    bcl_sim *s;
+    int rc = sim_new(c, &s, e);
+    if (rc)
+        return rc;
+    rc = bcl_sim_load(s, state, n, e);
     if (rc != BCL_OK) {
         bcl_sim_destroy(s);
         return rc;
@@ -152,15 +162,13 @@ int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size
     *out = NULL;
     if (n == 0 || nblock == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    bcl_sim *s = calloc(1, sizeof *s);
-    if (!s)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    s->c = c;
-    size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
-    s->per = per > UINT32_MAX ? UINT32_MAX : per;
+    bcl_sim *s;
+    int rc = sim_new(c, &s, e);
+    if (rc)
+        return rc;
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    int rc = alloc_buffers(s, n, e);
+    rc = alloc_buffers(s, n, e);
     if (rc == BCL_OK)
         set_balls(s, n);
     /* Each buffer: the block written at its start, then the written part
