@@ -3,8 +3,9 @@
  * model: the fixed cost of a launch, the cost of loading and storing a
  * ball, and the cost of a step, underfilled and full (docs/PERFORMANCE.md,
  * "Steps per launch"): the fixed cost from single-step launches at two
- * sizes, the steps from the slope of longer launches. Measured once, in at most about 50 ms, with
- * the model's default variant and local size, and kept beside the binary cache
+ * sizes, the steps from the slope of longer launches. Measured once, in at
+ * most about 50 ms, with the model's default variant and local size, and
+ * kept beside the binary cache
  *
  *   <cache>/launch/<model>-<device key>.json
  *
