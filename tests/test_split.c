@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "run/run.h"
+#include "job/job.h"
 
 #include <string.h>
 
@@ -37,22 +37,22 @@ static void test_proportional(void **unused)
     bcl_split_why why[3];
     /* Equal rates: equal shares of whole blocks; the tail to the last. */
     double r2[] = {1e10, 1e10}, f2[] = {0, 0};
-    assert_int_equal(bcl_split(4000000, 2, r2, f2, 1000, 16, s, why), 2);
+    assert_int_equal(bcl_split(4000000, 2, r2, f2, 1000, 16, BCL_SPLIT_MIN_SHARE, s, why), 2);
     assert_int_equal(s[0].count, 2000000);
     assert_int_equal(s[1].count, 2000000);
     check_cover(s, 2, 4000000, 16);
-    assert_int_equal(bcl_split(100003, 2, r2, f2, 10, 16, s, why), 2);
+    assert_int_equal(bcl_split(100003, 2, r2, f2, 10, 16, BCL_SPLIT_MIN_SHARE, s, why), 2);
     check_cover(s, 2, 100003, 16);
     assert_true(s[1].count % 16 == 3);
     /* One three times faster: three quarters, within a block. */
     double r3[] = {1e9, 3e9}, f3[] = {0.001, 0.001};
-    assert_int_equal(bcl_split(1 << 20, 2, r3, f3, 100, 16, s, why), 2);
+    assert_int_equal(bcl_split(1 << 20, 2, r3, f3, 100, 16, BCL_SPLIT_MIN_SHARE, s, why), 2);
     assert_true(s[1].count > s[0].count);
     assert_in_range(s[1].count, (3u << 18) - 16, (3u << 18) + 16);
     check_cover(s, 2, 1 << 20, 16);
     /* Three devices, the middle one without a rate. */
     double r4[] = {2e9, 0, 2e9}, f4[] = {0, 0, 0};
-    assert_int_equal(bcl_split(1000, 3, r4, f4, 100, 1, s, why), 2);
+    assert_int_equal(bcl_split(1000, 3, r4, f4, 100, 1, BCL_SPLIT_MIN_SHARE, s, why), 2);
     assert_int_equal(why[1], BCL_SPLIT_NO_RATE);
     assert_int_equal(s[1].count, 0);
     check_cover(s, 3, 1000, 1);
@@ -66,37 +66,37 @@ static void test_exclusions(void **unused)
     /* A device whose fixed cost (1 s) dwarfs the run (1e6 balls x 100
      * steps at 1e10 ball-steps/s: 10 ms) gets nothing. */
     double r[] = {1e10, 1e10}, f[] = {1.0, 0.0};
-    assert_int_equal(bcl_split(1000000, 2, r, f, 100, 16, s, why), 1);
+    assert_int_equal(bcl_split(1000000, 2, r, f, 100, 16, BCL_SPLIT_MIN_SHARE, s, why), 1);
     assert_int_equal(why[0], BCL_SPLIT_SLOWER);
     assert_int_equal(s[0].count, 0);
     assert_int_equal(s[1].first, 0);
     assert_int_equal(s[1].count, 1000000);
     /* The same cost beside a run of minutes is worth taking part. */
-    assert_int_equal(bcl_split(1000000, 2, r, f, 1e6, 16, s, why), 2);
+    assert_int_equal(bcl_split(1000000, 2, r, f, 1e6, 16, BCL_SPLIT_MIN_SHARE, s, why), 2);
     /* Fewer balls than one block each: one device takes them. */
     double f0[] = {0, 0};
-    assert_int_equal(bcl_split(16, 2, r, f0, 100, 16, s, why), 1);
+    assert_int_equal(bcl_split(16, 2, r, f0, 100, 16, BCL_SPLIT_MIN_SHARE, s, why), 1);
     assert_int_equal(s[0].count + s[1].count, 16);
     assert_true(why[0] == BCL_SPLIT_UNDER_BLOCK || why[1] == BCL_SPLIT_UNDER_BLOCK);
     /* A very slow device's share under half a block is dropped. */
     double rs[] = {1e12, 1e6};
-    assert_int_equal(bcl_split(100000, 2, rs, f0, 100, 16, s, why), 1);
+    assert_int_equal(bcl_split(100000, 2, rs, f0, 100, 16, BCL_SPLIT_MIN_SHARE, s, why), 1);
     assert_int_equal(why[1], BCL_SPLIT_UNDER_BLOCK);
     assert_int_equal(s[0].count, 100000);
     /* A share under a tenth (the H200 beside 16 CPU cores: 3%) is left
      * out; one just above it takes part. */
     double rg[] = {8e12, 2.3e11};
-    assert_int_equal(bcl_split(268435456, 2, rg, f0, 1000, 64, s, why), 1);
+    assert_int_equal(bcl_split(268435456, 2, rg, f0, 1000, 64, BCL_SPLIT_MIN_SHARE, s, why), 1);
     assert_int_equal(why[1], BCL_SPLIT_MINOR);
     assert_int_equal(s[0].count, 268435456);
     double rt[] = {8e9, 1e9};
-    assert_int_equal(bcl_split(1000000, 2, rt, f0, 1000, 16, s, why), 2);
+    assert_int_equal(bcl_split(1000000, 2, rt, f0, 1000, 16, BCL_SPLIT_MIN_SHARE, s, why), 2);
     assert_in_range(s[1].count, 111111 - 16, 111111 + 16);
     /* Three devices: only the minor one goes. */
     bcl_shard s3[3];
     bcl_split_why why3[3];
     double r3[] = {5e9, 4e9, 2e8}, f3[] = {0, 0, 0};
-    assert_int_equal(bcl_split(900000, 3, r3, f3, 100, 16, s3, why3), 2);
+    assert_int_equal(bcl_split(900000, 3, r3, f3, 100, 16, BCL_SPLIT_MIN_SHARE, s3, why3), 2);
     assert_int_equal(why3[2], BCL_SPLIT_MINOR);
     check_cover(s3, 3, 900000, 16);
 }

@@ -338,8 +338,11 @@ typedef struct bcl_plan_request {
     const char *variant;       /* NULL: tuned (with local tuned), else the rule; "" or
                                   "base": the base kernel; else a variant of the program */
     bcl_launch launch;         /* from bcl_local_parse: auto, driver, tuned or a size */
-    bool take_tuned;           /* nothing of K, variant and local was chosen (a plain
-                                  'ballcl run'): the tuned record whole, when stored */
+    bool local_given;          /* launch was chosen (--local, even auto): with K and
+                                  variant, what the tuned rule looks at */
+    bool take_tuned;           /* the tuned record whole, when stored: what
+                                  bcl_plan_tuned_rule says for a run (a group sets it);
+                                  the measuring code sets it as it needs */
     double launch_budget_ms;   /* the K rule's budget; 0: BCL_LAUNCH_BUDGET_MS */
 } bcl_plan_request;
 
@@ -717,8 +720,12 @@ typedef struct bcl_group_member {
     bcl_split_why why;    /* BCL_SPLIT_USED, or why it got no balls */
     char excluded[256];   /* that reason in words; "" when it has balls */
     size_t buffers;       /* device buffers of its shard */
-    double first_launch_ms;
-    bcl_sim_timing timing; /* of the last bcl_group_run */
+    double first_launch_ms; /* the warm-up launch of its plan; 0 when none was needed */
+    char tuned_note[200];   /* whether the stored tuned record was used, and why not
+                               (bcl_plan_tuned_note); "" when none is stored */
+    unsigned long plan_gen; /* counts the plans resolved for it: unchanged, the plan is
+                               the previous run's */
+    bcl_sim_timing timing;  /* of the last bcl_group_run, or summed over bcl_group_exec */
     double wait_ms;        /* from its end to the slowest device's end */
     bcl_validation v;      /* of its shard (ball indices of the whole state) */
 } bcl_group_member;

@@ -5,7 +5,8 @@
  *
  *   tuned    the record 'ballcl tune' stored is taken whole (K, variant
  *            and local size of one entry) or not at all: when the request
- *            leaves all three open (take_tuned), or asks for it with
+ *            leaves all three open (take_tuned, which bcl_plan_tuned_rule
+ *            sets for every run), or asks for it with
  *            --local tuned (then for what it leaves open). Never a tuned K
  *            with an untuned variant or local size: their best values
  *            depend on K (docs/BENCHMARK.md);
@@ -37,6 +38,35 @@ uint64_t bcl_check_steps(unsigned k)
 static bool wants_tuned(const bcl_plan_request *r)
 {
     return r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED;
+}
+
+bool bcl_plan_tuned_rule(const bcl_plan_request *r)
+{
+    return !r->steps_per_launch && !(r->variant && *r->variant) && !r->local_given;
+}
+
+void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_plan *p, char *out,
+                         size_t size)
+{
+    const bcl_tuned *t = bcl_context_tuned(c, NULL);
+    const char *kind = p->fused ? "k-step" : "one-step";
+    out[0] = '\0';
+    if (!t->single.found && !t->fused.found)
+        return;
+    if (p->tuned_used)
+        snprintf(out, size,
+                 "used%s: K, variant and local size of the %s entry stored by 'ballcl tune' "
+                 "(%s, N = %llu)%s",
+                 r->take_tuned ? "" : " (local size 'tuned' asked for)", kind, t->date,
+                 (unsigned long long)t->balls, r->take_tuned ? "" : ", where not given");
+    else if (r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED)
+        snprintf(out, size, "not used: no %s entry stored", kind);
+    else
+        snprintf(out, size,
+                 "not used: %s given (the stored configuration is taken whole or not at all)",
+                 r->steps_per_launch ? "K (steps per launch)"
+                 : r->variant        ? "the variant"
+                                     : "the local size");
 }
 
 /* K by the rule of k_rule.c, from the device's launch costs (measured once

@@ -92,6 +92,17 @@ void bcl_launch_costs_keep(bcl_context *c);
 void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *fixed_us,
                                double *step_us);
 
+/* ---- the tuned rule (plan.c) ---- */
+
+/* The tuned rule of every run (docs/PERFORMANCE.md): the record 'ballcl
+ * tune' stored is taken whole when r chooses none of K, variant and local
+ * size. bcl_group_open applies it; nothing else restates it. */
+bool bcl_plan_tuned_rule(const bcl_plan_request *r);
+/* Whether the tuned record was used for plan p of request r on c, and why
+ * not, in one line for the report ("" when nothing is stored). */
+void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_plan *p, char *out,
+                         size_t size);
+
 /* ---- the simulation (sim.c) ---- */
 
 /* A simulation of n balls whose state is `block` (nblock balls) repeated:
@@ -126,19 +137,5 @@ uint64_t bcl_ulp_distance(float a, float b);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
                  bcl_validation *v);
-
-/* ---- the split of a run over several devices (group_split.c) ---- */
-
-/* Cuts n balls into contiguous shards, one per device in the given order,
- * in proportion to rate[i] (ball-steps/s) so that all finish together. A
- * device whose fixed cost fixed_s[i] (seconds per run whatever its balls:
- * its launches times its per-launch overhead) would make its share end
- * later than the others could end with its balls too gets none; so does one
- * whose share is under half a block; why[i] says which. Shards are whole
- * blocks but the last device's with balls, which also takes n % block;
- * count 0 for a device without balls. Returns the number of devices with
- * balls (>= 1 when n >= 1 and one rate > 0). */
-size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
-                 unsigned block, bcl_shard *out, bcl_split_why *why);
 
 #endif

@@ -15,7 +15,8 @@
  * few milliseconds of noise must not tilt an even split. A share under
  * half a block rounds to nothing and is dropped the same way.
  *
- * And a device whose share would be under BCL_SPLIT_MIN_SHARE of the balls
+ * And a device whose share would be under min_share of the balls
+ * (BCL_SPLIT_MIN_SHARE for the devices of a process or rank; ranks use 0)
  * gets none: taking part, it can shorten the run by its share at most, which
  * is then within the error of rates measured one device at a time. Running
  * beside a faster device is not running alone (on the GPU host a CPU device
@@ -23,14 +24,14 @@
  * share made a 1M-ball run 5.3 times slower than the GPU alone), so a gain
  * that small is a risk rather than a gain.
  */
-#include "run/run.h"
+#include "job/job.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
-                 unsigned block, bcl_shard *out, bcl_split_why *why)
+                 unsigned block, double min_share, bcl_shard *out, bcl_split_why *why)
 {
     if (count == 0)
         return 0;
@@ -39,16 +40,22 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
     double *x = calloc(count, sizeof *x);
     if (!x)
         return 0;
+    /* No usable rate at all (ranks that could not be weighed): equal parts. */
+    bool none = true;
+    for (size_t i = 0; i < count; i++)
+        none = none && !(rate[i] > 0 && isfinite(rate[i]));
+    static const double one = 1;
     size_t active = 0;
     for (size_t i = 0; i < count; i++) {
-        why[i] = rate[i] > 0 && isfinite(rate[i]) ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
+        why[i] = none || (rate[i] > 0 && isfinite(rate[i])) ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
         active += why[i] == BCL_SPLIT_USED;
     }
+#define RATE(i) (none ? one : rate[i])
     while (active > 1) {
         double sr = 0;
         for (size_t i = 0; i < count; i++)
             if (why[i] == BCL_SPLIT_USED)
-                sr += rate[i];
+                sr += RATE(i);
         double t = (double)n * s / sr;
         size_t worst = count, least = count;
         double worst_by = 0;
@@ -59,12 +66,12 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
             for (size_t j = 0; j < count; j++)
                 if (j != i && why[j] == BCL_SPLIT_USED && fixed_s[j] > f_others)
                     f_others = fixed_s[j];
-            double by = fixed_s[i] + t - ((double)n * s / (sr - rate[i]) + f_others);
+            double by = fixed_s[i] + t - ((double)n * s / (sr - RATE(i)) + f_others);
             if (by > worst_by) {
                 worst_by = by;
                 worst = i;
             }
-            x[i] = (double)n * rate[i] / sr;
+            x[i] = (double)n * RATE(i) / sr;
             if (least == count || x[i] < x[least])
                 least = i;
         }
@@ -78,7 +85,7 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
             active--;
             continue;
         }
-        if (x[least] < BCL_SPLIT_MIN_SHARE * (double)n) {
+        if (x[least] < min_share * (double)n) {
             why[least] = BCL_SPLIT_MINOR;
             active--;
             continue;
@@ -140,4 +147,5 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
     free(nb);
     free(x);
     return used;
+#undef RATE
 }

@@ -13,9 +13,9 @@
  * another's, and all devices compute at once. Threads live for one phase;
  * the state lives on the devices for the whole group.
  */
+#include "job/group_impl.h"
 #include "measure/timing.h"
 #include "ocl/program.h"
-#include "run/run.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -24,31 +24,8 @@
 
 #define BALL_BYTES (4 * sizeof(float))
 
-typedef struct member member;
-typedef int (*member_fn)(member *m, bcl_error *e);
-
-struct member {
-    bcl_group_member pub;
-    bcl_group *g;
-    bcl_context *ctx;
-    bcl_sim *sim;
-    /* the phase being run */
-    member_fn fn;
-    int rc;
-    bcl_error err;
-    const float *in;
-    float *out;
-    uint64_t steps;
-    double t0, t1; /* start and end of its run, on the host's monotonic clock */
-};
-
-struct bcl_group {
-    bcl_group_opts o;
-    float params[BCL_MAX_PARAMS];
-    member *m;
-    size_t count;
-    double calibrate_ms;
-};
+static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
+                                    bcl_error *e);
 
 static void *thread_main(void *arg)
 {
@@ -82,27 +59,31 @@ static int member_failed(bcl_group *g, bcl_error *e)
     return BCL_OK;
 }
 
-/* Runs fn for every device (only those with balls when busy_only), each on
- * its own thread, or one after the other on this thread when !parallel. */
-static int each_member(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e)
+int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e)
 {
-    pthread_t *th = calloc(g->count, sizeof *th);
-    bool *started = calloc(g->count, sizeof *started);
-    if (!th || !started) {
-        free(th);
-        free(started);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
     /* One member at work runs on the calling thread: a thread made and
      * joined for it would only add its cost to every phase (tens of
-     * microseconds, which a short GPU run shows). */
+     * microseconds, which a short GPU run shows), and a group of one (every
+     * single-device run) makes no thread and allocates nothing. */
     size_t working = 0;
     for (size_t i = 0; i < g->count; i++)
         working += !(busy_only && g->m[i].pub.shard.count == 0);
     parallel = parallel && working > 1;
+    pthread_t *th = NULL;
+    bool *started = NULL;
+    if (parallel) {
+        th = calloc(g->count, sizeof *th);
+        started = calloc(g->count, sizeof *started);
+        if (!th || !started) {
+            free(th);
+            free(started);
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        }
+    }
     for (size_t i = 0; i < g->count; i++) {
         member *m = &g->m[i];
-        bcl_error_clear(&m->err);
+        if (m->err.code || m->err.detail)
+            bcl_error_clear(&m->err);
         m->rc = BCL_OK;
         m->fn = fn;
         if (busy_only && m->pub.shard.count == 0)
@@ -113,7 +94,7 @@ static int each_member(bcl_group *g, member_fn fn, bool busy_only, bool parallel
         else
             thread_main(m);
     }
-    for (size_t i = 0; i < g->count; i++)
+    for (size_t i = 0; parallel && i < g->count; i++)
         if (started[i])
             pthread_join(th[i], NULL);
     free(th);
@@ -184,7 +165,10 @@ static int resolve(member *m, size_t first, size_t balls, bcl_error *e)
 static int open_one(member *m, bcl_error *e)
 {
     int rc = bcl_context_create(m->pub.dev, m->g->o.model, &m->g->o.ctx, &m->ctx, &m->pub.build, e);
-    if (rc == BCL_OK)
+    /* Several devices are weighed with the plan of the whole range (its
+     * block cuts the shards); a group of one resolves its plan once, for
+     * its shard, when it first runs. */
+    if (rc == BCL_OK && m->g->count > 1)
         rc = resolve(m, m->g->o.req.first, m->g->o.req.balls, e);
     return rc;
 }
@@ -204,6 +188,11 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
     g->o = *o;
+    /* The tuned rule, for every run (docs/PERFORMANCE.md): the record
+     * 'ballcl tune' stored is taken whole when the request chooses none of
+     * K, variant and local size, else not at all (--local tuned asks for
+     * it explicitly, bcl_plan_resolve). */
+    g->o.req.take_tuned = bcl_plan_tuned_rule(&o->req);
     g->count = count;
     if (o->req.params)
         memcpy(g->params, o->req.params, bcl_model_param_floats(o->model) * sizeof(float));
@@ -218,7 +207,7 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         m->pub.shard.count = i == 0 ? o->req.balls : 0;
         m->pub.rate_how = "";
     }
-    int rc = each_member(g, open_one, false, true, e);
+    int rc = group_each(g, open_one, false, true, e);
     if (rc) {
         bcl_group_close(g);
         return rc;
@@ -252,9 +241,21 @@ static int calibrate_one(member *m, bcl_error *e)
     size_t n = calibration_balls(m->pub.dev, g->o.req.balls);
     bcl_sim *sim = NULL, *tiny = NULL;
     bcl_plan saved = m->pub.plan;
+    /* Without the state (an MPI rank weighs its devices before it knows
+     * its balls) the model's random fill stands in: the rate of a step
+     * does not depend on the values. */
+    float *own = NULL;
+    if (!m->in) {
+        own = malloc(n * BALL_BYTES);
+        if (!own)
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu calibration balls",
+                            n);
+        bcl_model_fill(g->o.model, own, 0, n, BCL_INIT_RANDOM, 1, g->params);
+    }
+    const float *in = own ? own : m->in;
     int rc = resolve(m, g->o.req.first, n, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, m->in, n, &sim, e);
+        rc = bcl_sim_create(m->ctx, in, n, &sim, e);
     if (rc == BCL_OK)
         rc = bcl_sim_warmup(sim, &m->pub.plan, NULL, e);
     bcl_measurement ms;
@@ -281,10 +282,11 @@ static int calibrate_one(member *m, bcl_error *e)
     if (rc == BCL_OK)
         rc = resolve(m, g->o.req.first, few, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, m->in, few, &tiny, e);
+        rc = bcl_sim_create(m->ctx, in, few, &tiny, e);
     if (rc == BCL_OK)
         rc = bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
     bcl_sim_destroy(tiny);
+    free(own);
     m->pub.plan = saved;
     if (rc)
         return rc;
@@ -449,34 +451,25 @@ static int share_costs(bcl_group *g, bcl_error *e)
     return BCL_OK;
 }
 
-int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
+int bcl_group_weigh(bcl_group *g, const float *state, bool always, bcl_error *e)
 {
-    int costs_rc = share_costs(g, e);
-    if (costs_rc)
-        return costs_rc;
-    {
-        size_t counts[BCL_MAX_DEVICES];
-        int trc;
-        if (g->count <= BCL_MAX_DEVICES && test_split(g, counts, e, &trc))
-            return trc ? trc : bcl_group_split_given(g, counts, e);
-    }
     size_t c = g->count;
-    double *rate = calloc(c, sizeof *rate), *fixed = calloc(c, sizeof *fixed);
-    bcl_shard *sh = calloc(c, sizeof *sh);
-    bcl_split_why *why = calloc(c, sizeof *why);
-    int rc = BCL_OK;
-    if (!rate || !fixed || !sh || !why) {
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        goto out;
+    g->weighed = false;
+    if (c == 1 && !always) {
+        /* A group of one takes its range whole: nothing to weigh. */
+        g->m[0].pub.rate_how = "only device";
+        g->m[0].pub.rate = 1;
+        g->weighed = true;
+        return BCL_OK;
     }
+    int rc = share_costs(g, e);
+    if (rc)
+        return rc;
     double t0 = bcl_now_ms();
     bool measured = false;
     for (size_t i = 0; i < c && rc == BCL_OK; i++) {
         member *m = &g->m[i];
-        if (c == 1) {
-            m->pub.rate_how = "only device";
-            m->pub.rate = 1;
-        } else if ((m->pub.rate = tuned_rate(m)) > 0) {
+        if ((m->pub.rate = tuned_rate(m)) > 0) {
             m->pub.rate_how = "tuned";
             m->pub.launch_ms = 0;
         } else {
@@ -491,8 +484,55 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
     if (measured)
         g->calibrate_ms = bcl_now_ms() - t0;
     if (rc)
-        goto out;
+        return rc;
     pool_identical(g);
+    g->weighed = true;
+    return BCL_OK;
+}
+
+double bcl_group_rate(const bcl_group *g)
+{
+    double sum = 0;
+    for (size_t i = 0; i < g->count; i++)
+        sum += g->m[i].pub.rate;
+    return sum;
+}
+
+/* Sets the group's range; every plan is then resolved again for its shard. */
+static void set_range(bcl_group *g, size_t first, size_t balls)
+{
+    g->o.req.first = first;
+    g->o.req.balls = balls;
+    for (size_t i = 0; i < g->count; i++)
+        g->m[i].planned = false;
+}
+
+int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
+{
+    if (balls == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    set_range(g, first, balls);
+    size_t c = g->count;
+    if (c == 1) {
+        size_t one = balls;
+        return bcl_group_split_given_as(g, &one, g->m[0].pub.rate_how, e);
+    }
+    {
+        size_t counts[BCL_MAX_DEVICES];
+        int trc;
+        if (c <= BCL_MAX_DEVICES && test_split(g, counts, e, &trc))
+            return trc ? trc : bcl_group_split_given(g, counts, e);
+    }
+    if (!g->weighed)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "the devices were not weighed before the split");
+    double *rate = calloc(c, sizeof *rate), *fixed = calloc(c, sizeof *fixed);
+    bcl_shard *sh = calloc(c, sizeof *sh);
+    bcl_split_why *why = calloc(c, sizeof *why);
+    int rc = BCL_OK;
+    if (!rate || !fixed || !sh || !why) {
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
     uint64_t k = 0;
     for (size_t i = 0; i < c; i++) {
         rate[i] = g->m[i].pub.rate;
@@ -502,7 +542,8 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
         fixed[i] = g->m[i].pub.launch_ms * 1e-3 * (double)launches;
     }
     double steps = g->o.req.steps ? (double)g->o.req.steps : (double)(k ? k : 1);
-    if (bcl_split(g->o.req.balls, c, rate, fixed, steps, group_block(g), sh, why) == 0) {
+    if (bcl_split(balls, c, rate, fixed, steps, group_block(g), BCL_SPLIT_MIN_SHARE, sh, why) ==
+        0) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "no device has a usable rate to split the balls by");
         goto out;
     }
@@ -515,7 +556,17 @@ out:
     return rc;
 }
 
-int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
+int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
+{
+    /* BALLCL_TEST_SPLIT gives the counts: nothing to weigh. */
+    const char *given = getenv("BALLCL_TEST_SPLIT");
+    int rc = given && *given && g->count > 1 ? BCL_OK : bcl_group_weigh(g, state, false, e);
+    return rc ? rc : bcl_group_cut(g, g->o.req.first, g->o.req.balls, e);
+}
+
+/* The counts given; each member's rate_how becomes how (NULL: kept). */
+static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
+                                    bcl_error *e)
 {
     size_t c = g->count, sum = 0;
     bcl_shard *sh = calloc(c, sizeof *sh);
@@ -530,7 +581,8 @@ int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
         sh[i].count = counts[i];
         sum += counts[i];
         why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
-        g->m[i].pub.rate_how = "given";
+        if (how)
+            g->m[i].pub.rate_how = how;
     }
     if (sum != g->o.req.balls)
         rc = bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
@@ -543,30 +595,92 @@ out:
     return rc;
 }
 
-static int load_one(member *m, bcl_error *e)
+/* Puts the member's shard of m->in on its device: the simulation's
+ * buffers are kept while they hold the shard (bcl_sim_load), else made. */
+static int upload_one(member *m, bcl_error *e)
 {
     bcl_group *g = m->g;
     const bcl_shard *s = &m->pub.shard;
-    bcl_sim_destroy(m->sim);
-    m->sim = NULL;
-    int rc = resolve(m, s->first, s->count, e);
+    const float *from = m->in + 4 * (s->first - g->o.req.first);
+    int rc;
+    if (!m->sim)
+        rc = bcl_sim_create(m->ctx, from, s->count, &m->sim, e);
+    else if (m->async)
+        rc = bcl_sim_load_async(m->sim, from, s->count, e);
+    else
+        rc = bcl_sim_load(m->sim, from, s->count, e);
+    if (rc == BCL_OK && m->check)
+        rc = bcl_sim_check_finite(m->sim, &m->in_bad, e);
     if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, m->in + 4 * (s->first - g->o.req.first), s->count, &m->sim, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(m->sim, &m->pub.plan, &m->pub.first_launch_ms, e);
-    if (rc)
-        return rc;
-    m->pub.buffers = bcl_sim_buffers(m->sim);
-    /* After the first launch, as a single run does (bcl_context_cache_store). */
-    bcl_context_cache_store(m->ctx, &m->pub.build);
+        m->pub.buffers = bcl_sim_buffers(m->sim);
+    return rc;
+}
+
+static bool warmed(const member *m, const bcl_plan *p)
+{
+    for (size_t i = 0; i < m->nwarm; i++)
+        if (m->warm[i].local == p->launch.local && strcmp(m->warm[i].kernel, p->kernel) == 0)
+            return true;
+    return false;
+}
+
+int group_prepare(member *m, bcl_error *e)
+{
+    int rc = BCL_OK;
+    if (!m->planned) {
+        if ((rc = resolve(m, m->pub.shard.first, m->pub.shard.count, e)))
+            return rc;
+        bcl_plan_tuned_note(m->ctx, &m->g->o.req, &m->pub.plan, m->pub.tuned_note,
+                            sizeof m->pub.tuned_note);
+        m->planned = true;
+        m->pub.plan_gen++;
+    }
+    m->pub.first_launch_ms = 0;
+    if (!warmed(m, &m->pub.plan)) {
+        if ((rc = bcl_sim_warmup(m->sim, &m->pub.plan, &m->pub.first_launch_ms, e)))
+            return rc;
+        size_t i = m->nwarm < GROUP_WARM_MAX ? m->nwarm++ : GROUP_WARM_MAX - 1;
+        snprintf(m->warm[i].kernel, sizeof m->warm[i].kernel, "%s", m->pub.plan.kernel);
+        m->warm[i].local = m->pub.plan.launch.local;
+    }
+    /* After the first launch, so that the entry holds what the driver
+     * compiled for it (PoCL: the work-group function for this local size). */
+    if (!m->stored) {
+        bcl_context_cache_store(m->ctx, &m->pub.build);
+        m->stored = true;
+    }
     return BCL_OK;
+}
+
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
+{
+    return bcl_group_split_given_as(g, counts, "given", e);
+}
+
+static int load_one(member *m, bcl_error *e)
+{
+    int rc = upload_one(m, e);
+    return rc ? rc : group_prepare(m, e);
 }
 
 int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
 {
-    for (size_t i = 0; i < g->count; i++)
+    for (size_t i = 0; i < g->count; i++) {
         g->m[i].in = state;
-    return each_member(g, load_one, true, true, e);
+        g->m[i].async = g->m[i].check = false;
+    }
+    return group_each(g, load_one, true, true, e);
+}
+
+int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_error *e)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        g->m[i].in = state;
+        g->m[i].async = async;
+        g->m[i].check = check;
+        g->m[i].in_bad = 0;
+    }
+    return group_each(g, upload_one, true, true, e);
 }
 
 static int run_one(member *m, bcl_error *e)
@@ -585,7 +699,7 @@ int bcl_group_run(bcl_group *g, uint64_t steps, bcl_group_timing *t, bcl_error *
         memset(&g->m[i].pub.timing, 0, sizeof g->m[i].pub.timing);
         g->m[i].pub.wait_ms = 0;
     }
-    int rc = each_member(g, run_one, true, true, e);
+    int rc = group_each(g, run_one, true, true, e);
     if (rc)
         return rc;
     double start = 0, end = 0;
@@ -617,18 +731,7 @@ int bcl_group_read(bcl_group *g, float *state, bcl_error *e)
 {
     for (size_t i = 0; i < g->count; i++)
         g->m[i].out = state;
-    return each_member(g, read_one, true, true, e);
-}
-
-/* Adds part (one shard's comparison) into total. */
-static void merge(bcl_validation *total, const bcl_validation *part)
-{
-    total->compared += part->compared;
-    total->mismatches += part->mismatches;
-    if (part->max_ulp > total->max_ulp)
-        total->max_ulp = part->max_ulp;
-    for (size_t i = 0; i < part->nreported && total->nreported < BCL_MAX_REPORTED_MISMATCHES; i++)
-        total->first[total->nreported++] = part->first[i];
+    return group_each(g, read_one, true, true, e);
 }
 
 int bcl_group_validate(bcl_group *g, const float *init, const float *result, uint64_t steps,
@@ -649,7 +752,7 @@ int bcl_group_validate(bcl_group *g, const float *init, const float *result, uin
             return rc;
         for (size_t k = 0; k < p->v.nreported; k++)
             p->v.first[k].ball += p->shard.first;
-        merge(total, &p->v);
+        bcl_validation_merge(total, &p->v);
     }
     return BCL_OK;
 }

@@ -1,0 +1,286 @@
+/*
+ * The one run (docs/DESIGN.md, "One run path"): every caller's run of a
+ * group, on one device or several, goes through bcl_group_exec: the CLI's
+ * run in one process and under MPI (which adds its collectives through the
+ * `ran` hook), and the Python module's run and Context frames.
+ *
+ * A group of one costs nothing beside its simulation: no thread, no
+ * allocation, no copy; the plan is resolved again only when the request or
+ * the shard changed, and the warm-up launch runs once per kernel and local
+ * size.
+ */
+#include "job/group_impl.h"
+#include "ocl/program.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ball-steps of the C reference per validation slice between two calls of
+ * between(): about 0.1-0.3 s on the host; never fewer balls than the
+ * library's parallel chunks can share. */
+#define SLICE_BALL_STEPS 250000000.0
+#define SLICE_MIN_BALLS  (1u << 17)
+
+void bcl_validation_merge(bcl_validation *total, const bcl_validation *part)
+{
+    total->compared += part->compared;
+    total->mismatches += part->mismatches;
+    if (part->max_ulp > total->max_ulp)
+        total->max_ulp = part->max_ulp;
+    for (size_t i = 0; i < part->nreported && total->nreported < BCL_MAX_REPORTED_MISMATCHES; i++)
+        total->first[total->nreported++] = part->first[i];
+}
+
+int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
+{
+    char at[64] = "";
+    if (o->step)
+        snprintf(at, sizeof at, " at step %llu", (unsigned long long)o->step);
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
+                    "whose state stays finite for %llu steps%s",
+                    o->ball, at, "xyzw"[o->component],
+                    isnan(o->value) ? "nan" : (o->value > 0 ? "inf" : "-inf"),
+                    (unsigned long long)steps, note ? note : "");
+}
+
+/* Whether a request asks for another plan than the group's. */
+static bool same_request(const bcl_plan_request *a, const bcl_plan_request *b)
+{
+    bool va = a->variant != NULL, vb = b->variant != NULL;
+    return a->steps == b->steps && a->steps_per_launch == b->steps_per_launch &&
+           a->sync == b->sync && a->fused == b->fused && a->launch.mode == b->launch.mode &&
+           a->launch.local == b->launch.local && a->local_given == b->local_given &&
+           a->launch_budget_ms == b->launch_budget_ms && va == vb &&
+           (!va || strcmp(a->variant, b->variant) == 0);
+}
+
+/* The request of this run into the group: its plans stay while it is the same. */
+static void take_request(bcl_group *g, const bcl_exec *x)
+{
+    bcl_plan_request r = g->o.req;
+    if (x->req) {
+        r.steps_per_launch = x->req->steps_per_launch;
+        r.sync = x->req->sync;
+        r.fused = x->req->fused;
+        r.launch = x->req->launch;
+        r.local_given = x->req->local_given;
+        r.variant = x->req->variant;
+        r.launch_budget_ms = x->req->launch_budget_ms;
+    }
+    r.steps = x->steps;
+    if (same_request(&r, &g->o.req))
+        return;
+    r.take_tuned = bcl_plan_tuned_rule(&r);
+    g->o.req = r;
+    for (size_t i = 0; i < g->count; i++)
+        g->m[i].planned = false;
+}
+
+static int run_chunk_one(member *m, bcl_error *e)
+{
+    bcl_sim_timing t;
+    m->t0 = bcl_now_ms();
+    int rc = m->out ? bcl_sim_run_read_check(m->sim, &m->pub.plan, m->steps,
+                                             m->out + 4 * (m->pub.shard.first - m->g->o.req.first),
+                                             &m->out_bad, &t, e)
+                    : bcl_sim_run(m->sim, &m->pub.plan, m->steps, &t, e);
+    m->t1 = bcl_now_ms();
+    if (rc)
+        return rc;
+    bcl_sim_timing *s = &m->pub.timing;
+    s->device_ms += t.device_ms;
+    s->wall_ms += t.wall_ms;
+    s->launches += t.launches;
+    s->host_clock = s->host_clock || t.host_clock;
+    if (t.max_launch_ms > s->max_launch_ms)
+        s->max_launch_ms = t.max_launch_ms;
+    return BCL_OK;
+}
+
+static int read_check_one(member *m, bcl_error *e)
+{
+    float *to = m->out + 4 * (m->pub.shard.first - m->g->o.req.first);
+    bcl_sim_timing none;
+    return bcl_sim_run_read_check(m->sim, &m->pub.plan, 0, to, &m->out_bad, &none, e);
+}
+
+/* One chunk on every member with balls; its wall time (first start to
+ * last end) into *wall_ms, each member's wait for the slowest added. */
+static int run_chunk(bcl_group *g, uint64_t steps, float *out, double *wall_ms, bcl_error *e)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        g->m[i].steps = steps;
+        g->m[i].out = out;
+    }
+    int rc = group_each(g, run_chunk_one, true, true, e);
+    if (rc)
+        return rc;
+    double start = 0, end = 0;
+    bool any = false;
+    for (size_t i = 0; i < g->count; i++) {
+        member *m = &g->m[i];
+        if (!m->pub.shard.count)
+            continue;
+        if (!any || m->t0 < start)
+            start = m->t0;
+        if (!any || m->t1 > end)
+            end = m->t1;
+        any = true;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        if (g->m[i].pub.shard.count)
+            g->m[i].pub.wait_ms += end - g->m[i].t1;
+    *wall_ms = end - start;
+    return BCL_OK;
+}
+
+static int steps_in_chunks(bcl_group *g, const bcl_exec *x, float *out, bcl_exec_result *r,
+                           bcl_error *e)
+{
+    unsigned k = 1;
+    for (size_t i = 0; i < g->count; i++) {
+        const bcl_group_member *m = &g->m[i].pub;
+        if (m->shard.count && m->plan.steps_per_launch > k)
+            k = m->plan.steps_per_launch;
+    }
+    uint64_t left = x->steps, per = 1;
+    if (left == 0 && out) {
+        for (size_t i = 0; i < g->count; i++)
+            g->m[i].out = out;
+        return group_each(g, read_check_one, true, true, e);
+    }
+    while (left) {
+        uint64_t chunk = x->chunk_ms > 0 && per <= left / k ? per * k : left;
+        double wall = 0;
+        int rc = run_chunk(g, chunk, chunk == left ? out : NULL, &wall, e);
+        if (rc)
+            return rc;
+        r->wall_ms += wall;
+        left -= chunk;
+        if (left && x->between && x->between(x->arg))
+            return BCL_EXEC_STOPPED;
+        if (wall < x->chunk_ms && per < ((uint64_t)1 << 40))
+            per *= 2;
+    }
+    return BCL_OK;
+}
+
+/* Each member's shard of x->out against the C reference from x->init, in
+ * slices with between() after each. */
+static int validate(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
+{
+    double per = SLICE_BALL_STEPS / (x->steps ? (double)x->steps : 1.0);
+    for (size_t i = 0; i < g->count; i++) {
+        bcl_group_member *p = &g->m[i].pub;
+        memset(&p->v, 0, sizeof p->v);
+        if (!p->shard.count)
+            continue;
+        size_t off = p->shard.first - g->o.req.first, n = p->shard.count;
+        size_t slice = x->between ? (per < SLICE_MIN_BALLS ? SLICE_MIN_BALLS
+                                     : per > (double)n ? n
+                                                       : (size_t)per)
+                                  : n;
+        for (size_t at = 0; at < n; at += slice) {
+            size_t c = n - at < slice ? n - at : slice;
+            bcl_validation part;
+            int rc = bcl_validate(g->o.model, g->params, x->init + 4 * (off + at),
+                                  x->out + 4 * (off + at), c, x->steps, x->tol_ulp, &part, e);
+            if (rc)
+                return rc;
+            for (size_t k = 0; k < part.nreported; k++)
+                part.first[k].ball += p->shard.first + at;
+            bcl_validation_merge(&p->v, &part);
+            if (at + c < n && x->between && x->between(x->arg))
+                return BCL_EXEC_STOPPED;
+        }
+        bcl_validation_merge(&r->v, &p->v);
+    }
+    return BCL_OK;
+}
+
+static void sum_up(bcl_group *g, bcl_exec_result *r)
+{
+    r->plan_reused = true;
+    for (size_t i = 0; i < g->count; i++) {
+        const bcl_group_member *m = &g->m[i].pub;
+        if (!m->shard.count)
+            continue;
+        if (m->timing.device_ms > r->device_ms)
+            r->device_ms = m->timing.device_ms;
+        if (m->timing.launches > r->launches)
+            r->launches = m->timing.launches;
+        if (m->timing.max_launch_ms > r->max_launch_ms)
+            r->max_launch_ms = m->timing.max_launch_ms;
+        if (m->first_launch_ms > r->first_launch_ms)
+            r->first_launch_ms = m->first_launch_ms;
+        r->host_clock = r->host_clock || m->timing.host_clock;
+    }
+}
+
+int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
+{
+    memset(r, 0, sizeof *r);
+    take_request(g, x);
+    int rc = BCL_OK;
+    if (x->load && x->load_balls != g->o.req.balls)
+        rc = bcl_group_cut(g, g->o.req.first, x->load_balls, e);
+    if (rc == BCL_OK && x->load)
+        rc = group_upload(g, x->load, x->load_async, x->load_check, e);
+    unsigned long gen[BCL_MAX_DEVICES];
+    for (size_t i = 0; i < g->count && i < BCL_MAX_DEVICES; i++) {
+        member *m = &g->m[i];
+        gen[i] = m->pub.plan_gen;
+        memset(&m->pub.timing, 0, sizeof m->pub.timing);
+        m->pub.wait_ms = 0;
+        m->out_bad = 0;
+    }
+    if (rc == BCL_OK)
+        rc = group_each(g, group_prepare, true, true, e);
+    /* With a hook after the steps (MPI's barrier), or read_apart, the
+     * read-back is not queued behind them: the steps are timed alone. */
+    float *fused_out = x->ran || x->read_apart ? NULL : x->out;
+    if (rc == BCL_OK)
+        rc = steps_in_chunks(g, x, fused_out, r, e);
+    if (rc == BCL_EXEC_STOPPED)
+        return rc;
+    if (x->ran)
+        rc = x->ran(x->arg, rc, e);
+    if (rc)
+        return rc;
+    if (x->out && !fused_out) {
+        for (size_t i = 0; i < g->count; i++)
+            g->m[i].out = x->out;
+        if ((rc = group_each(g, read_check_one, true, true, e)))
+            return rc;
+    }
+    sum_up(g, r);
+    for (size_t i = 0; i < g->count && i < BCL_MAX_DEVICES; i++)
+        if (g->m[i].pub.shard.count && g->m[i].pub.plan_gen != gen[i])
+            r->plan_reused = false;
+    if (x->load && x->load_check) {
+        for (size_t i = 0; i < g->count; i++)
+            r->input_bad = r->input_bad || (g->m[i].pub.shard.count && g->m[i].in_bad);
+        /* A refused input is not worth the reference replay. */
+        if (r->input_bad)
+            return BCL_OK;
+    }
+    if (x->validate && x->init && x->out && (rc = validate(g, x, r, e)))
+        return rc;
+    if (!x->check_overflow || !x->out || r->v.mismatches)
+        return BCL_OK;
+    bool bad = false;
+    for (size_t i = 0; i < g->count; i++)
+        bad = bad || (g->m[i].pub.shard.count && g->m[i].out_bad);
+    bcl_overflow o;
+    /* The device's check said whether; the host finds where, and the step
+     * by replaying that ball from the start. */
+    if (bad && bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps,
+                                 &o)) {
+        o.ball += g->o.req.first;
+        return bcl_overflow_fail(&o, x->steps, x->overflow_note, e);
+    }
+    return BCL_OK;
+}
