@@ -772,3 +772,21 @@ void bcl_group_close(bcl_group *g)
     free(g->m);
     free(g);
 }
+
+int bcl_group_host_buffer(bcl_group *g, size_t bytes, bcl_host_buffer **out, bcl_error *e)
+{
+    return bcl_host_buffer_create(g->m[0].ctx, bytes, out, e);
+}
+
+int bcl_group_keep_launch_costs(bcl_group *g, bcl_error *e)
+{
+    int rc = BCL_OK;
+    for (size_t i = 0; i < g->count; i++) {
+        bcl_error one = {0};
+        int r = bcl_context_keep_launch_costs(g->m[i].ctx, &one);
+        if (r && !rc)
+            rc = bcl_fail(e, r, "%s", one.msg);
+        bcl_error_clear(&one);
+    }
+    return rc;
+}

@@ -41,6 +41,14 @@ double bcl_group_rate(const bcl_group *g);
  * resolved again for the new shards at the next load or exec. */
 int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e);
 
+/* Host memory of the first device's runtime for reading the group's state
+ * into (bcl_host_buffer_create on its context: pinned on GPU drivers). */
+int bcl_group_host_buffer(bcl_group *g, size_t bytes, bcl_host_buffer **out, bcl_error *e);
+/* Writes the launch costs measured in this process beside the binary cache
+ * (bcl_context_keep_launch_costs of every device): call it after the run's
+ * own files; the first failure is the error. */
+int bcl_group_keep_launch_costs(bcl_group *g, bcl_error *e);
+
 /* ---- the one run (group_exec.c) ---- */
 
 /* What bcl_group_exec does: the run of every caller (the CLI on one device
