@@ -248,8 +248,7 @@ static int calibrate_one(member *m, bcl_error *e)
     if (!m->in) {
         own = malloc(n * BALL_BYTES);
         if (!own)
-            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu calibration balls",
-                            n);
+            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu calibration balls", n);
         bcl_model_fill(g->o.model, own, 0, n, BCL_INIT_RANDOM, 1, g->params);
     }
     const float *in = own ? own : m->in;
@@ -635,10 +634,11 @@ int group_prepare(member *m, bcl_error *e)
         m->planned = true;
         m->pub.plan_gen++;
     }
-    m->pub.first_launch_ms = 0;
+    m->warm_ms_now = 0;
     if (!warmed(m, &m->pub.plan)) {
-        if ((rc = bcl_sim_warmup(m->sim, &m->pub.plan, &m->pub.first_launch_ms, e)))
+        if ((rc = bcl_sim_warmup(m->sim, &m->pub.plan, &m->warm_ms_now, e)))
             return rc;
+        m->pub.first_launch_ms = m->warm_ms_now;
         size_t i = m->nwarm < GROUP_WARM_MAX ? m->nwarm++ : GROUP_WARM_MAX - 1;
         snprintf(m->warm[i].kernel, sizeof m->warm[i].kernel, "%s", m->pub.plan.kernel);
         m->warm[i].local = m->pub.plan.launch.local;

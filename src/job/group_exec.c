@@ -180,8 +180,8 @@ static int validate(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_err
             continue;
         size_t off = p->shard.first - g->o.req.first, n = p->shard.count;
         size_t slice = x->between ? (per < SLICE_MIN_BALLS ? SLICE_MIN_BALLS
-                                     : per > (double)n ? n
-                                                       : (size_t)per)
+                                     : per > (double)n     ? n
+                                                           : (size_t)per)
                                   : n;
         for (size_t at = 0; at < n; at += slice) {
             size_t c = n - at < slice ? n - at : slice;
@@ -214,8 +214,8 @@ static void sum_up(bcl_group *g, bcl_exec_result *r)
             r->launches = m->timing.launches;
         if (m->timing.max_launch_ms > r->max_launch_ms)
             r->max_launch_ms = m->timing.max_launch_ms;
-        if (m->first_launch_ms > r->first_launch_ms)
-            r->first_launch_ms = m->first_launch_ms;
+        if (g->m[i].warm_ms_now > r->first_launch_ms)
+            r->first_launch_ms = g->m[i].warm_ms_now;
         r->host_clock = r->host_clock || m->timing.host_clock;
     }
 }
@@ -229,6 +229,8 @@ int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_erro
         rc = bcl_group_cut(g, g->o.req.first, x->load_balls, e);
     if (rc == BCL_OK && x->load)
         rc = group_upload(g, x->load, x->load_async, x->load_check, e);
+    for (size_t i = 0; i < g->count; i++)
+        g->m[i].warm_ms_now = 0;
     unsigned long gen[BCL_MAX_DEVICES];
     for (size_t i = 0; i < g->count && i < BCL_MAX_DEVICES; i++) {
         member *m = &g->m[i];
@@ -277,8 +279,8 @@ int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_erro
     bcl_overflow o;
     /* The device's check said whether; the host finds where, and the step
      * by replaying that ball from the start. */
-    if (bad && bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps,
-                                 &o)) {
+    if (bad &&
+        bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps, &o)) {
         o.ball += g->o.req.first;
         return bcl_overflow_fail(&o, x->steps, x->overflow_note, e);
     }

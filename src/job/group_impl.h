@@ -24,6 +24,7 @@ struct member {
         size_t local;
     } warm[GROUP_WARM_MAX];
     size_t nwarm;
+    double warm_ms_now; /* the warm-up of the last group_prepare; 0: none was needed */
     /* The device's verdicts (bcl_sim_check_finite) on the state uploaded by
      * the last load and on the state read back by the last run: written by
      * non-blocking read-backs, so they live as long as the member. */
@@ -34,8 +35,8 @@ struct member {
     bcl_error err;
     const float *in;
     float *out;
-    bool async;  /* load: the upload queued, not waited for */
-    bool check;  /* load: the device checks the state it got */
+    bool async; /* load: the upload queued, not waited for */
+    bool check; /* load: the device checks the state it got */
     uint64_t steps;
     double t0, t1; /* start and end of its run, on the host's monotonic clock */
 };

@@ -100,17 +100,17 @@ typedef struct bcl_exec {
 #define BCL_EXEC_STOPPED (-1)
 
 typedef struct bcl_exec_result {
-    double wall_ms;        /* the steps: first device's start to the last one's end,
-                              summed over the chunks */
-    double device_ms;      /* the slowest member's device time (profiling) */
-    uint64_t launches;     /* the most launches of a member */
-    bool host_clock;       /* a member's profiling failed its check */
-    double max_launch_ms;  /* the longest launch of any member */
-    double first_launch_ms;/* the longest warm-up launch (0: none needed) */
-    bool plan_reused;      /* every member ran the plan of the previous exec */
-    bool input_bad;        /* load_check: the devices found NaN or infinity in the load
-                              (the steps ran; nothing was validated) */
-    bcl_validation v;      /* all members' (ball indices of the whole state) */
+    double wall_ms;         /* the steps: first device's start to the last one's end,
+                               summed over the chunks */
+    double device_ms;       /* the slowest member's device time (profiling) */
+    uint64_t launches;      /* the most launches of a member */
+    bool host_clock;        /* a member's profiling failed its check */
+    double max_launch_ms;   /* the longest launch of any member */
+    double first_launch_ms; /* the longest warm-up launch (0: none needed) */
+    bool plan_reused;       /* every member ran the plan of the previous exec */
+    bool input_bad;         /* load_check: the devices found NaN or infinity in the load
+                               (the steps ran; nothing was validated) */
+    bcl_validation v;       /* all members' (ball indices of the whole state) */
 } bcl_exec_result;
 
 /* Runs x on the group, loaded (bcl_group_load) or loading x->load: the one

@@ -1,11 +1,14 @@
 /*
- * ballcl run: the options, shared by the run on one device (cmd_run.c),
- * the run over several (run_multi.c) and the run under MPI (run_ranks.c).
+ * ballcl run: the options and the report, shared by the run in one
+ * process (cmd_run.c, on one device or several), its report
+ * (run_report.c) and the run under MPI (run_ranks.c).
  */
 #ifndef BALLCL_RUN_H
 #define BALLCL_RUN_H
 
 #include "options.h"
+
+#include "job/job.h"
 
 typedef struct run_args {
     cli_options o; /* the shared options */
@@ -20,20 +23,10 @@ typedef struct run_args {
     uint64_t tol_ulp;
 } run_args;
 
-/* The run over several devices (docs/DESIGN.md, "Several devices"): state
- * holds the n initial balls from --input, or NULL: run_multi fills it (the
- * caller frees *state). Writes the
- * output files and the report; returns the exit class with e set. */
-int run_multi(const run_args *a, const bcl_device_info *const *devs, size_t ndev, float **state,
-              size_t n, bcl_outputs *outs, bcl_error *e);
 /* Writes the final state into the outputs prepared before the run (--output
  * first, then --snapshot) and commits them, all or none. */
 int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
                       bcl_error *e);
-/* A state from finite input that is no longer finite (an overflow): the
- * input error naming the ball and the step (init may be NULL: no step). */
-int run_check_overflow(const run_args *a, const float *init, const float *state, size_t n,
-                       bcl_error *e);
 /* The report of a run on one device, or the common fields of one over
  * several (the first device's launch, the aggregate timing). */
 json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
@@ -51,5 +44,12 @@ void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *
 json_t *run_k_json(const bcl_plan *p);
 /* The "validation" object of the JSON report. */
 json_t *run_validation_json(const run_args *a, const bcl_validation *v);
+
+/* The report of a run of group g (run_report.c): one device's block, or
+ * one per device with the aggregate; and its JSON ("devices" for one
+ * device too). */
+const char *run_clock_note(const bcl_device_info *d);
+void run_print_report(const run_args *a, bcl_group *g, size_t n, const bcl_exec_result *r);
+json_t *run_group_json(const run_args *a, bcl_group *g, size_t n, const bcl_exec_result *r);
 
 #endif
