@@ -37,6 +37,13 @@ typedef struct bcl_selector {
  * only when it allows them; each has its 1.2 path. */
 int bcl_opencl_version(const bcl_device_info *d);
 
+/* The devices of an MPI node (docs/SCALING.md) by the one parser of
+ * bcl_device_select_list: a type word or "all" names every device it
+ * matches (also inside a list), any other selector one device; a device
+ * named twice is taken once; NULL or "": every GPU, else every
+ * accelerator, else every CPU. */
+int bcl_device_select_every(const bcl_device_list *list, const char *text, size_t *index,
+                            size_t cap, size_t *count, bcl_error *e);
 /* Parses SEL; NULL or "" means default. "a:b" must be two decimal indices. */
 int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e);
 /* Picks one device of list; unknown or ambiguous selectors are input errors

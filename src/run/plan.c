@@ -57,16 +57,16 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
         snprintf(out, size,
                  "used%s: K, variant and local size of the %s entry stored by 'ballcl tune' "
                  "(%s, N = %llu)%s",
-                 r->take_tuned ? "" : " (local size 'tuned' asked for)", kind, t->date,
+                 r->take_tuned ? "" : " (--local tuned, local='tuned')", kind, t->date,
                  (unsigned long long)t->balls, r->take_tuned ? "" : ", where not given");
     else if (r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED)
         snprintf(out, size, "not used: no %s entry stored", kind);
     else
         snprintf(out, size,
                  "not used: %s given (the stored configuration is taken whole or not at all)",
-                 r->steps_per_launch ? "K (steps per launch)"
-                 : r->variant        ? "the variant"
-                                     : "the local size");
+                 r->steps_per_launch ? "K (--steps-per-launch, steps_per_launch)"
+                 : r->variant        ? "the variant (--variant)"
+                                     : "the local size (--local, local)");
 }
 
 /* K by the rule of k_rule.c, from the device's launch costs (measured once

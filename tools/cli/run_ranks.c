@@ -11,15 +11,19 @@
  *   (slice read or made, programs, upload), run between two barriers, read
  *   back and validation, output.
  *
- * A rank drives its devices as one run over several devices does
- * (bcl_group): one host thread per device, each with its shard of the
- * rank's range.
+ * A rank drives its devices through the library's one run path
+ * (bcl_group_exec), as one process does: one host thread per device, each
+ * with its shard of the rank's range, a device whose share is under the
+ * least share sitting out. MPI adds its adapter: the range, the rate
+ * exchange, the verdicts (the `ran` hook) and the MPI-IO state files.
  */
 #include "run_ranks.h"
 
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int open_group(job *j, bcl_error *e);
 
 /* Rank 0 checks the input's header; every rank learns N and where the data
  * starts. */
@@ -67,54 +71,62 @@ static int set_up(job *j, bcl_error *e)
         return rc;
     rc = ranks_pick_devices(j, e);
     j->me.setup_ms = (MPI_Wtime() - t0) * 1e3;
-    /* One device of one rank has nothing to weigh against. */
-    if (rc == BCL_OK && (ranks_size() > 1 || j->ndev > 1))
-        rc = ranks_calibrate(j, e);
+    if (rc == BCL_OK)
+        rc = open_group(j, e);
     if ((rc = ranks_verdict(rc, e)))
         return rc;
+    /* The ranks' ranges by their rates: the library's one split, with no
+     * least share (docs/SCALING.md: a rank someone started takes part). */
     size_t size = (size_t)ranks_size();
-    double *rates = calloc(size, sizeof *rates);
-    size_t *firsts = calloc(size, sizeof *firsts);
-    size_t *counts = calloc(size, sizeof *counts);
-    if (!rates || !firsts || !counts)
+    double *rates = calloc(size, sizeof *rates), *fixed = calloc(size, sizeof *fixed);
+    bcl_shard *sh = calloc(size, sizeof *sh);
+    bcl_split_why *why = calloc(size, sizeof *why);
+    if (!rates || !fixed || !sh || !why) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    else {
+    } else {
         ranks_allgather_double(j->me.rate, rates);
-        ranks_split(j->n, size, rates, firsts, counts);
-        j->first = firsts[ranks_rank()];
-        j->count = counts[ranks_rank()];
+        bcl_split(j->n, size, rates, fixed, (double)(a->o.steps ? a->o.steps : 1), RANK_BLOCK, 0,
+                  sh, why);
+        j->first = sh[ranks_rank()].first;
+        j->count = sh[ranks_rank()].count;
     }
     free(rates);
-    free(firsts);
-    free(counts);
+    free(fixed);
+    free(sh);
+    free(why);
     /* The range must fit this rank's devices and host, checked before it is
-     * allocated (as a single process checks the whole state). */
+     * allocated (as a single process checks the whole state); its devices
+     * then cut it as one process cuts its balls (a device under the least
+     * share sits out). */
     if (rc == BCL_OK && j->count)
         rc = bcl_group_memory_fit(j->devs, j->ndev, j->count, a->validate ? 2 : 1,
                                   a->input ? a->input : "--balls", e);
+    if (rc == BCL_OK && j->count)
+        rc = bcl_group_cut(j->g, j->first, j->count, e);
     return ranks_verdict(rc, e);
 }
 
-/* The rank's devices as one group over its range, each its shard. */
+/* The rank's devices as one group, opened for all balls and weighed (a
+ * calibration on the model's random fill, or the tuned rates): the rank's
+ * rate for the ranks' split. One device of one rank has nothing to weigh
+ * against. */
 static int open_group(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
+    double t0 = MPI_Wtime();
     bcl_group_opts o = {
         .model = a->o.model.model,
         .ctx = {.use_cache = a->o.use_cache},
         .req =
             {
                 .params = a->o.model.params,
-                .first = j->first,
-                .balls = j->count,
+                .balls = j->n,
                 .steps = a->o.steps,
                 .steps_per_launch = (unsigned)a->steps_per_launch,
                 .sync = a->sync,
                 .launch = a->o.launch,
+                .local_given = a->o.local_given,
                 .variant = a->variant,
-                /* As in one process: a plain run takes what 'ballcl tune'
-                 * stored for each device. */
-                .take_tuned = !a->steps_per_launch && !a->variant && !a->o.local_given,
                 .launch_budget_ms = a->o.launch_budget_ms,
             },
     };
@@ -131,11 +143,10 @@ static int open_group(job *j, bcl_error *e)
         if (m->plan.warning[0] && ranks_rank() == 0 && !said)
             cli_warn("device %s: %s", m->selector, m->plan.warning);
     }
-    size_t first[RANK_MAX_DEVICES], count[RANK_MAX_DEVICES];
-    if (rc == BCL_OK) {
-        ranks_split(j->count, j->ndev, j->rate, first, count);
-        rc = bcl_group_split_given(j->g, count, e);
-    }
+    if (rc == BCL_OK)
+        rc = bcl_group_weigh(j->g, NULL, ranks_size() > 1, e);
+    j->me.rate = rc == BCL_OK ? bcl_group_rate(j->g) : 0;
+    j->me.cal_ms = (MPI_Wtime() - t0) * 1e3;
     return rc;
 }
 
@@ -166,35 +177,60 @@ static int load(job *j, bcl_error *e)
             memcpy(j->init, j->state, j->count * 16);
     }
     if (rc == BCL_OK && j->count)
-        rc = open_group(j, e);
-    if (rc == BCL_OK && j->count)
         rc = bcl_group_load(j->g, j->state, e);
     j->me.load_ms = (MPI_Wtime() - t0) * 1e3;
     return ranks_verdict(rc, e);
 }
 
-/* The run between two barriers: a rank's own time ends when its devices
- * are done; the wait for the slowest is what the second barrier takes. */
-static int run(job *j, bcl_error *e)
+/* After the steps (bcl_exec.ran): a rank's own time ends when its devices
+ * are done; the wait for the slowest is what the second barrier takes;
+ * then one verdict on the steps. */
+static int ran(void *arg, int rc, bcl_error *e)
 {
-    ranks_barrier();
-    double t0 = MPI_Wtime();
-    int rc = j->count ? bcl_group_run(j->g, j->a->o.steps, &j->t, e) : BCL_OK;
+    job *j = arg;
     double t1 = MPI_Wtime();
     ranks_barrier();
     double t2 = MPI_Wtime();
-    j->me.run_ms = (t1 - t0) * 1e3;
+    j->me.run_ms = (t1 - j->t0) * 1e3;
     j->me.wait_ms = (t2 - t1) * 1e3;
     if ((rc = ranks_verdict(rc, e)))
         return rc;
     j->me.allreduce_us = ranks_allreduce_us(20);
-    double t3 = MPI_Wtime();
-    if (j->count)
-        rc = bcl_group_read(j->g, j->state, e);
-    /* Ball numbers of the whole state, as a single process reports them. */
-    if (rc == BCL_OK && j->a->validate && j->count)
-        rc = bcl_group_validate(j->g, j->init, j->state, j->a->o.steps, j->a->tol_ulp, &j->v, e);
-    j->me.check_ms = (MPI_Wtime() - t3) * 1e3;
+    j->t3 = MPI_Wtime();
+    return BCL_OK;
+}
+
+/* The run between two barriers, through the library's one run path; a
+ * rank without balls takes part in the collectives alone. Then the read
+ * back, the validation and the overflow check of the rank's balls (ball
+ * numbers of the whole state, as a single process reports them). */
+static int run(job *j, bcl_error *e)
+{
+    ranks_barrier();
+    j->t0 = MPI_Wtime();
+    int rc;
+    if (j->count) {
+        bcl_exec x = {
+            .steps = j->a->o.steps,
+            .out = j->state,
+            .init = j->init,
+            .validate = j->a->validate,
+            .tol_ulp = j->a->tol_ulp,
+            .check_overflow = true,
+            .overflow_note = j->a->output ? "; output not written" : "",
+            .ran = ran,
+            .arg = j,
+        };
+        rc = bcl_group_exec(j->g, &x, &j->r, e);
+        /* A failure of the steps had its verdict in ran(). */
+        if (j->t3 == 0)
+            return rc;
+        j->v = j->r.v;
+    } else {
+        if ((rc = ran(j, BCL_OK, e)))
+            return rc;
+    }
+    j->me.check_ms = (MPI_Wtime() - j->t3) * 1e3;
     return ranks_verdict(rc, e);
 }
 
@@ -226,12 +262,12 @@ static void describe_devices(job *j)
         snprintf(d->selector, sizeof d->selector, "%u:%u", j->devs[i]->platform_index,
                  j->devs[i]->device_index);
         snprintf(d->name, sizeof d->name, "%.79s", j->devs[i]->name);
-        d->rate = j->rate[i];
         if (!j->g)
             continue;
         const bcl_group_member *m = bcl_group_member_at(j->g, i);
-        d->first = m->shard.first;
-        d->count = m->shard.count;
+        d->rate = strcmp(m->rate_how, "only device") == 0 ? 0 : m->rate;
+        d->first = j->count ? m->shard.first : 0;
+        d->count = j->count ? m->shard.count : 0;
         d->us_per_step = steps && m->shard.count ? m->timing.wall_ms * 1e3 / steps : 0;
         d->wait_ms = m->wait_ms;
     }

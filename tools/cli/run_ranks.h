@@ -53,14 +53,14 @@ typedef struct job {
     bcl_device_list list;
     const bcl_device_info *devs[RANK_MAX_DEVICES];
     size_t ndev;
-    double rate[RANK_MAX_DEVICES]; /* each device's, when measured */
-    bcl_group *g;                  /* NULL while the rank has no balls */
+    bcl_group *g; /* the rank's devices, opened for all balls and weighed */
     float *state, *init;
     size_t n; /* all balls */
     uint64_t data_offset;
     size_t first, count; /* this rank's */
-    bcl_group_timing t;
+    bcl_exec_result r;
     bcl_validation v;
+    double t0, t3; /* MPI_Wtime at the start barrier and after the steps' verdict */
     rank_info me;
 } job;
 
@@ -69,14 +69,6 @@ typedef struct job {
  * accelerators, else the CPUs), node-local rank r of L taking candidate
  * r mod G when L >= G, else every candidate j with j mod L == r. */
 int ranks_pick_devices(job *j, bcl_error *e);
-/* Measures each of the rank's devices alone for the run's plan (host
- * clock): j->rate[], their sum in j->me.rate. */
-int ranks_calibrate(job *j, bcl_error *e);
-/* Cuts n balls into `parts` contiguous ranges in proportion to rate[]
- * (all equal when none is positive), in whole RANK_BLOCKs, the last part
- * with balls taking n % RANK_BLOCK too. */
-void ranks_split(size_t n, size_t parts, const double *rate, size_t *first, size_t *count);
-
 /* Rank 0 gathers every rank's figures and prints the one report
  * (run_ranks_report.c). Collective. */
 void ranks_report(job *j, const bcl_validation *v);
