@@ -234,21 +234,15 @@ static int run(job *j, bcl_error *e)
     return ranks_verdict(rc, e);
 }
 
-/* All ranks' validations into one: sums, the largest distance, the first
- * mismatches in ball order (ranks hold ascending ranges). */
+/* All ranks' validations into one on rank 0 (ranks hold ascending
+ * ranges), by the library's one merge; the others keep their own. */
 static void reduce_validation(job *j, bcl_validation *all)
 {
-    uint64_t sums[2] = {j->v.compared, j->v.mismatches};
-    uint64_t ulp = j->v.max_ulp;
-    ranks_sum_u64(sums, 2);
-    ranks_max_u64(&ulp, 1);
     bcl_validation *each = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *each) : NULL;
     ranks_gather(&j->v, sizeof j->v, each);
-    *all = (bcl_validation){.compared = sums[0], .mismatches = sums[1], .max_ulp = ulp};
+    *all = ranks_rank() == 0 ? (bcl_validation){0} : j->v;
     for (int r = 0; each && r < ranks_size(); r++)
-        for (size_t i = 0; i < each[r].nreported && all->nreported < BCL_MAX_REPORTED_MISMATCHES;
-             i++)
-            all->first[all->nreported++] = each[r].first[i];
+        bcl_validation_merge(all, &each[r]);
     free(each);
 }
 
