@@ -5,7 +5,7 @@
  */
 #include "run_ranks.h"
 
-#include "ballcl/measure.h"
+#include "measure/measure.h"
 
 #include <math.h>
 #include <mpi.h>

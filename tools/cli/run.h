@@ -2,8 +2,8 @@
  * ballcl run: the options, shared by the run on one device (cmd_run.c),
  * the run over several (run_multi.c) and the run under MPI (run_ranks.c).
  */
-#ifndef BALLCL_RUN_H
-#define BALLCL_RUN_H
+#ifndef BALLCL_CLI_RUN_H
+#define BALLCL_CLI_RUN_H
 
 #include "options.h"
 
