@@ -1,28 +1,42 @@
 /*
- * ballcl — the public API: run N balls for S steps on an OpenCL device and
- * check the result bit for bit against the model's C reference.
+ * ballcl — the installed API: run N balls for S steps on OpenCL devices and
+ * check the result bit for bit against the model's C reference. This one
+ * header is what a program embedding ballcl needs; it needs neither the
+ * OpenCL nor any JSON headers, and compiles as C (C99 or later) and as C++.
  *
- * A program embedding ballcl finds devices, opens a context (a device with
- * the model's built program), resolves a launch plan, creates a simulation
- * from a state, runs it, reads the state back and validates it. The
- * measuring side (timers, the tuner, the survey) is in ballcl/measure.h.
+ * A program finds devices (bcl_devices_enumerate, bcl_device_select), picks
+ * a model (bcl_model_find) and its parameters, fills a state
+ * (bcl_model_fill), opens a group of one or more devices on it
+ * (bcl_group_open), splits it (bcl_group_split), loads it
+ * (bcl_group_load), runs (bcl_group_run), reads it back (bcl_group_read)
+ * and validates it (bcl_group_validate, or bcl_validate on any state).
+ * bcl_survey_run measures devices and returns the survey as its JSON
+ * document; bcl_version says which library was loaded.
  *
  * Errors: every function that can fail takes a bcl_error and returns one of
- * the BCL_EXIT_* classes (0 on success) with a one-line message in it. The
+ * the BCL_EXIT_* classes (0 on success) with a one-line message in it; a
+ * failed OpenCL call is named in its cl_call and cl_status fields. The
  * library never prints and never exits.
  *
  * Lifetimes (what must outlive what):
- *   bcl_device_list  outlives every context made from one of its devices
- *                    (a context copies the device's description, but its
- *                    OpenCL handles belong to the list's platforms);
- *   bcl_context      outlives its plans' use and every simulation made on it;
- *   bcl_sim          is destroyed before its context;
- *   bcl_plan         is plain data: copy it, keep it, use it with any
- *                    simulation of the context it was resolved for.
- * Nothing here is thread-safe on one object; separate contexts may be used
+ *   bcl_device_list  outlives every group made from its devices (a group
+ *                    keeps pointers to them, and their OpenCL handles
+ *                    belong to the list's platforms);
+ *   bcl_group        is closed before its device list is freed;
+ *   bcl_plan         is plain data: copy it, keep it.
+ * Nothing here is thread-safe on one object; separate groups may be used
  * from separate threads.
  *
- * This header needs neither the OpenCL nor any JSON headers.
+ * Growing without an ABI break (libballcl.so.1): every public struct ends
+ * in `unsigned char reserved[N]`, which a caller must leave zero (zero the
+ * whole struct: `bcl_error e = {0};`, memset). A field added later takes
+ * its bytes from the front of the reserve, so the size of the struct and
+ * the offset of every existing field stay as they are; a field is never
+ * moved, resized or removed without a new soname. The size of each struct
+ * on LP64 platforms is pinned by a static assertion at the end of this
+ * header: a change that grows a struct past its reserve does not compile.
+ * Opaque handles (bcl_group, bcl_sim, bcl_context, bcl_host_buffer) are
+ * only ever used through pointers.
  */
 #ifndef BALLCL_BALLCL_H
 #define BALLCL_BALLCL_H
@@ -31,7 +45,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BALLCL_VERSION "0.1.0"
+/* The version of this header; bcl_version() is the library's. */
+#define BALLCL_VERSION "1.0.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,25 +70,13 @@ typedef struct bcl_error {
      * for any other error. Set with the message, by the first error. */
     char cl_call[64];
     char cl_status[64];
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_error;
-
-/* Sets the error (the first error wins) and returns its code. */
-int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Frees the detail and resets e for reuse. */
 void bcl_error_clear(bcl_error *e);
-/* Copies in to out (size bytes, NUL-terminated) for a terminal: each
- * control character (C0 below 0x20, DEL 0x7f, and the C1 controls U+0080
- * to U+009F) and each byte that is not part of well-formed UTF-8 is written
- * as \xNN, byte by byte; printable UTF-8 is kept. Text from users, files
- * and drivers shown on a terminal goes through it (bcl_fail does it to
- * every message). Never cuts a character in half. Returns the length
- * written. */
-size_t bcl_escape(const char *in, char *out, size_t size);
-
-/* Parses a whole decimal number in [min, max] for the option `what`:
- * BCL_OK, or BCL_EXIT_INPUT with a message naming `what`. */
-int bcl_parse_u64(const char *text, const char *what, uint64_t min, uint64_t max, uint64_t *out,
-                  bcl_error *e);
+/* The library's version, BALLCL_VERSION of the header it was built with:
+ * a program compares it with its own BALLCL_VERSION. */
+const char *bcl_version(void);
 
 /* ---- devices ------------------------------------------------------------ */
 
@@ -105,6 +108,7 @@ typedef struct bcl_device_info {
     size_t preferred_multiple;          /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
                                            (OpenCL 3.0); 0 when the driver lacks it */
     uint32_t native_vector_width_float; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
+    unsigned char reserved[256];        /* zero (the top of this header says why) */
 } bcl_device_info;
 
 typedef struct bcl_device_list {
@@ -114,6 +118,7 @@ typedef struct bcl_device_list {
      * failed on platform 'X': CL_STATUS (hint); its devices are left out"),
      * separated by newlines; empty when every platform answered. */
     char warnings[1024];
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_device_list;
 
 /* Enumerates every device of every platform. No platform at all is an error
@@ -142,11 +147,6 @@ int bcl_device_select(const bcl_device_list *list, const char *selector, size_t 
  * bcl_device_select. */
 int bcl_device_select_list(const bcl_device_list *list, const char *selectors, size_t *index,
                            size_t cap, size_t *count, bcl_error *e);
-/* "cpu", "gpu", "accelerator" or "other". */
-const char *bcl_device_type_name(uint64_t type);
-/* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
- * or NULL with e set (the query failed, or out of memory). */
-char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
 /* The device as the JSON object `ballcl devices --json` lists (selector,
  * default, names, type, limits, versions, extensions, ...; is_default sets
  * "default"), as compact UTF-8 JSON text, malloc'ed (the caller frees it);
@@ -162,10 +162,11 @@ typedef enum { BCL_INIT_SEED, BCL_INIT_RANDOM } bcl_init;
 /* One named parameter of a model: an option --opt taking `count` floats
  * separated by commas. */
 typedef struct bcl_param {
-    const char *opt;      /* long option name, e.g. "gravity" */
-    const char *help;     /* one line */
-    unsigned count;       /* floats taken, 1 or 2 */
-    const char *defaults; /* default value as text, parsed like user input */
+    const char *opt;            /* long option name, e.g. "gravity" */
+    const char *help;           /* one line */
+    unsigned count;             /* floats taken, 1 or 2 */
+    const char *defaults;       /* default value as text, parsed like user input */
+    unsigned char reserved[32]; /* zero (the top of this header says why) */
 } bcl_param;
 
 typedef struct bcl_model {
@@ -199,6 +200,7 @@ typedef struct bcl_model {
     /* The rectangle (x0, y0, x1, y1) the model keeps every ball in, for
      * pictures; NULL when balls are free (the picture then frames them). */
     void (*box)(const float *p, float box[4]);
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_model;
 
 extern const bcl_model *const bcl_models[];
@@ -221,39 +223,21 @@ int bcl_model_param_parse(const bcl_model *m, unsigned i, const char *text, floa
 typedef struct bcl_context bcl_context;
 
 typedef struct bcl_context_opts {
-    bool use_cache;        /* load and store built programs in the binary cache */
-    const char *cache_dir; /* an existing folder instead of bcl_cache_dir()'s; NULL: that */
+    bool use_cache;             /* load and store built programs in the binary cache */
+    const char *cache_dir;      /* an existing folder instead of bcl_cache_dir()'s; NULL: that */
+    unsigned char reserved[48]; /* zero (the top of this header says why) */
 } bcl_context_opts;
 
 typedef struct bcl_build_report {
-    bool cache_hit;    /* the program came from the cache */
-    double program_ms; /* from creating the program to a built one */
-    char note[256];    /* why the cache missed, or was skipped */
-    bool cache_stored; /* bcl_context_cache_store wrote an entry */
-    double store_ms;   /* time bcl_context_cache_store took (0 when nothing was stored) */
-    char warning[512]; /* something the user should see (an unwritable cache folder);
-                          empty when all went well */
+    bool cache_hit;             /* the program came from the cache */
+    double program_ms;          /* from creating the program to a built one */
+    char note[256];             /* why the cache missed, or was skipped */
+    bool cache_stored;          /* bcl_context_cache_store wrote an entry */
+    double store_ms;            /* time bcl_context_cache_store took (0 when nothing was stored) */
+    char warning[512];          /* something the user should see (an unwritable cache folder);
+                                   empty when all went well */
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_build_report;
-
-/* Creates a context, a profiling queue and the model's built program on
- * dev (rep, optional, says how the program was obtained). dev is copied. */
-int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
-                       bcl_context **out, bcl_build_report *rep, bcl_error *e);
-/* Stores the built program in the binary cache (once; a no-op when it came
- * from the cache or the cache is off). Call it after the first launch:
- * PoCL adds the code it compiles at a launch to the binary. A failure to
- * write is no error: it goes into rep->warning (rep may be NULL).
- * bcl_context_destroy stores too if this was never called. */
-void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
-void bcl_context_destroy(bcl_context *c);
-/* Writes the launch costs this context measured for the K rule beside the
- * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
- * from there, or the cache is off. Call it after the run's own files are
- * written, to warn when it fails (failing is harmless: the next process
- * measures again); bcl_context_destroy does it, silently, if never called. */
-int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
-/* The options every kernel is built with. */
-const char *bcl_build_options(void);
 
 /* ---- the launch plan (docs/DESIGN.md, "The launch plan") ------------------ */
 
@@ -281,69 +265,52 @@ typedef enum { BCL_LOCAL_AUTO, BCL_LOCAL_DRIVER, BCL_LOCAL_TUNED, BCL_LOCAL_FIXE
  * (<cache>/launch/<model>-<device key>.json), so repeated runs get the
  * same plan. Times are from the host clock around enqueue and wait. */
 typedef struct bcl_launch_costs {
-    bool known;              /* measured or read: the rule can use it */
-    double launch_us;        /* fixed cost of one launch among back-to-back launches */
-    double io_ns_per_ball;   /* loading and storing one ball, once per launch */
-    double step_ns_per_ball; /* one step of one ball with the device full */
-    double step_floor_us;    /* one step of a launch over few balls: the latency floor */
-    size_t fill_balls;       /* the balls of the full-device measurement */
-    const char *source;      /* "measured", "stored" or "none" (a static string) */
-    double measure_ms;       /* what measuring cost in this process; 0 when stored */
-    char note[200];          /* why they were not read or cannot be kept; empty when all
-                                is well */
-    bool warn;               /* note says why a kept file could not be used: the plan
-                                passes it on as its warning */
-    bool unsaved;            /* measured here, not yet written (bcl_context_destroy
-                                writes them) */
+    bool known;                 /* measured or read: the rule can use it */
+    double launch_us;           /* fixed cost of one launch among back-to-back launches */
+    double io_ns_per_ball;      /* loading and storing one ball, once per launch */
+    double step_ns_per_ball;    /* one step of one ball with the device full */
+    double step_floor_us;       /* one step of a launch over few balls: the latency floor */
+    size_t fill_balls;          /* the balls of the full-device measurement */
+    const char *source;         /* "measured", "stored" or "none" (a static string) */
+    double measure_ms;          /* what measuring cost in this process; 0 when stored */
+    char note[200];             /* why they were not read or cannot be kept; empty when all
+                                   is well */
+    bool warn;                  /* note says why a kept file could not be used: the plan
+                                   passes it on as its warning */
+    bool unsaved;               /* measured here, not yet written (bcl_context_destroy
+                                   writes them) */
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_launch_costs;
-
-/* The K rule (pure; docs/PERFORMANCE.md): for a launch whose fixed cost
- * is fixed_us (the launch overhead plus loading and storing its balls) and
- * whose steps cost step_us each, the smallest K with
- * fixed_us <= share * K * step_us, lowered so that
- * fixed_us + K * step_us <= budget_ms, and at most steps (0: open). Never
- * below 1. *reason gets "overhead" (the smallest K that pays off the fixed
- * cost), "budget" (lowered to the budget) or "steps" (the whole run in
- * one launch); *launch_ms (optional) the launch time it expects. */
-unsigned bcl_k_rule(double fixed_us, double step_us, uint64_t steps, double budget_ms, double share,
-                    const char **reason, double *launch_ms);
-/* The budget from $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS. A
- * value that is not a number of milliseconds from 0.1 to 600000 is an
- * input error naming the variable. */
-int bcl_launch_budget_env(double *ms, bcl_error *e);
-/* Parses a --launch-budget-ms value (what names the option or variable). */
-int bcl_launch_budget_parse(const char *text, const char *what, double *ms, bcl_error *e);
 
 typedef struct bcl_launch {
     bcl_local_mode mode;
-    size_t local;    /* 0 when the driver chooses */
-    const char *how; /* resolved: "auto", "driver", "tuned", "user" (a static string) */
-    char why[160];   /* resolved: how the local size was derived */
+    size_t local;               /* 0 when the driver chooses */
+    const char *how;            /* resolved: "auto", "driver", "tuned", "user" (a static string) */
+    char why[160];              /* resolved: how the local size was derived */
+    unsigned char reserved[32]; /* zero (the top of this header says why) */
 } bcl_launch;
-
-/* Parses --local: auto|driver|tuned|<n>. */
-int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e);
 
 /* What a caller asks for. Zero and NULL fields mean "choose": the plan then
  * takes what 'ballcl tune' stored for the device, else the documented
  * rules. */
 typedef struct bcl_plan_request {
-    const float *params;       /* the model's parameters (bcl_model_param_floats of them) */
-    size_t first;              /* index of the first ball of this plan in the whole state */
-    size_t balls;              /* N: balls of this plan */
-    uint64_t steps;            /* S; 0 with fused: the caller chooses the steps per run */
-    bcl_sync sync;             /* wait after every launch, or once at the end */
-    unsigned steps_per_launch; /* K; 0: tuned when stored, else the rule */
-    bool fused;                /* the k-step kernel even when K is 1 */
-    const char *variant;       /* NULL: tuned (with local tuned), else the rule; "" or
-                                  "base": the base kernel; else a variant of the program */
-    bcl_launch launch;         /* from bcl_local_parse: auto, driver, tuned or a size */
-    bool local_given;          /* launch was chosen (--local, even auto): with K and
-                                  variant, what the tuned rule looks at */
-    bool take_tuned;           /* the tuned record whole, when stored: what
-                                  bcl_plan_tuned_rule says for a run (a group sets it);
-                                  the measuring code sets it as it needs */
-    double launch_budget_ms;   /* the K rule's budget; 0: BCL_LAUNCH_BUDGET_MS */
+    const float *params;        /* the model's parameters (bcl_model_param_floats of them) */
+    size_t first;               /* index of the first ball of this plan in the whole state */
+    size_t balls;               /* N: balls of this plan */
+    uint64_t steps;             /* S; 0 with fused: the caller chooses the steps per run */
+    bcl_sync sync;              /* wait after every launch, or once at the end */
+    unsigned steps_per_launch;  /* K; 0: tuned when stored, else the rule */
+    bool fused;                 /* the k-step kernel even when K is 1 */
+    const char *variant;        /* NULL: tuned (with local tuned), else the rule; "" or
+                                   "base": the base kernel; else a variant of the program */
+    bcl_launch launch;          /* from bcl_local_parse: auto, driver, tuned or a size */
+    bool local_given;           /* launch was chosen (--local, even auto): with K and
+                                   variant, what the tuned rule looks at */
+    bool take_tuned;            /* the tuned record whole, when stored: what
+                                   bcl_plan_tuned_rule says for a run (a group sets it);
+                                   the measuring code sets it as it needs */
+    double launch_budget_ms;    /* the K rule's budget; 0: BCL_LAUNCH_BUDGET_MS */
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_plan_request;
 
 /*
@@ -397,31 +364,14 @@ typedef struct bcl_plan {
     bool untimed_launches;          /* bcl_sim_run reads no per-launch events
                                        (max_launch_ms stays 0): set by the launch-cost
                                        measurement, whose figure is the host clock */
+    unsigned char reserved[128];    /* zero (the top of this header says why) */
 } bcl_plan;
-
-/* Resolves r on context c into *p: K, variant, kernel and local size. An
- * unknown variant, or a local size beyond the kernel's limit, is an input
- * error. The tuned file is read once per context, at the first plan that
- * consults it. */
-int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e);
 
 /* A contiguous part of a run's balls. */
 typedef struct bcl_shard {
     size_t first, count;
+    unsigned char reserved[16]; /* zero (the top of this header says why) */
 } bcl_shard;
-
-/* The one check that n balls fit, done before anything is allocated for
- * them: n >= 1, the state fits the device's memory, and host_copies copies
- * of the state on the host (the state, a reference copy, a scratch copy...)
- * plus the device's own copy when the device is a CPU (its buffers live in
- * host memory) fit the memory this process may use. BCL_EXIT_INPUT naming
- * `what` and both sizes when they do not. */
-int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, const char *what,
-                   bcl_error *e);
-/* The memory this process may use on the host, in bytes: the machine's, or
- * its cgroup's limit when lower (0: unknown). What bcl_memory_fit checks
- * host copies against; an embedding program checks its own copies too. */
-uint64_t bcl_host_memory_bytes(void);
 
 /* ---- a simulation on the device ------------------------------------------ */
 
@@ -432,79 +382,27 @@ typedef struct bcl_sim_timing {
                          host_clock */
     double wall_ms;   /* host clock around the enqueues and the final wait */
     uint64_t launches;
-    bool host_clock;      /* the device's profiling failed its check (bcl_profiling_unusable
-                             says why): device_ms is the host's time */
-    double max_launch_ms; /* the longest kernel launch of the run, from its profiling event */
+    bool host_clock;            /* the device's profiling failed its check (bcl_profiling_unusable
+                                   says why): device_ms is the host's time */
+    double max_launch_ms;       /* the longest kernel launch of the run, from its profiling event */
+    unsigned char reserved[32]; /* zero (the top of this header says why) */
 } bcl_sim_timing;
-
-/* Allocates device buffers for n balls (split into several when one
- * allocation is too small) and uploads state (4 floats a ball, copied). n
- * is checked once, by bcl_memory_fit, before the caller allocates anything
- * for it; here a count the device cannot hold fails as the allocation does. */
-int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
-/* One launch of p's kernel over no balls, so that work a driver defers to
- * the first launch (PoCL compiles per local size) is not timed as a step.
- * *ms (optional) is its wall time. */
-int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e);
-/* Applies `steps` steps as plan p says; the state stays on the device. */
-int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
-/* bcl_sim_run, then the state read back into state (n balls), queued
- * behind the last launch so that the host waits once for both: one round
- * trip to the device fewer. t->wall_ms then includes the read-back;
- * device_ms, from the launches' events, does not. */
-int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
-                     bcl_error *e);
-/* The state check on the device (src/ocl/state_check.c): queues, behind what
- * is queued, a scan of the state the simulation holds for NaN and infinity
- * and the non-blocking read-back of its verdict into *flag (1: some float
- * is not finite; 0: all are). *flag holds the verdict once a call that
- * waits for the device (bcl_sim_run, bcl_sim_read, bcl_sim_finish)
- * returns, and must stay valid until then. It says whether, not where: a
- * caller that needs the ball scans the state on the host. */
-int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e);
-/* bcl_sim_run_read with bcl_sim_check_finite (when flag is not NULL)
- * queued between the last launch and the read-back: the host still waits
- * once, for the steps, the verdict and the state. */
-int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
-                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e);
-/* Reads the state back into state (n balls). */
-int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
-/* Uploads state again (to repeat a run from the same start). */
-int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
-/* Puts a state of n balls (any n >= 1) on the simulation and uploads it:
- * the buffers are kept when they hold n balls, else replaced by buffers for
- * n (the old ones freed first). The buffers are thus sized to the largest
- * state loaded (bcl_sim_capacity); runs and reads cover the n balls. After
- * a failure the simulation holds no balls until a load succeeds. */
-int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
-/* bcl_sim_load with the upload queued, not waited for: the host may work
- * meanwhile (the Python module checks the state for NaN then). state must
- * stay allocated and unchanged until a call that waits for the device
- * (bcl_sim_run, bcl_sim_read, bcl_sim_finish) returns. */
-int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e);
-/* Waits until everything queued for the simulation is done. */
-int bcl_sim_finish(bcl_sim *s, bcl_error *e);
-/* The balls the device buffers can hold (16 bytes each). */
-size_t bcl_sim_capacity(const bcl_sim *s);
-/* The number of device buffers the state is split into. */
-size_t bcl_sim_buffers(const bcl_sim *s);
-void bcl_sim_destroy(bcl_sim *s);
 
 /* ---- host memory for reading back ---------------------------------------- */
 
-/* Host memory the device's runtime allocates (a CL_MEM_ALLOC_HOST_PTR
- * buffer, mapped once for the buffer's life): page-locked on GPU drivers,
- * so that bcl_sim_read into it is a direct copy by the device's copy engine
- * (the survey's "pinned" transfer) rather than a copy through the driver's
- * own staging memory. On a CPU device it is ordinary host memory.
+/* Host memory the device's runtime allocates (bcl_group_host_buffer: a
+ * CL_MEM_ALLOC_HOST_PTR buffer, mapped once for the buffer's life):
+ * page-locked on GPU drivers, so that a read-back into it is a direct copy
+ * by the device's copy engine (the survey's "pinned" transfer) rather than
+ * a copy through the driver's own staging memory. On a CPU device it is
+ * ordinary host memory.
  *
- * A host buffer keeps what it needs of its context (the OpenCL queue and
- * context, retained), so it may outlive the bcl_context it was made from;
+ * A host buffer keeps what it needs of its device (the OpenCL queue and
+ * context, retained), so it may outlive the group it was made from;
  * bcl_host_buffer_destroy unmaps and releases it. Not thread-safe: one
  * thread uses a buffer at a time. bytes must not exceed the device's
  * largest allocation (bcl_device_info.max_alloc). */
 typedef struct bcl_host_buffer bcl_host_buffer;
-int bcl_host_buffer_create(bcl_context *c, size_t bytes, bcl_host_buffer **out, bcl_error *e);
 void *bcl_host_buffer_data(const bcl_host_buffer *b);
 size_t bcl_host_buffer_bytes(const bcl_host_buffer *b);
 void bcl_host_buffer_destroy(bcl_host_buffer *b);
@@ -516,6 +414,7 @@ void bcl_host_buffer_destroy(bcl_host_buffer *b);
 typedef struct bcl_mismatch {
     size_t ball;
     float want[4], got[4];
+    unsigned char reserved[16]; /* zero (the top of this header says why) */
 } bcl_mismatch;
 
 typedef struct bcl_validation {
@@ -524,6 +423,7 @@ typedef struct bcl_validation {
     uint64_t max_ulp;    /* largest ULP distance seen (UINT64_MAX for NaN) */
     size_t nreported;
     bcl_mismatch first[BCL_MAX_REPORTED_MISMATCHES];
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_validation;
 
 /* Runs the model's reference on a copy of init (n balls, `steps` steps, on
@@ -531,17 +431,13 @@ typedef struct bcl_validation {
  * 0. A mismatch is no error: v says so. init is left unchanged. */
 int bcl_validate(const bcl_model *m, const float *p, const float *init, const float *result,
                  size_t n, uint64_t steps, uint64_t tol_ulp, bcl_validation *v, bcl_error *e);
-/* Uploads init (all the simulation's balls), runs o->check_steps steps of
- * plan o, reads the result into scratch (as many balls) and validates it
- * into v. */
-int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
-                  float *scratch, bcl_validation *v, bcl_error *e);
 /* Where a state from finite input stopped being finite. */
 typedef struct bcl_overflow {
-    size_t ball;   /* the first ball with a non-finite value */
-    uint64_t step; /* the step that made it non-finite (from 1); 0 if unknown */
-    int component; /* 0..3: x, y, z, w */
-    float value;   /* inf, -inf or NaN */
+    size_t ball;                /* the first ball with a non-finite value */
+    uint64_t step;              /* the step that made it non-finite (from 1); 0 if unknown */
+    int component;              /* 0..3: x, y, z, w */
+    float value;                /* inf, -inf or NaN */
+    unsigned char reserved[32]; /* zero (the top of this header says why) */
 } bcl_overflow;
 /* Finds the first non-finite value of state (n balls after `steps` steps
  * of model m from init); false when all are finite. With init, it also
@@ -549,81 +445,6 @@ typedef struct bcl_overflow {
  * it step by step (init NULL: step 0, unknown). */
 bool bcl_find_overflow(const bcl_model *m, const float *p, const float *init, const float *state,
                        size_t n, uint64_t steps, bcl_overflow *o);
-
-/* ---- state files and pictures ------------------------------------------- */
-
-/* Reads an (N, 4) little-endian float32 C-order .npy v1.0 file. *state is
- * malloc'ed; the caller frees it. Every header defect and every non-finite
- * value is an input error naming the file. */
-int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
-/* The pieces of a state file for those who read and write it in slices
- * (an MPI run, each rank its own balls): the header of path checked as
- * bcl_npy_read checks it (and the file's size against the shape), giving
- * the ball count and the byte offset of the data, ball i at offset + 16 i;
- * the finite-value check of bcl_npy_read for balls [first, first + n)
- * held in state; and the header of a state file of n balls, copied
- * into out when size allows, its length returned either way. */
-int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e);
-int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first,
-                         bcl_error *e);
-size_t bcl_npy_header(size_t n, unsigned char *out, size_t size);
-
-/* The outputs of one command (docs/RELIABILITY.md, "Outputs"): each is
- * checked and gets its temporary file in its folder before any work
- * (bcl_outputs_add), the data goes to the temporaries (bcl_outputs_write,
- * bcl_npy_write_to), and bcl_outputs_commit replaces every destination or
- * none. An existing destination must be a regular file; a symbolic link is
- * followed and its target replaced. The temporaries are removed on any
- * failure, by bcl_outputs_discard, and on SIGINT, SIGTERM and SIGHUP once a
- * program called bcl_cleanup_install. The set, and every path given to it,
- * must outlive the commit or discard. */
-#define BCL_OUTPUTS_MAX 4
-typedef struct bcl_output {
-    const char *path; /* as given */
-    const char *what; /* the option, for messages ("--output"); may be NULL */
-    char *target;     /* the file replaced: path, or a symbolic link's target */
-    char *tmp;        /* the temporary beside target */
-    int fd;           /* open on tmp until the commit */
-    int slot;         /* in the signal clean-up registry, -1 when none */
-} bcl_output;
-typedef struct bcl_outputs {
-    bcl_output out[BCL_OUTPUTS_MAX];
-    size_t count;
-} bcl_outputs;
-
-/* Checks path as the next output (index count) and creates its temporary:
- * BCL_EXIT_INPUT naming what and path when it cannot be written. */
-int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_error *e);
-/* Appends len bytes to output i's temporary. */
-int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bcl_error *e);
-/* Flushes every temporary, then replaces every destination, or none (a
- * failed rename is undone). The set is empty afterwards, either way. */
-int bcl_outputs_commit(bcl_outputs *s, bcl_error *e);
-/* Removes every temporary; the destinations are untouched. Idempotent. */
-void bcl_outputs_discard(bcl_outputs *s);
-/* Writes n balls as a .npy file into output i of s. */
-int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);
-/* Installs the SIGINT/SIGTERM/SIGHUP handler that removes the temporaries
- * of unfinished outputs and exits with 128 + the signal (130, 143, 129). For
- * programs: the library never installs it itself. */
-void bcl_cleanup_install(void);
-
-#define BCL_SNAPSHOT_MAX_SIDE 4096
-
-typedef struct bcl_snapshot_opts {
-    unsigned width, height; /* pixels; 0 and 0: the longer side 800, the other by aspect */
-    bool has_box;           /* box is the model's box; else the balls' bounding box */
-    float box[4];           /* x0, y0, x1, y1 */
-} bcl_snapshot_opts;
-
-/* A PNG picture of the (x, y) of n balls into output i of an output set
- * (bcl_outputs_add): the box outlined, each ball a dot, darker where more
- * balls share a pixel. */
-int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,
-                          const bcl_snapshot_opts *o, bcl_error *e);
-/* Parses "WxH" (each 16 to BCL_SNAPSHOT_MAX_SIDE) for the option `what`. */
-int bcl_snapshot_size_parse(const char *text, const char *what, unsigned *w, unsigned *h,
-                            bcl_error *e);
 
 /* ---- the binary cache folder (docs/cache.md) ----------------------------- */
 
@@ -635,15 +456,16 @@ int bcl_cache_dir(char *out, size_t size, bcl_error *e);
 
 /* One program entry of the cache folder, as `ballcl cache list` shows it. */
 typedef struct bcl_cache_entry_info {
-    char file[128];     /* file name in the folder */
-    char key[65];       /* hex key from the file name */
-    char device[160];   /* from the header, printable characters only */
-    char platform[128]; /* idem */
-    char source[64];    /* kernel file the entry was built from */
-    uint64_t bytes;     /* file size */
-    int64_t mtime;      /* seconds since the epoch */
-    bool valid;         /* header, key and checksum check out */
-    char problem[128];  /* why not, when !valid */
+    char file[128];             /* file name in the folder */
+    char key[65];               /* hex key from the file name */
+    char device[160];           /* from the header, printable characters only */
+    char platform[128];         /* idem */
+    char source[64];            /* kernel file the entry was built from */
+    uint64_t bytes;             /* file size */
+    int64_t mtime;              /* seconds since the epoch */
+    bool valid;                 /* header, key and checksum check out */
+    char problem[128];          /* why not, when !valid */
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_cache_entry_info;
 
 /* Lists the program entries of dir (no other files), sorted by file name;
@@ -656,9 +478,56 @@ int bcl_cache_list(const char *dir, bcl_cache_entry_info **entries, size_t *coun
 int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *temporaries,
                     bcl_error *e);
 
-#ifdef __cplusplus
-}
-#endif
+/* ---- device capability survey (docs/SURVEY.md) ---------------------------- */
+
+typedef struct bcl_measure_opts {
+    unsigned repeats;           /* timed repeats (>= 1) */
+    uint64_t steps;             /* steps per repeat; 0: chosen so a repeat takes about repeat_ms */
+    double repeat_ms;           /* target duration of one repeat when steps is 0 */
+    uint64_t max_steps;         /* cap on the chosen steps (0: 1000000) */
+    unsigned char reserved[32]; /* zero (the top of this header says why) */
+} bcl_measure_opts;
+
+/* Progress of long work, for the caller to show; the library never prints. */
+typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
+
+/* The schema version this program writes. The reader also reads the older
+ * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
+ * version lacks is shown as absent) and refuses any other. */
+#define BCL_SURVEY_SCHEMA       "ballcl-survey/3"
+#define BCL_SURVEY_SCHEMA_V2    "ballcl-survey/2"
+#define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
+#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1, ballcl-survey/2 and ballcl-survey/3"
+
+typedef struct bcl_survey_opts {
+    bool quick;                /* smaller N, fewer repeats (for CI) */
+    size_t small_n;            /* balls of the "small" ball-step figure */
+    size_t sweep_n;            /* balls of the local size sweep */
+    size_t large_n;            /* balls of "large", copy and fused; 0: by device */
+    unsigned fused_k;          /* steps per launch of the fused figure */
+    unsigned build_repeats;    /* builds timed per build figure */
+    unsigned latency_repeats;  /* samples per latency figure */
+    bcl_measure_opts measure;  /* repeats and repeat length of every ball-step figure */
+    uint64_t seed;             /* PRNG seed of the random initial states */
+    const char *command;       /* the command line, recorded in the document */
+    const char *driver_caches; /* what bcl_survey_driver_caches_off said */
+    bcl_progress_fn progress;
+    void *progress_arg;
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
+} bcl_survey_opts;
+
+/* The documented defaults (docs/SURVEY.md), or the --quick ones. */
+void bcl_survey_opts_default(bcl_survey_opts *o, bool quick);
+/* Surveys the devices devs[0..n) into one survey document (schema
+ * BCL_SURVEY_SCHEMA), returned as indented JSON text in *json (malloc'ed,
+ * NUL-terminated): identity, limits and every measured figure of each
+ * device, each ball-step figure validated bit for bit before it is timed,
+ * for every model. A figure that cannot be measured is null with its error
+ * under "errors"; the others go on. *status is the worst outcome: BCL_OK,
+ * BCL_EXIT_MISMATCH or BCL_EXIT_RUNTIME. Returns non-zero only when out of
+ * memory. */
+int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts *o, char **json,
+                   int *status, bcl_error *e);
 
 /* ---- several devices in one run (docs/DESIGN.md, "Several devices") ------------ */
 
@@ -702,6 +571,7 @@ typedef struct bcl_group_opts {
     bcl_plan_request req;
     /* Target length of one timed calibration repeat (0: 30 ms). */
     double calibrate_ms;
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_group_opts;
 
 /* One device of a group, as the report shows it. */
@@ -710,29 +580,31 @@ typedef struct bcl_group_member {
     int index;         /* position in the device list (the fault target) */
     char selector[24]; /* "P:D" */
     bcl_build_report build;
-    bcl_plan plan;        /* for its shard once split */
-    bcl_shard shard;      /* balls of the whole state; count 0: none */
-    double share;         /* shard.count / the group's balls */
-    double rate;          /* ball-steps/s the split weighed it by */
-    double launch_ms;     /* overhead per launch the split counted (0 when tuned) */
-    const char *rate_how; /* "tuned", "calibrated", "only device" */
-    double calibrate_ms;  /* what measuring it cost (0: not measured) */
-    bcl_split_why why;    /* BCL_SPLIT_USED, or why it got no balls */
-    char excluded[256];   /* that reason in words; "" when it has balls */
-    size_t buffers;       /* device buffers of its shard */
-    double first_launch_ms; /* the warm-up launch of its plan; 0 when none was needed */
-    char tuned_note[200];   /* whether the stored tuned record was used, and why not
-                               (bcl_plan_tuned_note); "" when none is stored */
-    unsigned long plan_gen; /* counts the plans resolved for it: unchanged, the plan is
-                               the previous run's */
-    bcl_sim_timing timing;  /* of the last bcl_group_run, or summed over bcl_group_exec */
-    double wait_ms;        /* from its end to the slowest device's end */
-    bcl_validation v;      /* of its shard (ball indices of the whole state) */
+    bcl_plan plan;               /* for its shard once split */
+    bcl_shard shard;             /* balls of the whole state; count 0: none */
+    double share;                /* shard.count / the group's balls */
+    double rate;                 /* ball-steps/s the split weighed it by */
+    double launch_ms;            /* overhead per launch the split counted (0 when tuned) */
+    const char *rate_how;        /* "tuned", "calibrated", "only device" */
+    double calibrate_ms;         /* what measuring it cost (0: not measured) */
+    bcl_split_why why;           /* BCL_SPLIT_USED, or why it got no balls */
+    char excluded[256];          /* that reason in words; "" when it has balls */
+    size_t buffers;              /* device buffers of its shard */
+    double first_launch_ms;      /* the warm-up launch of its plan; 0 when none was needed */
+    char tuned_note[200];        /* whether the stored tuned record was used, and why not
+                                    (bcl_plan_tuned_note); "" when none is stored */
+    unsigned long plan_gen;      /* counts the plans resolved for it: unchanged, the plan is
+                                    the previous run's */
+    bcl_sim_timing timing;       /* of the last bcl_group_run, or summed over bcl_group_exec */
+    double wait_ms;              /* from its end to the slowest device's end */
+    bcl_validation v;            /* of its shard (ball indices of the whole state) */
+    unsigned char reserved[128]; /* zero (the top of this header says why) */
 } bcl_group_member;
 
 typedef struct bcl_group_timing {
     double wall_ms; /* first device's start to the last one's end */
     uint64_t steps;
+    unsigned char reserved[32]; /* zero (the top of this header says why) */
 } bcl_group_timing;
 
 /* Whether n balls can run on devs together, checked before anything is
@@ -771,9 +643,125 @@ int bcl_group_validate(bcl_group *g, const float *init, const float *result, uin
                        uint64_t tol_ulp, bcl_validation *total, bcl_error *e);
 size_t bcl_group_size(const bcl_group *g);
 const bcl_group_member *bcl_group_member_at(const bcl_group *g, size_t i);
-/* The simulation of member i's shard once loaded (NULL without balls), for
- * timing it alone. */
-bcl_sim *bcl_group_sim(bcl_group *g, size_t i);
 void bcl_group_close(bcl_group *g);
+/* Host memory of the group's first device's runtime to read its state
+ * into (a CL_MEM_ALLOC_HOST_PTR buffer, mapped for its life): page-locked
+ * on GPU drivers, so that the read-back is a direct copy by the device's
+ * copy engine. It may outlive the group. */
+int bcl_group_host_buffer(bcl_group *g, size_t bytes, bcl_host_buffer **out, bcl_error *e);
+
+/* ---- the one run (docs/DESIGN.md, "One run path") ------------------------- */
+
+/* What bcl_group_exec does: the run of every caller (the CLI on one device
+ * or several, under MPI, Python's run and Context). Zero fields are off. */
+typedef struct bcl_exec {
+    uint64_t steps;
+    /* A new request for this run (steps, K, local size, variant, sync), the
+     * parameters and range staying the group's; NULL: the group's with
+     * `steps`. Plans are resolved again only when it differs. */
+    const bcl_plan_request *req;
+    /* Uploaded before the steps (load_balls balls from ball `first` of the
+     * range; a new count cuts the range again); NULL: the devices continue
+     * from the state they hold. load_async: the upload is queued, and
+     * `load` must stay put until the call returns; load_check: the device
+     * checks it for NaN and infinity (bcl_exec_result.input_bad). */
+    const float *load;
+    size_t load_balls;
+    bool load_async, load_check;
+    /* The state after the steps is read into out (the range), queued
+     * behind the last launch so that the host waits once; NULL: it stays on
+     * the devices. */
+    float *out;
+    bool read_apart; /* read back after the steps' timing ends (a report that
+                        times the steps alone), not queued behind them */
+    /* The state before the steps (the range), for validation and for the
+     * step of an overflow; NULL: neither. */
+    const float *init;
+    bool validate;
+    uint64_t tol_ulp;
+    /* A state from finite input that ends non-finite is an input error
+     * naming the ball and step (the devices check it on the way back);
+     * overflow_note is added to the message ("; output not written"). */
+    bool check_overflow;
+    const char *overflow_note;
+    /* Steps in chunks of launches, each chunk twice the last until one
+     * lasts chunk_ms (0: one chunk); between(arg) runs after each chunk but
+     * the last and after each slice of the validation: non-zero stops the
+     * run (bcl_group_exec returns BCL_EXEC_STOPPED). */
+    double chunk_ms;
+    int (*between)(void *arg);
+    /* After the steps and before the read-back, always, with the run's
+     * status; returns the status to go on with (MPI: a barrier and the
+     * ranks' verdict). */
+    int (*ran)(void *arg, int rc, bcl_error *e);
+    void *arg;
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
+} bcl_exec;
+
+/* bcl_group_exec's return when between() stopped it. */
+#define BCL_EXEC_STOPPED (-1)
+
+typedef struct bcl_exec_result {
+    double wall_ms;         /* the steps: first device's start to the last one's end,
+                               summed over the chunks */
+    double device_ms;       /* the slowest member's device time (profiling) */
+    uint64_t launches;      /* the most launches of a member */
+    bool host_clock;        /* a member's profiling failed its check */
+    double max_launch_ms;   /* the longest launch of any member */
+    double first_launch_ms; /* the longest warm-up launch (0: none needed) */
+    bool plan_reused;       /* every member ran the plan of the previous exec */
+    bool input_bad;         /* load_check: the devices found NaN or infinity in the load
+                               (the steps ran; nothing was validated) */
+    bcl_validation v;       /* all members' (ball indices of the whole state) */
+} bcl_exec_result;
+
+/* Runs x on the group, loaded (bcl_group_load) or loading x->load: the one
+ * run path. Members' timing, validation and plans say what each did. */
+int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e);
+
+/* ---- the sizes the reserves keep (see the top) ---------------------------- */
+
+#ifdef __cplusplus
+#define BCL_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define BCL_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+/* Pinned where pointers and size_t are 8 bytes (LP64: Linux and macOS on
+ * x86-64 and arm64); other data models have their own sizes, not pinned. */
+#if UINTPTR_MAX == 0xffffffffffffffffu && SIZE_MAX == 0xffffffffffffffffu
+#define BCL_SIZE(type, bytes)                                                                      \
+    BCL_STATIC_ASSERT(sizeof(type) == (bytes), #type " changed size: take new fields from "        \
+                                                     "its reserve")
+BCL_SIZE(bcl_error, 1232);
+BCL_SIZE(bcl_device_info, 2176);
+BCL_SIZE(bcl_device_list, 1104);
+BCL_SIZE(bcl_param, 64);
+BCL_SIZE(bcl_model, 144);
+BCL_SIZE(bcl_context_opts, 64);
+BCL_SIZE(bcl_build_report, 864);
+BCL_SIZE(bcl_launch_costs, 336);
+BCL_SIZE(bcl_launch, 216);
+BCL_SIZE(bcl_plan_request, 352);
+BCL_SIZE(bcl_plan, 1936);
+BCL_SIZE(bcl_shard, 32);
+BCL_SIZE(bcl_sim_timing, 72);
+BCL_SIZE(bcl_mismatch, 56);
+BCL_SIZE(bcl_validation, 376);
+BCL_SIZE(bcl_overflow, 56);
+BCL_SIZE(bcl_cache_entry_info, 768);
+BCL_SIZE(bcl_measure_opts, 64);
+BCL_SIZE(bcl_survey_opts, 216);
+BCL_SIZE(bcl_group_opts, 496);
+BCL_SIZE(bcl_group_member, 3984);
+BCL_SIZE(bcl_group_timing, 48);
+BCL_SIZE(bcl_exec, 192);
+BCL_SIZE(bcl_exec_result, 432);
+#undef BCL_SIZE
+#endif
+#undef BCL_STATIC_ASSERT
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,7 +20,14 @@
 #include <numpy/arrayobject.h>
 
 #include "ballcl/ballcl.h"
-#include "ballcl/measure.h"
+/* For now the module also reaches the library's internal side (contexts,
+ * plans, simulations, the survey's extras), until it runs on the public
+ * run API alone. */
+#include "measure/measure.h"
+#include "ocl/ocl.h"
+#include "run/run.h"
+#include "survey/survey.h"
+#include "util/util.h"
 
 /* A return code of the run functions beyond the BCL_EXIT_* classes: a
  * Python exception (KeyboardInterrupt, from a signal) is pending. */

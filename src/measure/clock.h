@@ -4,7 +4,7 @@
 #ifndef BALLCL_CLOCK_H
 #define BALLCL_CLOCK_H
 
-#include "ballcl/measure.h"
+#include "measure/measure.h"
 
 #include <CL/cl.h>
 

@@ -1,10 +1,10 @@
-/* Measurement and tuning, internal side (the public side is
- * ballcl/measure.h): statistics, whole measurements, launch latency, the
+/* Measurement and tuning, internal side (what tools/ uses is in
+ * measure/measure.h): statistics, whole measurements, launch latency, the
  * tuner's local-size lists and the tuned record's file. */
 #ifndef BALLCL_TIMING_H
 #define BALLCL_TIMING_H
 
-#include "ballcl/measure.h"
+#include "measure/measure.h"
 #include "run/run.h"
 #include "measure/clock.h"
 

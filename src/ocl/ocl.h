@@ -11,7 +11,7 @@
 #include <CL/cl.h>
 
 #include "ballcl/ballcl.h"
-#include "ballcl/measure.h"
+#include "measure/measure.h"
 #include "util/util.h"
 
 /* Name of an OpenCL status ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR(-n)"
@@ -90,5 +90,26 @@ extern const char bcl_state_check_source[];
 int bcl_kernel_dir(char *out, size_t size, bcl_error *e);
 /* Reads cl/<file> into a malloc'ed NUL-terminated string. */
 int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e);
+
+/* ---- what tools/ and the tests use beside the installed header ---------- */
+
+/* "cpu", "gpu", "accelerator" or "other". */
+const char *bcl_device_type_name(uint64_t type);
+/* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
+ * or NULL with e set (the query failed, or out of memory). */
+char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
+/* Creates a context, a profiling queue and the model's built program on
+ * dev (rep, optional, says how the program was obtained). dev is copied. */
+int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
+                       bcl_context **out, bcl_build_report *rep, bcl_error *e);
+/* Stores the built program in the binary cache (once; a no-op when it came
+ * from the cache or the cache is off). Call it after the first launch:
+ * PoCL adds the code it compiles at a launch to the binary. A failure to
+ * write is no error: it goes into rep->warning (rep may be NULL).
+ * bcl_context_destroy stores too if this was never called. */
+void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
+void bcl_context_destroy(bcl_context *c);
+/* The options every kernel is built with. */
+const char *bcl_build_options(void);
 
 #endif

@@ -92,6 +92,11 @@ void bcl_launch_costs_keep(bcl_context *c);
 void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *fixed_us,
                                double *step_us);
 
+/* ---- host memory for reading back (host_buffer.c) ---- */
+
+/* A host buffer of c's device (ballcl/ballcl.h, bcl_group_host_buffer). */
+int bcl_host_buffer_create(bcl_context *c, size_t bytes, bcl_host_buffer **out, bcl_error *e);
+
 /* ---- the tuned rule (plan.c) ---- */
 
 /* The tuned rule of every run (docs/PERFORMANCE.md): the record 'ballcl
@@ -137,5 +142,93 @@ uint64_t bcl_ulp_distance(float a, float b);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
                  bcl_validation *v);
+
+/* ---- what tools/ and the tests use beside the installed header ---------- */
+
+/* The K rule (pure; docs/PERFORMANCE.md): for a launch whose fixed cost
+ * is fixed_us (the launch overhead plus loading and storing its balls) and
+ * whose steps cost step_us each, the smallest K with
+ * fixed_us <= share * K * step_us, lowered so that
+ * fixed_us + K * step_us <= budget_ms, and at most steps (0: open). Never
+ * below 1. *reason gets "overhead" (the smallest K that pays off the fixed
+ * cost), "budget" (lowered to the budget) or "steps" (the whole run in
+ * one launch); *launch_ms (optional) the launch time it expects. */
+unsigned bcl_k_rule(double fixed_us, double step_us, uint64_t steps, double budget_ms, double share,
+                    const char **reason, double *launch_ms);
+/* The budget from $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS. A
+ * value that is not a number of milliseconds from 0.1 to 600000 is an
+ * input error naming the variable. */
+int bcl_launch_budget_env(double *ms, bcl_error *e);
+/* Parses a --launch-budget-ms value (what names the option or variable). */
+int bcl_launch_budget_parse(const char *text, const char *what, double *ms, bcl_error *e);
+
+/* Parses --local: auto|driver|tuned|<n>. */
+int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e);
+/* Resolves r on context c into *p: K, variant, kernel and local size. An
+ * unknown variant, or a local size beyond the kernel's limit, is an input
+ * error. The tuned file is read once per context, at the first plan that
+ * consults it. */
+int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e);
+
+/* The one check that n balls fit, done before anything is allocated for
+ * them: n >= 1, the state fits the device's memory, and host_copies copies
+ * of the state on the host (the state, a reference copy, a scratch copy...)
+ * plus the device's own copy when the device is a CPU (its buffers live in
+ * host memory) fit the memory this process may use. BCL_EXIT_INPUT naming
+ * `what` and both sizes when they do not. */
+int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, const char *what,
+                   bcl_error *e);
+/* Allocates device buffers for n balls (split into several when one
+ * allocation is too small) and uploads state (4 floats a ball, copied). n
+ * is checked once, by bcl_memory_fit, before the caller allocates anything
+ * for it; here a count the device cannot hold fails as the allocation does. */
+int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
+/* One launch of p's kernel over no balls, so that work a driver defers to
+ * the first launch (PoCL compiles per local size) is not timed as a step.
+ * *ms (optional) is its wall time. */
+int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e);
+/* Applies `steps` steps as plan p says; the state stays on the device. */
+int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
+/* bcl_sim_run, then the state read back into state (n balls), queued
+ * behind the last launch so that the host waits once for both: one round
+ * trip to the device fewer. t->wall_ms then includes the read-back;
+ * device_ms, from the launches' events, does not. */
+int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
+                     bcl_error *e);
+/* The state check on the device (src/ocl/state_check.c): queues, behind what
+ * is queued, a scan of the state the simulation holds for NaN and infinity
+ * and the non-blocking read-back of its verdict into *flag (1: some float
+ * is not finite; 0: all are). *flag holds the verdict once a call that
+ * waits for the device (bcl_sim_run, bcl_sim_read, bcl_sim_finish)
+ * returns, and must stay valid until then. It says whether, not where: a
+ * caller that needs the ball scans the state on the host. */
+int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e);
+/* bcl_sim_run_read with bcl_sim_check_finite (when flag is not NULL)
+ * queued between the last launch and the read-back: the host still waits
+ * once, for the steps, the verdict and the state. */
+int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
+                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e);
+/* Reads the state back into state (n balls). */
+int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
+/* Uploads state again (to repeat a run from the same start). */
+int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
+/* Puts a state of n balls (any n >= 1) on the simulation and uploads it:
+ * the buffers are kept when they hold n balls, else replaced by buffers for
+ * n (the old ones freed first). The buffers are thus sized to the largest
+ * state loaded (bcl_sim_capacity); runs and reads cover the n balls. After
+ * a failure the simulation holds no balls until a load succeeds. */
+int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
+/* bcl_sim_load with the upload queued, not waited for: the host may work
+ * meanwhile (the Python module checks the state for NaN then). state must
+ * stay allocated and unchanged until a call that waits for the device
+ * (bcl_sim_run, bcl_sim_read, bcl_sim_finish) returns. */
+int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e);
+/* Waits until everything queued for the simulation is done. */
+int bcl_sim_finish(bcl_sim *s, bcl_error *e);
+/* The balls the device buffers can hold (16 bytes each). */
+size_t bcl_sim_capacity(const bcl_sim *s);
+/* The number of device buffers the state is split into. */
+size_t bcl_sim_buffers(const bcl_sim *s);
+void bcl_sim_destroy(bcl_sim *s);
 
 #endif

@@ -5,7 +5,7 @@
  * fields, and a field added here reaches both.
  */
 #include "ocl/ocl.h"
-#include <ballcl/measure.h>
+#include "survey/survey.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* The survey, internal side: the JSON document it builds (jansson), shared
  * by its measuring, describing and reading parts and by the tests. The
- * public side (ballcl/measure.h) hands documents out as text. */
+ * public side (bcl_survey_run, ballcl/ballcl.h) hands documents out as text. */
 #ifndef BALLCL_SURVEY_H
 #define BALLCL_SURVEY_H
 
-#include "ballcl/measure.h"
+#include "measure/measure.h"
 
 #include <jansson.h>
 
@@ -54,5 +54,26 @@ size_t bcl_survey_flag(json_t *dev);
  * labels the messages. BCL_EXIT_INPUT with a one-line message on any
  * defect; else *out is the document (the caller decrefs it). */
 int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out, bcl_error *e);
+
+/* ---- what tools/ and the tests use beside the installed header ---------- */
+
+/* Turns the drivers' own program caches off for this process
+ * (POCL_KERNEL_CACHE=0, CUDA_CACHE_DISABLE=1), leaving any value the user
+ * set, and writes what holds into note. Must run before the first OpenCL
+ * call: drivers read these once, when they start. */
+void bcl_survey_driver_caches_off(char *note, size_t size);
+/* The facts of device d as a survey records them, without measuring:
+ * a JSON object (malloc'ed text) with "selector", "identity", "limits" and
+ * "capabilities" (docs/SURVEY.md); `ballcl devices` shows these. */
+int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e);
+/* Every OpenCL platform, those that list no device included, as a JSON
+ * array (malloc'ed text) of objects with "index", "name", "vendor",
+ * "version", "status" (of clGetDeviceIDs), "devices" and "hint" (a setting
+ * the driver is known to need, or null). No platform: "[]". */
+int bcl_platforms_describe(char **json, bcl_error *e);
+/* Reads the survey file at path and checks it (valid JSON, the schema,
+ * every required key with its type); *json is its text (malloc'ed,
+ * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */
+int bcl_survey_load(const char *path, char **json, bcl_error *e);
 
 #endif

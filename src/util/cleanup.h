@@ -16,4 +16,11 @@ void bcl_cleanup_unblock(const void *old);
 void bcl_cleanup_commit_begin(void);
 void bcl_cleanup_commit_end(void);
 
+/* ---- what tools/ and the tests use beside the installed header ---------- */
+
+/* Installs the SIGINT/SIGTERM/SIGHUP handler that removes the temporaries
+ * of unfinished outputs and exits with 128 + the signal (130, 143, 129). For
+ * programs: the library never installs it itself. */
+void bcl_cleanup_install(void);
+
 #endif

@@ -53,4 +53,27 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
 /* strerror, with words for BCL_READ_NOT_REGULAR. */
 const char *bcl_read_error(int err);
 
+/* ---- what tools/ and the tests use beside the installed header ---------- */
+
+/* Sets the error (the first error wins) and returns its code. */
+int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Copies in to out (size bytes, NUL-terminated) for a terminal: each
+ * control character (C0 below 0x20, DEL 0x7f, and the C1 controls U+0080
+ * to U+009F) and each byte that is not part of well-formed UTF-8 is written
+ * as \xNN, byte by byte; printable UTF-8 is kept. Text from users, files
+ * and drivers shown on a terminal goes through it (bcl_fail does it to
+ * every message). Never cuts a character in half. Returns the length
+ * written. */
+size_t bcl_escape(const char *in, char *out, size_t size);
+
+/* Parses a whole decimal number in [min, max] for the option `what`:
+ * BCL_OK, or BCL_EXIT_INPUT with a message naming `what`. */
+int bcl_parse_u64(const char *text, const char *what, uint64_t min, uint64_t max, uint64_t *out,
+                  bcl_error *e);
+
+/* The memory this process may use on the host, in bytes: the machine's, or
+ * its cgroup's limit when lower (0: unknown). What bcl_memory_fit and
+ * bcl_group_memory_fit check host copies against. */
+uint64_t bcl_host_memory_bytes(void);
+
 #endif

@@ -9,6 +9,8 @@
  */
 #include "bench.h"
 
+#include "job/job.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -6,7 +6,16 @@
 #define BALLCL_CLI_H
 
 #include "ballcl/ballcl.h"
-#include "ballcl/measure.h"
+/* The library's internal side the program uses (never installed): errors
+ * and parsing, contexts, plans and simulations, state files and outputs,
+ * the measuring engine, the survey's extras. */
+#include "files/files.h"
+#include "measure/measure.h"
+#include "ocl/ocl.h"
+#include "run/run.h"
+#include "survey/survey.h"
+#include "util/cleanup.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <jansson.h>

@@ -3,8 +3,8 @@
  * process (cmd_run.c, on one device or several), its report
  * (run_report.c) and the run under MPI (run_ranks.c).
  */
-#ifndef BALLCL_RUN_H
-#define BALLCL_RUN_H
+#ifndef BALLCL_CLI_RUN_H
+#define BALLCL_CLI_RUN_H
 
 #include "options.h"
 

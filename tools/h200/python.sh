@@ -3,8 +3,8 @@
 # build/python is built for the build machine's python3 (Debian 12: 3.11);
 # an extension module is tied to one Python minor version, so on a host with
 # another python3 this rebuilds the extension from python/ballcl/*.c for the
-# host's interpreter (its headers and NumPy are needed), linked to the
-# build's libballcl.so, then runs examples/seed_done_right.py on the GPU,
+# host's interpreter (its headers and NumPy are needed), with the
+# build's libballcl.a linked in, then runs examples/seed_done_right.py on the GPU,
 # and tools/compare_python.py: ballcl.run and a Context beside NumPy, CuPy
 # (naive and a RawKernel) and PyOpenCL where they import, bit for bit.
 # No network and no meson-python are needed (the pip way is for machines
@@ -25,8 +25,8 @@ mkdir -p "$out"
 dev=${BALLCL_H200_DEVICE:-nvidia}
 py=${PYTHON:-python3}
 # The kernels from the source tree: the build tree's module finds its own
-# beside it (build/python/ballcl/cl), but one rebuilt here links
-# libballcl.so, which has none beside it.
+# beside it (build/python/ballcl/cl), but one rebuilt here has
+# none beside it.
 export BALLCL_KERNEL_DIR=$PWD/cl
 {
     date -u +%Y-%m-%dT%H:%M:%SZ

@@ -1,22 +1,18 @@
-/*
- * ballcl — the measuring API, beside the core of ballcl/ballcl.h: timing a
- * plan or the host loops (bench), the tuner and its stored record (tune),
- * and the device capability survey (survey). Every figure comes from a
- * configuration validated bit for bit first (docs/BENCHMARK.md,
- * docs/SURVEY.md).
+/* Measurement and tuning for tools/ (bench, tune, survey), not in the
+ * installed header: timing a plan or the host loops, the add-rate bound,
+ * the tuner and its stored record, the sweep of the defaults. Every figure
+ * comes from a configuration validated bit for bit first
+ * (docs/BENCHMARK.md). The internal side of the measuring code beside it is
+ * measure/timing.h.
  *
  * Lifetimes: a bcl_timer belongs to the simulation (or host state) it
  * times and is freed before it; a bcl_tune_result owns its candidates
- * (bcl_tune_result_free); survey text is malloc'ed for the caller.
- */
-#ifndef BALLCL_MEASURE_H
-#define BALLCL_MEASURE_H
+ * (bcl_tune_result_free). */
+#ifndef BALLCL_MEASURE_MEASURE_H
+#define BALLCL_MEASURE_MEASURE_H
 
 #include "ballcl/ballcl.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "files/files.h"
 
 /* ---- timing (docs/BENCHMARK.md) ------------------------------------------ */
 
@@ -24,13 +20,6 @@ typedef struct bcl_stats {
     double median, min, max;
     unsigned count;
 } bcl_stats;
-
-typedef struct bcl_measure_opts {
-    unsigned repeats;   /* timed repeats (>= 1) */
-    uint64_t steps;     /* steps per repeat; 0: chosen so a repeat takes about repeat_ms */
-    double repeat_ms;   /* target duration of one repeat when steps is 0 */
-    uint64_t max_steps; /* cap on the chosen steps (0: 1000000) */
-} bcl_measure_opts;
 
 typedef struct bcl_measurement {
     bcl_stats device_us; /* per step, from profiling events (first start to last end) */
@@ -136,9 +125,6 @@ typedef struct bcl_tuned {
      * the other entry stays, and the dropped one's rate is calibrated. */
     char damaged[640];
 } bcl_tuned;
-
-/* Progress of long work, for the caller to show; the library never prints. */
-typedef void (*bcl_progress_fn)(void *arg, unsigned done, unsigned total, const char *what);
 
 /* ---- the defaults against a sweep (docs/PERFORMANCE.md) ------------------ */
 
@@ -285,65 +271,16 @@ typedef struct bcl_tuned_file_info {
  * empty list. A file that does not parse is listed with its problem. */
 int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
 
-/* ---- device capability survey (docs/SURVEY.md) ---------------------------- */
-
-/* The schema version this program writes. The reader also reads the older
- * versions named in BCL_SURVEY_SCHEMAS_READ (docs/SURVEY.md: a figure a
- * version lacks is shown as absent) and refuses any other. */
-#define BCL_SURVEY_SCHEMA       "ballcl-survey/3"
-#define BCL_SURVEY_SCHEMA_V2    "ballcl-survey/2"
-#define BCL_SURVEY_SCHEMA_V1    "ballcl-survey/1"
-#define BCL_SURVEY_SCHEMAS_READ "ballcl-survey/1, ballcl-survey/2 and ballcl-survey/3"
-
-typedef struct bcl_survey_opts {
-    bool quick;                /* smaller N, fewer repeats (for CI) */
-    size_t small_n;            /* balls of the "small" ball-step figure */
-    size_t sweep_n;            /* balls of the local size sweep */
-    size_t large_n;            /* balls of "large", copy and fused; 0: by device */
-    unsigned fused_k;          /* steps per launch of the fused figure */
-    unsigned build_repeats;    /* builds timed per build figure */
-    unsigned latency_repeats;  /* samples per latency figure */
-    bcl_measure_opts measure;  /* repeats and repeat length of every ball-step figure */
-    uint64_t seed;             /* PRNG seed of the random initial states */
-    const char *command;       /* the command line, recorded in the document */
-    const char *driver_caches; /* what bcl_survey_driver_caches_off said */
-    bcl_progress_fn progress;
-    void *progress_arg;
-} bcl_survey_opts;
-
-/* The documented defaults (docs/SURVEY.md), or the --quick ones. */
-void bcl_survey_opts_default(bcl_survey_opts *o, bool quick);
-/* Turns the drivers' own program caches off for this process
- * (POCL_KERNEL_CACHE=0, CUDA_CACHE_DISABLE=1), leaving any value the user
- * set, and writes what holds into note. Must run before the first OpenCL
- * call: drivers read these once, when they start. */
-void bcl_survey_driver_caches_off(char *note, size_t size);
-/* Surveys the devices devs[0..n) into one survey document (schema
- * BCL_SURVEY_SCHEMA), returned as indented JSON text in *json (malloc'ed,
- * NUL-terminated): identity, limits and every measured figure of each
- * device, each ball-step figure validated bit for bit before it is timed,
- * for every model. A figure that cannot be measured is null with its error
- * under "errors"; the others go on. *status is the worst outcome: BCL_OK,
- * BCL_EXIT_MISMATCH or BCL_EXIT_RUNTIME. Returns non-zero only when out of
- * memory. */
-int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts *o, char **json,
-                   int *status, bcl_error *e);
-/* The facts of device d as a survey records them, without measuring:
- * a JSON object (malloc'ed text) with "selector", "identity", "limits" and
- * "capabilities" (docs/SURVEY.md); `ballcl devices` shows these. */
-int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e);
-/* Every OpenCL platform, those that list no device included, as a JSON
- * array (malloc'ed text) of objects with "index", "name", "vendor",
- * "version", "status" (of clGetDeviceIDs), "devices" and "hint" (a setting
- * the driver is known to need, or null). No platform: "[]". */
-int bcl_platforms_describe(char **json, bcl_error *e);
-/* Reads the survey file at path and checks it (valid JSON, the schema,
- * every required key with its type); *json is its text (malloc'ed,
- * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */
-int bcl_survey_load(const char *path, char **json, bcl_error *e);
-
-#ifdef __cplusplus
-}
-#endif
+/* Writes the launch costs this context measured for the K rule beside the
+ * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
+ * from there, or the cache is off. Call it after the run's own files are
+ * written, to warn when it fails (failing is harmless: the next process
+ * measures again); bcl_context_destroy does it, silently, if never called. */
+int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
+/* Uploads init (all the simulation's balls), runs o->check_steps steps of
+ * plan o, reads the result into scratch (as many balls) and validates it
+ * into v. */
+int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
+                  float *scratch, bcl_validation *v, bcl_error *e);
 
 #endif
