@@ -234,16 +234,17 @@ static int run(job *j, bcl_error *e)
     return ranks_verdict(rc, e);
 }
 
-/* All ranks' validations into one on rank 0 (ranks hold ascending
- * ranges), by the library's one merge; the others keep their own. */
+/* All ranks' validations into one (ranks hold ascending ranges), by the
+ * library's one merge on rank 0, then on every rank: one verdict. */
 static void reduce_validation(job *j, bcl_validation *all)
 {
     bcl_validation *each = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *each) : NULL;
     ranks_gather(&j->v, sizeof j->v, each);
-    *all = ranks_rank() == 0 ? (bcl_validation){0} : j->v;
+    *all = (bcl_validation){0};
     for (int r = 0; each && r < ranks_size(); r++)
         bcl_validation_merge(all, &each[r]);
     free(each);
+    ranks_bcast(all, sizeof *all);
 }
 
 /* This rank's devices for the report. */
