@@ -72,10 +72,6 @@ int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out
  * for a context given its own folder. */
 int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
                       bcl_tuned *t, bcl_error *e);
-/* The device key: SHA-256 (hex, first 32 digits) of the platform name and
- * version, device name, vendor and version, driver version and address
- * bits, so a driver update invalidates tuned results. */
-int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
 /* The add-rate bound in one call (docs/PERFORMANCE.md): mo->repeats
  * repeats of every chain count (bcl_add_timer_*), the survey's figure. */

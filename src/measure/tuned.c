@@ -30,17 +30,6 @@
 /* A tuned file lists a few hundred candidates at most. */
 #define MAX_TUNED_BYTES ((uint64_t)16 << 20)
 
-int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
-{
-    unsigned char id[32];
-    int rc = bcl_device_speed_identity(d, id, e);
-    if (rc)
-        return rc;
-    for (unsigned i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", id[i]);
-    return BCL_OK;
-}
-
 /* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
 static int tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
                          char *out, size_t size, bcl_error *e)

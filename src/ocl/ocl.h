@@ -14,14 +14,6 @@
 #include "ballcl/measure.h"
 #include "util/util.h"
 
-/* Name of an OpenCL status ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR(-n)"
- * written into a static per-thread buffer for unknown codes. */
-const char *bcl_cl_status_name(cl_int status);
-/* A short hint for a status (may be ""). */
-const char *bcl_cl_status_hint(cl_int status);
-/* Parses a status name back to its value; false if unknown. */
-bool bcl_cl_status_parse(const char *name, cl_int *out);
-
 /* A parsed device selector (docs/DESIGN.md, "Devices"). */
 typedef enum { BCL_SEL_DEFAULT, BCL_SEL_INDEX, BCL_SEL_TYPE, BCL_SEL_NAME } bcl_sel_kind;
 typedef struct bcl_selector {
@@ -54,6 +46,10 @@ int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_err
  * (POCL_MAX_PTHREAD_COUNT), a partitioned GPU or one at another clock has
  * never been measured. */
 int bcl_device_speed_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e);
+/* The device key of the tuned and launch-cost files: the first 32 hex
+ * digits of bcl_device_speed_identity, so a driver update, or other compute
+ * units or clock, starts afresh. */
+int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
 const bcl_device_info *bcl_context_device(const bcl_context *c);
 const bcl_model *bcl_context_model(const bcl_context *c);

@@ -313,6 +313,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
     memset(slot, 0, sizeof *slot);
     double t0 = bcl_now_ms();
     char dir[PATH_MAX];
+    unsigned char id[32];
     bcl_error ce = {0};
     if (!use_cache) {
         text(rep->note, sizeof rep->note, "built from source, cache not used");
@@ -324,7 +325,8 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
             text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         warned_folder = true;
         text(rep->note, sizeof rep->note, "built from source, no usable cache folder");
-    } else if (bcl_cache_key_make(dev, src, len, bcl_build_options(), &slot->key, &ce) ||
+    } else if (bcl_device_identity(dev, id, &ce) ||
+               bcl_cache_key_make(id, src, len, bcl_build_options(), &slot->key, &ce) ||
                bcl_cache_entry_path(dir, &slot->key, slot->path, sizeof slot->path, &ce)) {
         text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         text(rep->note, sizeof rep->note, "built from source, cache not usable");

@@ -15,6 +15,22 @@ void bcl_error_set_cl(bcl_error *e, const char *call, const char *status);
  * with a message naming `what`. */
 int bcl_parse_float(const char *text, const char *what, float *out, bcl_error *e);
 
+/* OpenCL status names and hints (src/util/status_names.c; a cl_int is an
+ * int). The name of a status ("CL_OUT_OF_RESOURCES"), or
+ * "CL_UNKNOWN_ERROR(-n)" written into a static per-thread buffer for
+ * unknown codes. */
+const char *bcl_cl_status_name(int status);
+/* A short hint for a status (may be ""). */
+const char *bcl_cl_status_hint(int status);
+/* Parses a status name back to its value; false if unknown. */
+bool bcl_cl_status_parse(const char *name, int *out);
+
+/* SHA-256 (src/util/sha256.c) of data, and of parts one after the other
+ * (the digest of their concatenation). BCL_EXIT_RUNTIME if libcrypto fails. */
+int bcl_sha256(const void *data, size_t len, unsigned char out[32], bcl_error *e);
+int bcl_sha256_parts(const void *const *parts, const size_t *lens, size_t count,
+                     unsigned char out[32], bcl_error *e);
+
 /* Fault injection: BALLCL_FAULT="name:n[:STATUS]" makes the n-th call (from
  * 1) of the OpenCL or I/O function `name` fail with STATUS (default
  * CL_OUT_OF_RESOURCES for OpenCL calls, EIO for I/O). Returns the status
