@@ -57,15 +57,29 @@ cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
 cl_program bcl_context_program(const bcl_context *c);
 /* The launch costs of the context's device and model, kept for the
- * context's life (src/measure/launch_costs.c fills it at the first plan
+ * context's life (src/run/launch_costs.c fills it at the first plan
  * whose K the rule chooses), and the cache folder the context was opened
  * with (NULL: bcl_cache_dir's). */
 bcl_launch_costs *bcl_context_costs(bcl_context *c);
+/* What 'ballcl tune' stored for the context's device and model, kept for
+ * the context's life: src/run/tuned_read.c fills it at the first plan
+ * that asks (bcl_context_tuned). */
+typedef struct bcl_tuned_memo {
+    bool read;
+    bcl_tuned tuned;
+    char problem[sizeof((bcl_error *)0)->msg];
+} bcl_tuned_memo;
+bcl_tuned_memo *bcl_context_tuned_memo(bcl_context *c);
 const char *bcl_context_cache_dir(const bcl_context *c);
 /* Whether the context was opened with the binary cache on (without it,
  * nothing is read from or written to the cache folder, launch costs
  * included). */
 bool bcl_context_uses_cache(const bcl_context *c);
+/* fn runs when c is destroyed, after its program's cache entry is stored:
+ * how a folder above this one keeps what it learnt of the context (the
+ * launch costs, src/run/launch_costs.c) without this folder calling up.
+ * One slot: a second call replaces the first. */
+void bcl_context_on_destroy(bcl_context *c, void (*fn)(bcl_context *c));
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 /* A kernel of the context's program by its whole name (bcl_nonfinite of

@@ -52,6 +52,12 @@ void bcl_fault_devices(size_t count);
  * takes the lower of it and the machine's memory (src/util/host_memory.c). */
 uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
 
+/* The one host-memory check (src/util/host_memory.c): whether copies
+ * states of n balls fit in what this process may use
+ * (bcl_host_memory_bytes). BCL_OK, or BCL_EXIT_INPUT with a message that
+ * starts with what and names the balls, the MiB, the copies and the limit. */
+int bcl_host_memory_fit(uint64_t n, unsigned copies, const char *what, bcl_error *e);
+
 /* What bcl_read_file returns for a path that is neither a regular file
  * nor a folder (a pipe, a device, a socket). */
 #define BCL_READ_NOT_REGULAR (-1)
@@ -66,6 +72,10 @@ uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
  * opened, for messages that tell "cannot open" from "cannot read". The
  * fault point "read" fails it after the open. */
 int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened);
+/* bcl_read_file for a file the caller opened (and checked, e.g. its owner,
+ * from fstat of the same fd): the same refusals and bound, no fault point
+ * (the callers' own open is theirs). Does not close fd. */
+int bcl_read_fd(int fd, uint64_t limit, char **out, size_t *len);
 /* strerror, with words for BCL_READ_NOT_REGULAR. */
 const char *bcl_read_error(int err);
 
