@@ -107,7 +107,9 @@ static bcl_cache_key key_of(const bcl_device_info *d, const char *src, const cha
 {
     bcl_cache_key k;
     bcl_error e = {0};
-    assert_int_equal(bcl_cache_key_make(d, src, strlen(src), opts, &k, &e), BCL_OK);
+    unsigned char id[32];
+    assert_int_equal(bcl_device_identity(d, id, &e), BCL_OK);
+    assert_int_equal(bcl_cache_key_make(id, src, strlen(src), opts, &k, &e), BCL_OK);
     return k;
 }
 
@@ -565,7 +567,9 @@ static int child_main(const char *mode, const char *arg)
     bcl_device_info d = sample_device();
     bcl_cache_key k;
     bcl_error e = {0};
-    if (bcl_cache_key_make(&d, sample_src, strlen(sample_src), "", &k, &e))
+    unsigned char id[32];
+    if (bcl_device_identity(&d, id, &e) ||
+        bcl_cache_key_make(id, sample_src, strlen(sample_src), "", &k, &e))
         return 100;
     if (strcmp(mode, "write") == 0) {
         char path[700];

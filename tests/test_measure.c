@@ -272,7 +272,7 @@ static void test_measure_host(void **state)
     free(s);
 }
 
-/* The profiling check (src/measure/clock_check.c) on synthetic timestamps:
+/* The profiling check (src/ocl/clock_check.c) on synthetic timestamps:
  * what rusticl 22.3 gives (0, 1, 2, 3 ns for every event), an end before
  * the start, a device slower than the host saw, a rate no memory has, and
  * ordinary good spans, including ones at the edge of the slack. */

@@ -232,6 +232,17 @@ static void test_refuses_damaged_files(void **state)
              "\"fused\": {\"local\": 8, \"steps_per_launch\": 5}}",
              mname, key);
     expect_refused(text, "entry 'fused' is malformed");
+    /* Past BCL_MAX_TUNED_BYTES the file is refused before it is read: a
+     * valid start followed by 16 MiB of spaces. */
+    size_t big = (size_t)(16 << 20) + 64;
+    char *huge = malloc(big + 1);
+    assert_non_null(huge);
+    int head = snprintf(huge, big + 1, "{\"format\": \"ballcl-tuned/1\"");
+    memset(huge + head, ' ', big - (size_t)head - 1);
+    huge[big - 1] = '}';
+    huge[big] = '\0';
+    expect_refused(huge, "is larger than 16 MiB");
+    free(huge);
     /* A file with no entries at all is valid and tunes nothing. */
     snprintf(text, sizeof text,
              "{\"format\": \"ballcl-tuned/1\", \"model\": \"%s\", \"device\": {\"key\": \"%s\"}, "

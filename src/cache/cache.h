@@ -51,19 +51,18 @@ typedef struct bcl_cache_labels {
 
 /* Contract: computes the key of a program: SHA-256 (OpenSSL EVP) over the
  * cache format version, the kernel source bytes, the build options and the
- * device's identity digest (bcl_device_identity: platform, device, vendor,
- * driver versions, address bits), each length-prefixed so that no two
- * different inputs hash the same bytes. BCL_EXIT_RUNTIME if libcrypto
+ * device's identity digest (the caller's bcl_device_identity: platform,
+ * device, vendor, driver versions, address bits; the cache itself knows no
+ * device), each length-prefixed so that no two different inputs hash the
+ * same bytes. BCL_EXIT_RUNTIME if libcrypto
  * fails. */
-int bcl_cache_key_make(const bcl_device_info *dev, const char *src, size_t len, const char *options,
-                       bcl_cache_key *key, bcl_error *e);
+int bcl_cache_key_make(const unsigned char identity[32], const char *src, size_t len,
+                       const char *options, bcl_cache_key *key, bcl_error *e);
 /* Writes the 64 lower-case hex digits of key and a NUL into out. */
 void bcl_cache_key_hex(const bcl_cache_key *key, char out[2 * BCL_CACHE_KEY_BYTES + 1]);
 /* "<dir>/program-<hex>.bin"; BCL_EXIT_INPUT if it does not fit. */
 int bcl_cache_entry_path(const char *dir, const bcl_cache_key *key, char *out, size_t size,
                          bcl_error *e);
-/* SHA-256 of data (OpenSSL EVP). */
-int bcl_sha256(const void *data, size_t len, unsigned char out[32], bcl_error *e);
 
 /* Builds a whole entry (header + payload) in memory; *out is malloc'ed. */
 int bcl_cache_entry_encode(const bcl_cache_key *key, const bcl_cache_labels *labels,
@@ -107,13 +106,12 @@ typedef struct bcl_cache_slot {
     bcl_cache_labels labels;
 } bcl_cache_slot;
 
-/* Trust (docs/cache.md): like ssh with its keys, ballcl uses a cache folder
- * only if it is a folder that belongs to the user (or root) and that no one
- * else may write (no group or other write bit), and an entry or tuned file
- * only if it belongs to the user (or root) and no one else may write it.
- * Otherwise another user could plant a program that this user's runs load.
- * Each returns true, or false with the reason in why, starting with
- * BCL_CACHE_UNTRUSTED. */
+/* Trust (docs/cache.md; src/cache/cache_trust.c): like ssh with its keys, ballcl uses a cache
+ * folder only if it is a folder that belongs to the user (or root) and that no one else may write
+ * (no group or other write bit), and an entry or tuned file only if it belongs to the user (or
+ * root) and no one else may write it. Otherwise another user could plant a program that this user's
+ * runs load. Each returns true, or false with the reason in why, starting with BCL_CACHE_UNTRUSTED.
+ */
 #define BCL_CACHE_UNTRUSTED "not trusted: "
 struct stat;
 bool bcl_cache_owner_ok(const struct stat *st, char *why, size_t why_size);

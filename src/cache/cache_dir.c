@@ -42,42 +42,6 @@ int bcl_cache_dir(char *out, size_t size, bcl_error *e)
     return BCL_OK;
 }
 
-bool bcl_cache_owner_ok(const struct stat *st, char *why, size_t why_size)
-{
-    uid_t me = geteuid();
-    if (st->st_uid != me && st->st_uid != 0) {
-        snprintf(why, why_size, BCL_CACHE_UNTRUSTED "owned by uid %u, not by this user (uid %u)",
-                 (unsigned)st->st_uid, (unsigned)me);
-        return false;
-    }
-    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(why, why_size, BCL_CACHE_UNTRUSTED "mode %04o lets other users write it",
-                 (unsigned)(st->st_mode & 07777));
-        return false;
-    }
-    return true;
-}
-
-bool bcl_cache_folder_ok(const char *dir, char *why, size_t why_size)
-{
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        snprintf(why, why_size, "cannot use cache folder '%s': %s", dir, strerror(errno));
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(why, why_size, "cannot use cache folder '%s': it is %s, not a folder", dir,
-                 bcl_file_type_name(st.st_mode));
-        return false;
-    }
-    char reason[128];
-    if (!bcl_cache_owner_ok(&st, reason, sizeof reason)) {
-        snprintf(why, why_size, "cache folder '%s' is %s", dir, reason);
-        return false;
-    }
-    return true;
-}
-
 /* mkdir -p with mode 0700 for every folder it creates. The folder we create
  * last is chmod'ed to exactly 0700, whatever the umask: the binaries in it
  * are the user's own business. An existing folder keeps its mode. */

@@ -203,35 +203,12 @@ static int read_whole(const char *path, uint64_t limit, unsigned char **out, siz
         close(fd);
         return -1;
     }
-    if ((uint64_t)st.st_size > limit) {
-        close(fd);
-        return EFBIG;
-    }
-    size_t want = (size_t)st.st_size;
-    unsigned char *buf = malloc(want ? want : 1);
-    if (!buf) {
-        close(fd);
-        return ENOMEM;
-    }
-    size_t got = 0;
-    while (got < want) {
-        ssize_t r = read(fd, buf + got, want - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int err = errno;
-            free(buf);
-            close(fd);
-            return err;
-        }
-        if (r == 0)
-            break; /* shrank under us: decode sees the short length */
-        got += (size_t)r;
-    }
+    /* The one reader, on the fd whose owner was just checked. */
+    char *buf = NULL;
+    int err = bcl_read_fd(fd, limit, &buf, len);
     close(fd);
-    *out = buf;
-    *len = got;
-    return 0;
+    *out = (unsigned char *)buf;
+    return err;
 }
 
 bcl_cache_lookup bcl_cache_entry_read(const char *path, const bcl_cache_key *key,

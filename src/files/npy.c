@@ -513,14 +513,10 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
     /* The header matches the file's size; the body must also fit the
      * memory this process may use before it is allocated. */
     uint64_t need = balls * BALL_BYTES;
-    uint64_t limit = bcl_host_memory_bytes();
-    if ((limit && need > limit) || need >= SIZE_MAX) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "'%s': %" PRIu64 " balls need %.1f MiB, more than the %.1f MiB of memory of "
-                      "this machine: expected a .npy file that fits",
-                      path, balls, (double)need / 1048576.0, (double)limit / 1048576.0);
+    char what[4096 + 2];
+    snprintf(what, sizeof what, "'%s'", path);
+    if ((rc = bcl_host_memory_fit(balls, 1, what, e)))
         goto out;
-    }
     float *f = malloc((size_t)need);
     if (!f) {
         /* Not the file's fault: the machine lacks memory for a state this big. */

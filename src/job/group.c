@@ -44,6 +44,15 @@ static int member_failed(bcl_group *g, bcl_error *e)
         if (!m->rc)
             continue;
         int code = m->err.code ? m->err.code : m->rc;
+        /* A group of one is a run on one device: its error as it is. */
+        if (g->count == 1) {
+            int rc = bcl_fail(e, code, "%s", m->err.msg);
+            if (m->err.detail)
+                bcl_error_set_detail(e, m->err.detail);
+            if (m->err.cl_call[0] && !e->cl_call[0])
+                bcl_error_set_cl(e, m->err.cl_call, m->err.cl_status);
+            return rc;
+        }
         /* Most messages name the device already; the selector tells apart
          * two devices of one name. */
         int rc = strstr(m->err.msg, m->pub.dev->name)
@@ -105,6 +114,9 @@ int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_er
 int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_t n,
                          unsigned host_copies, const char *what, bcl_error *e)
 {
+    /* One device: the one check of a state on a device. */
+    if (count == 1)
+        return bcl_memory_fit(devs[0], n, host_copies, what, e);
     /* Every CPU device's buffers live in host memory: at most one more
      * state, whatever the split. */
     unsigned copies = host_copies;
@@ -113,14 +125,12 @@ int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_
             copies++;
             break;
         }
-    double bytes = (double)n * BALL_BYTES, host = (double)bcl_host_memory_bytes();
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: no balls to simulate", what);
-    if (n > SIZE_MAX / BALL_BYTES || (host > 0 && bytes * copies > host))
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
-                        "more than the %.1f MiB of this machine",
-                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
+    int rc = bcl_host_memory_fit(n, copies, what, e);
+    if (rc)
+        return rc;
+    double bytes = (double)n * BALL_BYTES;
     double dev_total = 0;
     for (size_t i = 0; i < count; i++)
         dev_total += (double)devs[i]->global_mem;

@@ -113,7 +113,7 @@ static int launch_n(bcl_add_timer *t, chain_set *cs, unsigned iters, unsigned co
         return rc;
     double host_ms = lt.host_ms;
     cl_ulong a = lt.start_ns, b = lt.end_ns;
-    /* Believed only after the check (src/measure/clock_check.c); a device
+    /* Believed only after the check (src/ocl/clock_check.c); a device
      * whose clock fails it is timed by the host, like every other figure. */
     const bcl_device_info *d = t->d;
     bcl_span_check span = {.start_ns = a,

@@ -14,7 +14,7 @@
  * warm-up and calibration never counted, repeats of ten launches queued
  * back to back timed by profiling events checked against the host clock
  * and against what the compute units and clock can do
- * (src/measure/clock_check.c); every chain's final value is compared bit
+ * (src/ocl/clock_check.c); every chain's final value is compared bit
  * for bit with the same operations done on the host (C's fmaf and fma, and
  * a by-hand half for half), so a compiler that dropped or folded work is caught.
  */

@@ -9,7 +9,7 @@
  * warm-up launch, then repeats of ten launches back to back, profiling time
  * from the first start to the last end, checked against the host's time and
  * against what the compute units and clock can move
- * (src/measure/clock_check.c).
+ * (src/ocl/clock_check.c).
  */
 #include "measure/timing.h"
 #include "models/rng.h"

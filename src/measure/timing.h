@@ -6,7 +6,7 @@
 
 #include "measure/measure.h"
 #include "run/run.h"
-#include "measure/clock.h"
+#include "ocl/clock.h"
 
 /* Median, minimum and maximum of x[0..n) (n >= 1); sorts x in place. The
  * median of an even count is the mean of the two middle values. */
@@ -67,15 +67,6 @@ size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, 
  * preferred work-group size multiple. */
 int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e);
-
-/* bcl_tuned_load from the cache folder cache_dir (NULL: bcl_cache_dir's),
- * for a context given its own folder. */
-int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                      bcl_tuned *t, bcl_error *e);
-/* The device key: SHA-256 (hex, first 32 digits) of the platform name and
- * version, device name, vendor and version, driver version and address
- * bits, so a driver update invalidates tuned results. */
-int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
 /* The add-rate bound in one call (docs/PERFORMANCE.md): mo->repeats
  * repeats of every chain count (bcl_add_timer_*), the survey's figure. */

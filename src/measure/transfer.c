@@ -40,7 +40,7 @@ static cl_int span(cl_event ev, cl_ulong *start, cl_ulong *end)
 
 /* One timed transfer of bytes between host and dev; GB/s into *gb. The
  * profiling span is checked against the host's time for the transfer
- * (src/measure/clock_check.c); on a device whose profiling failed the
+ * (src/ocl/clock_check.c); on a device whose profiling failed the
  * check, the host's time is the figure. */
 static int timed(bcl_context *c, bool write, cl_mem dev, void *host, size_t bytes, double *gb,
                  bcl_error *e)

@@ -1,6 +1,7 @@
 /*
  * The tuned file (docs/BENCHMARK.md): what 'ballcl tune' found best for one device and
- * model, stored in the cache folder as JSON (format in docs/BENCHMARK.md):
+ * model, stored in the cache folder as JSON (format in docs/BENCHMARK.md),
+ * written and listed here; read for a plan by src/run/tuned_read.c:
  *
  *   <cache>/tuned/<model>-<device key>.json
  *
@@ -25,41 +26,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define TUNED_FORMAT "ballcl-tuned/1"
-/* A tuned file lists a few hundred candidates at most. */
-#define MAX_TUNED_BYTES ((uint64_t)16 << 20)
-
-int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
-{
-    unsigned char id[32];
-    int rc = bcl_device_speed_identity(d, id, e);
-    if (rc)
-        return rc;
-    for (unsigned i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", id[i]);
-    return BCL_OK;
-}
-
-/* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
-static int tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                         char *out, size_t size, bcl_error *e)
-{
-    char dir[4096], key[33];
-    int rc = BCL_OK;
-    if (cache_dir)
-        snprintf(dir, sizeof dir, "%s", cache_dir);
-    else
-        rc = bcl_cache_dir(dir, sizeof dir, e);
-    if (rc == BCL_OK)
-        rc = bcl_device_key(d, key, e);
-    if (rc)
-        return rc;
-    int w = snprintf(out, size, "%s/tuned/%s-%s.json", dir, m->name, key);
-    if (w < 0 || (size_t)w >= size)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file path is too long");
-    return BCL_OK;
-}
 
 static void kernel_name(const bcl_model *m, bool fused, const char *variant, char *out, size_t size)
 {
@@ -142,7 +108,7 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     const char *clock_note = bcl_profiling_unusable(d);
     json_t *root = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o}",
-        "format", TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
+        "format", BCL_TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
         bcl_device_type_name(d->type), "platform", d->platform_name, "platform_version",
         d->platform_version, "name", d->name, "vendor", d->vendor, "version", d->version, "driver",
         d->driver, "address_bits", (int)d->address_bits, "date", r->best.date, "balls",
@@ -172,206 +138,6 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
         rc = bcl_outputs_commit(o, e);
     free(text);
     return rc;
-}
-
-/* The operations a compute unit can issue per cycle, with room to spare:
- * twice the widest known today (an NVIDIA H100/H200 SM and an AMD CDNA3
- * compute unit issue 128 float32 operations per cycle, an AVX-512 core 32).
- * A rate is judged without measuring anything: the add-rate and copy bounds
- * of bench and survey take a measurement each, which a run reading its
- * tuned file must not pay. */
-#define OPS_PER_CU_CYCLE 256.0
-
-/* The most ball-steps/s the device could reach for the model: compute
- * units x clock x OPS_PER_CU_CYCLE / the model's operations per ball-step;
- * 0 when the device does not report its clock or units (no check). */
-static double rate_bound(const bcl_device_info *d, const bcl_model *m)
-{
-    unsigned ops = m->ops_per_step ? m->ops_per_step : 1;
-    if (!d->compute_units || !d->clock_mhz)
-        return 0;
-    return (double)d->compute_units * d->clock_mhz * 1e6 * OPS_PER_CU_CYCLE / ops;
-}
-
-/* A parsed entry whose figures cannot be a measurement: dropped (not
- * found), with the reason appended to t->damaged. */
-static void check_damaged(bcl_tuned *t, bcl_tuned_entry *en, const char *what, const char *path,
-                          json_int_t balls, const bcl_device_info *d, const bcl_model *m)
-{
-    if (!en->found)
-        return;
-    char why[320];
-    double bound = rate_bound(d, m);
-    double rate = balls > 0 && en->us_per_step > 0 ? (double)balls / (en->us_per_step * 1e-6) : 0;
-    if (!isfinite(en->us_per_step) || !(en->us_per_step > 0))
-        snprintf(why, sizeof why, "us_per_step is %s: expected a positive number",
-                 isnan(en->us_per_step) ? "missing" : "not a positive finite number");
-    else if (balls <= 0)
-        snprintf(why, sizeof why, "balls (the N it was tuned at) is %s: expected a positive count",
-                 balls == 0 ? "missing or 0" : "negative");
-    else if (!isfinite(rate) || (bound > 0 && rate > 2 * bound))
-        snprintf(why, sizeof why,
-                 "us_per_step %.3g at N = %lld is %.3g ball-steps/s, more than twice the "
-                 "device's bound of %.3g (%u compute units at %u MHz, %.0f operations per cycle "
-                 "each, %u per ball-step)",
-                 en->us_per_step, (long long)balls, rate, bound, d->compute_units, d->clock_mhz,
-                 OPS_PER_CU_CYCLE, m->ops_per_step);
-    else
-        return;
-    size_t used = strlen(t->damaged);
-    snprintf(t->damaged + used, sizeof t->damaged - used,
-             "%stuned file '%s': its '%s' entry is damaged (%s): not used, the "
-             "rate calibrated instead",
-             used ? "; " : "", path, what, why);
-    memset(en, 0, sizeof *en);
-}
-
-/* Reads one entry; a missing or null entry is "not found". */
-static int entry_parse(json_t *j, const char *what, const char *path, bool fused,
-                       bcl_tuned_entry *t, bcl_error *e)
-{
-    memset(t, 0, sizeof *t);
-    if (!j || json_is_null(j))
-        return BCL_OK;
-    const char *variant = NULL;
-    json_t *local = NULL;
-    json_int_t k = 0;
-    double us = NAN; /* missing: a damaged entry (check_damaged) */
-    if (json_unpack(j, "{s:s, s:o, s:I, s?F}", "variant", &variant, "local", &local,
-                    "steps_per_launch", &k, "us_per_step", &us) != 0 ||
-        strlen(variant) >= BCL_VARIANT_NAME || k < 1 || k > (1 << 24) || (!fused && k != 1))
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': entry '%s' is malformed", path, what);
-    if (json_is_integer(local) && json_integer_value(local) >= 1 &&
-        json_integer_value(local) <= (1 << 20))
-        t->local = (size_t)json_integer_value(local);
-    else if (!(json_is_string(local) && strcmp(json_string_value(local), "driver") == 0))
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "tuned file '%s': entry '%s' has local that is not a size or \"driver\"",
-                        path, what);
-    strcpy(t->variant, variant);
-    t->steps_per_launch = (unsigned)k;
-    t->us_per_step = us;
-    t->found = true;
-    return BCL_OK;
-}
-
-int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
-                   bcl_error *e)
-{
-    return tuned_path_in(NULL, d, m, out, size, e);
-}
-
-int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e)
-{
-    return bcl_tuned_load_in(NULL, d, m, t, e);
-}
-
-int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                      bcl_tuned *t, bcl_error *e)
-{
-    memset(t, 0, sizeof *t);
-    char path[4096], key[33];
-    int rc = tuned_path_in(cache_dir, d, m, path, sizeof path, e);
-    if (rc == BCL_OK)
-        rc = bcl_device_key(d, key, e);
-    if (rc)
-        return rc;
-    /* Only a regular file of the user's, in folders of the user's: a FIFO
-     * would block, and another user's file would steer our launches. */
-    unsigned mode = 0;
-    int fd = bcl_open_regular(path, true, &mode);
-    if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
-        return BCL_OK; /* nothing tuned yet (or no cache folder, said elsewhere) */
-    if (fd == -1 && errno == ELOOP)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is a symbolic link: expected a file",
-                        path);
-    if (fd == -2)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is %s, not a regular file", path,
-                        bcl_file_type_name(mode));
-    if (fd < 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read tuned file '%s': %s", path,
-                        strerror(errno));
-    struct stat st;
-    char why[4096 + 160];
-    bool trusted = fstat(fd, &st) == 0 && bcl_cache_owner_ok(&st, why, sizeof why);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    trusted = trusted && bcl_cache_folder_ok(path, why, sizeof why);
-    *slash = '/';
-    if (!trusted) {
-        close(fd);
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': %s", path, why);
-    }
-    json_error_t jerr;
-    json_t *root = json_loadfd(fd, 0, &jerr);
-    close(fd);
-    if (!root && jerr.line > 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s (line %d)", path,
-                        jerr.text, jerr.line);
-    if (!root)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s", path,
-                        jerr.text);
-    const char *format = NULL, *model = NULL, *dkey = NULL, *date = "";
-    json_int_t balls = 0;
-    json_t *single = NULL, *fused = NULL;
-    rc = BCL_OK;
-    if (json_unpack(root, "{s:s, s:s, s:{s:s}, s?s, s?I, s?o, s?o}", "format", &format, "model",
-                    &model, "device", "key", &dkey, "date", &date, "balls", &balls, "single",
-                    &single, "fused", &fused) != 0)
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "tuned file '%s': expected format, model and device.key fields", path);
-    else if (strcmp(format, TUNED_FORMAT) != 0)
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': format '%s', expected '%s'", path,
-                      format, TUNED_FORMAT);
-    else if (strcmp(model, m->name) != 0 || strcmp(dkey, key) != 0)
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "tuned file '%s' belongs to model '%s' on device key %s, expected '%s' on %s",
-                      path, model, dkey, m->name, key);
-    if (rc == BCL_OK)
-        rc = entry_parse(single, "single", path, false, &t->single, e);
-    if (rc == BCL_OK)
-        rc = entry_parse(fused, "fused", path, true, &t->fused, e);
-    if (rc == BCL_OK) {
-        check_damaged(t, &t->single, "single", path, balls, d, m);
-        check_damaged(t, &t->fused, "fused", path, balls, d, m);
-        t->balls = balls > 0 ? (uint64_t)balls : 0;
-        snprintf(t->date, sizeof t->date, "%s", date);
-    } else {
-        memset(t, 0, sizeof *t);
-    }
-    json_decref(root);
-    return rc;
-}
-void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size)
-{
-    if (size)
-        warning[0] = '\0';
-    bcl_tuned_entry *entries[2] = {&t->single, &t->fused};
-    for (int i = 0; i < 2; i++) {
-        bcl_tuned_entry *te = entries[i];
-        if (!te->found)
-            continue;
-        bcl_variant vars[BCL_MAX_VARIANTS];
-        size_t nv = 0;
-        bcl_error e = {0};
-        bool known = false;
-        if (bcl_variants_list(c, i == 1, vars, BCL_MAX_VARIANTS, &nv, &e) == BCL_OK)
-            for (size_t v = 0; v < nv; v++)
-                known = known || strcmp(vars[v].name, te->variant) == 0;
-        bcl_error_clear(&e);
-        if (known)
-            continue;
-        /* A file from another version of the kernels, or edited: its
-         * launch cannot be made, so the documented rule decides. */
-        char path[4096] = "";
-        bcl_tuned_path(bcl_context_device(c), bcl_context_model(c), path, sizeof path, &e);
-        bcl_error_clear(&e);
-        snprintf(warning, size,
-                 "tuned file '%s' names the %s variant '%s', which the kernels of model '%s' do "
-                 "not have (the default rule decides)",
-                 path, i == 1 ? "k-step" : "one-step", te->variant, bcl_context_model(c)->name);
-        memset(te, 0, sizeof *te);
-    }
 }
 
 static int by_tuned_file(const void *a, const void *b)
@@ -405,9 +171,18 @@ static void describe_tuned(const char *dir, const char *name, bcl_tuned_file_inf
         snprintf(x->problem, sizeof x->problem, "cannot read: %s", strerror(errno));
         return;
     }
-    json_error_t jerr;
-    json_t *root = json_loadfd(fd, 0, &jerr);
+    char *text = NULL;
+    size_t len = 0;
+    int err = bcl_read_fd(fd, BCL_MAX_TUNED_BYTES, &text, &len);
     close(fd);
+    if (err) {
+        snprintf(x->problem, sizeof x->problem, "cannot read: %s",
+                 err == EFBIG ? "larger than 16 MiB" : bcl_read_error(err));
+        return;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
     if (!root) {
         snprintf(x->problem, sizeof x->problem, "not valid JSON (line %d)", jerr.line);
         return;
@@ -420,11 +195,11 @@ static void describe_tuned(const char *dir, const char *name, bcl_tuned_file_inf
                     "model", &model, "device", "name", &dev, "platform", &plat, "date", &date,
                     "balls", &balls, "single", &single, "fused", &fused) != 0)
         snprintf(x->problem, sizeof x->problem, "expected format, model and device fields");
-    else if (strcmp(format, TUNED_FORMAT) != 0)
+    else if (strcmp(format, BCL_TUNED_FORMAT) != 0)
         snprintf(x->problem, sizeof x->problem, "format '%.40s', expected '%s'", format,
-                 TUNED_FORMAT);
-    else if (entry_parse(single, "single", name, false, &x->tuned.single, &e) != BCL_OK ||
-             entry_parse(fused, "fused", name, true, &x->tuned.fused, &e) != BCL_OK)
+                 BCL_TUNED_FORMAT);
+    else if (bcl_tuned_entry_parse(single, "single", name, false, &x->tuned.single, &e) != BCL_OK ||
+             bcl_tuned_entry_parse(fused, "fused", name, true, &x->tuned.fused, &e) != BCL_OK)
         snprintf(x->problem, sizeof x->problem, "an entry is malformed");
     else
         x->valid = true;

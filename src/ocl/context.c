@@ -3,10 +3,8 @@
  * model's program and its kernels (created once, kept until destroy).
  */
 #include "ocl/ocl.h"
-#include "measure/timing.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
-#include "run/run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +25,13 @@ struct bcl_context {
         cl_kernel k;
     } kernels[MAX_KERNELS];
     unsigned nkernels;
-    /* What 'ballcl tune' stored for this device and model, read once, at
-     * the first plan that asks (bcl_context_tuned). */
     char *cache_dir; /* the folder opts named, NULL: bcl_cache_dir's */
-    bool tuned_read;
-    bcl_tuned tuned;
-    char tuned_problem[sizeof((bcl_error *)0)->msg];
+    /* What 'ballcl tune' stored for this device and model, read once, at
+     * the first plan that asks (bcl_context_tuned, src/run/tuned_read.c). */
+    bcl_tuned_memo tuned;
     bcl_launch_costs costs; /* the K rule's figures, once known */
     bool use_cache;         /* the cache folder may be read and written */
+    void (*on_destroy)(bcl_context *c);
 };
 
 /* Creates the profiling queue; *call names the OpenCL call used, for the
@@ -138,8 +135,10 @@ void bcl_context_destroy(bcl_context *c)
         return;
     /* For callers that never stored: a program that ran is worth keeping. */
     bcl_context_cache_store(c, NULL);
-    /* Launch costs measured here, last: after the run's own files. */
-    bcl_launch_costs_keep(c);
+    /* What a layer above keeps, last: after the run's own files (the
+     * launch costs measured here, src/run/launch_costs.c). */
+    if (c->on_destroy)
+        c->on_destroy(c);
     /* Work an error left queued must end before the objects go: releasing
      * only flushes, and a process that exits while the runtime's threads
      * still run that work can crash in the runtime's teardown (Mesa's
@@ -184,6 +183,11 @@ const bcl_model *bcl_context_model(const bcl_context *c)
     return c->model;
 }
 
+bcl_tuned_memo *bcl_context_tuned_memo(bcl_context *c)
+{
+    return &c->tuned;
+}
+
 bcl_launch_costs *bcl_context_costs(bcl_context *c)
 {
     return &c->costs;
@@ -192,6 +196,11 @@ bcl_launch_costs *bcl_context_costs(bcl_context *c)
 const char *bcl_context_cache_dir(const bcl_context *c)
 {
     return c->cache_dir;
+}
+
+void bcl_context_on_destroy(bcl_context *c, void (*fn)(bcl_context *c))
+{
+    c->on_destroy = fn;
 }
 
 bool bcl_context_uses_cache(const bcl_context *c)
@@ -224,25 +233,4 @@ int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl
     c->kernels[c->nkernels++].k = kern;
     *k = kern;
     return BCL_OK;
-}
-
-const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem)
-{
-    if (!c->tuned_read) {
-        bcl_error e = {0};
-        /* An unreadable file counts as nothing tuned; the problem is kept
-         * for the caller to show. */
-        if (bcl_tuned_load_in(c->cache_dir, &c->dev, c->model, &c->tuned, &e) != BCL_OK)
-            snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", e.msg);
-        else /* a variant the kernels lack: the rule decides, and says so */
-            bcl_tuned_check(c, &c->tuned, c->tuned_problem, sizeof c->tuned_problem);
-        /* A damaged entry (dropped while reading) is said too. */
-        if (!c->tuned_problem[0] && c->tuned.damaged[0])
-            snprintf(c->tuned_problem, sizeof c->tuned_problem, "%s", c->tuned.damaged);
-        bcl_error_clear(&e);
-        c->tuned_read = true;
-    }
-    if (problem)
-        *problem = c->tuned_problem[0] ? c->tuned_problem : NULL;
-    return &c->tuned;
 }

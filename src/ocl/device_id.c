@@ -6,7 +6,6 @@
  */
 #include "ocl/ocl.h"
 
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,16 +14,13 @@
  * separates the fields unambiguously. */
 static int digest(const char *const *parts, size_t count, unsigned char out[32], bcl_error *e)
 {
-    unsigned len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    for (size_t i = 0; ok && i < count; i++)
-        ok = EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1);
-    ok = ok && EVP_DigestFinal_ex(ctx, out, &len) && len == 32;
-    EVP_MD_CTX_free(ctx);
-    if (!ok)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "sha-256 failed in libcrypto");
-    return BCL_OK;
+    const void *p[16];
+    size_t lens[16];
+    for (size_t i = 0; i < count; i++) {
+        p[i] = parts[i];
+        lens[i] = strlen(parts[i]) + 1;
+    }
+    return bcl_sha256_parts(p, lens, count, out, e);
 }
 
 /* The identity's fields, and with speed the compute units and clock too. */
@@ -55,4 +51,15 @@ int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_err
 int bcl_device_speed_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e)
 {
     return identity(d, true, out, e);
+}
+
+int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
+{
+    unsigned char id[32];
+    int rc = bcl_device_speed_identity(d, id, e);
+    if (rc)
+        return rc;
+    for (unsigned i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
+    return BCL_OK;
 }

@@ -14,14 +14,6 @@
 #include "measure/measure.h"
 #include "util/util.h"
 
-/* Name of an OpenCL status ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR(-n)"
- * written into a static per-thread buffer for unknown codes. */
-const char *bcl_cl_status_name(cl_int status);
-/* A short hint for a status (may be ""). */
-const char *bcl_cl_status_hint(cl_int status);
-/* Parses a status name back to its value; false if unknown. */
-bool bcl_cl_status_parse(const char *name, cl_int *out);
-
 /* A parsed device selector (docs/DESIGN.md, "Devices"). */
 typedef enum { BCL_SEL_DEFAULT, BCL_SEL_INDEX, BCL_SEL_TYPE, BCL_SEL_NAME } bcl_sel_kind;
 typedef struct bcl_selector {
@@ -61,6 +53,10 @@ int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_err
  * (POCL_MAX_PTHREAD_COUNT), a partitioned GPU or one at another clock has
  * never been measured. */
 int bcl_device_speed_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e);
+/* The device key of the tuned and launch-cost files: the first 32 hex
+ * digits of bcl_device_speed_identity, so a driver update, or other compute
+ * units or clock, starts afresh. */
+int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
 const bcl_device_info *bcl_context_device(const bcl_context *c);
 const bcl_model *bcl_context_model(const bcl_context *c);
@@ -68,15 +64,29 @@ cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
 cl_program bcl_context_program(const bcl_context *c);
 /* The launch costs of the context's device and model, kept for the
- * context's life (src/measure/launch_costs.c fills it at the first plan
+ * context's life (src/run/launch_costs.c fills it at the first plan
  * whose K the rule chooses), and the cache folder the context was opened
  * with (NULL: bcl_cache_dir's). */
 bcl_launch_costs *bcl_context_costs(bcl_context *c);
+/* What 'ballcl tune' stored for the context's device and model, kept for
+ * the context's life: src/run/tuned_read.c fills it at the first plan
+ * that asks (bcl_context_tuned). */
+typedef struct bcl_tuned_memo {
+    bool read;
+    bcl_tuned tuned;
+    char problem[sizeof((bcl_error *)0)->msg];
+} bcl_tuned_memo;
+bcl_tuned_memo *bcl_context_tuned_memo(bcl_context *c);
 const char *bcl_context_cache_dir(const bcl_context *c);
 /* Whether the context was opened with the binary cache on (without it,
  * nothing is read from or written to the cache folder, launch costs
  * included). */
 bool bcl_context_uses_cache(const bcl_context *c);
+/* fn runs when c is destroyed, after its program's cache entry is stored:
+ * how a folder above this one keeps what it learnt of the context (the
+ * launch costs, src/run/launch_costs.c) without this folder calling up.
+ * One slot: a second call replaces the first. */
+void bcl_context_on_destroy(bcl_context *c, void (*fn)(bcl_context *c));
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 /* A kernel of the context's program by its whole name (bcl_nonfinite of

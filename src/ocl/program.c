@@ -95,17 +95,20 @@ __attribute__((format(printf, 3, 4))) static void text(char *out, size_t size, c
  * uniquely, so a reused pid is not taken for the loader. */
 static unsigned long long start_time(long pid)
 {
-    char path[64], buf[1024];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    /* Opened here, read by the one reader without its fault point: a
+     * marker's owner is no input of the run's to fail. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
+    char *buf = NULL;
+    size_t n = 0;
+    int err = bcl_read_fd(fd, 4096, &buf, &n);
+    close(fd);
+    if (err)
+        return 0;
     const char *p = strrchr(buf, ')'); /* the command may hold spaces and ')' */
-    if (!p)
-        return 0;
     /* Fields 3 (state) to 22 (starttime) follow ") ". */
     unsigned long long v = 0;
     for (int field = 3; field <= 22 && p; field++) {
@@ -113,6 +116,7 @@ static unsigned long long start_time(long pid)
         if (p && field == 22)
             v = strtoull(p + 1, NULL, 10);
     }
+    free(buf);
     return v;
 }
 
@@ -313,6 +317,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
     memset(slot, 0, sizeof *slot);
     double t0 = bcl_now_ms();
     char dir[PATH_MAX];
+    unsigned char id[32];
     bcl_error ce = {0};
     if (!use_cache) {
         text(rep->note, sizeof rep->note, "built from source, cache not used");
@@ -324,7 +329,8 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
             text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         warned_folder = true;
         text(rep->note, sizeof rep->note, "built from source, no usable cache folder");
-    } else if (bcl_cache_key_make(dev, src, len, bcl_build_options(), &slot->key, &ce) ||
+    } else if (bcl_device_identity(dev, id, &ce) ||
+               bcl_cache_key_make(id, src, len, bcl_build_options(), &slot->key, &ce) ||
                bcl_cache_entry_path(dir, &slot->key, slot->path, sizeof slot->path, &ce)) {
         text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         text(rep->note, sizeof rep->note, "built from source, cache not usable");

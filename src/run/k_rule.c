@@ -11,7 +11,7 @@
  * only delays progress, Ctrl-C and the next launch of a display GPU. The
  * budget bounds a launch from above (aiming at BUDGET_AIM of it), and S
  * bounds K. Pure, so that it can
- * be unit-tested: the measured figures are src/measure/launch_costs.c's.
+ * be unit-tested: the measured figures are src/run/launch_costs.c's.
  */
 #include "run/run.h"
 

@@ -20,12 +20,5 @@ int bcl_memory_fit(const bcl_device_info *d, size_t n, unsigned host_copies, con
                         what, n, bytes / 1048576.0, (double)d->global_mem / 1048576.0, d->name);
     /* A CPU device's buffers live in host memory too. */
     unsigned copies = host_copies + ((d->type & CL_DEVICE_TYPE_CPU) ? 1 : 0);
-    double host = (double)bcl_host_memory_bytes();
-    if (host > 0 && bytes * copies > host)
-        return bcl_fail(e, BCL_EXIT_INPUT,
-                        "%s: %zu balls need %.1f MiB of host memory (%u copies of the state), "
-                        "more than the %.1f MiB this process may use (the machine's memory or its "
-                        "cgroup limit)",
-                        what, n, bytes * copies / 1048576.0, copies, host / 1048576.0);
-    return BCL_OK;
+    return bcl_host_memory_fit(n, copies, what, e);
 }

@@ -73,7 +73,7 @@ const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsign
  * (k_rule.c). */
 unsigned bcl_default_k(uint64_t type);
 
-/* ---- the launch costs the K rule needs (src/measure/launch_costs.c) ---- */
+/* ---- the launch costs the K rule needs (src/run/launch_costs.c) ---- */
 
 /* The launch costs of the context's device and model: kept in the context
  * once known, else read from <cache>/launch/<model>-<device key>.json,
@@ -128,10 +128,28 @@ size_t bcl_sim_balls(const bcl_sim *s);
 /* Launches queued at most between two waits of bcl_sim_run (host memory
  * stays flat whatever the step count). */
 #define BCL_QUEUE_WINDOW 1024
+
+/* ---- the tuned file, read for a plan (src/run/tuned_read.c) ---- */
+#define BCL_TUNED_FORMAT "ballcl-tuned/1"
+/* A tuned file lists a few hundred candidates at most: a larger one is an
+ * input error, never read. */
+#define BCL_MAX_TUNED_BYTES ((uint64_t)16 << 20)
+/* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
+int bcl_tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                      char *out, size_t size, bcl_error *e);
+/* bcl_tuned_load from the cache folder cache_dir (NULL: bcl_cache_dir's),
+ * for a context given its own folder. */
+int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                      bcl_tuned *t, bcl_error *e);
+/* Reads one entry of a tuned file (what, the entry's name, and path for
+ * messages); a missing or null entry is "not found". */
+struct json_t;
+int bcl_tuned_entry_parse(struct json_t *j, const char *what, const char *path, bool fused,
+                          bcl_tuned_entry *t, bcl_error *e);
 /* Forgets every entry of t whose variant the kernels of c's model do not
  * define (a tuned file from other kernels): the default rule then
  * decides. warning gets a line naming the file, or "" when all is well.
- * bcl_context_tuned applies it (src/measure/tuned.c). */
+ * bcl_context_tuned applies it. */
 void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size);
 
 /* ---- validation (validate.c) ---- */

@@ -14,7 +14,7 @@
  * largest state it has seen) and growing them otherwise.
  */
 #include "run/run.h"
-#include "measure/clock.h"
+#include "ocl/clock.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
@@ -609,7 +609,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (st1 != CL_SUCCESS || st2 != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", d->name);
         } else {
-            /* Believed only after the check (src/measure/clock_check.c):
+            /* Believed only after the check (src/ocl/clock_check.c):
              * every launch reads and writes each ball of its chunk once. */
             bcl_span_check span = {
                 .start_ns = start,

@@ -17,7 +17,7 @@
  * (tests/test_fault_walk.py) instead of hard-coding it. Both variables are
  * test hooks: this is the one place where the library writes to stderr.
  */
-#include "ocl/ocl.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -86,14 +86,16 @@ static void parse_spec(void)
     if (end == colon + 1 || fault.nth == 0 || (*end != '\0' && *end != ':'))
         bad_spec(full, "n must be a call number from 1");
     bool is_cl = strncmp(fault.name, "cl", 2) == 0;
-    fault.status = is_cl ? CL_OUT_OF_RESOURCES : EIO;
+    int out_of_resources = 0;
+    bcl_cl_status_parse("CL_OUT_OF_RESOURCES", &out_of_resources);
+    fault.status = is_cl ? out_of_resources : EIO;
     if (*end == ':') {
         static const struct {
             const char *name;
             int value;
         } errnos[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EACCES", EACCES},
                       {"EROFS", EROFS}, {"EDQUOT", EDQUOT}, {"ENOMEM", ENOMEM}};
-        cl_int st;
+        int st;
         const char *s = end + 1;
         bool known = false;
         if (strcmp(s, "crash") == 0) {

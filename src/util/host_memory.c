@@ -1,12 +1,14 @@
 /*
- * How much memory this process may use on the host: what every size check
- * that counts host copies of a state compares with (bcl_memory_fit, the
- * bound on a state file read whole). One place, so that a tighter limit
- * (a container's) is learnt once for all of them.
+ * How much memory this process may use on the host, and the one check
+ * that counts host copies of a state against it (bcl_host_memory_fit: for
+ * bcl_memory_fit, a state file read whole, the run over several devices).
+ * One place, so that a tighter limit (a container's) is learnt once for
+ * all of them, and refused with one message.
  */
 #include "util/util.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +102,19 @@ uint64_t bcl_host_memory_bytes(void)
     uint64_t cg = bcl_cgroup_memory_limit(proc && *proc ? proc : "/proc/self/cgroup",
                                           fs && *fs ? fs : "/sys/fs/cgroup");
     return cg && (!phys || cg < phys) ? cg : phys;
+}
+
+/* A ball is four float32 (x, y, vx, vy). */
+#define BALL_BYTES (4 * sizeof(float))
+
+int bcl_host_memory_fit(uint64_t n, unsigned copies, const char *what, bcl_error *e)
+{
+    double bytes = (double)n * BALL_BYTES * copies, host = (double)bcl_host_memory_bytes();
+    if (n <= SIZE_MAX / BALL_BYTES / (copies ? copies : 1) && (host <= 0 || bytes <= host))
+        return BCL_OK;
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "%s: %llu balls need %.1f MiB of host memory (%u %s of the state), more than "
+                    "the %.1f MiB this process may use (the machine's memory or its cgroup limit)",
+                    what, (unsigned long long)n, bytes / 1048576.0, copies,
+                    copies == 1 ? "copy" : "copies", host / 1048576.0);
 }

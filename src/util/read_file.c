@@ -1,6 +1,7 @@
 /*
  * The one way the library reads a whole file (a state, a cache entry, a
- * kernel source, a survey): bounded before it reads. A path that is not a
+ * kernel source, a survey, a tuned or launch-costs file, a program's /proc
+ * file): bounded before it reads. A path that is not a
  * regular file (a folder, a pipe, a device) or a file above the caller's
  * limit is refused from fstat alone, so nothing a path points at can make
  * the library block on a pipe or allocate without bound. Messages are the
@@ -20,19 +21,12 @@ const char *bcl_read_error(int err)
     return err == BCL_READ_NOT_REGULAR ? "not a regular file" : strerror(err);
 }
 
-int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened)
+/* Reads the open fd whole: the checks from fstat, then the fault point
+ * when fault says so, then the bytes. Does not close fd. */
+static int read_fd(int fd, uint64_t limit, bool fault, char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    if (opened)
-        *opened = false;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
-     * below anyway. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return errno;
-    if (opened)
-        *opened = true;
     struct stat st;
     int err = 0;
     if (fstat(fd, &st) != 0)
@@ -43,8 +37,8 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
         err = BCL_READ_NOT_REGULAR;
     else if (st.st_size < 0 || (uint64_t)st.st_size > limit || (uint64_t)st.st_size >= SIZE_MAX)
         err = EFBIG;
-    /* The fault point of every file read (BALLCL_FAULT=read:n). */
-    if (err == 0)
+    /* The fault point of every file read by path (BALLCL_FAULT=read:n). */
+    if (err == 0 && fault)
         err = bcl_fault_take("read");
     /* Read to the end, whatever the size said: files whose size the kernel
      * does not know (/proc, /sys report 0 or a page) or that grew since
@@ -83,7 +77,6 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
     }
     if (err == 0 && (uint64_t)got > limit)
         err = EFBIG;
-    close(fd);
     if (err) {
         free(buf);
         return err;
@@ -92,4 +85,27 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
     *out = buf;
     *len = got;
     return 0;
+}
+
+int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened)
+{
+    *out = NULL;
+    *len = 0;
+    if (opened)
+        *opened = false;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
+     * by read_fd anyway. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return errno;
+    if (opened)
+        *opened = true;
+    int err = read_fd(fd, limit, true, out, len);
+    close(fd);
+    return err;
+}
+
+int bcl_read_fd(int fd, uint64_t limit, char **out, size_t *len)
+{
+    return read_fd(fd, limit, false, out, len);
 }

@@ -15,6 +15,22 @@ void bcl_error_set_cl(bcl_error *e, const char *call, const char *status);
  * with a message naming `what`. */
 int bcl_parse_float(const char *text, const char *what, float *out, bcl_error *e);
 
+/* OpenCL status names and hints (src/util/status_names.c; a cl_int is an
+ * int). The name of a status ("CL_OUT_OF_RESOURCES"), or
+ * "CL_UNKNOWN_ERROR(-n)" written into a static per-thread buffer for
+ * unknown codes. */
+const char *bcl_cl_status_name(int status);
+/* A short hint for a status (may be ""). */
+const char *bcl_cl_status_hint(int status);
+/* Parses a status name back to its value; false if unknown. */
+bool bcl_cl_status_parse(const char *name, int *out);
+
+/* SHA-256 (src/util/sha256.c) of data, and of parts one after the other
+ * (the digest of their concatenation). BCL_EXIT_RUNTIME if libcrypto fails. */
+int bcl_sha256(const void *data, size_t len, unsigned char out[32], bcl_error *e);
+int bcl_sha256_parts(const void *const *parts, const size_t *lens, size_t count,
+                     unsigned char out[32], bcl_error *e);
+
 /* Fault injection: BALLCL_FAULT="name:n[:STATUS]" makes the n-th call (from
  * 1) of the OpenCL or I/O function `name` fail with STATUS (default
  * CL_OUT_OF_RESOURCES for OpenCL calls, EIO for I/O). Returns the status
@@ -36,6 +52,12 @@ void bcl_fault_devices(size_t count);
  * takes the lower of it and the machine's memory (src/util/host_memory.c). */
 uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
 
+/* The one host-memory check (src/util/host_memory.c): whether copies
+ * states of n balls fit in what this process may use
+ * (bcl_host_memory_bytes). BCL_OK, or BCL_EXIT_INPUT with a message that
+ * starts with what and names the balls, the MiB, the copies and the limit. */
+int bcl_host_memory_fit(uint64_t n, unsigned copies, const char *what, bcl_error *e);
+
 /* What bcl_read_file returns for a path that is neither a regular file
  * nor a folder (a pipe, a device, a socket). */
 #define BCL_READ_NOT_REGULAR (-1)
@@ -50,6 +72,10 @@ uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
  * opened, for messages that tell "cannot open" from "cannot read". The
  * fault point "read" fails it after the open. */
 int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, bool *opened);
+/* bcl_read_file for a file the caller opened (and checked, e.g. its owner,
+ * from fstat of the same fd): the same refusals and bound, no fault point
+ * (the callers' own open is theirs). Does not close fd. */
+int bcl_read_fd(int fd, uint64_t limit, char **out, size_t *len);
 /* strerror, with words for BCL_READ_NOT_REGULAR. */
 const char *bcl_read_error(int err);
 

@@ -283,13 +283,17 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
     warn_members(g);
     if (rc)
         goto out;
-    if (a->verbose)
-        for (size_t i = 0; i < ndev; i++) {
-            const bcl_group_member *m = bcl_group_member_at(g, i);
-            fprintf(stderr, "ballcl: device %s: program ready in %.1f ms (%s)%s\n", m->selector,
-                    m->build.program_ms, m->build.note,
-                    m->build.cache_stored ? ", stored in the binary cache" : "");
-        }
+    for (size_t i = 0; a->verbose && i < ndev; i++) {
+        const bcl_group_member *m = bcl_group_member_at(g, i);
+        char who[40] = "";
+        if (ndev > 1)
+            snprintf(who, sizeof who, "device %s: ", m->selector);
+        fprintf(stderr, "ballcl: %sprogram ready in %.1f ms (%s)\n", who, m->build.program_ms,
+                m->build.note);
+        if (m->build.cache_stored)
+            fprintf(stderr, "ballcl: %sprogram stored in the binary cache in %.1f ms\n", who,
+                    m->build.store_ms);
+    }
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
      * report followed by a failure. A mismatching state is never saved. */

@@ -323,6 +323,8 @@ static json_t *multi_json(const run_args *a, bcl_group *g, size_t n, const bcl_e
     for (size_t i = 0; i < nd; i++)
         json_array_append_new(devices, run_member_json(a, bcl_group_member_at(g, i)));
     json_object_set_new(j, "devices", devices);
+    if (nd == 1)
+        return j; /* one device: the run's own fields are its */
     double rate = t->wall_ms > 0 ? (double)n * (double)a->o.steps / (t->wall_ms * 1e-3) : 0;
     json_object_set_new(j, "aggregate",
                         json_pack("{s:I, s:f, s:f, s:f}", "devices", (json_int_t)nd, "wall_ms",

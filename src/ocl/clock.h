@@ -1,4 +1,4 @@
-/* Profiling checked before it is believed (src/measure/clock_check.c): the
+/* Profiling checked before it is believed (src/ocl/clock_check.c): the
  * one check every figure from profiling events passes, in the simulation
  * (src/run/sim.c) and in every measurement. */
 #ifndef BALLCL_CLOCK_H

@@ -17,9 +17,9 @@
  * adds time.
  */
 #include "files/files.h"
-#include "measure/timing.h"
 #include "cache/cache.h"
 #include "ocl/program.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #define COSTS_FORMAT "ballcl-launch-costs/1"
+/* A launch costs file is a few hundred bytes. */
+#define MAX_COSTS_BYTES ((uint64_t)1 << 20)
 /* The measurement stops adding launches after this much time. */
 #define MEASURE_MS 40.0
 /* A timed launch long enough for its slope to stand out of the noise. */
@@ -111,9 +113,18 @@ static bool costs_load(bcl_context *c, const char *path, bcl_launch_costs *k, ch
         snprintf(why, size, "%.190s", trust);
         return false;
     }
-    json_error_t jerr;
-    json_t *root = json_loadfd(fd, 0, &jerr);
+    char *text = NULL;
+    size_t len = 0;
+    int err = bcl_read_fd(fd, MAX_COSTS_BYTES, &text, &len);
     close(fd);
+    if (err) {
+        snprintf(why, size, "cannot read '%.120s': %s", path,
+                 err == EFBIG ? "larger than 1 MiB" : bcl_read_error(err));
+        return false;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
     const char *format = NULL, *model = NULL;
     double lu = -1, io = -1, st_ns = -1, fl = -1;
     json_int_t fill = 0;
@@ -362,9 +373,12 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     k->warn = warn;
     k->known = true;
     k->source = "measured";
-    /* Kept later, by bcl_launch_costs_keep, once the run's own files are
-     * written: a file of ours must not come between a run and its outputs. */
+    /* Kept later, by bcl_launch_costs_keep when the context is destroyed,
+     * once the run's own files are written: a file of ours must not come
+     * between a run and its outputs. */
     k->unsaved = have_path;
+    if (have_path)
+        bcl_context_on_destroy(c, bcl_launch_costs_keep);
     snprintf(k->note, sizeof k->note, "%s", why);
     *out = *k;
     return BCL_OK;

@@ -23,7 +23,8 @@
  * A run over several devices measures them from one thread each, so the
  * table is behind a lock.
  */
-#include "measure/timing.h"
+#include "ocl/clock.h"
+#include "ocl/ocl.h"
 
 #include <pthread.h>
 #include <stdio.h>

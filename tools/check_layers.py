@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""The layers of src/ as a check over the includes (docs/DESIGN.md, "Layers").
+
+Every `#include "..."` of src/**/*.{c,h} and tools/cli/*.{c,h} is read and
+mapped to the file it names. It fails, printing each offence as file:line,
+when
+
+  - a folder of src/ includes a header of a folder above it in STACK, or of
+    a folder STACK does not name (a new folder must take its place first);
+  - the files of src/ include one another in a circle (a .c file and its own
+    .h are one node);
+  - with --cli: the files of tools/cli do (the same rule; not yet part of the
+    test: cmd_run.c and run_multi.c, run_ranks*.c still form one).
+
+include/ballcl/*.h is the public interface: anyone may include it, and it
+counts for no folder. Headers found nowhere (system ones) are ignored.
+
+  check_layers.py ROOT            check src/
+  check_layers.py ROOT --cli      check src/ and tools/cli
+  check_layers.py ROOT --graph    print the stack and the folder arrows
+  check_layers.py --self-test     the check must fail on small bad trees
+"""
+import contextlib
+import io
+import os
+import re
+import sys
+import tempfile
+
+# Bottom first: each folder may include only its own headers and those of
+# the folders before it.
+STACK = ["util", "models", "files", "cache", "ocl", "run", "measure", "survey", "job"]
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def sources(folder):
+    """Every .c and .h under folder, as paths relative to its parent's parent."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith((".c", ".h")):
+                out.append(os.path.join(dirpath, name))
+    return out
+
+
+def includes(path):
+    """(line number, included name) of each quoted include of path."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if m:
+                yield number, m.group(1)
+
+
+def resolve(root, path, name, search):
+    """The file an include names: beside the includer first, then each
+    folder of the search path (the build's -I); None when none holds it."""
+    for base in [os.path.dirname(path)] + search:
+        candidate = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(candidate):
+            return os.path.relpath(candidate, root)
+    return None
+
+
+def node(rel):
+    """A file's node in the file graph: a .c and its .h are one."""
+    return os.path.splitext(rel)[0]
+
+
+def find_cycles(edges):
+    """The strongly connected components of more than one node (Tarjan),
+    each as a list of nodes in a circle's order where one is found."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    sys.setrecursionlimit(max(1000, 10 * len(edges) + 100))
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return [circle(c, edges) for c in comps]
+
+
+def circle(comp, edges):
+    """One circle through the first node of a component, for the message."""
+    members, start = set(comp), comp[0]
+    paths, seen, queue = {start: [start]}, {start}, [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(edges.get(v, ())):
+            if w == start:
+                return paths[v] + [start]
+            if w in members and w not in seen:
+                seen.add(w)
+                paths[w] = paths[v] + [w]
+                queue.append(w)
+    return comp
+
+
+def scan(root, part, search):
+    """(file graph, [(file, line, included file)]) of the sources under part."""
+    edges, found = {}, []
+    for path in sources(os.path.join(root, part)):
+        rel = os.path.relpath(path, root)
+        edges.setdefault(node(rel), set())
+        for number, name in includes(path):
+            target = resolve(root, path, name, search)
+            if target is None or target.startswith("include" + os.sep):
+                continue
+            found.append((rel, number, target))
+            if node(target) != node(rel):
+                edges[node(rel)].add(node(target))
+    return edges, found
+
+
+def folder_of(rel):
+    """The folder of src/ a path lies in, or None outside src/."""
+    parts = rel.split(os.sep)
+    return parts[1] if len(parts) > 2 and parts[0] == "src" else None
+
+
+def check_src(root, problems):
+    src = os.path.join(root, "src")
+    edges, found = scan(root, "src", [src, os.path.join(root, "include")])
+    for rel, number, target in found:
+        mine, theirs = folder_of(rel), folder_of(target)
+        if mine is None or theirs is None or mine == theirs:
+            continue
+        if mine not in STACK or theirs not in STACK:
+            unknown = mine if mine not in STACK else theirs
+            problems.append(f"{rel}:{number}: includes {target}: folder src/{unknown}/ is not "
+                            f"in the stack of tools/check_layers.py")
+        elif STACK.index(theirs) > STACK.index(mine):
+            problems.append(f"{rel}:{number}: includes {target}: src/{mine}/ may use only the "
+                            f"folders below it ({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
+    for c in find_cycles(edges):
+        problems.append("circle between files of src/: " + " -> ".join(c))
+    return found
+
+
+def check_cli(root, problems):
+    cli = os.path.join(root, "tools", "cli")
+    edges, _ = scan(root, os.path.join("tools", "cli"),
+                    [cli, os.path.join(root, "src"), os.path.join(root, "include")])
+    cli_nodes = {v for v in edges}
+    edges = {v: {w for w in ws if w in cli_nodes} for v, ws in edges.items()}
+    for c in find_cycles(edges):
+        problems.append("circle between files of tools/cli: " + " -> ".join(c))
+
+
+def graph(found):
+    arrows = {}
+    for rel, _, target in found:
+        mine, theirs = folder_of(rel), folder_of(target)
+        if mine and theirs and mine != theirs:
+            arrows.setdefault(mine, set()).add(theirs)
+    lines = ["The stack of src/, top first (each folder uses only those below it):", ""]
+    for f in reversed(STACK):
+        uses = ", ".join(sorted(arrows.get(f, ()), key=STACK.index)) if f in STACK else ""
+        lines.append(f"  src/{f + '/':10} includes {uses or 'no other folder'}")
+    return "\n".join(lines)
+
+
+def run(root, cli=False, show=False):
+    problems = []
+    found = check_src(root, problems)
+    if cli:
+        check_cli(root, problems)
+    if show:
+        print(graph(found))
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+def self_test():
+    """The check must pass a good tree and fail bad ones."""
+    def tree(files):
+        d = tempfile.mkdtemp(prefix="check_layers.")
+        for rel, text in files.items():
+            path = os.path.join(d, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+        return d
+
+    good = {"src/util/util.h": '#include "ballcl/ballcl.h"\n',
+            "src/ocl/ocl.h": '#include "util/util.h"\n',
+            "src/ocl/a.c": '#include "ocl/ocl.h"\n#include <stdio.h>\n',
+            "include/ballcl/ballcl.h": "\n",
+            "tools/cli/x.c": '#include "x.h"\n#include "y.h"\n',
+            "tools/cli/x.h": "\n", "tools/cli/y.h": "\n"}
+    upward = dict(good)
+    upward["src/util/fault.c"] = '#include "util/util.h"\n#include "ocl/ocl.h"\n'
+    unknown = dict(good)
+    unknown["src/util/b.c"] = '#include "extra/extra.h"\n'
+    unknown["src/extra/extra.h"] = "\n"
+    loop = dict(good)
+    loop["src/ocl/p.h"] = '#include "ocl/q.h"\n'
+    loop["src/ocl/q.h"] = '#include "ocl/p.h"\n'
+    cli_loop = dict(good)
+    cli_loop["tools/cli/y.c"] = '#include "y.h"\n#include "x.h"\n'
+    cases = [("a good tree", good, False, 0, None),
+             ("an upward include", upward, False, 1, "src/util/fault.c:2"),
+             ("a folder outside the stack", unknown, False, 1, "src/util/b.c:1"),
+             ("a circle of headers", loop, False, 1, "circle between files of src/"),
+             ("a circle of tools/cli, unchecked", cli_loop, False, 0, None),
+             ("a circle of tools/cli, --cli", cli_loop, True, 1, "tools/cli/x -> tools/cli/y")]
+    failed = 0
+    for what, files, cli, want, words in cases:
+        d = tree(files)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            got = run(d, cli=cli)
+        ok = got == want and (words is None or words in out.getvalue())
+        print(f"{'ok' if ok else 'FAILED'}: {what}" + ("" if ok else f": {out.getvalue()!r}"))
+        failed += not ok
+    return 1 if failed else 0
+
+
+def main(argv):
+    args = [a for a in argv if not a.startswith("--")]
+    flags = {a for a in argv if a.startswith("--")}
+    if flags - {"--cli", "--graph", "--self-test"} or (len(args) != 1 and "--self-test" not in flags):
+        print(__doc__, file=sys.stderr)
+        return 2
+    status = self_test() if "--self-test" in flags else 0
+    if args:
+        status |= run(args[0], cli="--cli" in flags, show="--graph" in flags)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
