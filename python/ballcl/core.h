@@ -24,6 +24,7 @@
  * plans, simulations, the survey's extras), until it runs on the public
  * run API alone. */
 #include "measure/measure.h"
+#include "ocl/clock.h"
 #include "ocl/ocl.h"
 #include "run/run.h"
 #include "survey/survey.h"

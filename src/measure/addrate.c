@@ -17,7 +17,7 @@
  * alike, and the count with the best median counts: the figure is the
  * units' throughput rather than their latency.
  *
- * Same rules as every other figure (src/measure/measure.c): warm-up and
+ * Same rules as every other figure (src/measure/timer.c): warm-up and
  * calibration never counted, device time from profiling events, median of
  * repeats. A repeat is ten launches queued back to back and timed from the
  * first one's start to the last one's end, as the launches of a simulation

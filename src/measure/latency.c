@@ -9,7 +9,7 @@
  *               clFinish: what a program that waits after every launch (the
  *               seed's mistake) pays per launch, kernel time included.
  *
- * Same rules as every other figure (src/measure/measure.c): warm-up never counted,
+ * Same rules as every other figure (src/measure/timer.c): warm-up never counted,
  * median of repeats.
  */
 #include "measure/timing.h"

@@ -13,6 +13,7 @@
 
 #include "ballcl/ballcl.h"
 #include "files/files.h"
+#include "run/run.h"
 
 /* ---- timing (docs/BENCHMARK.md) ------------------------------------------ */
 
@@ -30,13 +31,6 @@ typedef struct bcl_measurement {
                             failed its check (bcl_profiling_unusable says why) */
 } bcl_measurement;
 
-/* Profiling is checked before it is believed (docs/BENCHMARK.md, "Clocks"):
- * every span of device time is compared with the host's time for the same
- * work and with what hardware can do. NULL while the profiling of device d
- * has passed every check in this process, else why it failed; from then on
- * d's figures come from the host clock. BALLCL_TEST_PROFILING=unusable
- * (tests only) marks every device. */
-const char *bcl_profiling_unusable(const bcl_device_info *d);
 
 /* A configuration being timed one repeat at a time, so that a caller can
  * interleave the repeats of several configurations (bench does: a noisy
@@ -60,9 +54,6 @@ void bcl_host_steps(const bcl_model *m, const float *p, float *state, size_t n, 
                     bool openmp);
 /* Number of threads the OpenMP host loop uses. */
 unsigned bcl_host_threads(void);
-/* Steps of the validation that precedes a timing, for K steps per launch:
- * a few single steps, or one full and one partial launch. */
-uint64_t bcl_check_steps(unsigned k);
 
 /* Read+write bandwidth of a copy between two device buffers of `bytes`
  * bytes (capped at the device's allocation limit), the source filled with
@@ -103,28 +94,6 @@ int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e);
 void bcl_add_timer_free(bcl_add_timer *t);
 
 /* ---- tuning (docs/BENCHMARK.md) ------------------------------------------ */
-
-/* One tuned launch configuration. */
-typedef struct bcl_tuned_entry {
-    bool found;
-    char variant[BCL_VARIANT_NAME];
-    size_t local;              /* 0: the driver chooses */
-    unsigned steps_per_launch; /* K (1 for the one-step entry) */
-    double us_per_step;        /* median device time when tuned */
-} bcl_tuned_entry;
-
-/* What 'ballcl tune' stores per device and model. */
-typedef struct bcl_tuned {
-    bcl_tuned_entry single; /* best one-step kernel launch */
-    bcl_tuned_entry fused;  /* best k-step kernel launch and K */
-    uint64_t balls;         /* N it was tuned at */
-    char date[32];          /* UTC, ISO 8601 */
-    /* Why an entry was dropped while reading (a damaged entry: a time per
-     * step that is not a positive finite number, no positive N, or a rate
-     * beyond the device's bound); empty when none. The file is still read:
-     * the other entry stays, and the dropped one's rate is calibrated. */
-    char damaged[640];
-} bcl_tuned;
 
 /* ---- the defaults against a sweep (docs/PERFORMANCE.md) ------------------ */
 
@@ -224,10 +193,6 @@ typedef struct bcl_tune_result {
  * malloc'ed: free with bcl_tune_result_free. Stores nothing. */
 int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
 void bcl_tune_result_free(bcl_tune_result *r);
-/* Path of the tuned file of (d, m): <cache>/tuned/<model>-<key>.json, the
- * key hashing the device's identity and driver version. */
-int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
-                   bcl_error *e);
 /* Before a sweep: creates the tuned file's folders (mode 0700), checks
  * that they are the user's (like the binary cache, docs/cache.md) and adds
  * the tuned file to the output set o, its temporary made (the folder is
@@ -240,18 +205,6 @@ int bcl_tuned_open(const bcl_device_info *d, const bcl_model *m, bcl_outputs *o,
  * committed atomically. */
 int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
                    bcl_outputs *o, bcl_error *e);
-
-/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
- * found. A file that does not parse, is of another format version or names
- * another device or model is an input error naming the file. */
-int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
-
-/* The tuned record of the context's device and model, read from its file
- * at the first call (or the first plan that consults it) and kept: all
- * entries not found when nothing is stored. A file that cannot be used
- * counts as nothing tuned; *problem (optional) then says why, else it is
- * NULL. The record lives as long as the context. */
-const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
 
 /* One tuned file of a cache folder, as `ballcl cache list` shows it. */
 typedef struct bcl_tuned_file_info {
@@ -271,12 +224,6 @@ typedef struct bcl_tuned_file_info {
  * empty list. A file that does not parse is listed with its problem. */
 int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
 
-/* Writes the launch costs this context measured for the K rule beside the
- * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
- * from there, or the cache is off. Call it after the run's own files are
- * written, to warn when it fails (failing is harmless: the next process
- * measures again); bcl_context_destroy does it, silently, if never called. */
-int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
 /* Uploads init (all the simulation's balls), runs o->check_steps steps of
  * plan o, reads the result into scratch (as many balls) and validates it
  * into v. */

@@ -11,8 +11,31 @@
 #include <CL/cl.h>
 
 #include "ballcl/ballcl.h"
-#include "measure/measure.h"
 #include "util/util.h"
+
+/* ---- the tuned record a context keeps (read by src/run/tuned_read.c) ---- */
+
+/* One tuned launch configuration. */
+typedef struct bcl_tuned_entry {
+    bool found;
+    char variant[BCL_VARIANT_NAME];
+    size_t local;              /* 0: the driver chooses */
+    unsigned steps_per_launch; /* K (1 for the one-step entry) */
+    double us_per_step;        /* median device time when tuned */
+} bcl_tuned_entry;
+
+/* What 'ballcl tune' stores per device and model. */
+typedef struct bcl_tuned {
+    bcl_tuned_entry single; /* best one-step kernel launch */
+    bcl_tuned_entry fused;  /* best k-step kernel launch and K */
+    uint64_t balls;         /* N it was tuned at */
+    char date[32];          /* UTC, ISO 8601 */
+    /* Why an entry was dropped while reading (a damaged entry: a time per
+     * step that is not a positive finite number, no positive N, or a rate
+     * beyond the device's bound); empty when none. The file is still read:
+     * the other entry stays, and the dropped one's rate is calibrated. */
+    char damaged[640];
+} bcl_tuned;
 
 /* A parsed device selector (docs/DESIGN.md, "Devices"). */
 typedef enum { BCL_SEL_DEFAULT, BCL_SEL_INDEX, BCL_SEL_TYPE, BCL_SEL_NAME } bcl_sel_kind;

@@ -97,6 +97,34 @@ void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *
 /* A host buffer of c's device (ballcl/ballcl.h, bcl_group_host_buffer). */
 int bcl_host_buffer_create(bcl_context *c, size_t bytes, bcl_host_buffer **out, bcl_error *e);
 
+/* ---- the tuned record for a plan (tuned_read.c), check steps (plan.c), launch costs kept (launch_costs.c) ---- */
+
+/* Path of the tuned file of (d, m): <cache>/tuned/<model>-<key>.json, the
+ * key hashing the device's identity and driver version. */
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e);
+/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
+ * found. A file that does not parse, is of another format version or names
+ * another device or model is an input error naming the file. */
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
+
+/* The tuned record of the context's device and model, read from its file
+ * at the first call (or the first plan that consults it) and kept: all
+ * entries not found when nothing is stored. A file that cannot be used
+ * counts as nothing tuned; *problem (optional) then says why, else it is
+ * NULL. The record lives as long as the context. */
+const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
+
+/* Steps of the validation that precedes a timing, for K steps per launch:
+ * a few single steps, or one full and one partial launch. */
+uint64_t bcl_check_steps(unsigned k);
+/* Writes the launch costs this context measured for the K rule beside the
+ * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
+ * from there, or the cache is off. Call it after the run's own files are
+ * written, to warn when it fails (failing is harmless: the next process
+ * measures again); bcl_context_destroy does it, silently, if never called. */
+int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
+
 /* ---- the tuned rule (plan.c) ---- */
 
 /* The tuned rule of every run (docs/PERFORMANCE.md): the record 'ballcl

@@ -1,7 +1,7 @@
 /*
  * Surveying one device (docs/SURVEY.md): identity and limits, then the measured
  * figures, all through the measuring library that bench and tune use
- * (src/measure/measure.c, src/measure/latency.c, src/measure/tune.c):
+ * (src/measure/timer.c, src/measure/latency.c, src/measure/tune.c):
  *
  *   build       cold (binary cache bypassed, drivers' caches off) and cached
  *   latency     queued->start of a tiny launch, and its host round trip

@@ -11,6 +11,7 @@
  * the measuring engine, the survey's extras. */
 #include "files/files.h"
 #include "measure/measure.h"
+#include "ocl/clock.h"
 #include "ocl/ocl.h"
 #include "run/run.h"
 #include "survey/survey.h"
