@@ -31,7 +31,6 @@ typedef struct bcl_measurement {
                             failed its check (bcl_profiling_unusable says why) */
 } bcl_measurement;
 
-
 /* A configuration being timed one repeat at a time, so that a caller can
  * interleave the repeats of several configurations (bench does: a noisy
  * moment on a shared machine then hits every row alike). Creating one does

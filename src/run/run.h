@@ -97,7 +97,8 @@ void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *
 /* A host buffer of c's device (ballcl/ballcl.h, bcl_group_host_buffer). */
 int bcl_host_buffer_create(bcl_context *c, size_t bytes, bcl_host_buffer **out, bcl_error *e);
 
-/* ---- the tuned record for a plan (tuned_read.c), check steps (plan.c), launch costs kept (launch_costs.c) ---- */
+/* ---- the tuned record for a plan (tuned_read.c), check steps (plan.c), launch costs kept
+ * (launch_costs.c) ---- */
 
 /* Path of the tuned file of (d, m): <cache>/tuned/<model>-<key>.json, the
  * key hashing the device's identity and driver version. */
