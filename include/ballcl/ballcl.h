@@ -136,6 +136,13 @@ void bcl_devices_free(bcl_device_list *list);
  * opened. */
 int bcl_device_select(const bcl_device_list *list, const char *selector, size_t *index,
                       bcl_error *e);
+/* The type bits as one word: "gpu", "accelerator", "cpu", "custom" or
+ * "other" (the first that type has, in that order). */
+const char *bcl_device_type_name(uint64_t type);
+/* The memory this process may use on the host, in bytes: the machine's, or
+ * its cgroup's limit when lower (0: unknown). What bcl_group_memory_fit
+ * checks host copies against. */
+uint64_t bcl_host_memory_bytes(void);
 /* Most devices one run uses. */
 #define BCL_MAX_DEVICES 64
 /* Picks several devices: a comma-separated list of selectors ("0:0,0:1",
@@ -388,6 +395,13 @@ typedef struct bcl_sim_timing {
     unsigned char reserved[32]; /* zero (the top of this header says why) */
 } bcl_sim_timing;
 
+/* Profiling is checked before it is believed (docs/BENCHMARK.md, "Clocks"):
+ * every span of device time is compared with the host's time for the same
+ * work and with what hardware can do. NULL while the profiling of device d
+ * has passed every check in this process, else why it failed; from then on
+ * d's figures come from the host clock (bcl_sim_timing.host_clock). */
+const char *bcl_profiling_unusable(const bcl_device_info *d);
+
 /* ---- host memory for reading back ---------------------------------------- */
 
 /* Host memory the device's runtime allocates (bcl_group_host_buffer: a
@@ -616,7 +630,9 @@ int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_
                          unsigned host_copies, const char *what, bcl_error *e);
 /* Creates one context per device (programs built or loaded at once, one
  * thread each) and resolves each device's plan for the whole range. devs
- * must outlive the group. */
+ * must outlive the group. The range may be empty (req.balls 0): the first
+ * bcl_group_exec then loads a state, which sets it (a Python Context opens
+ * its device before it is given a state). */
 int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_group_opts *o,
                    bcl_group **out, bcl_error *e);
 /* Weighs every device (the tuned rate of its plan when 'ballcl tune'
@@ -656,14 +672,15 @@ int bcl_group_host_buffer(bcl_group *g, size_t bytes, bcl_host_buffer **out, bcl
  * or several, under MPI, Python's run and Context). Zero fields are off. */
 typedef struct bcl_exec {
     uint64_t steps;
-    /* A new request for this run (steps, K, local size, variant, sync), the
-     * parameters and range staying the group's; NULL: the group's with
-     * `steps`. Plans are resolved again only when it differs. */
+    /* A new request for this run (steps, K, local size, variant, sync, and
+     * the parameters unless NULL), the range staying the group's; NULL: the
+     * group's with `steps`. Plans are resolved again only when it differs. */
     const bcl_plan_request *req;
     /* Uploaded before the steps (load_balls balls from ball `first` of the
      * range; a new count cuts the range again); NULL: the devices continue
      * from the state they hold. load_async: the upload is queued, and
-     * `load` must stay put until the call returns; load_check: the device
+     * `load` must stay put until the call returns (a failure waits for it
+     * before returning); load_check: the device
      * checks it for NaN and infinity (bcl_exec_result.input_bad). */
     const float *load;
     size_t load_balls;

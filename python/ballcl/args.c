@@ -61,32 +61,35 @@ int bpy_spl_arg(PyObject *spl, bpy_args *a)
 
 int bpy_local_arg(PyObject *local, bpy_args *a)
 {
-    char text[32];
+    bcl_launch *l = &a->launch;
+    memset(l, 0, sizeof *l);
+    l->mode = BCL_LOCAL_AUTO;
     a->local_given = local && local != Py_None;
-    if (!a->local_given) {
-        strcpy(text, "auto");
-    } else if (PyUnicode_Check(local)) {
+    if (!a->local_given)
+        return 0;
+    if (PyUnicode_Check(local)) {
         const char *s = PyUnicode_AsUTF8(local);
         if (!s)
             return -1;
-        if (strcmp(s, "auto") && strcmp(s, "driver") && strcmp(s, "tuned")) {
+        if (strcmp(s, "auto") == 0)
+            l->mode = BCL_LOCAL_AUTO;
+        else if (strcmp(s, "driver") == 0)
+            l->mode = BCL_LOCAL_DRIVER;
+        else if (strcmp(s, "tuned") == 0)
+            l->mode = BCL_LOCAL_TUNED;
+        else {
             bpy_input_error("local: '%.60s': expected 'auto', 'driver', 'tuned' or a work-group "
                             "size from 1 to %u",
                             s, MAX_LOCAL);
             return -1;
         }
-        strcpy(text, s);
-    } else {
-        uint64_t v;
-        if (whole_arg(local, "local", 1, MAX_LOCAL, &v))
-            return -1;
-        snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+        return 0;
     }
-    bcl_error e = {0};
-    if (bcl_local_parse(text, &a->launch, &e)) {
-        bpy_raise(&e);
+    uint64_t v;
+    if (whole_arg(local, "local", 1, MAX_LOCAL, &v))
         return -1;
-    }
+    l->mode = BCL_LOCAL_FIXED;
+    l->local = (size_t)v;
     return 0;
 }
 

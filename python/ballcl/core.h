@@ -20,15 +20,6 @@
 #include <numpy/arrayobject.h>
 
 #include "ballcl/ballcl.h"
-/* For now the module also reaches the library's internal side (contexts,
- * plans, simulations, the survey's extras), until it runs on the public
- * run API alone. */
-#include "measure/measure.h"
-#include "ocl/clock.h"
-#include "ocl/ocl.h"
-#include "run/run.h"
-#include "survey/survey.h"
-#include "util/util.h"
 
 /* A return code of the run functions beyond the BCL_EXIT_* classes: a
  * Python exception (KeyboardInterrupt, from a signal) is pending. */
@@ -105,76 +96,57 @@ bool bpy_finite(const float *f, size_t count, size_t *bad);
 /* The InputError for the non-finite float f[i]; returns NULL. */
 PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
-/* ---- overflow.c: a state that left float32 ----------------------------- */
+/* ---- exec.c: one run on a group, GIL released --------------------------- */
 
-/* 0 when state (n balls, after a->steps steps from init) is all finite;
- * else -1 with InputError naming the ball, the step and the component,
- * as `ballcl run` words it. Called with the GIL held. */
-int bpy_check_overflow(const bpy_args *a, const float *init, const float *state, size_t n);
-
-/* ---- exec.c: one run on a context, GIL released ------------------------ */
-
-/* The (kernel, local size) pairs a context has launched: a warm-up launch
- * is needed only for a new pair (PoCL compiles per local size). */
-#define BPY_WARM_MAX 16
-typedef struct bpy_warm_set {
-    char kernel[BPY_WARM_MAX][64];
-    size_t local[BPY_WARM_MAX];
-    size_t count;
-} bpy_warm_set;
-
+/* A run of the library's one run path (bcl_group_exec) from Python: the
+ * group's members hold the plans, the warm-ups and the tuned note; this
+ * says what Python asks for and gathers what the Result shows. */
 typedef struct bpy_exec {
     /* in */
-    bcl_context *ctx;
-    bcl_sim *sim;
+    bcl_group *g;
     const bpy_args *args;
-    size_t balls;
-    const float *init;          /* the state before the steps, for validation */
-    float *out;                 /* receives the state after them */
-    bpy_warm_set *warmed;       /* NULL: always warm up */
-    struct bpy_plan_memo *memo; /* NULL: resolve the plan every call */
+    size_t balls;         /* of the range */
+    const float *load;    /* uploaded before the steps; NULL: the state the devices hold */
+    bool load_async;      /* the upload only queued (load stays put until the call returns) */
+    bool load_check;      /* the devices check the load for NaN and infinity (input_bad) */
+    const float *init;    /* the state before the steps, for validation and an overflow's
+                             step; NULL: neither (the step of an overflow is then unknown) */
+    float *out;           /* receives the state after them */
+    const char *readback; /* "pinned" or "pageable": the memory read into */
     /* The Result of the last call whose plan was resolved, to copy while
      * the plan is reused (result.c); NULL: build every Result whole. */
     PyObject **result_tmpl;
-    unsigned long *result_tmpl_gen; /* the memo's gen it was made for */
-    bcl_build_report *build;        /* stored in the binary cache after the first launch */
-    bool *stored;                   /* ...once: set when done */
-    /* The device's state checks (bcl_sim_check_finite), NULL: none. in_bad
-     * was queued with the upload: when set after the steps, the input held
-     * NaN or infinity and the validation is skipped (the call is refused).
-     * out_bad is queued behind the last launch, read back with the state. */
-    const uint32_t *in_bad;
-    uint32_t *out_bad;
-    /* out */
+    unsigned long *result_tmpl_gen; /* the plan_gen it was made for */
+    /* out: of the first member with balls; the timing's device_ms is the
+     * slowest device's, its wall_ms the group's */
+    bcl_exec_result r;
+    const bcl_group_member *lead;
     bcl_plan plan;
     bool plan_ok;
-    bool plan_reused;     /* the plan of the previous call (same request) */
-    const char *readback; /* "pinned" or "pageable": the memory read into */
-    char tuned_note[200]; /* whether the tuned record was used, and why not */
-    size_t buffers;       /* device buffers the state is split into */
-    double first_ms;      /* the warm-up launch; 0 when none was needed */
+    bool plan_reused; /* the plan of the previous call (same request) */
+    unsigned long plan_gen;
+    const char *tuned_note; /* whether the tuned record was used, and why not */
+    size_t buffers;         /* device buffers the state is split into */
+    double first_ms;        /* the warm-up launch; 0 when none was needed */
     bcl_sim_timing t;
     bcl_validation v;
+    bool input_bad; /* load_check: the devices found NaN or infinity in the load */
+    PyThreadState **ts;
 } bpy_exec;
 
-/* The plan of the last request on a context, reused while the request is
- * the same (balls, steps, K, local, parameters): nothing in it can change
- * between such calls (the tuned record is read once per context). */
-typedef struct bpy_plan_memo {
-    bool valid;
-    unsigned long gen; /* counts the plans resolved into it */
-    bcl_plan_request req;
-    float params[BCL_MAX_PARAMS];
-    bcl_plan plan;
-    char tuned_note[200];
-} bpy_plan_memo;
-
-/* Resolves the plan (or reuses x->memo's), warms up, applies the steps, reads the state into
- * x->out and validates it. Called with the GIL released (*ts is the saved
- * thread state); between chunks of about 50 ms it takes the GIL back to
- * run Python's signal handlers. Returns BCL_OK, a BCL_EXIT_* class with e
- * set, or BPY_PENDING with a Python exception pending. */
+/* Runs x through bcl_group_exec, with the GIL released (*ts is the saved
+ * thread state): steps in chunks of about 50 ms and the validation in
+ * slices, with the GIL taken back between them to run Python's signal
+ * handlers; the overflow check as `ballcl run` does it. Returns BCL_OK, a
+ * BCL_EXIT_* class with e set, or BPY_PENDING with a Python exception
+ * pending. */
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
+
+/* A group of the devices idx[0..count) (of bpy_devices()) for a's model,
+ * parameters and steps, over `balls` balls (0: set by the first load);
+ * programs from the binary cache. Called with the GIL released. */
+int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t balls, bcl_group **g,
+                   bcl_error *e);
 
 /* ---- result.c: the result object ---------------------------------------- */
 
@@ -234,7 +206,7 @@ size_t bpy_pool_bytes(PyObject *pool);
  * ordinary memory. Read-only, and over memory that exports no writable
  * buffer, so that "the array a context returned last" means "unchanged"
  * (pycontext.c). *data receives its memory. NULL with an exception set. */
-PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_info *d, size_t n,
+PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned);
 /* The same over ordinary memory (a bytes object), for the paths that keep
  * no pool. */
@@ -282,12 +254,16 @@ void bpy_context_info_get(PyObject *c, bpy_context_info *info);
  * (at exit: a daemon thread may hold it). */
 void bpy_context_close(PyObject *c, bool wait);
 
-/* ---- group.c: one run over several devices ------------------------------- */
+/* ---- group.c: a run from a state on a group of its own ----------------- */
 
-/* ballcl.run's work when the device selector names several devices: the
- * balls split by rate, one shard per device, all at once (ballcl/ballcl.h,
- * "A group"). Returns (new_state, Result) or NULL with an exception set. */
-PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count);
+/* ballcl.run on devices idx[0..count) without a cached context (several
+ * devices, or cache=False): a group of them is opened, weighed and cut by
+ * rate when there are several (ballcl/ballcl.h, "A group"), runs the state
+ * in (checked finite) through bpy_exec_run into out_o (None: a new array;
+ * one device only) and is closed. Returns (new_state, Result) or NULL with
+ * an exception set. */
+PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
+                        PyObject *out_o);
 
 /* ---- run.c and pycontext.c ------------------------------------------- */
 

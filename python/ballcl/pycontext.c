@@ -15,10 +15,12 @@
  * One call at a time: a lock, waited for without the GIL, serialises
  * calls from several threads.
  *
- * A frame costs only what must happen per call (docs/PYTHON.md, "Frame
- * loops"): the plan of an unchanged request is reused (bpy_plan_memo), the
- * device buffers are kept at the largest state seen (bcl_sim_load), a state
- * that fitted the memory once is not checked again (the check reads the
+ * The device is a group of one (ballcl/ballcl.h, "A group") and every
+ * frame is one bcl_group_exec, the run path of `ballcl run` (exec.c). A
+ * frame costs only what must happen per call (docs/PYTHON.md, "Frame
+ * loops"): the group keeps the plan of an unchanged request, the warm-ups
+ * done and the device buffers at the largest state seen; a state that
+ * fitted the memory once is not checked again (the check reads the
  * cgroup's files), and the state is read back into pinned memory that
  * becomes the returned array (readback.c), or into the caller's out=.
  * ballcl.run's process-wide contexts (runcache.c) are Contexts too, run
@@ -33,42 +35,31 @@
 struct bpy_context {
     PyObject_HEAD PyThread_type_lock lock;
     const bcl_device_info *dev;
-    bpy_args base;    /* model and parameters, fixed for the context */
-    bcl_context *ctx; /* NULL once closed */
-    bcl_build_report build;
-    bool stored;
-    bpy_warm_set warmed;
-    bcl_sim *sim;
-    size_t balls;
-    PyObject *state;  /* the array returned last, or NULL */
-    bool frozen;      /* `state` is read-only: the identity means "unchanged" */
-    bool synced;      /* the device holds exactly the state returned last */
-    size_t fit_balls; /* the largest state bcl_memory_fit accepted */
-    PyObject *pool;   /* pinned blocks for the returned arrays */
-    bpy_plan_memo memo;
-    PyObject *result_tmpl; /* exec.h: bpy_exec.result_tmpl */
+    bpy_args base;         /* model and parameters, fixed for the context */
+    bcl_group *g;          /* the device, a group of one; NULL once closed */
+    bool build_told;       /* the build's warning went out */
+    size_t balls;          /* the state on the device */
+    size_t capacity;       /* balls its buffers hold: they grow to the largest state loaded */
+    PyObject *state;       /* the array returned last, or NULL */
+    bool frozen;           /* `state` is read-only: the identity means "unchanged" */
+    bool synced;           /* the device holds exactly the state returned last */
+    size_t fit_balls;      /* the largest state bcl_memory_fit accepted */
+    PyObject *pool;        /* pinned blocks for the returned arrays */
+    PyObject *result_tmpl; /* core.h: bpy_exec.result_tmpl */
     unsigned long result_tmpl_gen;
     unsigned long long calls, builds, uploads;
-    /* The device's verdicts on a frame's input and output (bcl_sim_check_finite):
-     * written by non-blocking read-backs, so they live as long as the
-     * context, whose destroy waits for the queue. */
-    uint32_t in_bad, out_bad;
 };
 
 static void close_locked(bpy_context *c)
 {
-    bcl_sim *sim = c->sim;
-    bcl_context *ctx = c->ctx;
-    c->sim = NULL;
-    c->ctx = NULL;
+    bcl_group *g = c->g;
+    c->g = NULL;
     c->synced = false;
-    c->memo.valid = false;
-    c->balls = c->fit_balls = 0;
+    c->balls = c->capacity = c->fit_balls = 0;
     /* Arrays over its blocks stay valid: each block keeps what it needs. */
     bpy_pool_close(c->pool);
     Py_BEGIN_ALLOW_THREADS;
-    bcl_sim_destroy(sim);
-    bcl_context_destroy(ctx);
+    bcl_group_close(g);
     Py_END_ALLOW_THREADS;
 }
 
@@ -81,6 +72,27 @@ static void take_lock(bpy_context *c)
     }
 }
 
+/* Opens the device di as a group of one (its program built or loaded) and
+ * the pool of pinned blocks; -1 with an exception set. */
+static int open_group(bpy_context *c, size_t di)
+{
+    c->dev = &bpy_devices()->dev[di];
+    bcl_error e = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = bpy_group_open(&c->base, &di, 1, 0, &c->g, &e);
+    Py_END_ALLOW_THREADS;
+    if (rc) {
+        bpy_raise(&e);
+        bcl_error_clear(&e);
+        return -1;
+    }
+    c->builds++;
+    if (!c->pool && !(c->pool = bpy_pool_create()))
+        return -1;
+    return 0;
+}
+
 static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
 {
     bpy_context *c = (bpy_context *)self;
@@ -89,7 +101,7 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO:Context", names, &device_o, &model_o,
                                      &params_o))
         return -1;
-    if (c->ctx) {
+    if (c->g) {
         PyErr_SetString(PyExc_RuntimeError, "Context.__init__ called twice");
         return -1;
     }
@@ -105,25 +117,12 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (bpy_device_pick(sel, &di))
         return -1;
-    c->dev = &bpy_devices()->dev[di];
-    bcl_error e = {0};
-    bcl_context_opts copts = {.use_cache = true};
-    int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = bcl_context_create(c->dev, c->base.model, &copts, &c->ctx, &c->build, &e);
-    Py_END_ALLOW_THREADS;
-    if (rc) {
-        bpy_raise(&e);
-        bcl_error_clear(&e);
+    if (open_group(c, di))
         return -1;
-    }
-    c->builds++;
-    if (!c->pool && !(c->pool = bpy_pool_create()))
+    const bcl_build_report *br = &bcl_group_member_at(c->g, 0)->build;
+    c->build_told = true;
+    if (br->warning[0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", br->warning) < 0)
         return -1;
-    if (c->build.warning[0] &&
-        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", c->build.warning) < 0)
-        return -1;
-    c->build.warning[0] = '\0';
     return 0;
 }
 
@@ -155,78 +154,53 @@ static void ctx_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
-/* Puts `state` on the device: the buffers are kept while they hold n balls
- * (they grow to the largest state seen). With `nowait` the upload is only
- * queued (state must stay put until the device is waited for). */
-static int upload(bpy_context *c, const float *state, size_t n, bool nowait, bcl_error *e)
-{
-    int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    if (c->sim)
-        rc = nowait ? bcl_sim_load_async(c->sim, state, n, e) : bcl_sim_load(c->sim, state, n, e);
-    else
-        rc = bcl_sim_create(c->ctx, state, n, &c->sim, e);
-    Py_END_ALLOW_THREADS;
-    if (rc == BCL_OK) {
-        c->balls = n;
-        c->uploads++;
-    }
-    return rc;
-}
-
 /* One frame, the lock held. */
 static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state_o, PyObject *out_o,
                               bool report, bool checked)
 {
-    if (!c->ctx)
+    if (!c->g)
         return bpy_input_error("Context.run: the context is closed");
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    /* queued: an upload of `in` is queued, not waited for; in_check: the
-     * device checks it for NaN and infinity (c->in_bad). */
-    bool uploaded = false, queued = false, in_check = false;
+    /* load: the state to upload before the steps (NULL: the device holds
+     * it); queued: only queued, the device checking it for NaN and
+     * infinity. */
+    const float *load = NULL;
+    bool queued = false;
+    size_t n;
     if (state_o == Py_None || (state_o == c->state && c->frozen)) {
         if (!c->state)
             return bpy_input_error("Context.run: no state yet: pass state= (an (N, 4) float32 "
                                    "array) on the first call");
         in = (PyArrayObject *)Py_NewRef(c->state);
-        if (!c->synced) {
-            if (upload(c, PyArray_DATA(in), (size_t)PyArray_DIM(in, 0), false, &e))
-                goto fail;
-            uploaded = true;
-        }
+        n = (size_t)PyArray_DIM(in, 0);
+        if (!c->synced)
+            load = PyArray_DATA(in);
     } else {
         /* Checked here but for NaN and infinity (ballcl.run checked it
          * already): that check runs on the device behind the upload. */
         in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg_unscanned(state_o);
         if (!in)
             return NULL;
-        size_t n = (size_t)PyArray_DIM(in, 0);
+        n = (size_t)PyArray_DIM(in, 0);
         c->synced = false;
         if (n > c->fit_balls) {
-            if (bcl_memory_fit(c->dev, n, 2, "state", &e))
+            const bcl_device_info *devs[1] = {c->dev};
+            if (bcl_group_memory_fit(devs, 1, n, 2, "state", &e))
                 goto fail;
             c->fit_balls = n;
         }
-        if (upload(c, PyArray_DATA(in), n, true, &e))
-            goto fail;
-        uploaded = queued = true;
-        int rc;
-        Py_BEGIN_ALLOW_THREADS;
-        rc = bcl_sim_check_finite(c->sim, &c->in_bad, &e);
-        Py_END_ALLOW_THREADS;
-        if (rc)
-            goto fail;
-        in_check = true;
+        load = PyArray_DATA(in);
+        queued = true;
     }
     /* From here the device's state moves away from c->state. */
     c->synced = false;
     float *data;
     bool pinned = false;
-    size_t bytes = c->balls * 4 * sizeof(float);
+    size_t bytes = n * 4 * sizeof(float);
     if (out_o && out_o != Py_None) {
-        if (!(out = (PyObject *)bpy_out_arg(out_o, c->balls)))
+        if (!(out = (PyObject *)bpy_out_arg(out_o, n)))
             goto done;
         data = PyArray_DATA((PyArrayObject *)out);
         /* The read-back must not overwrite the start the check compares
@@ -237,31 +211,33 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
                 goto done;
             Py_SETREF(in, (PyArrayObject *)copy);
         }
-    } else if (!(out = bpy_state_array(c->pool, c->ctx, c->dev, c->balls, &data, &pinned))) {
+    } else if (!(out = bpy_state_array(c->pool, c->g, c->dev, n, &data, &pinned))) {
         goto done;
     }
     bpy_exec x = {
-        .ctx = c->ctx,
-        .sim = c->sim,
+        .g = c->g,
         .args = a,
-        .balls = c->balls,
-        .init = PyArray_DATA(in),
+        .balls = n,
+        .load = load,
+        .load_async = queued,
+        .load_check = queued,
+        /* With out= the input itself the start is gone: an overflow is
+         * then named without its step. */
+        .init = bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : PyArray_DATA(in),
         .out = data,
-        .warmed = &c->warmed,
-        .memo = &c->memo,
         .result_tmpl = &c->result_tmpl,
         .result_tmpl_gen = &c->result_tmpl_gen,
-        .build = &c->build,
-        .stored = &c->stored,
-        .in_bad = in_check ? &c->in_bad : NULL,
-        .out_bad = &c->out_bad,
         .readback = pinned ? "pinned" : "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
     int rc = bpy_exec_run(&x, &e, &ts);
-    if (rc == BCL_OK)
-        queued = false; /* the run waited for the upload and the checks */
     PyEval_RestoreThread(ts);
+    /* The upload is done whatever the outcome (bcl_group_exec waits for it). */
+    if (load && (rc == BCL_OK || rc == BPY_PENDING)) {
+        c->balls = n;
+        c->capacity = n > c->capacity ? n : c->capacity;
+        c->uploads++;
+    }
     /* A failed call may have written into out=: it no longer holds the
      * state returned last. */
     if (rc && out == c->state)
@@ -272,12 +248,12 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto fail;
     /* A NaN or infinity in the input: the device ran on it (one wait per
      * frame), the host finds the ball, and the call is refused as before
-     * the run. The upload is done, so nothing reads `in` any more. */
-    if (in_check && c->in_bad) {
+     * the run. */
+    if (x.input_bad) {
         size_t bad = 0;
         bool finite;
         Py_BEGIN_ALLOW_THREADS;
-        finite = bpy_finite(PyArray_DATA(in), c->balls * 4, &bad);
+        finite = bpy_finite(PyArray_DATA(in), n * 4, &bad);
         Py_END_ALLOW_THREADS;
         if (finite) /* the device and the host disagree: say so, never pass it */
             bpy_input_error("state: the device found NaN or infinity the host scan does not "
@@ -289,30 +265,18 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     }
     c->calls++;
-    if (bpy_warn(&x, &c->build) < 0)
+    const bcl_build_report *br = &x.lead->build;
+    if (bpy_warn(&x, c->build_told ? NULL : br) < 0)
         goto done;
-    c->build.warning[0] = '\0';
-    bpy_ctx_report cr = {uploaded, c->calls, c->builds, c->uploads};
-    PyObject *result = bpy_result(&x, c->dev, &c->build, report ? &cr : NULL);
+    c->build_told = true;
+    bpy_ctx_report cr = {load != NULL, c->calls, c->builds, c->uploads};
+    PyObject *result = bpy_result(&x, c->dev, br, report ? &cr : NULL);
     if (!result)
         goto done;
     if (a->validate && x.v.mismatches) {
         if (out == c->state)
             Py_CLEAR(c->state);
         bpy_raise_mismatch(result, out, &x);
-        Py_DECREF(result);
-        goto done;
-    }
-    /* As `ballcl run` (also without validation): finite input that ends
-     * non-finite is refused, naming the ball and step. The device's check
-     * first (read back with the state); the reference replay only for a
-     * state that failed it. With out= the input itself the start is gone:
-     * the ball without the step. */
-    if (c->out_bad &&
-        bpy_check_overflow(a, bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : x.init, data,
-                           c->balls)) {
-        if (out == c->state)
-            Py_CLEAR(c->state);
         Py_DECREF(result);
         goto done;
     }
@@ -328,13 +292,6 @@ fail:
     bpy_raise(&e);
 done:
     bcl_error_clear(&e);
-    if (queued) { /* failed before the run waited: the queued upload may still read `in` */
-        bcl_error ignored = {0};
-        Py_BEGIN_ALLOW_THREADS;
-        bcl_sim_finish(c->sim, &ignored);
-        Py_END_ALLOW_THREADS;
-        bcl_error_clear(&ignored);
-    }
     Py_XDECREF(in);
     Py_XDECREF(out);
     return ret;
@@ -353,7 +310,7 @@ PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *st
 static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o, PyObject *spl_o,
                             PyObject *local_o, PyObject *out_o, PyObject *validate_o)
 {
-    if (!c->ctx)
+    if (!c->g)
         return bpy_input_error("Context.run: the context is closed");
     bpy_args a = c->base;
     if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
@@ -429,7 +386,7 @@ static PyObject *get_counter(PyObject *self, void *closure)
 static PyObject *get_closed(PyObject *self, void *closure)
 {
     (void)closure;
-    return PyBool_FromLong(((bpy_context *)self)->ctx == NULL);
+    return PyBool_FromLong(((bpy_context *)self)->g == NULL);
 }
 
 static PyMethodDef ctx_methods[] = {
@@ -477,22 +434,8 @@ PyObject *bpy_context_open(size_t di, const bpy_args *a)
     bpy_context *c = (bpy_context *)ctx_new(&bpy_ContextType, NULL, NULL);
     if (!c)
         return NULL;
-    c->dev = &bpy_devices()->dev[di];
     c->base = *a;
-    bcl_error e = {0};
-    bcl_context_opts copts = {.use_cache = true};
-    int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = bcl_context_create(c->dev, c->base.model, &copts, &c->ctx, &c->build, &e);
-    Py_END_ALLOW_THREADS;
-    if (rc) {
-        bpy_raise(&e);
-        bcl_error_clear(&e);
-        Py_DECREF(c);
-        return NULL;
-    }
-    c->builds++;
-    if (!(c->pool = bpy_pool_create())) {
+    if (open_group(c, di)) {
         Py_DECREF(c);
         return NULL;
     }
@@ -505,12 +448,12 @@ void bpy_context_info_get(PyObject *self, bpy_context_info *info)
     bpy_context *c = (bpy_context *)self;
     info->dev = c->dev;
     info->model = c->base.model;
-    info->capacity = c->sim ? bcl_sim_capacity(c->sim) : 0;
+    info->capacity = c->g ? c->capacity : 0;
     info->pinned_bytes = bpy_pool_bytes(c->pool);
     info->calls = c->calls;
     info->builds = c->builds;
     info->uploads = c->uploads;
-    info->closed = c->ctx == NULL;
+    info->closed = c->g == NULL;
 }
 
 void bpy_context_close(PyObject *self, bool wait)

@@ -140,7 +140,7 @@ PyObject *bpy_plain_state_array(size_t n, float **data)
     return wrap(*data, n, bytes);
 }
 
-PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_info *d, size_t n,
+PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned)
 {
     bpy_pool *p = (bpy_pool *)pool;
@@ -163,7 +163,7 @@ PyObject *bpy_state_array(PyObject *pool, bcl_context *ctx, const bcl_device_inf
         int rc;
         size_t want = p->block_bytes;
         Py_BEGIN_ALLOW_THREADS;
-        rc = bcl_host_buffer_create(ctx, want, &hb, &e);
+        rc = bcl_group_host_buffer(g, want, &hb, &e);
         Py_END_ALLOW_THREADS;
         bcl_error_clear(&e);
         if (rc != BCL_OK) {

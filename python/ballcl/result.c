@@ -292,19 +292,19 @@ static PyObject *from_template(const bpy_exec *x, const bcl_device_info *d,
 PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *d, const bcl_build_report *br,
                           const bpy_ctx_report *cr)
 {
-    bool reuse = x->result_tmpl && *x->result_tmpl && x->plan_reused && x->memo &&
-                 *x->result_tmpl_gen == x->memo->gen;
+    bool reuse =
+        x->result_tmpl && *x->result_tmpl && x->plan_reused && *x->result_tmpl_gen == x->plan_gen;
     if (reuse)
         return from_template(x, d, br, cr);
     PyObject *dict = full_dict(x, d, br, cr);
-    if (dict && x->result_tmpl && x->memo) {
+    if (dict && x->result_tmpl) {
         PyObject *t = copy_tree(dict, RESULT_DEPTH);
         if (!t) {
             Py_DECREF(dict);
             return NULL;
         }
         Py_XSETREF(*x->result_tmpl, t);
-        *x->result_tmpl_gen = x->memo->gen;
+        *x->result_tmpl_gen = x->plan_gen;
     }
     return dict;
 }

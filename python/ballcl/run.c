@@ -1,8 +1,9 @@
 /*
  * ballcl.run(state, steps, ...): one run from a state. On one device it
  * runs on the process-wide context of the device and model (runcache.c);
- * with cache=False on a context of its own (the program from the binary
- * cache), destroyed at the end; several devices run as a group (group.c).
+ * with cache=False, or on several devices, on a group of its own (the
+ * programs from the binary cache), closed at the end (group.c). Every one
+ * of them is the library's one run path (exec.c).
  */
 #include "core.h"
 
@@ -31,9 +32,8 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     PyArrayObject *in = bpy_state_arg_unscanned(state_o);
     if (!in)
         return NULL;
-    size_t n = (size_t)PyArray_DIM(in, 0), di;
-    PyObject *out = NULL, *ret = NULL;
-    bcl_error e = {0};
+    size_t di;
+    PyObject *ret = NULL;
     const char *eff = sel ? sel : getenv("BALLCL_DEVICE");
     size_t bad;
     if (!(cache && !bpy_is_device_list(eff)) &&
@@ -48,83 +48,15 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
             goto done;
         }
         if (bpy_device_pick_list(eff, idx, &count) == 0)
-            ret = bpy_run_group(in, &a, idx, count);
+            ret = bpy_run_group(in, &a, idx, count, Py_None);
         goto done;
     }
     if (bpy_device_pick(sel, &di))
         goto done;
-    if (cache) {
-        ret = bpy_run_cached(&a, di, in, out_o);
-        goto done;
-    }
-    const bcl_device_info *dev = &bpy_devices()->dev[di];
-    /* The output array is the one host copy this call adds. */
-    if (bcl_memory_fit(dev, n, 1, "state", &e)) {
-        bpy_raise(&e);
-        goto done;
-    }
-    if (out_o != Py_None) {
-        if (!(out = (PyObject *)bpy_out_arg(out_o, n)))
-            goto done;
-        /* The check compares with the start: keep it apart from out. */
-        if (a.validate && bpy_overlaps(PyArray_DATA((PyArrayObject *)out), PyArray_DATA(in),
-                                       n * 4 * sizeof(float))) {
-            PyObject *copy = PyArray_NewCopy(in, NPY_CORDER);
-            if (!copy)
-                goto done;
-            Py_SETREF(in, (PyArrayObject *)copy);
-        }
-    } else {
-        float *ignored;
-        if (!(out = bpy_plain_state_array(n, &ignored)))
-            goto done;
-    }
-
-    bcl_build_report br;
-    memset(&br, 0, sizeof br);
-    bool stored = false;
-    bpy_exec x = {
-        .args = &a,
-        .balls = n,
-        .init = PyArray_DATA(in),
-        .out = PyArray_DATA((PyArrayObject *)out),
-        .build = &br,
-        .stored = &stored,
-        .readback = "pageable",
-    };
-    bcl_context_opts copts = {.use_cache = true};
-    PyThreadState *ts = PyEval_SaveThread();
-    int rc = bcl_context_create(dev, a.model, &copts, &x.ctx, &br, &e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_create(x.ctx, x.init, n, &x.sim, &e);
-    if (rc == BCL_OK)
-        rc = bpy_exec_run(&x, &e, &ts);
-    bcl_sim_destroy(x.sim);
-    bcl_context_destroy(x.ctx);
-    PyEval_RestoreThread(ts);
-    if (rc != BCL_OK && rc != BPY_PENDING) {
-        bpy_raise(&e);
-        goto done;
-    }
-    if (rc == BPY_PENDING || bpy_warn(&x, &br) < 0)
-        goto done;
-    PyObject *result = bpy_result(&x, dev, &br, NULL);
-    if (!result)
-        goto done;
-    if (a.validate && x.v.mismatches) {
-        bpy_raise_mismatch(result, out, &x);
-        Py_DECREF(result);
-        goto done;
-    }
-    if (bpy_check_overflow(&a, x.init == x.out ? NULL : x.init, x.out, n)) {
-        Py_DECREF(result);
-        goto done;
-    }
-    ret = PyTuple_Pack(2, out, result);
-    Py_DECREF(result);
+    /* One device: its process-wide context, or (cache=False) a group of
+     * its own for this call. */
+    ret = cache ? bpy_run_cached(&a, di, in, out_o) : bpy_run_group(in, &a, &di, 1, out_o);
 done:
-    bcl_error_clear(&e);
     Py_XDECREF(in);
-    Py_XDECREF(out);
     return ret;
 }

@@ -189,8 +189,6 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
     *out = NULL;
     if (count == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no device to run on");
-    if (o->req.balls == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
     /* A fault aimed at a device beyond the list is a mistake in a test of
      * several devices; a run on one device ignores one aimed elsewhere. */
     if (count > 1)

@@ -71,7 +71,11 @@ static void take_request(bcl_group *g, const bcl_exec *x)
         r.launch_budget_ms = x->req->launch_budget_ms;
     }
     r.steps = x->steps;
-    if (same_request(&r, &g->o.req))
+    size_t pb = bcl_model_param_floats(g->o.model) * sizeof(float);
+    bool same_params = !x->req || !x->req->params || memcmp(x->req->params, g->params, pb) == 0;
+    if (!same_params)
+        memcpy(g->params, x->req->params, pb);
+    if (same_params && same_request(&r, &g->o.req))
         return;
     r.take_tuned = bcl_plan_tuned_rule(&r);
     g->o.req = r;
@@ -220,11 +224,34 @@ static void sum_up(bcl_group *g, bcl_exec_result *r)
     }
 }
 
+static int finish_one(member *m, bcl_error *e)
+{
+    return m->sim ? bcl_sim_finish(m->sim, e) : BCL_OK; /* none made: nothing queued */
+}
+
+/* exec, but for an asynchronous load that a failure may leave queued. */
+static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e);
+
 int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
+{
+    int rc = exec_body(g, x, r, e);
+    /* The caller may free x->load once this returns: a failure before the
+     * steps waited must not leave the upload reading it. */
+    if (rc && x->load && x->load_async) {
+        bcl_error ignored = {0};
+        group_each(g, finish_one, true, true, &ignored);
+        bcl_error_clear(&ignored);
+    }
+    return rc;
+}
+
+static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
 {
     memset(r, 0, sizeof *r);
     take_request(g, x);
     int rc = BCL_OK;
+    if (!x->load && g->o.req.balls == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no state on the devices: load one first");
     if (x->load && x->load_balls != g->o.req.balls)
         rc = bcl_group_cut(g, g->o.req.first, x->load_balls, e);
     if (rc == BCL_OK && x->load)

@@ -56,12 +56,6 @@ bool bcl_profiling_check(cl_device_id d, const bcl_span_check *s);
  * reason is kept. */
 void bcl_profiling_reject(cl_device_id d, const char *why);
 
-/* Profiling is checked before it is believed (docs/BENCHMARK.md, "Clocks"):
- * every span of device time is compared with the host's time for the same
- * work and with what hardware can do. NULL while the profiling of device d
- * has passed every check in this process, else why it failed; from then on
- * d's figures come from the host clock. BALLCL_TEST_PROFILING=unusable
- * (tests only) marks every device. */
-const char *bcl_profiling_unusable(const bcl_device_info *d);
+/* bcl_profiling_unusable is public (ballcl/ballcl.h). */
 
 #endif

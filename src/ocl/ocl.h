@@ -126,8 +126,6 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e);
 
 /* ---- what tools/ and the tests use beside the installed header ---------- */
 
-/* "cpu", "gpu", "accelerator" or "other". */
-const char *bcl_device_type_name(uint64_t type);
 /* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
  * or NULL with e set (the query failed, or out of memory). */
 char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);

@@ -97,9 +97,6 @@ size_t bcl_escape(const char *in, char *out, size_t size);
 int bcl_parse_u64(const char *text, const char *what, uint64_t min, uint64_t max, uint64_t *out,
                   bcl_error *e);
 
-/* The memory this process may use on the host, in bytes: the machine's, or
- * its cgroup's limit when lower (0: unknown). What bcl_memory_fit and
- * bcl_group_memory_fit check host copies against. */
-uint64_t bcl_host_memory_bytes(void);
+/* bcl_host_memory_bytes is public (ballcl/ballcl.h). */
 
 #endif

@@ -132,7 +132,10 @@ FAULT_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("fault,status", [
-    ("clCreateBuffer:1", "CL_OUT_OF_RESOURCES"),
+    # The first buffer is the pinned block the new state is read into: its
+    # failure is no error (the array falls back to ordinary memory, as
+    # test_pinned_fallback checks); the second holds the state.
+    ("clCreateBuffer:2", "CL_OUT_OF_RESOURCES"),
     ("clEnqueueNDRangeKernel:2", "CL_OUT_OF_RESOURCES"),
     ("clEnqueueReadBuffer:1:CL_MEM_OBJECT_ALLOCATION_FAILURE", "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
     ("clFinish:1:CL_OUT_OF_HOST_MEMORY", "CL_OUT_OF_HOST_MEMORY"),
@@ -149,6 +152,19 @@ def test_injected_opencl_failures(dev, fault, status):
     first = p.stdout.splitlines()[0]
     assert first.startswith(f"DeviceError {call} {status} 3 |"), p.stdout
     assert "after True" in p.stdout
+
+
+def test_pinned_fallback(dev):
+    """A runtime that refuses the pinned block of the returned array costs
+    its speed, not the result: the state is read into ordinary memory."""
+    code = ("import sys, numpy as np, ballcl\n"
+            "s, r = ballcl.run(np.ones((1000, 4), np.float32), 10, device=sys.argv[1])\n"
+            "print(r.validation['passed'], r.as_dict()['readback']['memory'], float(s[0, 0]))\n")
+    env = dict(os.environ, BALLCL_FAULT="clCreateBuffer:1")
+    p = subprocess.run([sys.executable, "-c", code, dev], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "pageable", "56.0"], p.stdout
 
 
 def test_no_platform_is_a_device_error(tmp_path):

@@ -2,8 +2,8 @@
 # interpreter $py. An extension module is tied to one Python minor version:
 # the build's (build/python) is used when it was built for this one, else
 # the extension is rebuilt from python/ballcl/*.c for it, with the build's
-# static libballcl.a linked in, as meson does (the module still reaches the
-# library's internal headers in src/, which libballcl.so does not export).
+# static libballcl.a linked in, as meson does (the module uses only the
+# installed header, include/ballcl/ballcl.h).
 # Sets pkg to the folder to put on PYTHONPATH; returns
 # non-zero when the rebuild fails.
 ballcl_module() {
@@ -23,6 +23,6 @@ ballcl_module() {
     # The flags of the project's release build (meson --buildtype=release:
     # -O3), no contraction, no fast-math.
     cc -std=gnu11 -O3 -fPIC -shared -ffp-contract=off -fno-fast-math \
-        -Iinclude -Isrc -I"$pyinc" -I"$npinc" python/ballcl/*.c "$lib/libballcl.a" \
+        -Iinclude -I"$pyinc" -I"$npinc" python/ballcl/*.c "$lib/libballcl.a" \
         -fopenmp -pthread -lOpenCL -ljansson -lcrypto -lpng -lm -o "$pkg/ballcl/_core$suffix"
 }
