@@ -9,8 +9,8 @@ when
     a folder STACK does not name (a new folder must take its place first);
   - the files of src/ include one another in a circle (a .c file and its own
     .h are one node);
-  - with --cli: the files of tools/cli do (the same rule; not yet part of the
-    test: cmd_run.c and run_multi.c, run_ranks*.c still form one).
+  - with --cli: the files of tools/cli do (the same rule; the layers test
+    runs with it).
 
 include/ballcl/*.h is the public interface: anyone may include it, and it
 counts for no folder. Headers found nowhere (system ones) are ignored.

@@ -16,7 +16,14 @@
 #ifndef BALLCL_RANKS_H
 #define BALLCL_RANKS_H
 
-#include "cli.h"
+/* The MPI layer needs nothing of the commands' helpers (cli.h), which use
+ * it: only the library's types and its error helpers. */
+#include "ballcl/ballcl.h"
+#include "util/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef BALLCL_HAVE_MPI
 

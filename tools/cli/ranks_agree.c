@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -6,11 +6,14 @@
 #define _GNU_SOURCE /* mkostemp */
 #include "ranks.h"
 
+#include "files/files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -3,7 +3,7 @@
  * temporary folder of their own, and the SVG is taken into the page with
  * its ids made unique (every gnuplot SVG defines the same "gpPt0" ...).
  */
-#include "survey_html.h"
+#include "survey_chart.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,8 +7,9 @@
  * Every text that came from a survey file is escaped for HTML; the data the
  * script reads is JSON inside a non-executed <script> element.
  */
-#include "survey_page.h"
+#include "survey_html.h"
 #include "survey_db.h"
+#include "survey_page.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
-/* ballcl survey report --html: the fleet's page (survey_html.c) and its
- * charts (survey_chart.c). */
+/* ballcl survey report --html: the fleet's page (survey_html.c; its parts
+ * share survey_page.h, its charts are drawn by survey_chart.h). */
 #ifndef BALLCL_SURVEY_HTML_H
 #define BALLCL_SURVEY_HTML_H
 
@@ -10,14 +10,5 @@
 /* The whole page from the database at db (path names it in messages), in
  * *html (malloc'ed, *len bytes). */
 int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bcl_error *e);
-
-/* One chart: gnuplot runs script (which must not set the terminal or the
- * output: this does, SVG of width x height) with the data file `data`
- * written beside it as "data.txt" (the script reads it by that name) and
- * *svg gets the <svg> element (malloc'ed), its ids prefixed with id_prefix
- * so that several charts live in one page. A missing gnuplot is a runtime
- * error saying so. */
-int survey_chart_svg(const char *script, const char *data, unsigned width, unsigned height,
-                     const char *id_prefix, char **svg, bcl_error *e);
 
 #endif

@@ -5,6 +5,7 @@
  * safe for gnuplot's data file (plot_label); the titles are ours.
  */
 #define _GNU_SOURCE /* strptime, timegm */
+#include "survey_chart.h"
 #include "survey_page.h"
 
 #include <math.h>

@@ -4,8 +4,9 @@
 #ifndef BALLCL_SURVEY_PAGE_H
 #define BALLCL_SURVEY_PAGE_H
 
-#include "survey_html.h"
+#include "cli.h"
 
+#include <sqlite3.h>
 #include <stdbool.h>
 
 typedef struct sbuf {
