@@ -101,6 +101,26 @@ static void test_exclusions(void **unused)
     check_cover(s3, 3, 900000, 16);
 }
 
+/* The ranks' split (docs/SCALING.md) has no least share: the rank that the
+ * devices' rule would leave out takes its part; with no rate at all the
+ * parts are equal. */
+static void test_ranks(void **unused)
+{
+    (void)unused;
+    bcl_shard s[3];
+    bcl_split_why why[3];
+    double rg[] = {8e12, 2.3e11}, f0[] = {0, 0, 0};
+    assert_int_equal(bcl_split(268435456, 2, rg, f0, 1000, 64, 0.0, s, why), 2);
+    assert_int_equal(why[1], BCL_SPLIT_USED);
+    assert_in_range(s[1].count, 7501841 - 64, 7501841 + 64);
+    check_cover(s, 2, 268435456, 64);
+    double none[] = {0, 0, 0};
+    assert_int_equal(bcl_split(3000, 3, none, f0, 100, 8, 0.0, s, why), 3);
+    check_cover(s, 3, 3000, 8);
+    for (int i = 0; i < 3; i++)
+        assert_in_range(s[i].count, 1000 - 8, 1000 + 8);
+}
+
 static bcl_device_info fake[3];
 
 static void test_lists(void **unused)
@@ -147,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_proportional),
         cmocka_unit_test(test_exclusions),
+        cmocka_unit_test(test_ranks),
         cmocka_unit_test(test_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

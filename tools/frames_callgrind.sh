@@ -1,0 +1,43 @@
+#!/bin/bash
+# Host instructions of a Python frame before and after a change (docs/PYTHON.md,
+# "Frame loops"), counted by callgrind, which a loaded machine does not
+# change: builds the module of revision REV in a temporary folder (git
+# archive), then runs tools/frame_instructions.py with F = 100 and 200
+# frames of N balls through a Context ("ctx") and ballcl.run ("run"), with
+# that module and with this build's (build/python). The per-frame figure is
+# the difference of the inclusive counts of frame_locked (ctx) or
+# bpy_run_py (run) over the 100 extra frames. PoCL with one worker thread.
+#
+#   tools/frames_callgrind.sh REV [N] [DEVICE]     (defaults: N 1000, cpu)
+set -eu
+rev=$1
+n=${2:-1000}
+dev=${3:-cpu}
+root=$PWD
+old=$(mktemp -d)
+trap 'rm -rf "$old"' EXIT
+mkdir "$old/src"
+git archive "$rev" | tar -x -C "$old/src"
+meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
+ninja -C "$old/build" python/ballcl/_core.cpython-311-x86_64-linux-gnu.so >/dev/null 2>&1 ||
+    ninja -C "$old/build" >/dev/null
+count() { # pkg frames way -> inclusive instructions of the frame function
+    local fn=frame_locked
+    [ "$3" = run ] && fn=bpy_run_py
+    PYTHONPATH=$1 POCL_MAX_PTHREAD_COUNT=1 valgrind --tool=callgrind \
+        --callgrind-out-file="$old/cg.out" /usr/bin/python3 "$root/tools/frame_instructions.py" \
+        "$n" "$2" "$3" "$dev" >/dev/null 2>&1
+    callgrind_annotate --inclusive=yes "$old/cg.out" | grep -E "[:.]$fn( |$)" | head -1 |
+        awk '{gsub(",", "", $1); print $1}'
+}
+echo "frames_callgrind: $n balls, 100 steps a frame, validate=False, device $dev, $(date -u +%FT%TZ)"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+for way in ctx run; do
+    for side in before after; do
+        if [ $side = before ]; then pkg=$old/build/python; else pkg=$root/build/python; fi
+        a=$(count "$pkg" 100 $way)
+        b=$(count "$pkg" 200 $way)
+        echo "$way $side ($([ $side = before ] && echo "$rev" || echo "this tree")):" \
+            "F=100 $a, F=200 $b, per frame $(((b - a) / 100))"
+    done
+done
