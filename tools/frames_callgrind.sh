@@ -19,12 +19,13 @@ trap 'rm -rf "$old"' EXIT
 mkdir "$old/src"
 git archive "$rev" | tar -x -C "$old/src"
 meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
-ninja -C "$old/build" python/ballcl/_core.cpython-311-x86_64-linux-gnu.so >/dev/null 2>&1 ||
-    ninja -C "$old/build" >/dev/null
-count() { # pkg frames way -> inclusive instructions of the frame function
+# The module and its package files only: the rest of the build is not needed.
+suffix=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+ninja -C "$old/build" "python/ballcl/_core$suffix" python/ballcl/__init__.py >/dev/null
+count() { # pkg frames way kernels -> inclusive instructions of the frame function
     local fn=frame_locked
     [ "$3" = run ] && fn=bpy_run_py
-    PYTHONPATH=$1 POCL_MAX_PTHREAD_COUNT=1 valgrind --tool=callgrind \
+    PYTHONPATH=$1 BALLCL_KERNEL_DIR=$4 POCL_MAX_PTHREAD_COUNT=1 valgrind --tool=callgrind \
         --callgrind-out-file="$old/cg.out" /usr/bin/python3 "$root/tools/frame_instructions.py" \
         "$n" "$2" "$3" "$dev" >/dev/null 2>&1
     callgrind_annotate --inclusive=yes "$old/cg.out" | grep -E "[:.]$fn( |$)" | head -1 |
@@ -34,9 +35,9 @@ echo "frames_callgrind: $n balls, 100 steps a frame, validate=False, device $dev
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 for way in ctx run; do
     for side in before after; do
-        if [ $side = before ]; then pkg=$old/build/python; else pkg=$root/build/python; fi
-        a=$(count "$pkg" 100 $way)
-        b=$(count "$pkg" 200 $way)
+        if [ $side = before ]; then pkg=$old/build/python cl=$old/src/cl; else pkg=$root/build/python cl=$root/cl; fi
+        a=$(count "$pkg" 100 $way "$cl")
+        b=$(count "$pkg" 200 $way "$cl")
         echo "$way $side ($([ $side = before ] && echo "$rev" || echo "this tree")):" \
             "F=100 $a, F=200 $b, per frame $(((b - a) / 100))"
     done
