@@ -721,7 +721,8 @@ typedef struct bcl_exec {
 typedef struct bcl_exec_result {
     double wall_ms;         /* the steps: first device's start to the last one's end,
                                summed over the chunks */
-    double device_ms;       /* the slowest member's device time (profiling) */
+    double device_ms;       /* the slowest member's device time (profiling); wall_ms when
+                               host_clock */
     uint64_t launches;      /* the most launches of a member */
     bool host_clock;        /* a member's profiling failed its check */
     double max_launch_ms;   /* the longest launch of any member */

@@ -99,6 +99,11 @@ static int run_chunk_one(member *m, bcl_error *e)
     s->wall_ms += t.wall_ms;
     s->launches += t.launches;
     s->host_clock = s->host_clock || t.host_clock;
+    /* Once a chunk is on the host clock the member's figure is the host's
+     * for all of them (docs/BENCHMARK.md, "Clocks"), not a sum mixing an
+     * earlier chunk's profiling with a later one's wall time. */
+    if (s->host_clock)
+        s->device_ms = s->wall_ms;
     if (t.max_launch_ms > s->max_launch_ms)
         s->max_launch_ms = t.max_launch_ms;
     return BCL_OK;
@@ -222,6 +227,11 @@ static void sum_up(bcl_group *g, bcl_exec_result *r)
             r->first_launch_ms = g->m[i].warm_ms_now;
         r->host_clock = r->host_clock || m->timing.host_clock;
     }
+    /* On the host clock the run's figure is the wall time of its steps:
+     * the span the wall figure measures (every chunk, first start to last
+     * end), not a member's own span inside it. */
+    if (r->host_clock)
+        r->device_ms = r->wall_ms;
 }
 
 static int finish_one(member *m, bcl_error *e)

@@ -13,6 +13,13 @@
  * writes the same value, so the racing writes need no atomics; the host zeroes the flag first
  * (bcl_sim_check_finite). Each work-item reads every get_global_size(0)-th ball: neighbours read
  * neighbours, so a GPU's loads coalesce.
+ *
+ * The lanes are joined by any(), which tests the sign bit of each: not by
+ * acc.x | acc.y | acc.z | acc.w, which clang folds into shufflevectors
+ * with undef mask lanes, on which Oclgrind 21.10's uninitialised-value
+ * plugin crashes (in a memcpy): every `ballcl run` ends with this
+ * kernel, so each run under `oclgrind --uninitialized` died there
+ * (tests/test_oclgrind.py).
  */
 #include "ocl/ocl.h"
 
@@ -24,6 +31,6 @@ const char bcl_state_check_source[] =
     "    uint4 acc = 0;\n"
     "    for (size_t i = get_global_id(0); i < n4; i += items)\n"
     "        acc |= (s[i] & 0x7f800000u) + 0x00800000u;\n"
-    "    if ((acc.x | acc.y | acc.z | acc.w) & 0x80000000u)\n"
+    "    if (any(as_int4(acc)))\n"
     "        flag[0] = 1u;\n"
     "}\n";

@@ -302,21 +302,21 @@ static json_t *multi_json(const run_args *a, bcl_group *g, size_t n, const bcl_e
                           const bcl_validation *v)
 {
     /* Today's fields: the device and launch of the first device with balls,
-     * the timing of the whole run (device_ms: the slowest device's). */
+     * the timing of the whole run as bcl_group_exec gives it (device_ms:
+     * the slowest device's, or the wall time on the host clock). */
     size_t nd = bcl_group_size(g), lead = 0;
     for (size_t i = nd; i-- > 0;)
         if (bcl_group_member_at(g, i)->shard.count)
             lead = i;
     const bcl_group_member *l = bcl_group_member_at(g, lead);
-    bcl_sim_timing all = {.wall_ms = t->wall_ms, .launches = l->timing.launches};
+    bcl_sim_timing all = {.device_ms = t->device_ms,
+                          .wall_ms = t->wall_ms,
+                          .launches = l->timing.launches,
+                          .host_clock = t->host_clock,
+                          .max_launch_ms = t->max_launch_ms};
     size_t buffers = 0;
-    for (size_t i = 0; i < nd; i++) {
-        const bcl_group_member *m = bcl_group_member_at(g, i);
-        if (m->timing.device_ms > all.device_ms)
-            all.device_ms = m->timing.device_ms;
-        all.host_clock = all.host_clock || m->timing.host_clock;
-        buffers += m->buffers;
-    }
+    for (size_t i = 0; i < nd; i++)
+        buffers += bcl_group_member_at(g, i)->buffers;
     json_t *j =
         run_report_json(a, l->dev, n, &l->build, &l->plan, buffers, l->first_launch_ms, &all, v);
     json_t *devices = json_array();
