@@ -85,7 +85,8 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     }
     bcl_model_fill(m, init, 0, n, a->o.init, a->o.seed, a->o.model.params);
     /* The fused row's request: the tuned K, variant and local size when
-     * stored, else the rule; K open, the measurement chooses the steps. */
+     * stored and K is not given (the group applies the one tuned rule),
+     * else the rule; the measurement chooses the steps. */
     bcl_group_opts o = {
         .model = m,
         .ctx = {.use_cache = a->o.use_cache},
@@ -93,7 +94,6 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
                 .balls = n,
                 .fused = true,
                 .steps_per_launch = a->k_given ? (unsigned)a->k : 0,
-                .take_tuned = !a->k_given,
                 .launch_budget_ms = a->o.launch_budget_ms,
                 .launch = {.mode = BCL_LOCAL_AUTO}},
     };
