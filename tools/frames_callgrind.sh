@@ -8,11 +8,16 @@
 # the difference of the inclusive counts of frame_locked (ctx) or
 # bpy_run_py (run) over the 100 extra frames. PoCL with one worker thread.
 #
-#   tools/frames_callgrind.sh REV [N] [DEVICE]     (defaults: N 1000, cpu)
+# The count of one module varies by a few percent from one try to the next
+# (how often the calling thread polls while PoCL's worker runs), so each side
+# is counted ROUNDS times, the sides alternating, and the median is given.
+#
+#   tools/frames_callgrind.sh REV [N] [DEVICE] [ROUNDS]  (defaults: 1000, cpu, 3)
 set -eu
 rev=$1
 n=${2:-1000}
 dev=${3:-cpu}
+rounds=${4:-3}
 root=$PWD
 old=$(mktemp -d)
 trap 'rm -rf "$old"' EXIT
@@ -33,12 +38,24 @@ count() { # pkg frames way kernels -> inclusive instructions of the frame functi
 }
 echo "frames_callgrind: $n balls, 100 steps a frame, validate=False, device $dev, $(date -u +%FT%TZ)"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+median() { tr ' ' '\n' | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 for way in ctx run; do
+    declare -A per=([before]="" [after]="")
+    for r in $(seq "$rounds"); do
+        for side in before after; do
+            if [ $side = before ]; then
+                pkg=$old/build/python cl=$old/src/cl
+            else
+                pkg=$root/build/python cl=$root/cl
+            fi
+            a=$(count "$pkg" 100 $way "$cl")
+            b=$(count "$pkg" 200 $way "$cl")
+            echo "$way $side ($([ $side = before ] && echo "$rev" || echo "this tree")), round $r:" \
+                "F=100 $a, F=200 $b, per frame $(((b - a) / 100))"
+            per[$side]="${per[$side]} $(((b - a) / 100))"
+        done
+    done
     for side in before after; do
-        if [ $side = before ]; then pkg=$old/build/python cl=$old/src/cl; else pkg=$root/build/python cl=$root/cl; fi
-        a=$(count "$pkg" 100 $way "$cl")
-        b=$(count "$pkg" 200 $way "$cl")
-        echo "$way $side ($([ $side = before ] && echo "$rev" || echo "this tree")):" \
-            "F=100 $a, F=200 $b, per frame $(((b - a) / 100))"
+        echo "$way $side: median per frame $(echo ${per[$side]} | median) (of${per[$side]})"
     done
 done
