@@ -19,13 +19,12 @@ It reads the document and fails, printing each offence as doc:line, when
   check_doc_names.py ROOT [DOC...]   check DOC (default docs/DESIGN.md)
   check_doc_names.py --self-test     the check must fail on small bad trees
 """
-import contextlib
 import fnmatch
-import io
 import os
 import re
 import sys
-import tempfile
+
+from tree_cases import run_cases
 
 # Where the code is: a name counts as existing when it appears here.
 CODE_DIRS = ["src", "include", "tools", "python", "cl"]
@@ -170,15 +169,6 @@ def run(root, docs):
 
 def self_test():
     """The check must pass a good tree and fail bad ones."""
-    def tree(files):
-        d = tempfile.mkdtemp(prefix="check_doc_names.")
-        for rel, text in files.items():
-            path = os.path.join(d, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        return d
-
     good = {"src/run/run.h": "#define BCL_MAX 4\n"
                              "typedef struct bcl_plan { int k_rule; } bcl_plan;\n"
                              "int bcl_plan_resolve(bcl_plan *p);\n",
@@ -188,7 +178,7 @@ def self_test():
             "docs/DESIGN.md": "The plan (`bcl_plan`, its `k_rule`) from bcl_plan_resolve() in\n"
                               "src/run/run.c and `ranks.c`, the `bcl_plan_*` functions, "
                               "`BCL_MAX`, `group_each()`, src/run/.\n"}
-    cases = [("a good tree", good, 0, None)]
+    cases = [("a good tree", good, 0, None, (["docs/DESIGN.md"],))]
     for what, doc, words in [
             ("a function that is gone", "`bcl_plan_make()`", "bcl_plan_make names nothing"),
             ("a name only a comment mentions", "bcl_gone", "bcl_gone names nothing"),
@@ -201,17 +191,8 @@ def self_test():
             ("a pattern nothing matches", "`run_ranks*.c`", "run_ranks*.c: no file")]:
         bad = dict(good)
         bad["docs/DESIGN.md"] = good["docs/DESIGN.md"] + "\nAnd " + doc + ".\n"
-        cases.append((what, bad, 1, "docs/DESIGN.md:4: " + words))
-    failed = 0
-    for what, files, want, words in cases:
-        d = tree(files)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            got = run(d, ["docs/DESIGN.md"])
-        ok = got == want and (words is None or words in out.getvalue())
-        print(f"{'ok' if ok else 'FAILED'}: {what}" + ("" if ok else f": {out.getvalue()!r}"))
-        failed += not ok
-    return 1 if failed else 0
+        cases.append((what, bad, 1, "docs/DESIGN.md:4: " + words, (["docs/DESIGN.md"],)))
+    return run_cases(cases, run)
 
 
 def main(argv):

@@ -20,12 +20,11 @@ counts for no folder. Headers found nowhere (system ones) are ignored.
   check_layers.py ROOT --graph    print the stack and the folder arrows
   check_layers.py --self-test     the check must fail on small bad trees
 """
-import contextlib
-import io
 import os
 import re
 import sys
-import tempfile
+
+from tree_cases import run_cases
 
 # Bottom first: each folder may include only its own headers and those of
 # the folders before it.
@@ -198,15 +197,6 @@ def run(root, cli=False, show=False):
 
 def self_test():
     """The check must pass a good tree and fail bad ones."""
-    def tree(files):
-        d = tempfile.mkdtemp(prefix="check_layers.")
-        for rel, text in files.items():
-            path = os.path.join(d, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        return d
-
     good = {"src/util/util.h": '#include "ballcl/ballcl.h"\n',
             "src/ocl/ocl.h": '#include "util/util.h"\n',
             "src/ocl/a.c": '#include "ocl/ocl.h"\n#include <stdio.h>\n',
@@ -223,22 +213,13 @@ def self_test():
     loop["src/ocl/q.h"] = '#include "ocl/p.h"\n'
     cli_loop = dict(good)
     cli_loop["tools/cli/y.c"] = '#include "y.h"\n#include "x.h"\n'
-    cases = [("a good tree", good, False, 0, None),
-             ("an upward include", upward, False, 1, "src/util/fault.c:2"),
-             ("a folder outside the stack", unknown, False, 1, "src/util/b.c:1"),
-             ("a circle of headers", loop, False, 1, "circle between files of src/"),
-             ("a circle of tools/cli, unchecked", cli_loop, False, 0, None),
-             ("a circle of tools/cli, --cli", cli_loop, True, 1, "tools/cli/x -> tools/cli/y")]
-    failed = 0
-    for what, files, cli, want, words in cases:
-        d = tree(files)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            got = run(d, cli=cli)
-        ok = got == want and (words is None or words in out.getvalue())
-        print(f"{'ok' if ok else 'FAILED'}: {what}" + ("" if ok else f": {out.getvalue()!r}"))
-        failed += not ok
-    return 1 if failed else 0
+    cases = [("a good tree", good, 0, None, (False,)),
+             ("an upward include", upward, 1, "src/util/fault.c:2", (False,)),
+             ("a folder outside the stack", unknown, 1, "src/util/b.c:1", (False,)),
+             ("a circle of headers", loop, 1, "circle between files of src/", (False,)),
+             ("a circle of tools/cli, unchecked", cli_loop, 0, None, (False,)),
+             ("a circle of tools/cli, --cli", cli_loop, 1, "tools/cli/x -> tools/cli/y", (True,))]
+    return run_cases(cases, run)
 
 
 def main(argv):

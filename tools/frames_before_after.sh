@@ -17,16 +17,14 @@ rounds=${4:-3}
 root=$PWD
 old=$(mktemp -d)
 trap 'rm -rf "$old"' EXIT
-mkdir "$old/src"
-git archive "$rev" | tar -x -C "$old/src"
-meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
-ninja -C "$old/build" >/dev/null
+. "$root/tools/old_module.sh"
+old_module "$rev" "$old"
 py=/usr/bin/python3
 for r in $(seq "$rounds"); do
     for side in before after; do
-        if [ $side = before ]; then pkg=$old/build/python; else pkg=$root/build/python; fi
+        if [ $side = before ]; then pkg=$old/build/python cl=$old/src/cl; else pkg=$root/build/python cl=$root/cl; fi
         echo "== $side ($([ $side = before ] && echo "$rev" || echo "this tree")), round $r"
-        PYTHONPATH=$pkg "$py" "$root/tests/python/bench_frames.py" "$n" --device "$dev" --no-cupy \
+        PYTHONPATH=$pkg BALLCL_KERNEL_DIR=$cl "$py" "$root/tests/python/bench_frames.py" "$n" --device "$dev" --no-cupy \
             --frames 20 --repeats 5 | sed -n '2,8p'
     done
 done

@@ -21,12 +21,8 @@ rounds=${4:-3}
 root=$PWD
 old=$(mktemp -d)
 trap 'rm -rf "$old"' EXIT
-mkdir "$old/src"
-git archive "$rev" | tar -x -C "$old/src"
-meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
-# The module and its package files only: the rest of the build is not needed.
-suffix=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-ninja -C "$old/build" "python/ballcl/_core$suffix" python/ballcl/__init__.py >/dev/null
+. "$root/tools/old_module.sh"
+old_module "$rev" "$old"
 count() { # pkg frames way kernels -> inclusive instructions of the frame function
     local fn=frame_locked
     [ "$3" = run ] && fn=bpy_run_py

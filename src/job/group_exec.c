@@ -239,22 +239,7 @@ static int finish_one(member *m, bcl_error *e)
     return m->sim ? bcl_sim_finish(m->sim, e) : BCL_OK; /* none made: nothing queued */
 }
 
-/* exec, but for an asynchronous load that a failure may leave queued. */
-static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e);
-
-int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
-{
-    int rc = exec_body(g, x, r, e);
-    /* The caller may free x->load once this returns: a failure before the
-     * steps waited must not leave the upload reading it. */
-    if (rc && x->load && x->load_async) {
-        bcl_error ignored = {0};
-        group_each(g, finish_one, true, true, &ignored);
-        bcl_error_clear(&ignored);
-    }
-    return rc;
-}
-
+/* The run; bcl_group_exec adds the wait a failure owes an asynchronous load. */
 static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
 {
     memset(r, 0, sizeof *r);
@@ -322,4 +307,17 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         return bcl_overflow_fail(&o, x->steps, x->overflow_note, e);
     }
     return BCL_OK;
+}
+
+int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
+{
+    int rc = exec_body(g, x, r, e);
+    /* The caller may free x->load once this returns: a failure before the
+     * steps waited must not leave the upload reading it. */
+    if (rc && x->load && x->load_async) {
+        bcl_error ignored = {0};
+        group_each(g, finish_one, true, true, &ignored);
+        bcl_error_clear(&ignored);
+    }
+    return rc;
 }
