@@ -11,8 +11,10 @@
 # their own, and with the slow unwinder set below, rusticl's threads and
 # ASan deadlock on libgcc's unwinder lock: the plain suites' one run across
 # PoCL and rusticl in tests/test_multi.py is skipped here for that reason),
-# and 'package' (pip builds its own uninstrumented copy from the source tree:
-# the main build's run of it is the check).
+# 'package' (pip builds its own uninstrumented copy from the source tree:
+# the main build's run of it is the check) and 'cost' (the OpenCL call
+# counter is preloaded, and ASan must come first in the list of libraries;
+# the calls it counts are the plain build's).
 # Any memory error, leak or undefined behaviour in ballcl fails the test it
 # happens in; the fault walk thereby also checks every error path for leaks.
 #
@@ -55,7 +57,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
 status=0
 meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite oclgrind --no-suite rusticl \
-    --no-suite wide --no-suite pocl-basic --no-suite package "$@" ||
+    --no-suite wide --no-suite pocl-basic --no-suite package --no-suite cost "$@" ||
     status=$?
 if [ "$status" -eq 0 ]; then
     echo "sanitize: every test passed under ASan + UBSan + LSan ($dir)"

@@ -368,10 +368,13 @@ typedef struct bcl_plan {
                                        empty otherwise */
     bool tuned_used;                /* K, variant and local size came from the tuned
                                        record (those the request left open) */
-    bool untimed_launches;          /* bcl_sim_run reads no per-launch events
-                                       (max_launch_ms stays 0): set by the launch-cost
-                                       measurement, whose figure is the host clock */
-    unsigned char reserved[128];    /* zero (the top of this header says why) */
+    bool untimed_launches;          /* bcl_sim_run reads no launch's own times
+                                       (max_launch_ms stays 0): set where the figure is
+                                       the host clock (launch costs, calibration) */
+    bool bare;                      /* bcl_sim_run enqueues the launches with no event
+                                       and no queue window, and waits once: bench's
+                                       floor row; timed by the host clock */
+    unsigned char reserved[127];    /* zero (the top of this header says why) */
 } bcl_plan;
 
 /* A contiguous part of a run's balls. */

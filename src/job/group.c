@@ -264,6 +264,8 @@ static int calibrate_one(member *m, bcl_error *e)
     }
     const float *in = own ? own : m->in;
     int rc = resolve(m, g->o.req.first, n, e);
+    /* The rate is the host clock's: no launch's own time is read. */
+    m->pub.plan.untimed_launches = true;
     if (rc == BCL_OK)
         rc = bcl_sim_create(m->ctx, in, n, &sim, e);
     if (rc == BCL_OK)

@@ -156,6 +156,14 @@ static int steps_in_chunks(bcl_group *g, const bcl_exec *x, float *out, bcl_exec
             k = m->plan.steps_per_launch;
     }
     uint64_t left = x->steps, per = 1;
+    /* Chunks start at the length the last chunked run reached, scaled to
+     * this run's balls, rather than at one launch: every chunk ends in a
+     * wait and reads its own events, so a frame pays that a few times, not
+     * once per doubling (docs/PERFORMANCE.md, "The host's cost per launch"). */
+    if (x->chunk_ms > 0 && g->chunk_ball_ms > 0 && g->o.req.balls) {
+        double fit = x->chunk_ms / (g->chunk_ball_ms * (double)g->o.req.balls);
+        per = fit >= (double)((uint64_t)1 << 40) ? (uint64_t)1 << 40 : fit >= 1 ? (uint64_t)fit : 1;
+    }
     if (left == 0 && out) {
         for (size_t i = 0; i < g->count; i++)
             g->m[i].out = out;
@@ -168,6 +176,8 @@ static int steps_in_chunks(bcl_group *g, const bcl_exec *x, float *out, bcl_exec
         if (rc)
             return rc;
         r->wall_ms += wall;
+        if (x->chunk_ms > 0 && chunk >= k && g->o.req.balls)
+            g->chunk_ball_ms = wall / ((double)(chunk / k) * (double)g->o.req.balls);
         left -= chunk;
         if (left && x->between && x->between(x->arg))
             return BCL_EXEC_STOPPED;

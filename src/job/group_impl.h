@@ -47,7 +47,8 @@ struct bcl_group {
     member *m;
     size_t count;
     double calibrate_ms;
-    bool weighed; /* every member has a rate */
+    bool weighed;         /* every member has a rate */
+    double chunk_ball_ms; /* a chunked run's last wall time per ball and launch (0: none yet) */
 };
 
 /* Runs fn for every member (only those with balls when busy_only), each on

@@ -437,41 +437,32 @@ int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
 static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
                bcl_sim_timing *t, bcl_error *e);
 
-/* The launches of a run whose events are still to be read for the longest
- * launch: a ring of at most two queue windows (what may be in flight). */
-typedef struct pending {
-    uint64_t index; /* the launch's number in the run */
-    cl_event f, l;  /* its first and last chunk's events (the same with one chunk) */
-} pending;
+/* The launches of a run whose profiling events are read, spread over it:
+ * the first, the last and evenly between. A run's launches are alike (K
+ * steps over the same balls; the last may be shorter), so their longest is
+ * the longest of these, and the host pays for events on at most this many
+ * launches a run, whatever S is: per launch it only enqueues
+ * (docs/PERFORMANCE.md, "The host's cost per launch"). A run of at most
+ * this many launches times every one. */
+#define LAUNCH_SAMPLES 8
 
-typedef struct launch_ring {
-    pending *at;
-    size_t cap, head, count;
-} launch_ring;
+typedef struct sample {
+    cl_event f, l; /* the launch's first and last chunk's events (one event, retained
+                      twice, with one chunk) */
+} sample;
 
-/* Reads and releases every pending launch up to index `upto` (all of them
- * complete: the host waited for a later one), keeping the longest; with e
- * NULL (after an error) only releases them. */
-static int drain(launch_ring *r, uint64_t upto, double *max_ms, const char *dev, bcl_error *e)
+/* The index of sample j of n over launches 0 .. launches - 1. */
+static uint64_t sample_at(unsigned j, unsigned n, uint64_t launches)
 {
-    int rc = BCL_OK;
-    while (r->count && r->at[r->head].index <= upto) {
-        pending *x = &r->at[r->head];
-        if (rc == BCL_OK && e) {
-            cl_int s1, s2;
-            cl_ulong a = event_ns(x->f, CL_PROFILING_COMMAND_START, &s1);
-            cl_ulong b = event_ns(x->l, CL_PROFILING_COMMAND_END, &s2);
-            if (s1 != CL_SUCCESS || s2 != CL_SUCCESS)
-                rc = bcl_cl_fail(e, s1 != CL_SUCCESS ? s1 : s2, "clGetEventProfilingInfo", dev);
-            else if (b > a && (double)(b - a) / 1e6 > *max_ms)
-                *max_ms = (double)(b - a) / 1e6;
-        }
-        clReleaseEvent(x->f);
-        clReleaseEvent(x->l);
-        r->head = (r->head + 1) % r->cap;
-        r->count--;
+    return n < 2 ? 0 : (uint64_t)j * (launches - 1) / (n - 1);
+}
+
+static void release_samples(sample *x, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        clReleaseEvent(x[i].f);
+        clReleaseEvent(x[i].l);
     }
-    return rc;
 }
 
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
@@ -508,7 +499,11 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc || steps == 0)
         return rc;
     uint64_t launches = (steps + kper - 1) / kper;
-    cl_event first = NULL, last = NULL;
+    /* The sampled launches; a run timed by the host needs only the first and
+     * the last for the span, a bare one none. */
+    sample x[LAUNCH_SAMPLES];
+    unsigned want = p->bare ? 0 : p->untimed_launches ? 2 : LAUNCH_SAMPLES;
+    unsigned nx = launches < want ? (unsigned)launches : want, got = 0;
     /* A bounded queue: each queued launch costs the driver host memory
      * (about 670 bytes on PoCL), so S = 2^40 would queue gigabytes. Every
      * `window` launches the last one gets an event, and the host waits for
@@ -516,21 +511,17 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
      * host memory stays flat whatever S is, and the device never runs dry. */
     uint64_t window = BCL_QUEUE_WINDOW / s->nchunks ? BCL_QUEUE_WINDOW / s->nchunks : 1;
     cl_event mark = NULL;
-    uint64_t mark_index = 0;
     arg_state as = {SIZE_MAX, 0};
-    /* Every launch's events are read for the longest launch (the budget's
-     * check, docs/PERFORMANCE.md) once the host has waited past it. */
-    launch_ring ring = {.cap = 2 * (size_t)window + 2};
-    ring.at = malloc(ring.cap * sizeof *ring.at);
-    if (!ring.at)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     double w0 = bcl_now_ms();
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
-        bool marked = p->sync == BCL_SYNC_END && i > 0 && (i + 1) % window == 0 && i + 1 < launches;
+        bool marked = p->sync == BCL_SYNC_END && !p->bare && i > 0 && (i + 1) % window == 0 &&
+                      i + 1 < launches;
+        bool sampled = got < nx && i == sample_at(got, nx, launches);
         cl_event f = NULL, l = NULL;
-        rc = launch_chunks(s, p, k, ksteps, false, &as, &f, &l, e);
+        rc = launch_chunks(s, p, k, ksteps, false, &as, sampled ? &f : NULL,
+                           sampled || marked ? &l : NULL, e);
         if (rc != BCL_OK) {
             if (f)
                 clReleaseEvent(f);
@@ -538,35 +529,21 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
                 clReleaseEvent(l);
             break;
         }
-        if (i == 0) {
-            clRetainEvent(f);
-            first = f;
-        }
-        if (i + 1 == launches) {
-            clRetainEvent(l);
-            last = l;
-        }
         if (marked) {
             if (mark) {
                 cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
                 if (st != CL_SUCCESS)
                     rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
                 clReleaseEvent(mark);
-                if (rc == BCL_OK)
-                    rc = drain(&ring, mark_index, &t->max_launch_ms, d->name, e);
             }
-            clRetainEvent(l);
             mark = l;
-            mark_index = i;
+            if (sampled)
+                clRetainEvent(l);
         }
-        if (p->untimed_launches) {
-            clReleaseEvent(f);
-            clReleaseEvent(l);
-        } else {
-            ring.at[(ring.head + ring.count++) % ring.cap] = (pending){i, f, l};
-        }
-        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && (rc = finish(s, e)) == BCL_OK)
-            rc = drain(&ring, i, &t->max_launch_ms, d->name, e);
+        if (sampled)
+            x[got++] = (sample){f, l};
+        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
+            rc = finish(s, e);
     }
     if (mark)
         clReleaseEvent(mark);
@@ -579,21 +556,21 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc == BCL_OK)
         rc = finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;
-    /* After an error the events are released unread. */
-    double scratch_ms = 0;
-    if (rc == BCL_OK)
-        rc = drain(&ring, UINT64_MAX, &t->max_launch_ms, d->name, e);
-    else
-        drain(&ring, UINT64_MAX, &scratch_ms, d->name, NULL);
-    free(ring.at);
     t->launches = launches;
+    /* After an error the events are released unread. */
+    if (rc != BCL_OK || got == 0) {
+        release_samples(x, got);
+        if (rc == BCL_OK) { /* bare: the host's clock is the figure */
+            t->device_ms = t->wall_ms;
+            t->host_clock = true;
+        }
+        return rc;
+    }
     /* Some drivers let clFinish succeed after a launch that died (a lost
      * device, a faulting kernel) and report it only in the event. */
-    cl_event ends[2] = {first, last};
+    cl_event ends[2] = {x[0].f, x[got - 1].l};
     for (int i = 0; i < 2 && rc == BCL_OK; i++) {
         cl_int exec = CL_COMPLETE;
-        if (!ends[i])
-            continue;
         cl_int st = BCL_CL(clGetEventInfo, ends[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
                            &exec, NULL);
         if (st != CL_SUCCESS)
@@ -601,39 +578,44 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         else if (exec < 0)
             rc = bcl_cl_fail(e, exec, "a kernel launch (event status)", d->name);
     }
-    if (rc == BCL_OK && first) {
-        cl_event end = last ? last : first;
+    /* Each sample's span; the first's start and the last's end are the run's. */
+    cl_ulong start = 0, stop = 0;
+    for (unsigned i = 0; i < got && rc == BCL_OK; i++) {
         cl_int st1, st2;
-        cl_ulong start = event_ns(first, CL_PROFILING_COMMAND_START, &st1);
-        cl_ulong stop = event_ns(end, CL_PROFILING_COMMAND_END, &st2);
+        cl_ulong a = event_ns(x[i].f, CL_PROFILING_COMMAND_START, &st1);
+        cl_ulong b = event_ns(x[i].l, CL_PROFILING_COMMAND_END, &st2);
         if (st1 != CL_SUCCESS || st2 != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", d->name);
-        } else {
-            /* Believed only after the check (src/ocl/clock_check.c):
-             * every launch reads and writes each ball of its chunk once. */
-            bcl_span_check span = {
-                .start_ns = start,
-                .end_ns = stop,
-                .host_ms = t->wall_ms,
-                .launches = launches * s->nchunks,
-                .bytes = (double)launches * (double)s->n * 2 * BALL_BYTES,
-                .flops = (double)steps * (double)s->n * bcl_context_model(s->c)->flops_per_step,
-                .compute_units = d->compute_units,
-                .clock_mhz = d->clock_mhz,
-                .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
-            if (bcl_profiling_check(d->device, &span)) {
-                t->device_ms = (double)(stop - start) / 1e6;
-            } else {
-                t->device_ms = t->wall_ms;
-                t->host_clock = true;
-            }
+            break;
         }
+        if (i == 0)
+            start = a;
+        stop = b;
+        if (!p->untimed_launches && b > a && (double)(b - a) / 1e6 > t->max_launch_ms)
+            t->max_launch_ms = (double)(b - a) / 1e6;
     }
-    if (first)
-        clReleaseEvent(first);
-    if (last)
-        clReleaseEvent(last);
-    return rc;
+    release_samples(x, got);
+    if (rc != BCL_OK)
+        return rc;
+    /* Believed only after the check (src/ocl/clock_check.c): every launch
+     * reads and writes each ball of its chunk once. */
+    bcl_span_check span = {
+        .start_ns = start,
+        .end_ns = stop,
+        .host_ms = t->wall_ms,
+        .launches = launches * s->nchunks,
+        .bytes = (double)launches * (double)s->n * 2 * BALL_BYTES,
+        .flops = (double)steps * (double)s->n * bcl_context_model(s->c)->flops_per_step,
+        .compute_units = d->compute_units,
+        .clock_mhz = d->clock_mhz,
+        .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
+    if (bcl_profiling_check(d->device, &span)) {
+        t->device_ms = (double)(stop - start) / 1e6;
+    } else {
+        t->device_ms = t->wall_ms;
+        t->host_clock = true;
+    }
+    return BCL_OK;
 }
 
 int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)

@@ -35,6 +35,7 @@ enum {
     ROW_LOCAL_TUNED,
     ROW_SYNC_EVERY,
     ROW_BATCHED,
+    ROW_FLOOR,
     ROW_FUSED,
     ROW_COUNT
 };
@@ -46,6 +47,7 @@ typedef struct bench_row {
     bool host;            /* a host loop, not a device launch */
     bool openmp;          /* the OpenMP host loop (else the reference, for host rows) */
     bool host_clock;      /* the figure is host wall time (else device time) */
+    bool bare;            /* the floor: launches enqueued bare (bcl_plan.bare) */
     bcl_plan_request req; /* device rows: what the row asks for */
     bcl_plan plan;        /* and what it runs, resolved */
     unsigned threads;     /* host rows */

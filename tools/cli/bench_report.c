@@ -11,7 +11,7 @@
 
 const char *const bench_row_names[ROW_COUNT] = {
     "reference",   "openmp",          "local=1", "local=driver", "local=auto",
-    "local=tuned", "sync-every-step", "batched", "fused",
+    "local=tuned", "sync-every-step", "batched", "floor",      "fused",
 };
 
 const bcl_stats *bench_row_us(const bench_row *r)
@@ -120,6 +120,52 @@ static cmp_kind compare(const bench_result *res, int i, int j)
     return CMP_DIFFERENT;
 }
 
+/* The rows that ran the floor's launch (kernel variant, local size, K,
+ * waiting) with the library's bookkeeping: what they take over the floor is
+ * the library's own cost per launch. */
+static const int own_cost_rows[] = {ROW_LOCAL_DRIVER, ROW_LOCAL_AUTO, ROW_LOCAL_TUNED, ROW_BATCHED};
+#define OWN_COST_LIMIT 1.10 /* a row more than 10% above the floor is said */
+
+static bool same_launch(const bench_row *a, const bench_row *b)
+{
+    const bcl_plan *x = &a->plan, *y = &b->plan;
+    return !a->host && !b->host && strcmp(x->variant, y->variant) == 0 &&
+           x->launch.local == y->launch.local && x->steps_per_launch == y->steps_per_launch &&
+           x->sync == y->sync && !x->fused && !y->fused;
+}
+
+/* The row's time over the floor's, or NAN when it ran another launch. */
+static double over_floor(const bench_result *res, int i)
+{
+    const bench_row *f = row(res, ROW_FLOOR);
+    double fl = us_of(res, ROW_FLOOR), x = us_of(res, i);
+    return same_launch(row(res, i), f) && fl > 0 && !isnan(x) ? x / fl : NAN;
+}
+
+static void print_own_cost(const bench_result *res)
+{
+    double fl = us_of(res, ROW_FLOOR);
+    if (isnan(fl))
+        return;
+    printf("ballcl's own cost per launch, against the floor (the same launches enqueued bare, "
+           "%.2f us/step):",
+           fl);
+    int shown = 0, over = 0;
+    for (size_t i = 0; i < sizeof own_cost_rows / sizeof own_cost_rows[0]; i++) {
+        double r = over_floor(res, own_cost_rows[i]);
+        if (isnan(r))
+            continue;
+        printf("%s %s %.2fx", shown++ ? "," : "", bench_row_names[own_cost_rows[i]], r);
+        over += r > OWN_COST_LIMIT;
+    }
+    if (!shown)
+        printf(" no row ran the same launch\n");
+    else if (over)
+        printf(": more than 10%% above the floor, the library's own work per launch shows\n");
+    else
+        printf(": within 10%%\n");
+}
+
 static void print_footer(const bench_result *res)
 {
     double l1 = us_of(res, ROW_LOCAL_1), la = us_of(res, ROW_LOCAL_AUTO);
@@ -183,6 +229,7 @@ static void print_footer(const bench_result *res)
                    "cost measured at this N\n",
                    se, ba);
     }
+    print_own_cost(res);
     if (!isnan(fu)) {
         printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s (%.1f%% of the add-rate "
                "bound, %.3g), %.1fx the C reference",
@@ -307,6 +354,21 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         number_or_null(ok && res->add.gflop_per_s.median > 0, bench_row_bound_fraction(res, r)));
 }
 
+/* The footer's own-cost line, for --json. */
+static json_t *own_cost_json(const bench_result *res)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < sizeof own_cost_rows / sizeof own_cost_rows[0]; i++) {
+        double r = over_floor(res, own_cost_rows[i]);
+        if (!isnan(r))
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:b}", "row",
+                                                 bench_row_names[own_cost_rows[i]], "against",
+                                                 "floor", "time_ratio", r, "over_10_percent",
+                                                 r > OWN_COST_LIMIT));
+    }
+    return arr;
+}
+
 json_t *bench_result_json(const bench_result *res)
 {
     json_t *rows = json_array();
@@ -329,6 +391,7 @@ json_t *bench_result_json(const bench_result *res)
                             json_string(res->copy_host_clock ? "host" : "device"));
         json_object_set_new(j, "clock_note",
                             res->clock_note ? json_string(res->clock_note) : json_null());
+        json_object_set_new(j, "own_cost", own_cost_json(res));
     }
     return j;
 }

@@ -19,10 +19,11 @@ static void help(void)
            "(the C\n"
            "reference, one host thread), openmp (host loop on all threads), local=1 (the\n"
            "seed's mistake), local=driver, local=auto, local=tuned, sync-every-step (host\n"
-           "waits after every launch), batched (one wait at the end), fused (K steps per\n"
-           "launch). Every row is validated bit for bit before it is timed. Times: median\n"
-           "(min, max) of repeats, warm-up excluded; device rows from profiling events,\n"
-           "host rows, sync-every-step and batched from the host clock.\n\n"
+           "waits after every launch), batched (one wait at the end), floor (batched's\n"
+           "launches enqueued bare: no events, no checks), fused (K steps per launch).\n"
+           "Every row is validated bit for bit before it is timed. Times: median (min,\n"
+           "max) of repeats, warm-up excluded; device rows from profiling events, host\n"
+           "rows, sync-every-step, batched and floor from the host clock.\n\n"
            "  -d, --device SEL       device (as for 'ballcl run')\n"
            "  -n, --balls N[,N...]   balls, one table per N (default 100000)\n");
     cli_print_model_help(stdout);
@@ -150,7 +151,7 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
     /* local=tuned, and the best one-step launch known for sync-every-step
      * and batched, so that those two differ only in the waiting: the tuned
      * variant with the tuned local size (bcl_plan_resolve's rule). */
-    int best[] = {ROW_LOCAL_TUNED, ROW_SYNC_EVERY, ROW_BATCHED};
+    int best[] = {ROW_LOCAL_TUNED, ROW_SYNC_EVERY, ROW_BATCHED, ROW_FLOOR};
     for (size_t i = 0; i < sizeof best / sizeof best[0]; i++) {
         bench_row *r = &res->rows[best[i]];
         r->req.launch.mode = BCL_LOCAL_TUNED;
@@ -159,6 +160,11 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
     res->rows[ROW_SYNC_EVERY].req.sync = BCL_SYNC_EVERY;
     res->rows[ROW_SYNC_EVERY].host_clock = true;
     res->rows[ROW_BATCHED].host_clock = true;
+    /* The floor: batched's launches enqueued bare, the library's own cost
+     * per launch taken out (docs/PERFORMANCE.md, "The host's cost per
+     * launch"). */
+    res->rows[ROW_FLOOR].host_clock = true;
+    res->rows[ROW_FLOOR].bare = true;
     /* K open (the measurement chooses the steps): the given K, else the
      * tuned one, else the rule for the device (bcl_default_k). */
     bench_row *f = &res->rows[ROW_FUSED];
@@ -205,6 +211,7 @@ static int device_row(bench_row *r, bcl_context *ctx, bcl_sim *sim, const bench_
     }
     if (rc)
         return rc;
+    r->plan.bare = r->bare;
     /* The tuned file is read once; say once that it was of no use. */
     static bool warned;
     if (r->plan.warning[0] && !warned) {
