@@ -23,7 +23,7 @@ KERNELS = pathlib.Path(os.environ["BALLCL_KERNEL_DIR"])
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PLOT = ROOT / "tools" / "plot_bench.sh"
 ROWS = ["reference", "openmp", "local=1", "local=driver", "local=auto", "local=tuned",
-        "sync-every-step", "batched", "fused"]
+        "sync-every-step", "batched", "floor", "fused"]
 # Small and quick: structure, not speed.
 QUICK = ["-r", "2", "-s", "8"]
 
@@ -140,6 +140,16 @@ def check_bench_object(j, balls, k=None):
     assert rows["sync-every-step"]["config"]["sync"] == "every"
     assert rows["batched"]["clock"] == "host"
     assert rows["batched"]["config"]["sync"] == "end"
+    # The floor: batched's launch enqueued bare, by the host clock; the
+    # rows of that launch are held against it.
+    assert rows["floor"]["clock"] == "host"
+    assert rows["floor"]["config"] == rows["batched"]["config"], rows["floor"]
+    own = {o["row"]: o for o in j["own_cost"]}
+    assert "batched" in own, j["own_cost"]
+    for o in j["own_cost"]:
+        assert o["against"] == "floor" and o["time_ratio"] > 0
+        assert o["over_10_percent"] == (o["time_ratio"] > 1.10), o
+        assert rows[o["row"]]["config"]["local"] == rows["floor"]["config"]["local"], o
     # Device rows are timed by the device's clock unless its profiling
     # failed the check (docs/BENCHMARK.md, "Clocks"): then by the host's,
     # and the object says why.
@@ -194,6 +204,9 @@ def bench_table_tells_the_story():
     # A cost, or (noise on a busy machine) the same or a faster time, said so.
     assert re.search(r"^  3\. .*sync-every-step [\d.]+ us/step (against|was faster than) "
                      r"batched", story, re.M), story
+    assert re.search(r"^ballcl's own cost per launch, against the floor \(the same launches "
+                     r"enqueued bare, [\d.]+ us/step\):.* batched [\d.]+x: (within 10%|more "
+                     r"than 10% above the floor)", story, re.M), story
     assert "nothing is tuned" in story
 
 

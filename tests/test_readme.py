@@ -115,7 +115,7 @@ class Names:
 
 
 BENCH_ROWS = ("reference", "openmp", "local=1", "local=driver", "local=auto", "local=tuned",
-              "sync-every-step", "batched", "fused")
+              "sync-every-step", "batched", "floor", "fused")
 
 # (a line that matches, what it becomes): the fields of the launch plan and
 # of a split, in the shapes the program prints them. Applied to both sides.

@@ -1,0 +1,153 @@
+#!/bin/bash
+# The host's cost per launch on the NVIDIA GPU host (docs/PERFORMANCE.md, "The
+# host's cost per launch"): this tree's ballcl and an earlier revision's, side
+# by side in one sitting, with the floor beside them. Run from the project root
+# after `source .gpu/env.sh`, with build/tools/ballcl and build/tools/probe/ballcl-floor
+# built, and the earlier revision built elsewhere:
+#
+#   OLD=DIR/ballcl OLD_CL=DIR/cl tools/h200/hostcost.sh [OUTDIR]   (default: $OUT)
+#
+# OLD_CL is that revision's kernel folder. Three rounds, each running both
+# revisions in turn (interleaved, so a slow moment weighs on both):
+#   bench -n 100000,1000000 -r 5 --repeat-ms 100 --json   rows batched, local=auto (and floor)
+#   run -n 100000 -s 2000 --steps-per-launch 1 --json
+#   run -n 1000000 -s 1000 --steps-per-launch 1 --json
+#   ballcl-floor at 10^5 and 10^6 with the floor row's kernel and local size
+#   (this tree's round only: it is the same program for both)
+# then, once, tune -n 16777216 and the fused run at 16M (K = 1024, tuned local)
+# of this tree. Every output is kept in OUTDIR; summary.txt has the medians of
+# the three rounds and the ratios the issue's targets name; status.txt the exit
+# status of every step.
+set -u
+out=${1:-${OUT:?usage: OLD=... OLD_CL=... tools/h200/hostcost.sh OUTDIR (or set OUT)}}
+old=${OLD:?OLD: the ballcl program of the earlier revision}
+old_cl=${OLD_CL:?OLD_CL: the kernel folder of the earlier revision}
+mkdir -p "$out"
+new=build/tools/ballcl
+floor=build/tools/probe/ballcl-floor
+dev=${BALLCL_H200_DEVICE:-nvidia}
+: >"$out/status.txt"
+
+step() {
+    name=$1
+    shift
+    echo "== $name: $*" >&2
+    "$@" >"$out/$name" 2>"$out/$name.err"
+    echo "$name: exit $? ($*)" >>"$out/status.txt"
+}
+
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ
+    "$new" --version
+    "$new" devices
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>/dev/null
+} >"$out/info.txt" 2>&1
+
+# Each revision keeps its own cache (binary, launch costs, tuned record).
+with_new() { BALLCL_CACHE_DIR="$out/cache-new" "$new" "$@"; }
+with_old() { BALLCL_CACHE_DIR="$out/cache-old" BALLCL_KERNEL_DIR="$old_cl" "$old" "$@"; }
+
+for r in 1 2 3; do
+    for rev in new old; do
+        step "bench_${rev}_$r.json" with_$rev bench -d "$dev" -n 100000,1000000 -r 5 --repeat-ms 100 --json
+        step "run1e5_${rev}_$r.json" with_$rev run -d "$dev" -n 100000 -s 2000 \
+            --steps-per-launch 1 --json
+        step "run1e6_${rev}_$r.json" with_$rev run -d "$dev" -n 1000000 -s 1000 \
+            --steps-per-launch 1 --json
+    done
+    # The floor row's launch, rebuilt without the library.
+    sel=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["selector"])' \
+        "$out/bench_new_$r.json" 2>/dev/null || echo 0:0)
+    for n in 100000 1000000; do
+        local=$(python3 - "$out/bench_new_$r.json" $n <<'EOF' 2>/dev/null || echo 0
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = [x for x in j["sweep"] if x["balls"] == int(sys.argv[2])][0]
+c = [x for x in s["rows"] if x["name"] == "floor"][0]["config"]
+print(0 if c["local"] == "driver" else c["local"])
+EOF
+        )
+        step "minimal${n}_$r.txt" "$floor" -d "$sel" -f cl/seed.cl -k seed_step -n $n \
+            -s $((n == 100000 ? 20000 : 4000)) -l "$local" -r 9
+    done
+done
+step tune_16M.txt with_new tune -d "$dev" -n 16777216
+step fused_16M.json with_new run -d "$dev" -n 16777216 -s 10000 --steps-per-launch 1024 \
+    --local tuned --json
+
+python3 - "$out" >"$out/summary.txt" 2>&1 <<'EOF'
+import json, os, statistics, sys
+out = sys.argv[1]
+
+def load(name):
+    try:
+        with open(os.path.join(out, name)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else float("nan")
+
+def bench_row(rev, r, n, row):
+    j = load(f"bench_{rev}_{r}.json")
+    if not j:
+        return None
+    for s in j["sweep"]:
+        if s["balls"] == n:
+            for x in s["rows"]:
+                if x["name"] == row and x["validated"]:
+                    return x["us_per_step"]["median"]
+    return None
+
+def run_us(rev, r, n, key):
+    j = load(f"run1e{5 if n == 100000 else 6}_{rev}_{r}.json")
+    return j["timing"][key] if j and j["validation"].get("passed", True) else None
+
+def minimal(r, n):
+    try:
+        for line in open(os.path.join(out, f"minimal{n}_{r}.txt")):
+            if line.startswith("us_per_step_median "):
+                return float(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+R = (1, 2, 3)
+print("us per step, median of 3 interleaved rounds (each round: this tree, then the earlier)")
+print(f"{'figure':44} {'this tree':>10} {'earlier':>10} {'floor':>10} {'minimal':>10}"
+      f" {'/floor':>7} {'/earlier':>8}")
+bad = []
+for n in (100000, 1000000):
+    fl = med(bench_row("new", r, n, "floor") for r in R)
+    mi = med(minimal(r, n) for r in R)
+    rows = [(f"bench -n {n} batched", [bench_row("new", r, n, "batched") for r in R],
+             [bench_row("old", r, n, "batched") for r in R]),
+            (f"bench -n {n} local=auto", [bench_row("new", r, n, "local=auto") for r in R],
+             [bench_row("old", r, n, "local=auto") for r in R]),
+            (f"run -n {n} --steps-per-launch 1 (device)",
+             [run_us("new", r, n, "us_per_step") for r in R],
+             [run_us("old", r, n, "us_per_step") for r in R]),
+            (f"run -n {n} --steps-per-launch 1 (wall)",
+             [run_us("new", r, n, "wall_us_per_step") for r in R],
+             [run_us("old", r, n, "wall_us_per_step") for r in R])]
+    for label, a, b in rows:
+        x, y = med(a), med(b)
+        print(f"{label:44} {x:10.3f} {y:10.3f} {fl:10.3f} {mi:10.3f} {x / fl:7.3f} {x / y:8.3f}")
+        if "(wall)" not in label and (x / fl > 1.10 or x / y > 1.05):
+            bad.append(label)
+    print(f"{'floor row / minimal program, N = ' + str(n):44} {fl / mi:10.3f}")
+    if abs(fl / mi - 1) > 0.05:
+        bad.append(f"floor/minimal at {n}")
+f = load("fused_16M.json")
+rate = f["timing"]["ball_steps_per_s"] if f else float("nan")
+print(f"fused, N = 16777216, K = 1024, tuned local: {rate:.4g} ball-steps/s "
+      f"(target >= 9.5e12){'' if rate >= 9.5e12 else '  MISSED'}")
+if rate < 9.5e12:
+    bad.append("fused")
+print("targets: every row within 10% of the floor, at most 5% above the earlier revision; "
+      "the floor within 5% of the minimal program: " + ("met" if not bad else "missed: " +
+                                                         ", ".join(bad)))
+EOF
+cat "$out/summary.txt"
