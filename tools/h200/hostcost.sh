@@ -75,6 +75,20 @@ step tune_16M.txt with_new tune -d "$dev" -n 16777216
 step fused_16M.json with_new run -d "$dev" -n 16777216 -s 10000 --steps-per-launch 1024 \
     --local tuned --json
 
+# The longest launch a run reports, against a profiling run of the same
+# command (tests/clcount with CLCOUNT_PROFILE=1: an event on every launch).
+counter=build/tests/libclcount.so
+if [ -f "$counter" ]; then
+    i=0
+    for args in "-n 100000 -s 2000 --steps-per-launch 1" "-n 1000000 -s 1000 --steps-per-launch 1" \
+        "-n 16777216 -s 10000 --steps-per-launch 1024 --local tuned"; do
+        i=$((i + 1))
+        # shellcheck disable=SC2086
+        CLCOUNT_OUT="$out/longest_$i.counts" CLCOUNT_PROFILE=1 LD_PRELOAD="$PWD/$counter" \
+            step "longest_$i.json" with_new run -d "$dev" $args --json
+    done
+fi
+
 python3 - "$out" >"$out/summary.txt" 2>&1 <<'EOF'
 import json, os, statistics, sys
 out = sys.argv[1]
@@ -146,6 +160,20 @@ print(f"fused, N = 16777216, K = 1024, tuned local: {rate:.4g} ball-steps/s "
       f"(target >= 9.5e12){'' if rate >= 9.5e12 else '  MISSED'}")
 if rate < 9.5e12:
     bad.append("fused")
+for i in (1, 2, 3):
+    j = load(f"longest_{i}.json")
+    try:
+        recs = [json.loads(l) for l in open(os.path.join(out, f"longest_{i}.counts"))]
+    except OSError:
+        continue
+    if not j:
+        continue
+    model = j["model"] + "_"
+    true = max((k["max_ms"] for r in recs for name, k in r["kernels"].items()
+                if name.startswith(model)), default=0)
+    own = j["timing"]["max_launch_ms"]
+    print(f"longest launch, run -n {j['balls']} -s {j['steps']} K={j['launch']['steps_per_launch']}"
+          f": reported {own:.4f} ms, profiling run {true:.4f} ms ({own / true if true else 0:.3f})")
 print("targets: every row within 10% of the floor, at most 5% above the earlier revision; "
       "the floor within 5% of the minimal program: " + ("met" if not bad else "missed: " +
                                                          ", ".join(bad)))
