@@ -15,6 +15,8 @@
  *   CLCOUNT_PROFILE=1    a profiling run: every kernel launch gets an event
  *                        (its own when the program asked for none), and each
  *                        kernel's longest launch is reported under "kernels"
+ *   CLCOUNT_TRACE=FILE   with CLCOUNT_PROFILE: every launch's kernel, start and
+ *                        end (ns of the device's clock) appended to FILE, a line each
  *   CLCOUNT_INJECT=NAME  the self-check: one extra NAME call per kernel launch,
  *                        made through the counted entry point, as a program
  *                        that had regressed would (NAME: clFlush or
@@ -97,6 +99,7 @@ static unsigned nkernels;
 static pending *pend;
 static size_t npend, cap_pend;
 static int profile = -1;
+static FILE *trace; /* CLCOUNT_TRACE */
 static int inject = -1; /* -1 unread, 0 none, else 1 + the call's id */
 
 /* A function of the ICD loader: the next definition after this library's,
@@ -167,6 +170,9 @@ static void read_env(void)
         return;
     const char *p = getenv("CLCOUNT_PROFILE");
     profile = p && strcmp(p, "1") == 0;
+    const char *t = getenv("CLCOUNT_TRACE");
+    if (profile && t && *t)
+        trace = fopen(t, "a");
     const char *in = getenv("CLCOUNT_INJECT");
     inject = 0;
     for (int i = 0; in && *in && i < NCALLS; i++)
@@ -199,9 +205,13 @@ static void collect(int all)
             real_clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) ==
                 CL_SUCCESS &&
             real_clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) ==
-                CL_SUCCESS &&
-            b > a && b - a > kernels[p->kernel].max_ns)
-            kernels[p->kernel].max_ns = b - a;
+                CL_SUCCESS && b > a) {
+            if (b - a > kernels[p->kernel].max_ns)
+                kernels[p->kernel].max_ns = b - a;
+            if (trace)
+                fprintf(trace, "%s %llu %llu\n", kernels[p->kernel].name, (unsigned long long)a,
+                        (unsigned long long)b);
+        }
         real_clReleaseEvent(p->ev);
     }
     npend = kept;
