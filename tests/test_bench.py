@@ -409,7 +409,7 @@ def a_failing_row_is_shown_failed_and_not_timed():
     # --init random: with the seed's data w is 0 and z - w has the bits of z + w.
     p = ballcl("bench", "-n", "100", "--init", "random", *QUICK, "--json", "--csv", str(csv),
                env=env, check=1)
-    assert "validation failed: 7 rows" in p.stderr, p.stderr
+    assert "validation failed: 8 rows" in p.stderr, p.stderr
     j = json.loads(p.stdout)
     rows = {r["name"]: r for r in j["rows"]}
     assert rows["reference"]["validated"] and rows["openmp"]["validated"]
@@ -422,7 +422,7 @@ def a_failing_row_is_shown_failed_and_not_timed():
     assert all(line.split(",")[8] == "no" and line.split(",")[2] == ""
                for line in lines[3:]), lines
     p = ballcl("bench", "-n", "100", "--init", "random", *QUICK, env=env, check=1)
-    assert p.stdout.count("FAILED") == 7
+    assert p.stdout.count("FAILED") == 8
     assert "n/a (a row failed validation)" in p.stdout
     p = ballcl("tune", "-n", "100", "--init", "random", "-r", "1", "-s", "2", "--k", "2",
                env=env, check=1)

@@ -72,7 +72,7 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
                      CLI_DEVICE | CLI_BALLS_LIST | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
                          CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
                      own, "");
-    /* About half a minute for the nine rows on two CPU cores. */
+    /* About half a minute for the ten rows on two CPU cores. */
     a->o.measure.repeats = 9;
     a->o.measure.repeat_ms = 200;
     int c, rc = BCL_OK;
