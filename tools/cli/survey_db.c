@@ -94,20 +94,9 @@ static const char *const schema_sql =
 
 void survey_db_escape(const char *s, char *out, size_t size)
 {
-    size_t o = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    /* Room for the longest form (a C1 character: 8 bytes) and the NUL. */
-    for (; *p && o + 9 <= size; p++) {
-        if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
-            o += (size_t)snprintf(out + o, size - o, "\\x%02x\\x%02x", p[0], p[1]);
-            p++;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            o += (size_t)snprintf(out + o, size - o, "\\x%02x", *p);
-        } else {
-            out[o++] = (char)*p;
-        }
-    }
-    out[o] = '\0';
+    /* The one rule of every message: controls, bidirectional controls and
+     * bytes that are no UTF-8 as \xNN. */
+    bcl_escape(s, out, size);
 }
 
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e)
@@ -202,8 +191,8 @@ static long long pragma_int(sqlite3 *db, const char *sql, int *rc)
  * a writer never holds a reader up. */
 static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error *e)
 {
-    int rc = create ? exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e)
-                    : BCL_OK;
+    int rc =
+        create ? exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e) : BCL_OK;
     if (rc)
         return rc;
     int src;
