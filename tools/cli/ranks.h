@@ -156,8 +156,9 @@ char *ranks_absolute_path(const char *path);
  * rank 0 having printed one line "ranks disagree on -s: rank 0 5, rank 1 4"
  * naming the first field that differs. Collective. */
 int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported);
-/* Whether every rank could open path (an option's file, named by name) for
- * reading (write false) or could create a file in its folder (write true):
+/* Whether this rank can read path (an option's file, named by name) as a
+ * state file, checked as one process checks it (write false), or create a
+ * file in its folder (write true):
  * this rank's status into e, for ranks_agree. Not collective. */
 int ranks_check_file(const char *name, const char *path, bool write, bcl_error *e);
 /* After ranks_agree: whether the file path, the same path on every rank,
