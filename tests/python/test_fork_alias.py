@@ -124,16 +124,13 @@ def test_run_alias_changed_then_passed_back(dev):
     w[10] = [100, 200, 300, 400]
     w[255, 3] = -7
     want = seed_reference(np.array(s), 4)
-    t, r = ballcl.run(s, 4, device=dev)
+    t, _ = ballcl.run(s, 4, device=dev)
     assert np.array_equal(t, want)
-    assert r.validation["passed"] if isinstance(r.validation, dict) else True
 
 
 def test_context_alias_changed_state_given_or_none(dev):
     with ballcl.Context(device=dev) as ctx:
         s, _ = ctx.run(2, state=start())
-        # Unchanged: continued on the device (no upload).
-        before = ctx.cached()["uploads"] if hasattr(ctx, "cached") else None
         s, _ = ctx.run(2, state=s)
         w = writable_alias(s)
         w[0, 0] += 1000
@@ -146,7 +143,6 @@ def test_context_alias_changed_state_given_or_none(dev):
         want = seed_reference(np.array(t), 1)
         u, _ = ctx.run(1)
         assert np.array_equal(u, want)
-        del before
 
 
 def test_alias_with_nan_is_refused(dev):
