@@ -2,6 +2,7 @@
 # Sets up ballcl on a Debian machine and runs it or its tests:
 #   tools/setup.sh run    install what is missing, build, run the main job
 #   tools/setup.sh test   install what is missing, build, run the test suite
+#   tools/setup.sh packages run|test   list the packages run or test installs
 # Packages are installed with apt-get, as root or through sudo. Both are
 # idempotent: with everything present they only (re)build incrementally.
 # Each stage prints one line; what apt-get, meson and ninja print goes to
@@ -11,10 +12,21 @@ set -eu
 cd "$(dirname "$0")/.."
 
 mode=${1:-run}
+list=""
 case "$mode" in
 run | test) ;;
+packages)
+    # tools/setup.sh packages run|test: the packages that mode installs,
+    # one a line, and nothing else (tests/test_setup.py reads it).
+    list=1
+    mode=${2:-}
+    [ "$mode" = run ] || [ "$mode" = test ] || {
+        echo "usage: tools/setup.sh packages run|test" >&2
+        exit 2
+    }
+    ;;
 *)
-    echo "usage: tools/setup.sh run|test" >&2
+    echo "usage: tools/setup.sh run|test|packages MODE" >&2
     exit 2
     ;;
 esac
@@ -36,6 +48,11 @@ if [ "$mode" = test ]; then
 libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema python3-venv
 python3-build mypy gnuplot-nox oclgrind clang libclang-rt-dev
 chromium chromium-driver python3-selenium"
+fi
+
+if [ -n "$list" ]; then
+    printf '%s\n' $packages
+    exit 0
 fi
 
 missing=""
