@@ -294,6 +294,29 @@ if os.geteuid() == 0 and unshare and subprocess.run([unshare, "-m", "true"]).ret
 else:
     print("skip (case): a full disk needs root and unshare")
 
+# ---- 11: the minor ones ------------------------------------------------------------------------
+d = fresh("minor")
+doc = json.load(open(POCL))
+doc["devices"][0]["identity"]["name"] = "e\u202eg\u2066x"
+bidi = os.path.join(d, "bidi.json")
+json.dump(doc, open(bidi, "w"))
+r = run(["survey", "import", "--db", "b.db", bidi], cwd=d)
+r2 = run(["survey", "list", "--db", "b.db", "devices"], cwd=d)
+check(r.rc == 0 and r2.rc == 0 and "e\\xe2\\x80\\xaeg\\xe2\\x81\\xa6x" in r2.out and
+      "\u202e" not in r2.out + r2.err, "bidirectional controls escaped in survey list",
+      r2.describe())
+before = listing(d)
+for what, args, want in [
+        ("--html -", ["survey", "report", "--db", "b.db", "--html", "-"], "--html '-'"),
+        ("run --output -", ["run", "-n", "10", "-s", "1", "--output", "-"], "--output '-'"),
+        ("run --variant ''", ["run", "-n", "10", "--variant", ""], "--variant: empty value")]:
+    r = run(args, cwd=d)
+    check(one_line(r, 2, want) and listing(d) == before, f"{what}: exit 2, one line, no file",
+          r.describe())
+r = run(["run", "-n", "10", "-s", "1"], env={"BALLCL_FAULT": "clFinish:-1"}, cwd=d)
+check(r.rc != 0 and "n must be a call number from 1" in r.err,
+      "BALLCL_FAULT=clFinish:-1 refused", r.describe())
+
 # ---- 9: gnuplot that never returns, and signals ----------------------------------------------
 d, db = new_db("gnuplot")
 hang = os.path.join(d, "hang.sh")
