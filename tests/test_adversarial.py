@@ -86,6 +86,7 @@ class Env:
             for f in files:
                 os.chmod(os.path.join(base, f), 0o644)
         os.chmod(self.kdir, 0o755)
+        testlib.share_suppressions(self.root)
         self.counter = 0
 
     def folder(self, name, mode=0o700, uid=None):
@@ -728,6 +729,7 @@ def as_nobody():
                 os.chmod(os.path.join(base, d), 0o755)
             for f in files:
                 os.chmod(os.path.join(base, f), 0o755)
+        testlib.share_suppressions(top)
         home = os.path.join(top, "home")
         os.mkdir(home, 0o700)
         os.chown(home, NOBODY, NOBODY)

@@ -34,6 +34,8 @@ import tempfile
 
 import numpy as np
 
+import testlib
+
 BALLCL = os.environ.get("BALLCL", "")
 KERNEL_DIR = os.environ.get("BALLCL_KERNEL_DIR", "")
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
@@ -556,6 +558,7 @@ def main():
             for f in files:
                 os.chmod(os.path.join(root, f), 0o644)
         os.chmod(kdir, 0o755)
+        testlib.share_suppressions(aux)
         # The cache folder is the test user's and no one else's: ballcl
         # uses no other (docs/cache.md). The cases run as nobody fail before
         # they reach it.

@@ -165,6 +165,7 @@ def norm(line, names, own_cache):
         # Whether a program came from the cache depends on what ran before
         # on this machine, unless the example has a cache folder of its own.
         line = re.sub(r"^program (\S+) ms \(.*?\)", r"program \1 ms (<CACHE>)", line)
+        line = re.sub(r"\(launch costs (?:measured|stored)\)", "(launch costs <CACHE>)", line)
     for rule, to in LINE_RULES:
         line = rule.sub(to, line)
     # Measured figures: decimals, exponents, versions; times in whole ms.

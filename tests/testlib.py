@@ -155,6 +155,23 @@ def require_device():
     return sel
 
 
+def share_suppressions(folder):
+    """For runs as another user (nobody): LeakSanitizer's suppressions file
+    (LSAN_OPTIONS=suppressions=PATH, tools/sanitize.sh) copied into folder,
+    which that user can read, and LSAN_OPTIONS pointed at the copy. The
+    checkout may be where no other user can read (a clone in /root, mode
+    0700), and a sanitizer that cannot read its suppressions ends the run."""
+    opts = os.environ.get("LSAN_OPTIONS", "")
+    parts = opts.split(":")
+    for i, part in enumerate(parts):
+        if part.startswith("suppressions=") and os.path.exists(part[13:]):
+            copy = os.path.join(folder, "lsan.supp")
+            shutil.copy(part[13:], copy)
+            os.chmod(copy, 0o644)
+            parts[i] = "suppressions=" + copy
+    os.environ["LSAN_OPTIONS"] = ":".join(parts)
+
+
 def tempdir():
     """A fresh folder, removed at exit."""
     d = tempfile.mkdtemp(prefix="ballcl-test.")

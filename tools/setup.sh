@@ -2,6 +2,7 @@
 # Sets up ballcl on a Debian machine and runs it or its tests:
 #   tools/setup.sh run    install what is missing, build, run the main job
 #   tools/setup.sh test   install what is missing, build, run the test suite
+#   tools/setup.sh packages run|test   list the packages run or test installs
 # Packages are installed with apt-get, as root or through sudo. Both are
 # idempotent: with everything present they only (re)build incrementally.
 # Each stage prints one line; what apt-get, meson and ninja print goes to
@@ -11,25 +12,48 @@ set -eu
 cd "$(dirname "$0")/.."
 
 mode=${1:-run}
+list=""
 case "$mode" in
 run | test) ;;
+packages)
+    # tools/setup.sh packages run|test: the packages that mode installs,
+    # one a line, and nothing else (tests/test_setup.py reads it).
+    list=1
+    mode=${2:-}
+    [ "$mode" = run ] || [ "$mode" = test ] || {
+        echo "usage: tools/setup.sh packages run|test" >&2
+        exit 2
+    }
+    ;;
 *)
-    echo "usage: tools/setup.sh run|test" >&2
+    echo "usage: tools/setup.sh run|test|packages MODE" >&2
     exit 2
     ;;
 esac
 
-# Build tools, the OpenCL ICD loader and headers, PoCL (OpenCL on the CPU),
-# Mesa's rusticl (mesa-opencl-icd: the tests run it on llvmpipe, the CPU),
-# the libraries ballcl links (SQLite for the survey database), and what the
-# tests use (Chromium, its driver and Selenium open the survey report page;
-# python3-venv, python3-build and mypy: the Python package checks, docs/PYTHON.md).
+# What a run needs: the compiler and build tools, the OpenCL ICD loader and
+# headers, PoCL (OpenCL on the CPU) and the libraries ballcl links (SQLite
+# for the survey database). The build leaves out the Python module and the
+# tests when their packages are missing (meson.build).
 packages="build-essential meson ninja-build pkg-config
-ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd mesa-opencl-icd
-libjansson-dev libssl-dev libpng-dev libomp-dev libsqlite3-dev
-libopenmpi-dev openmpi-bin
-libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema python3-venv python3-build mypy gnuplot-nox oclgrind clang libclang-rt-dev
+ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
+libjansson-dev libssl-dev libpng-dev libsqlite3-dev"
+# What only the tests use: Mesa's rusticl (mesa-opencl-icd: the tests run it
+# on llvmpipe, the CPU), clinfo, MPI, cmocka, the Python module's build and
+# checks (python3-venv, python3-build, mypy: docs/PYTHON.md), gnuplot for the
+# survey report, Oclgrind, clang and its sanitizer runtime with OpenMP,
+# and Chromium, its driver and Selenium, which open the survey report page.
+if [ "$mode" = test ]; then
+    packages="$packages clinfo mesa-opencl-icd libomp-dev libopenmpi-dev openmpi-bin
+libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema python3-venv
+python3-build mypy gnuplot-nox oclgrind clang libclang-rt-dev
 chromium chromium-driver python3-selenium"
+fi
+
+if [ -n "$list" ]; then
+    printf '%s\n' $packages
+    exit 0
+fi
 
 missing=""
 for p in $packages; do
@@ -61,9 +85,17 @@ else
 fi
 
 # meson itself runs under /usr/bin/python3, which has numpy from Debian.
+# A build configured by 'run' lacks the tests: 'test' configures it again,
+# finding the packages it installed.
 if [ ! -f build/build.ninja ]; then
     echo "setup: configuring build/ (meson)"
     meson setup build --buildtype=release >build-setup/meson-setup.log 2>&1 || {
+        cat build-setup/meson-setup.log >&2
+        exit 1
+    }
+elif [ "$mode" = test ]; then
+    echo "setup: configuring build/ again (meson: the test packages)"
+    meson setup --reconfigure build >build-setup/meson-setup.log 2>&1 || {
         cat build-setup/meson-setup.log >&2
         exit 1
     }

@@ -41,6 +41,13 @@ PyObject *bpy_input_error(const char *fmt, ...);
 /* The devices of every platform, enumerated at the first call (GIL held)
  * and kept for the life of the process; NULL with an exception set. */
 const bcl_device_list *bpy_devices(void);
+/* pthread_atfork: a child forked after OpenCL was used is marked; -1 on
+ * failure. bpy_forked: this process is such a child (bpy_devices refuses,
+ * OpenCL objects are not released). */
+int bpy_fork_init(void);
+bool bpy_forked(void);
+/* In such a child: DeviceError raised, true. */
+bool bpy_fork_refused(void);
 /* Index of the device selector `sel` picks (NULL: $BALLCL_DEVICE, else the
  * default rule); -1 with an exception set. */
 int bpy_device_pick(const char *sel, size_t *index);

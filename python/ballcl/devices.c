@@ -5,17 +5,58 @@
  */
 #include "core.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 static bcl_device_list g_list;
-static bool g_have_list;
+static bool g_have_list, g_used;
+
+/* A process forked after OpenCL was used in it (os.fork, multiprocessing's
+ * default start method on Linux): the runtime's threads and locks did not
+ * come along, so an OpenCL call in the child may wait for ever. The child
+ * refuses every call at once (a new one starts in bpy_devices, a Context's
+ * in its run) and releases nothing of the parent's OpenCL objects
+ * (bpy_forked): their memory goes with the process. */
+static volatile bool g_forked;
+
+static void fork_child(void)
+{
+    if (g_used)
+        g_forked = true;
+}
+
+int bpy_fork_init(void)
+{
+    return pthread_atfork(NULL, NULL, fork_child) == 0 ? 0 : -1;
+}
+
+bool bpy_forked(void)
+{
+    return g_forked;
+}
+
+bool bpy_fork_refused(void)
+{
+    if (!g_forked)
+        return false;
+    bcl_error e = {.code = BCL_EXIT_RUNTIME};
+    snprintf(e.msg, sizeof e.msg, "%s",
+             "this process was forked after ballcl used OpenCL in it, and OpenCL does not "
+             "survive fork: use multiprocessing's 'spawn' or 'forkserver' start method, or "
+             "use ballcl only after the fork");
+    bpy_raise(&e);
+    return true;
+}
 
 const bcl_device_list *bpy_devices(void)
 {
+    if (bpy_fork_refused())
+        return NULL;
     /* The GIL is held from here to the end: one thread enumerates. */
     if (g_have_list)
         return &g_list;
+    g_used = true;
     bcl_error e = {0};
     if (bcl_devices_enumerate(&g_list, &e)) {
         bpy_raise(&e);

@@ -61,8 +61,8 @@ PyMODINIT_FUNC PyInit__core(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
-    if (bpy_errors_init(m) < 0 || PyType_Ready(&bpy_ContextType) < 0 || bpy_readback_init() < 0 ||
-        bpy_runcache_init(m) < 0 ||
+    if (bpy_errors_init(m) < 0 || bpy_fork_init() < 0 || PyType_Ready(&bpy_ContextType) < 0 ||
+        bpy_readback_init() < 0 || bpy_runcache_init(m) < 0 ||
         PyModule_AddObjectRef(m, "Context", (PyObject *)&bpy_ContextType) < 0 ||
         PyModule_AddStringConstant(m, "__version__", BALLCL_VERSION) < 0 ||
         PyModule_AddStringConstant(m, "version", BALLCL_VERSION) < 0) {

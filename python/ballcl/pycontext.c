@@ -7,7 +7,11 @@
  * Those arrays are read-only over memory that exports no writable buffer
  * (a pinned block or bytes: readback.c), so NumPy cannot make them
  * writable, and "the array returned last" also means "the state on the
- * device": no upload is needed. An out= array is writable: passed back as
+ * device": no upload is needed. Its memory can still be written through
+ * an alias NumPy does not see (an object whose __array_interface__ names
+ * the same address as writable): so a digest of its bytes is kept when it
+ * is returned and compared when it is used again; changed, it is taken as
+ * any other array (checked, uploaded). An out= array is writable: passed back as
  * state= it is uploaded. Any other array is uploaded. After an
  * error or an interrupt the device's state is unknown; the next call
  * uploads the last returned state (ctx.state) again.
@@ -42,6 +46,7 @@ struct bpy_context {
     size_t capacity;       /* balls its buffers hold: they grow to the largest state loaded */
     PyObject *state;       /* the array returned last, or NULL */
     bool frozen;           /* `state` is read-only: the identity means "unchanged" */
+    uint64_t digest;       /* of `state`'s bytes when returned (frozen only) */
     bool synced;           /* the device holds exactly the state returned last */
     size_t fit_balls;      /* the largest state bcl_memory_fit accepted */
     PyObject *pool;        /* pinned blocks for the returned arrays */
@@ -49,6 +54,22 @@ struct bpy_context {
     unsigned long result_tmpl_gen;
     unsigned long long calls, builds, uploads;
 };
+
+/* A digest of the state's bytes (64-bit words mixed in, at memory speed):
+ * tells a state changed through an alias from the one returned. */
+static uint64_t state_digest(PyObject *state)
+{
+    const unsigned char *p = PyArray_DATA((PyArrayObject *)state);
+    size_t bytes = (size_t)PyArray_NBYTES((PyArrayObject *)state);
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
 
 static void close_locked(bpy_context *c)
 {
@@ -58,6 +79,8 @@ static void close_locked(bpy_context *c)
     c->balls = c->capacity = c->fit_balls = 0;
     /* Arrays over its blocks stay valid: each block keeps what it needs. */
     bpy_pool_close(c->pool);
+    if (bpy_forked())
+        return;
     Py_BEGIN_ALLOW_THREADS;
     bcl_group_close(g);
     Py_END_ALLOW_THREADS;
@@ -158,6 +181,8 @@ static void ctx_dealloc(PyObject *self)
 static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state_o, PyObject *out_o,
                               bool report, bool checked)
 {
+    if (bpy_fork_refused())
+        return NULL;
     if (!c->g)
         return bpy_input_error("Context.run: the context is closed");
     PyArrayObject *in = NULL; /* the state to start from */
@@ -169,7 +194,14 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     const float *load = NULL;
     bool queued = false;
     size_t n;
-    if (state_o == Py_None || (state_o == c->state && c->frozen)) {
+    /* The array returned last, changed since through an alias: not the
+     * device's state any more, and checked as any other array. */
+    bool changed = c->state && c->frozen && state_digest(c->state) != c->digest;
+    if (changed) {
+        c->synced = false;
+        state_o = state_o == Py_None ? c->state : state_o;
+    }
+    if (state_o == Py_None || (state_o == c->state && c->frozen && !changed)) {
         if (!c->state)
             return bpy_input_error("Context.run: no state yet: pass state= (an (N, 4) float32 "
                                    "array) on the first call");
@@ -284,6 +316,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
      * continuation with no upload, as for a Context. */
     Py_XSETREF(c->state, Py_NewRef(out));
     c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
+    c->digest = c->frozen ? state_digest(out) : 0;
     c->synced = true;
     ret = PyTuple_Pack(2, out, result);
     Py_DECREF(result);

@@ -34,10 +34,17 @@ typedef struct bpy_block {
     bpy_pool *pool;
 } bpy_block;
 
+/* In a forked child nothing of the parent's OpenCL is released. */
+static void destroy(bcl_host_buffer *hb)
+{
+    if (!bpy_forked())
+        bcl_host_buffer_destroy(hb);
+}
+
 static void drop_idle(bpy_pool *p)
 {
     for (size_t i = 0; i < p->nidle; i++)
-        bcl_host_buffer_destroy(p->idle[i]);
+        destroy(p->idle[i]);
     p->nidle = 0;
 }
 
@@ -65,7 +72,7 @@ static void block_dealloc(PyObject *self)
         if (!p->closed && bytes == p->block_bytes && p->nidle < POOL_IDLE_MAX)
             p->idle[p->nidle++] = b->hb;
         else
-            bcl_host_buffer_destroy(b->hb);
+            destroy(b->hb);
     }
     Py_XDECREF(p);
     Py_TYPE(self)->tp_free(self);
@@ -171,13 +178,13 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
             return bpy_plain_state_array(n, data);
         }
         if (want != p->block_bytes) { /* another thread grew the pool meanwhile */
-            bcl_host_buffer_destroy(hb);
+            destroy(hb);
             return bpy_plain_state_array(n, data);
         }
     }
     bpy_block *b = PyObject_New(bpy_block, &block_type);
     if (!b) {
-        bcl_host_buffer_destroy(hb);
+        destroy(hb);
         return NULL;
     }
     b->hb = hb;

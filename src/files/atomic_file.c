@@ -205,6 +205,12 @@ int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_erro
     o->fd = -1;
     o->slot = -1;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    /* "-" is standard output to most programs; ballcl writes files only. */
+    if (strcmp(path, "-") == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "%s '-': standard output is not written to: give a file name (./- for a "
+                        "file of that name)",
+                        what);
     /* "out/" names a folder; mkstemp would happily create ".XXXXXX" in it. */
     if (*path == '\0' || *base == '\0')
         return out_fail(o, BCL_EXIT_INPUT, *path ? strerror(EISDIR) : "empty file name", NULL, e);

@@ -30,11 +30,25 @@ static struct {
 
 static volatile sig_atomic_t committing, pending;
 
+static volatile sig_atomic_t child_group;
+
+/* The helper's process group first (it may be writing into a registered
+ * folder), then the files, then the registered folders, now empty. */
 static void remove_all(void)
 {
+    if (child_group > 0)
+        (void)kill(-(pid_t)child_group, SIGKILL);
     for (int i = 0; i < SLOTS; i++)
         if (slots[i].used)
             (void)unlink(slots[i].path);
+    for (int i = 0; i < SLOTS; i++)
+        if (slots[i].used)
+            (void)rmdir(slots[i].path);
+}
+
+void bcl_cleanup_child(int pgid)
+{
+    child_group = pgid;
 }
 
 static void on_signal(int sig)

@@ -5,6 +5,10 @@
 /* Registers path for removal on SIGINT/SIGTERM/SIGHUP; returns the slot, or
  * -1 when it could not be registered (the file then stays on a signal). */
 int bcl_cleanup_register(const char *path);
+/* Folders may be registered too: removed after the files, when empty. */
+/* The process group of a helper program (gnuplot) killed on such a signal
+ * (0: none). */
+void bcl_cleanup_child(int pgid);
 /* Forgets a slot (-1 is ignored). */
 void bcl_cleanup_unregister(int slot);
 /* Blocks the handled signals in this thread (old: a sigset_t to restore),

@@ -54,8 +54,15 @@ size_t bcl_escape(const char *in, char *out, size_t size)
          * terminals obey as escape sequences: 0xC2 0x9B is CSI); and bytes
          * that are no UTF-8 (a terminal may take a lone 0x9B as CSI too):
          * each byte as \xNN. Printable UTF-8 stays as it is. */
+        /* And the bidirectional controls (U+061C, U+200E, U+200F, U+202A
+         * to U+202E, U+2066 to U+2069), which reorder what follows them. */
+        bool bidi =
+            (len == 2 && p[0] == 0xD8 && p[1] == 0x9C) ||
+            (len == 3 && p[0] == 0xE2 &&
+             ((p[1] == 0x80 && (p[2] == 0x8E || p[2] == 0x8F || (p[2] >= 0xAA && p[2] <= 0xAE))) ||
+              (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9)));
         bool control = len == 0 || (len == 1 && (*p < 0x20 || *p == 0x7f)) ||
-                       (len == 2 && p[0] == 0xC2 && p[1] <= 0x9F);
+                       (len == 2 && p[0] == 0xC2 && p[1] <= 0x9F) || bidi;
         if (!control) {
             if (o + len >= size)
                 break; /* never half a character */

@@ -83,7 +83,8 @@ static void parse_spec(void)
     fault.name[colon - spec] = '\0';
     char *end;
     fault.nth = strtoul(colon + 1, &end, 10);
-    if (end == colon + 1 || fault.nth == 0 || (*end != '\0' && *end != ':'))
+    /* strtoul takes "-1" (as ULONG_MAX) and " 1": a call number is digits. */
+    if (colon[1] < '0' || colon[1] > '9' || fault.nth == 0 || (*end != '\0' && *end != ':'))
         bad_spec(full, "n must be a call number from 1");
     bool is_cl = strncmp(fault.name, "cl", 2) == 0;
     int out_of_resources = 0;

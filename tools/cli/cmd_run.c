@@ -133,6 +133,11 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             break;
         case OPT_VARIANT:
             a->variant = optarg;
+            if (!*optarg)
+                rc = bcl_fail(
+                    e, BCL_EXIT_INPUT,
+                    "--variant: empty value: expected base, or a variant the model's .cl file "
+                    "defines");
             break;
         case OPT_NO_VALIDATE:
             a->validate = false;

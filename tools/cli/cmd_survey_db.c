@@ -19,22 +19,32 @@ typedef struct db_args {
     int first_arg; /* index of the first operand */
 } db_args;
 
-/* Returns -1 for help printed, BCL_OK, or an exit class (message printed). */
+/* Every argument is read before anything is done: options stand anywhere
+ * (after file names too), '--' ends them. The operands are moved, in their
+ * order, to the end of argv, from a->first_arg on. Returns -1 for help
+ * printed, BCL_OK, or an exit class (message printed). */
 static int parse_db_args(const char *cmd, int argc, char **argv, const char *own, db_args *a,
                          void (*help)(void))
 {
     memset(a, 0, sizeof *a);
-    int i = 1;
-    for (; i < argc; i++) {
+    char **ops = calloc((size_t)argc + 1, sizeof *ops);
+    if (!ops)
+        return cli_usage_error(cmd, "out of memory");
+    int nops = 0, rc = BCL_OK;
+    bool ended = false;
+    for (int i = 1; i < argc && rc == BCL_OK; i++) {
         const char *s = argv[i];
-        if (strcmp(s, "--") == 0) {
-            i++;
-            break;
+        if (!ended && strcmp(s, "--") == 0) {
+            ended = true;
+            continue;
         }
-        if (s[0] != '-' || !s[1])
-            break;
+        if (ended || s[0] != '-' || !s[1]) {
+            ops[nops++] = argv[i];
+            continue;
+        }
         if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             help();
+            free(ops);
             return -1;
         }
         const char *name = NULL, **to = NULL;
@@ -44,21 +54,26 @@ static int parse_db_args(const char *cmd, int argc, char **argv, const char *own
                  (s[strlen(own)] == '\0' || s[strlen(own)] == '='))
             name = own, to = &a->own_value;
         if (!name)
-            return cli_usage_error(cmd, "unknown option '%s'", s);
-        if (s[strlen(name)] == '=')
+            rc = cli_usage_error(cmd, "unknown option '%s'", s);
+        else if (*to)
+            rc = cli_usage_error(cmd, "%s given twice", name);
+        else if (s[strlen(name)] == '=')
             *to = s + strlen(name) + 1;
         else if (i + 1 < argc)
             *to = argv[++i];
         else
-            return cli_usage_error(cmd, "%s needs a value", name);
+            rc = cli_usage_error(cmd, "%s needs a value", name);
     }
-    a->first_arg = i;
-    return BCL_OK;
+    a->first_arg = argc - nops;
+    memcpy(argv + a->first_arg, ops, (size_t)nops * sizeof *ops);
+    free(ops);
+    return rc;
 }
 
 static void import_help(void)
 {
     printf("usage: ballcl survey import [--db FILE] [--] FILE.json [FILE.json ...]\n\n"
+           "Options may also follow the file names; '--' ends them.\n"
            "Adds survey documents to the survey database, each in one transaction\n"
            "(every schema ballcl wrote: %s).\n"
            "Each file is checked as 'survey compare' checks it; a bad one is reported\n"

@@ -23,7 +23,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: ballcl <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'ballcl <command> --help' describes a command's options.\n"
+    fprintf(f, "\n'ballcl <command> --help' describes a command's options;\n"
+               "'ballcl --version' (-V) prints the version.\n"
                "Exit status: 0 success, 1 validation mismatch, 2 usage or input error,\n"
                "3 OpenCL or runtime error.\n");
 }

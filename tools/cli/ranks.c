@@ -198,6 +198,16 @@ void ranks_allgather_double(double mine, double *all)
     TIMED(MPI_Allgather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD));
 }
 
+void ranks_node_allgather(const void *mine, size_t len, void *all)
+{
+    TIMED(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, R.node));
+}
+
+void ranks_allgather(const void *mine, size_t len, void *all)
+{
+    TIMED(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD));
+}
+
 void ranks_gather(const void *mine, size_t len, void *all)
 {
     TIMED(MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));

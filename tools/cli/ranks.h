@@ -67,6 +67,10 @@ void ranks_node_barrier(void);
 void ranks_bcast(void *buf, size_t len);
 /* all[r] = rank r's value, on every rank. */
 void ranks_allgather_double(double mine, double *all);
+/* all[r] = rank r's len bytes, on every rank: of the whole run, or of the
+ * ranks of this node (in node-rank order). */
+void ranks_allgather(const void *mine, size_t len, void *all);
+void ranks_node_allgather(const void *mine, size_t len, void *all);
 /* Rank 0 gets every rank's len bytes in rank order in all (others: NULL). */
 void ranks_gather(const void *mine, size_t len, void *all);
 void ranks_sum_u64(uint64_t *v, size_t count);
@@ -152,6 +156,18 @@ char *ranks_absolute_path(const char *path);
  * rank 0 having printed one line "ranks disagree on -s: rank 0 5, rank 1 4"
  * naming the first field that differs. Collective. */
 int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported);
+/* Whether this rank can read path (an option's file, named by name) as a
+ * state file, checked as one process checks it (write false), or create a
+ * file in its folder (write true):
+ * this rank's status into e, for ranks_agree. Not collective. */
+int ranks_check_file(const char *name, const char *path, bool write, bcl_error *e);
+/* After ranks_agree: whether the file path, the same path on every rank,
+ * holds the same bytes on every rank (node-local files of one name). Of the
+ * ranks of a node that see one file (device, inode, size, time), one reads
+ * it for a digest; then every rank compares all. BCL_OK, or on every rank
+ * BCL_EXIT_INPUT with rank 0 having printed one line "ranks disagree on the
+ * content of --input: ...". Collective. */
+int ranks_agree_content(const char *name, const char *path);
 /* Whether ranks_agree was made. */
 bool ranks_agreed(void);
 /* The agreement of the commands that are not `run`, before they start: the

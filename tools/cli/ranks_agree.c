@@ -17,12 +17,18 @@
  */
 #include "ranks.h"
 
+#include "files/files.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static bool agreed;
@@ -258,6 +264,136 @@ int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
         free(texts);
     }
     return BCL_EXIT_INPUT;
+}
+
+int ranks_check_file(const char *name, const char *path, bool write, bcl_error *e)
+{
+    if (!path)
+        return BCL_OK;
+    if (!write) {
+        /* As one process checks it: the same message on every rank. */
+        size_t n;
+        uint64_t offset;
+        (void)name;
+        return bcl_npy_read_header(path, &n, &offset, e);
+    }
+    /* The folder the temporary is made in (a link is followed). */
+    char *abs = ranks_absolute_path(path);
+    char *slash = abs ? strrchr(abs, '/') : NULL;
+    if (slash)
+        *(slash == abs ? slash + 1 : slash) = '\0';
+    int ok = abs && access(slash ? abs : ".", W_OK | X_OK) == 0;
+    int err = errno;
+    free(abs);
+    if (!ok)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot write %s '%s': its folder: %s", name, path,
+                        strerror(err));
+    return BCL_OK;
+}
+
+/* A digest of the file's bytes (64-bit words mixed in; not cryptographic:
+ * it tells node-local copies apart, it does not resist forgery). */
+static int file_digest(const char *path, uint64_t *digest, bcl_error *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = malloc(CHUNK);
+    uint64_t h = 0x9e3779b97f4a7c15ull, total = 0;
+    ssize_t got = 0;
+    while (buf && (got = read(fd, buf, CHUNK)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        for (ssize_t i = 0; i < got; i += 8) {
+            uint64_t w = 0;
+            memcpy(&w, buf + i, got - i < 8 ? (size_t)(got - i) : 8);
+            h = (h ^ w) * 0xff51afd7ed558ccdull;
+            h ^= h >> 32;
+        }
+        total += (uint64_t)got;
+    }
+    int err = errno;
+    close(fd);
+    free(buf);
+    if (!buf)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory for the digest of '%s'", path);
+    if (got < 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(err));
+    *digest = (h ^ total) | 1;
+    return BCL_OK;
+}
+
+int ranks_agree_content(const char *name, const char *path)
+{
+    int size = ranks_size();
+    struct stat st;
+    bcl_error e = {0};
+    int rc = stat(path, &st) == 0
+                 ? BCL_OK
+                 : bcl_fail(&e, BCL_EXIT_INPUT, "cannot read '%s': %s", path, strerror(errno));
+    /* Which rank of this node reads the file this rank sees. */
+    struct id {
+        uint64_t dev, ino, size, mtime_ns;
+        int64_t rank;
+    } me = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+            (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec,
+            ranks_rank()};
+    if (rc)
+        me = (struct id){.rank = ranks_rank()};
+    struct id *node = calloc((size_t)ranks_node_size(), sizeof *node);
+    struct got {
+        uint64_t digest;
+        int64_t from;
+    } mine = {0, ranks_rank()}, *all = calloc((size_t)size, sizeof *all);
+    if (!node || !all) {
+        fprintf(stderr, "ballcl: out of memory for the ranks' agreement\n");
+        MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
+    }
+    ranks_node_allgather(&me, sizeof me, node);
+    for (int r = 0; r < ranks_node_size(); r++)
+        if (!rc && memcmp(&node[r], &me, offsetof(struct id, rank)) == 0) {
+            mine.from = node[r].rank;
+            break;
+        }
+    if (rc == BCL_OK && mine.from == ranks_rank())
+        rc = file_digest(path, &mine.digest, &e);
+    free(node);
+    if ((rc = ranks_verdict(rc, &e))) {
+        free(all);
+        return rc;
+    }
+    ranks_allgather(&mine, sizeof mine, all);
+    bool same = true;
+    for (int r = 0; r < size; r++) {
+        all[r].digest = all[all[r].from].digest;
+        same = same && all[r].digest == all[0].digest;
+    }
+    char **texts = !same && ranks_rank() == 0 ? calloc((size_t)size, sizeof *texts) : NULL;
+    for (int r = 0; texts && r < size; r++) {
+        texts[r] = malloc(64);
+        if (texts[r])
+            snprintf(texts[r], 64, "\1digest %016llx", (unsigned long long)all[r].digest);
+    }
+    if (texts) {
+        char label[64];
+        snprintf(label, sizeof label, "the content of %s", name);
+        for (int r = 0; r < size; r++) {
+            char *t = malloc(strlen(label) + 64);
+            if (t && texts[r])
+                sprintf(t, "%s%s", label, texts[r]);
+            free(texts[r]);
+            texts[r] = t ? t : strdup("?\1?");
+        }
+        print_disagreement(texts, size);
+        for (int r = 0; r < size; r++)
+            free(texts[r]);
+        free(texts);
+    }
+    free(all);
+    return same ? BCL_OK : BCL_EXIT_INPUT;
 }
 
 bool ranks_agreed(void)

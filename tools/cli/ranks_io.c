@@ -78,13 +78,17 @@ int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_
                      bcl_error *e)
 {
     double t0 = MPI_Wtime();
+    /* MPI_File_open failing on some ranks only leaves the others waiting
+     * in it: every rank first opens the file itself, and all agree. */
+    int rc = ranks_verdict(ranks_check_file("--input", path, false, e), e);
+    if (rc)
+        return rc;
     MPI_File f;
     int st = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
     /* Rank 0 has checked the header: a failure here is a race with the file
      * changing, or a file system without MPI-IO support. */
     if (st != MPI_SUCCESS)
         return mpi_fail(e, BCL_EXIT_INPUT, path, "MPI_File_open", st);
-    int rc = BCL_OK;
     uint64_t rounds = rounds_for(count);
     for (uint64_t i = 0; i < rounds; i++) {
         size_t done = (size_t)i * ROUND_BALLS;
@@ -175,6 +179,22 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
         return rc;
     }
     ranks_bcast(tmp, sizeof tmp);
+    /* The temporary rank 0 made must be the one every rank sees: in a
+     * node-local folder it is missing elsewhere, and MPI_File_open failing
+     * on some ranks only would leave the others waiting in it. */
+    int fd = open(tmp, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        rc = bcl_fail(&e, BCL_EXIT_INPUT,
+                      "cannot write --output '%s': the temporary file rank 0 made in its folder "
+                      "is not there (%s): is the folder node-local?",
+                      path, strerror(errno));
+    else
+        close(fd);
+    if ((rc = ranks_verdict(rc, &e))) {
+        if (ranks_rank() == 0)
+            bcl_outputs_discard(&outs);
+        return rc;
+    }
     MPI_File f;
     int st = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
     /* MPI_File_open is collective and agrees on its outcome. */

@@ -81,7 +81,18 @@ int run_agree(const run_args *a, int rc, const bcl_error *e)
     ranks_job_add(&j, "--sync", "%s", a->sync == BCL_SYNC_EVERY ? "every" : "end");
     ranks_job_add(&j, "--json", "%s", a->o.json ? "given" : "not given");
     add_kernel_folder(&j);
-    rc = ranks_agree(&j, BCL_OK, NULL, false);
+    /* Files present or writable on some ranks only (node-local folders)
+     * would fail MPI_File_open on those alone, and the others would wait
+     * in it for ever: every rank checks them, and all agree. */
+    bcl_error fe = {0};
+    rc = ranks_check_file("--input", a->input, false, &fe);
+    if (rc == BCL_OK)
+        rc = ranks_check_file("--output", a->output, true, &fe);
+    rc = ranks_agree(&j, rc, &fe, false);
     ranks_job_free(&j);
+    /* The same path may name node-local files of different content. */
+    if (rc == BCL_OK && a->input)
+        rc = ranks_agree_content("--input", a->input);
+    bcl_error_clear(&fe);
     return rc;
 }

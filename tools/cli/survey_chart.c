@@ -4,14 +4,17 @@
  * its ids made unique (every gnuplot SVG defines the same "gpPt0" ...).
  */
 #include "survey_chart.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -72,7 +75,12 @@ static void first_error_line(const char *path, char *out, size_t size)
     free(text);
 }
 
-/* Runs gnuplot on script in dir; BCL_OK when it exited 0. */
+/* How long one chart may take: gnuplot draws one in well under a second. */
+#define GNUPLOT_LIMIT_S 20
+
+/* Runs gnuplot on script in dir, in a process group of its own (killed
+ * with the temporaries on SIGINT, SIGTERM and SIGHUP, and when it runs
+ * past GNUPLOT_LIMIT_S); BCL_OK when it exited 0. */
 static int run_gnuplot(const char *dir, const char *script, bcl_error *e)
 {
     const char *prog = getenv("BALLCL_GNUPLOT");
@@ -85,10 +93,21 @@ static int run_gnuplot(const char *dir, const char *script, bcl_error *e)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
     char *argv[] = {(char *)prog, (char *)script, NULL};
     pid_t pid;
-    int err = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+    /* The group is known to the signal handler as soon as it exists. */
+    sigset_t old;
+    bcl_cleanup_block(&old);
+    int err = posix_spawnp(&pid, prog, &fa, &at, argv, environ);
+    if (!err)
+        bcl_cleanup_child(pid);
+    bcl_cleanup_unblock(&old);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     if (err == ENOENT)
         return bcl_fail(e, BCL_EXIT_RUNTIME,
                         "'%s' not found: the report's charts are drawn by gnuplot (Debian: "
@@ -96,10 +115,32 @@ static int run_gnuplot(const char *dir, const char *script, bcl_error *e)
                         prog);
     if (err)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot run '%s': %s", prog, strerror(err));
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+    int status = 0;
+    struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool late = false;
+    for (;;) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR) {
+            kill(-pid, SIGKILL);
+            bcl_cleanup_child(0);
             return bcl_fail(e, BCL_EXIT_RUNTIME, "waiting for '%s': %s", prog, strerror(errno));
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!late && now.tv_sec - t0.tv_sec >= GNUPLOT_LIMIT_S) {
+            late = true;
+            kill(-pid, SIGKILL);
+        }
+        nanosleep(&nap, NULL);
+    }
+    /* Anything it started goes with it. */
+    kill(-pid, SIGKILL);
+    bcl_cleanup_child(0);
+    if (late)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s' drew no chart within %d s: stopped", prog,
+                        GNUPLOT_LIMIT_S);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char msg[320];
         first_error_line(errpath, msg, sizeof msg);
@@ -148,14 +189,27 @@ int survey_chart_svg(const char *script, const char *data, unsigned width, unsig
     /* The folder's name goes into gnuplot's script between quotes. */
     if (strchr(dir, '\'') || strchr(dir, '\n'))
         snprintf(dir, sizeof dir, "/tmp/ballcl-chart-XXXXXX");
-    if (!mkdtemp(dir))
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a temporary folder '%s': %s", dir,
-                        strerror(errno));
     char data_path[4200], script_path[4200], svg_path[4200], msg_path[4200];
-    snprintf(data_path, sizeof data_path, "%s/data.txt", dir);
-    snprintf(script_path, sizeof script_path, "%s/chart.gp", dir);
-    snprintf(svg_path, sizeof svg_path, "%s/chart.svg", dir);
-    snprintf(msg_path, sizeof msg_path, "%s/messages.txt", dir);
+    /* The folder and its files are removed on SIGINT, SIGTERM and SIGHUP:
+     * registered, with the signals held, as the folder comes into being. */
+    sigset_t old;
+    int slot[5] = {-1, -1, -1, -1, -1};
+    bcl_cleanup_block(&old);
+    bool made = mkdtemp(dir) != NULL;
+    int err = errno;
+    if (made) {
+        snprintf(data_path, sizeof data_path, "%s/data.txt", dir);
+        snprintf(script_path, sizeof script_path, "%s/chart.gp", dir);
+        snprintf(svg_path, sizeof svg_path, "%s/chart.svg", dir);
+        snprintf(msg_path, sizeof msg_path, "%s/messages.txt", dir);
+        const char *all[5] = {dir, data_path, script_path, svg_path, msg_path};
+        for (int i = 0; i < 5; i++)
+            slot[i] = bcl_cleanup_register(all[i]);
+    }
+    bcl_cleanup_unblock(&old);
+    if (!made)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a temporary folder '%s': %s", dir,
+                        strerror(err));
     size_t cap = strlen(script) + strlen(dir) + 512;
     char *full = malloc(cap);
     int rc = BCL_OK;
@@ -193,5 +247,7 @@ int survey_chart_svg(const char *script, const char *data, unsigned width, unsig
     unlink(svg_path);
     unlink(msg_path);
     rmdir(dir);
+    for (int i = 0; i < 5; i++)
+        bcl_cleanup_unregister(slot[i]);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Waits this long for another writer's transaction before giving up: an
  * import is a few milliseconds, so this is only ever reached by a stuck
@@ -93,20 +94,9 @@ static const char *const schema_sql =
 
 void survey_db_escape(const char *s, char *out, size_t size)
 {
-    size_t o = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    /* Room for the longest form (a C1 character: 8 bytes) and the NUL. */
-    for (; *p && o + 9 <= size; p++) {
-        if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
-            o += (size_t)snprintf(out + o, size - o, "\\x%02x\\x%02x", p[0], p[1]);
-            p++;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            o += (size_t)snprintf(out + o, size - o, "\\x%02x", *p);
-        } else {
-            out[o++] = (char)*p;
-        }
-    }
-    out[o] = '\0';
+    /* The one rule of every message: controls, bidirectional controls and
+     * bytes that are no UTF-8 as \xNN. */
+    bcl_escape(s, out, size);
 }
 
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e)
@@ -141,6 +131,13 @@ int survey_db_path(const char *given, char *out, size_t size, bool *is_default, 
         return bcl_fail(e, BCL_EXIT_INPUT, "survey database path too long: '%.80s...'", out);
     if (!*out)
         return bcl_fail(e, BCL_EXIT_INPUT, "--db: expected a file name, found nothing");
+    /* A database is a file: SQLite's in-memory and URI names would keep
+     * nothing, or name another file than the one later commands look for. */
+    if (strcmp(out, ":memory:") == 0 || strncmp(out, "file:", 5) == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "survey database '%s': in-memory and URI names are not accepted; give "
+                        "a file name (./%s for a file of that name)",
+                        out, out);
     return BCL_OK;
 }
 
@@ -188,11 +185,14 @@ static long long pragma_int(sqlite3 *db, const char *sql, int *rc)
     return v;
 }
 
-/* In one write transaction, so that two processes opening a new database
- * at once create its tables once. */
-static int check_or_create(sqlite3 *db, const char *path, bcl_error *e)
+/* Checks that the file is ours (or, when create, new: then its tables are
+ * made). Writing, in one write transaction, so that two processes opening
+ * a new database at once create its tables once; reading, in none, so that
+ * a writer never holds a reader up. */
+static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error *e)
 {
-    int rc = exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e);
+    int rc =
+        create ? exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e) : BCL_OK;
     if (rc)
         return rc;
     int src;
@@ -202,6 +202,11 @@ static int check_or_create(sqlite3 *db, const char *path, bcl_error *e)
         src == SQLITE_OK ? pragma_int(db, "SELECT count(*) FROM sqlite_schema", &src) : 0;
     if (src != SQLITE_OK)
         rc = survey_db_fail(db, path, "cannot read it", e);
+    else if (app == 0 && tables == 0 && !create)
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "survey database '%s' is empty: fill it with 'ballcl survey import "
+                      "FILE.json' or 'ballcl survey'",
+                      path);
     else if (app == 0 && tables == 0) {
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;",
@@ -217,20 +222,60 @@ static int check_or_create(sqlite3 *db, const char *path, bcl_error *e)
         rc = bcl_fail(e, BCL_EXIT_INPUT,
                       "survey database '%s' has tables of version %lld; this ballcl knows %d", path,
                       ver, SURVEY_DB_VERSION);
+    if (!create)
+        return rc;
     if (rc == BCL_OK)
         return exec_sql(db, path, "COMMIT", "cannot commit", e);
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
+/* Opens path as SQLite's plain file name, whatever SQLite's URI setting;
+ * immutable: read-only, and sure that no one writes it (SQLite's URI
+ * parameter, the one URI this program makes). */
+static int open_file(const char *path, int flags, bool immutable, sqlite3 **db)
+{
+    char name[4200];
+    if (immutable) {
+        /* A URI's path: '?' and '#' (and '%') escaped. */
+        size_t o = (size_t)snprintf(name, sizeof name, "file:");
+        for (const char *p = path; *p && o + 4 < sizeof name; p++)
+            o += strchr("?#%", *p) ? (size_t)snprintf(name + o, sizeof name - o, "%%%02X", *p)
+                                   : (size_t)snprintf(name + o, sizeof name - o, "%c", *p);
+        snprintf(name + o, sizeof name - o, "?immutable=1");
+        flags |= SQLITE_OPEN_URI;
+    } else {
+        snprintf(name, sizeof name, "%s%s", path[0] == '/' ? "" : "./", path);
+    }
+    return sqlite3_open_v2(name, db, flags, NULL);
+}
+
+/* Whether the file and its folder can be written (where SQLite's WAL and
+ * shared-memory files live). */
+static bool writable(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    return access(path, W_OK) == 0 && access(slash ? dir : ".", W_OK | X_OK) == 0;
+}
+
 int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **out, bcl_error *e)
 {
     *out = NULL;
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    bool existed = stat(path, &sb) == 0;
+    if (existed && S_ISDIR(sb.st_mode))
         return bcl_fail(e, BCL_EXIT_INPUT, "survey database '%s' is a folder; expected a file",
                         path);
-    if (!create && stat(path, &sb) != 0)
+    if (existed && !S_ISREG(sb.st_mode))
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "survey database '%s' is not a regular file (a pipe, device or socket); "
+                        "expected a database file",
+                        path);
+    if (!create && !existed)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "no survey database at '%s': fill one with 'ballcl survey import "
                         "FILE.json' or 'ballcl survey'",
@@ -241,24 +286,46 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
             return rc;
     }
     sqlite3 *db = NULL;
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-        int rc = survey_db_fail(db, path, "cannot open it", e);
-        sqlite3_close(db);
-        return rc;
+    /* Only read: never created, never changed. Where the file and its
+     * folder can be written, opened without SQLITE_OPEN_CREATE and with
+     * query_only, so that SQLite still removes its WAL files when done;
+     * else read-only, and when even that needs a write (the WAL's shared
+     * memory cannot be made, so no one can be writing), immutable. */
+    bool ro = !create && !writable(path);
+    int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                       : (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
+    int rc = BCL_OK;
+    if (open_file(path, flags, false, &db) != SQLITE_OK)
+        rc = survey_db_fail(db, path, "cannot open it", e);
+    if (rc == BCL_OK && !create &&
+        sqlite3_exec(db, "PRAGMA query_only = 1; SELECT count(*) FROM sqlite_schema", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        char wal[4200];
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        if (ro && access(wal, F_OK) != 0) {
+            sqlite3_close(db);
+            db = NULL;
+            if (open_file(path, SQLITE_OPEN_READONLY, true, &db) != SQLITE_OK)
+                rc = survey_db_fail(db, path, "cannot open it", e);
+        }
     }
-    sqlite3_extended_result_codes(db, 0);
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-    /* The file is checked to be ours (or new) before anything is written,
-     * so that another program's file is never touched; then WAL: readers
-     * never block the writer, and a crash mid-import leaves the last
-     * committed state. */
-    int rc = check_or_create(db, path, e);
-    if (rc == BCL_OK)
+    if (rc == BCL_OK) {
+        sqlite3_extended_result_codes(db, 0);
+        sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+        /* The file is checked to be ours (or new) before anything is
+         * written, so that another program's file is never touched; then
+         * WAL: readers never block the writer, and a crash mid-import
+         * leaves the last committed state. */
+        rc = check_or_create(db, path, create, e);
+    }
+    if (rc == BCL_OK && create)
         rc = exec_sql(db, path, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;",
                       "cannot open it", e);
     if (rc) {
         sqlite3_close(db);
+        /* A file this call created and could not fill (a full disk) goes. */
+        if (create && !existed && stat(path, &sb) == 0 && sb.st_size == 0)
+            unlink(path);
         return rc;
     }
     *out = db;

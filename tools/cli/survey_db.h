@@ -38,7 +38,8 @@ int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len
 /* An input or runtime error from SQLite's last message on db. */
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e);
 
-/* s for a terminal: control characters (C0, DEL, and C1 as UTF-8) as \xNN. */
+/* s for a terminal, as bcl_escape: controls (C0, DEL, C1), bidirectional
+ * controls and bytes that are no UTF-8 as \xNN. */
 void survey_db_escape(const char *s, char *out, size_t size);
 
 #endif

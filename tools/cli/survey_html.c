@@ -101,7 +101,8 @@ void sb_html(sbuf *b, const char *text)
 void page_plot_label(const char *text, char *out, size_t size)
 {
     size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p && o + 1 < size && o < 30; p++) {
+    for (const unsigned char *p = (const unsigned char *)(text ? text : "");
+         *p && o + 1 < size && o < 30; p++) {
         if ((*p & 0xC0) == 0x80)
             continue; /* one '?' per UTF-8 character */
         out[o++] =
@@ -133,11 +134,34 @@ static json_t *column_json(sqlite3_stmt *st, int c)
         return json_integer((json_int_t)sqlite3_column_int64(st, c));
     case SQLITE_FLOAT:
         return json_real(sqlite3_column_double(st, c));
-    case SQLITE_TEXT:
-        return json_stringn((const char *)sqlite3_column_text(st, c),
-                            (size_t)sqlite3_column_bytes(st, c));
-    default:
+    case SQLITE_NULL:
         return json_null();
+    default: {
+        /* Text, and a BLOB where text belongs (a database changed by hand):
+         * always a string, bytes that are no UTF-8 (and NUL) as U+FFFD. */
+        const unsigned char *t = sqlite3_column_text(st, c);
+        size_t n = (size_t)sqlite3_column_bytes(st, c);
+        json_t *j = t ? json_stringn((const char *)t, n) : NULL;
+        if (j || !t)
+            return j ? j : json_string("");
+        char *fixed = malloc(3 * n + 1);
+        size_t o = 0;
+        for (size_t i = 0; fixed && i < n; i++) {
+            size_t k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
+            json_t *one = k > 1 && i + k <= n ? json_stringn((const char *)t + i, k) : NULL;
+            if (k == 1 && t[i]) {
+                fixed[o++] = (char)t[i];
+            } else if (one) {
+                memcpy(fixed + o, t + i, k), o += k, i += k - 1;
+            } else {
+                memcpy(fixed + o, "\xef\xbf\xbd", 3), o += 3;
+            }
+            json_decref(one);
+        }
+        j = fixed ? json_stringn(fixed, o) : NULL;
+        free(fixed);
+        return j ? j : json_string("");
+    }
     }
 }
 
@@ -254,21 +278,32 @@ static int load(report *r)
 
 const char *page_str(const json_t *d, const char *key)
 {
-    const char *s = json_string_value(json_object_get(d, key));
+    const char *s = json_string_value(key ? json_object_get(d, key) : d);
     return s ? s : "";
 }
 
 /* A figure of d as a number, NAN when absent or null. */
+double page_raw(const json_t *d, const char *set, const char *key)
+{
+    const json_t *v = json_object_get(json_object_get(d, set), key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+bool page_plausible(double v)
+{
+    return v == 0 || (fabs(v) >= 1e-30 && fabs(v) <= 1e30);
+}
+
 double page_figure(const json_t *d, const char *key)
 {
-    const json_t *v = json_object_get(json_object_get(d, "figures"), key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    double v = page_raw(d, "figures", key);
+    return page_plausible(v) ? v : NAN;
 }
 
 double page_fact(const json_t *d, const char *key)
 {
-    const json_t *v = json_object_get(json_object_get(d, "facts"), key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    double v = page_raw(d, "facts", key);
+    return page_plausible(v) ? v : NAN;
 }
 
 /* ---- sections ---------------------------------------------------------------- */
@@ -324,6 +359,16 @@ static void device_table(report *r, sbuf *p)
             if (col->decimals == -2)
                 v /= 1073741824.0;
             char t[64];
+            bool fact = strncmp(col->key, "fact:", 5) == 0;
+            double raw = page_raw(d, fact ? "facts" : "figures", col->key + (fact ? 5 : 0));
+            if (isnan(v) && !isnan(raw)) {
+                /* Shown, and left out of the charts: the rest is drawn. */
+                sb_printf(p,
+                          "<td class=\"num invalid\" data-v=\"-1e300\" title=\"%g: not a "
+                          "plausible figure; left out of the charts\">invalid</td>",
+                          raw);
+                continue;
+            }
             if (isnan(v))
                 snprintf(t, sizeof t, "–");
             else if (col->decimals >= 0)
@@ -368,6 +413,8 @@ static void coverage(report *r, sbuf *p)
         json_array_foreach(json_object_get(d, "extensions"), x, v)
         {
             const char *name = json_string_value(v);
+            if (!name)
+                continue;
             json_int_t had = json_integer_value(json_object_get(exts, name));
             json_object_set_new(exts, name, json_integer(had + 1));
         }
@@ -407,7 +454,7 @@ static void coverage(report *r, sbuf *p)
                     size_t x;
                     json_t *e;
                     json_array_foreach(json_object_get(dd, "extensions"), x, e) has |=
-                        strcmp(json_string_value(e), k) == 0;
+                        strcmp(page_str(e, NULL), k) == 0;
                 }
                 sb_printf(p, "<td class=\"mark\">%s</td>", has ? "✓" : "");
             }

@@ -144,6 +144,20 @@ int survey_page_history(report *r, sbuf *page, const json_t *dev)
         json_decref(runs);
         return rc;
     }
+    /* A run whose date is not a time gnuplot reads (a file changed by hand)
+     * is left out of the panels, and the caption says so. */
+    size_t undated = 0;
+    for (i = 0; i < json_array_size(runs);) {
+        struct tm tm = {0};
+        const char *end =
+            strptime(page_str(json_array_get(runs, i), "date"), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        if (end && !*end && tm.tm_year >= 0 && tm.tm_year < 8000) {
+            i++;
+        } else {
+            json_array_remove(runs, i);
+            undated++;
+        }
+    }
     bool used[NHISTORY] = {0};
     size_t panels = 0;
     for (size_t f = 0; f < NHISTORY; f++) {
@@ -155,8 +169,11 @@ int survey_page_history(report *r, sbuf *page, const json_t *dev)
     sb_html(page, page_str(dev, "name"));
     sb_puts(page, " (");
     sb_html(page, page_str(dev, "platform"));
-    sb_printf(page, "): %zu surveys; each point is labelled with its driver</figcaption>\n",
+    sb_printf(page, "): %zu surveys; each point is labelled with its driver",
               json_array_size(runs));
+    if (undated)
+        sb_printf(page, " (%zu more left out: a date that is no time)", undated);
+    sb_puts(page, "</figcaption>\n");
     sbuf data = {0}, script = {0};
     json_array_foreach(runs, i, run)
     {

@@ -45,6 +45,13 @@ int page_load_run(report *r, json_t *run);
  * absent or null. */
 const char *page_str(const json_t *d, const char *key);
 double page_figure(const json_t *d, const char *key);
+/* The rule for every figure and fact the page shows or draws: a number of
+ * magnitude 1e-30 to 1e30, or 0. Anything else (1e308, 5e-324, an
+ * infinity) is implausible: page_figure and page_fact give NAN for it, the
+ * table shows it as "invalid" and the charts leave it out. page_raw is the
+ * number as stored (set: "figures" or "facts"; NAN when not a number). */
+bool page_plausible(double v);
+double page_raw(const json_t *d, const char *set, const char *key);
 double page_fact(const json_t *d, const char *key);
 
 /* The section of bar charts, one per figure group and per model. */
