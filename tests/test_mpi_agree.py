@@ -190,6 +190,18 @@ r = mpmd(RUN + ["--bogus"], RUN)
 check(r.rc == 2 and len(r.lines()) == 1 and "unknown option '--bogus'" in r.lines()[0],
       "an option one rank refuses: exit 2, its message once", r.describe())
 
+# BALLCL_MPI=0 in one rank of several: that rank would run the whole job alone
+# and write the whole output; it is refused before anything is written.
+for who in (0, 1):
+    d = fresh(f"mpi-off-{who}")
+    ranks = [RUN + ["--output", "o.npy"], RUN + ["--output", "o.npy"]]
+    ranks[who] = ["env", "BALLCL_MPI=0"] + ranks[who]
+    r = mpmd(*ranks, cwd=d)
+    check(r.rc == 2 and any("BALLCL_MPI=0 in a job the launcher started as 2 ranks" in l
+                            for l in r.lines()) and r.seconds < 10,
+          f"BALLCL_MPI=0 on rank {who}: exit 2 within 10 s, the rank's line", r.describe())
+    check(leftovers(d) == [], f"BALLCL_MPI=0 on rank {who}: nothing written", str(leftovers(d)))
+
 # ---- what may differ still runs -------------------------------------------------------------
 d = fresh("may-differ")
 r = mpmd(RUN + ["--local", "auto", "--output", "o.npy"],

@@ -317,6 +317,48 @@ r = run(["run", "-n", "10", "-s", "1"], env={"BALLCL_FAULT": "clFinish:-1"}, cwd
 check(r.rc != 0 and "n must be a call number from 1" in r.err,
       "BALLCL_FAULT=clFinish:-1 refused", r.describe())
 
+# A bad BALLCL_LAUNCH_BUDGET_MS is refused whether or not the K rule runs: with
+# a given K, and with a tuned record (which a bad value once hid).
+for what, args in (("a given K", ["run", "-n", "100", "-s", "4", "--steps-per-launch", "2"]),
+                   ("the rule", ["run", "-n", "100", "-s", "4"])):
+    for bad in ("abc", "0", "-5", "1e9"):
+        r = run(args, env={"BALLCL_LAUNCH_BUDGET_MS": bad}, cwd=d)
+        check(one_line(r, 2, "BALLCL_LAUNCH_BUDGET_MS", f"'{bad}'") and listing(d) == before,
+              f"BALLCL_LAUNCH_BUDGET_MS={bad} with {what}: exit 2, one line", r.describe())
+tuned_cache = os.path.join(d, "tuned-cache")
+r = run(["tune", "-n", "300", "-r", "1", "-s", "2", "--k", "2"],
+        env={"BALLCL_CACHE_DIR": tuned_cache}, cwd=d)
+if r.rc == 0:
+    r = run(["run", "-n", "300", "-s", "4"],
+            env={"BALLCL_CACHE_DIR": tuned_cache, "BALLCL_LAUNCH_BUDGET_MS": "abc"}, cwd=d)
+    check(one_line(r, 2, "BALLCL_LAUNCH_BUDGET_MS", "'abc'"),
+          "BALLCL_LAUNCH_BUDGET_MS=abc with a tuned record: exit 2, one line", r.describe())
+else:
+    check(r.rc == 77 or "no OpenCL" in r.err, "tune for the tuned-record case", r.describe())
+
+# XDG variables follow the XDG Base Directory rule: a relative path is
+# invalid and ignored (the default under HOME is used), for the cache and the
+# survey database alike; BALLCL_* paths are the user's own and may be relative
+# to the working folder.
+home = os.path.join(d, "home")
+os.makedirs(home)
+xenv = {"HOME": home, "BALLCL_SURVEY_DB": None, "BALLCL_CACHE_DIR": None,
+        "XDG_DATA_HOME": "rel-data", "XDG_CACHE_HOME": "rel-cache"}
+r = run(["survey", "import", bidi], env=xenv, cwd=d)
+check(r.rc == 0 and os.path.exists(os.path.join(home, ".local/share/ballcl/surveys.db"))
+      and not os.path.exists(os.path.join(d, "rel-data")),
+      "a relative XDG_DATA_HOME is ignored: the database under HOME", r.describe())
+r = run(["cache", "path"], env=xenv, cwd=d)
+check(r.rc == 0 and r.out.strip() == os.path.join(home, ".cache/ballcl"),
+      "a relative XDG_CACHE_HOME is ignored: the cache under HOME", r.describe())
+r = run(["cache", "path"], env=dict(xenv, BALLCL_CACHE_DIR="rel-ballcl"), cwd=d)
+check(r.rc == 0 and r.out.strip() == "rel-ballcl",
+      "a relative BALLCL_CACHE_DIR is the user's: kept", r.describe())
+r = run(["survey", "list", "devices"], env=dict(xenv, BALLCL_SURVEY_DB="rel.db"), cwd=d)
+check(r.rc == 2 and "rel.db" in r.err and not os.path.exists(os.path.join(d, "rel.db")),
+      "a relative BALLCL_SURVEY_DB is the user's: read there (missing: exit 2, not created)",
+      r.describe())
+
 # ---- 9: gnuplot that never returns, and signals ----------------------------------------------
 d, db = new_db("gnuplot")
 hang = os.path.join(d, "hang.sh")

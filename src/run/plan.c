@@ -261,7 +261,12 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
         if (problem)
             snprintf(p->warning, sizeof p->warning, "%s; ignoring it", problem);
     }
-    int rc = choose_k(c, r, t, p, e);
+    /* $BALLCL_LAUNCH_BUDGET_MS is checked whether or not the rule uses it:
+     * a bad value is an input error, not one a tuned record hides. */
+    double budget;
+    int rc = r->launch_budget_ms > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
+    if (rc == BCL_OK)
+        rc = choose_k(c, r, t, p, e);
     if (rc)
         return rc;
     p->fused = p->steps_per_launch > 1 || r->fused;

@@ -99,7 +99,7 @@ static unsigned nkernels;
 static pending *pend;
 static size_t npend, cap_pend;
 static int profile = -1;
-static FILE *trace; /* CLCOUNT_TRACE */
+static FILE *trace;     /* CLCOUNT_TRACE */
 static int inject = -1; /* -1 unread, 0 none, else 1 + the call's id */
 
 /* A function of the ICD loader: the next definition after this library's,
@@ -192,8 +192,7 @@ static void collect(int all)
     for (size_t i = 0; i < npend; i++) {
         pending *p = &pend[i];
         cl_int status = CL_QUEUED;
-        real_clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                            NULL);
+        real_clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
         if (status > CL_COMPLETE && all && real_clWaitForEvents(1, &p->ev) == CL_SUCCESS)
             status = CL_COMPLETE;
         if (status > CL_COMPLETE) {
@@ -205,7 +204,8 @@ static void collect(int all)
             real_clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) ==
                 CL_SUCCESS &&
             real_clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) ==
-                CL_SUCCESS && b > a) {
+                CL_SUCCESS &&
+            b > a) {
             if (b - a > kernels[p->kernel].max_ns)
                 kernels[p->kernel].max_ns = b - a;
             if (trace)
@@ -339,26 +339,19 @@ cl_int clWaitForEvents(cl_uint n, const cl_event *list)
     count(ID_##name, ev_queue(ev));                                                                \
     return real_##name(__VA_ARGS__);
 
-cl_int clReleaseEvent(cl_event ev) { EVENT_CALL(clReleaseEvent, ev) }
+cl_int clReleaseEvent(cl_event ev){EVENT_CALL(clReleaseEvent, ev)}
 
-cl_int clRetainEvent(cl_event ev) { EVENT_CALL(clRetainEvent, ev) }
+cl_int clRetainEvent(cl_event ev){EVENT_CALL(clRetainEvent, ev)}
 
 cl_int clGetEventProfilingInfo(cl_event ev, cl_profiling_info what, size_t size, void *value,
-                               size_t *ret)
-{
-    EVENT_CALL(clGetEventProfilingInfo, ev, what, size, value, ret)
-}
+                               size_t *ret){
+    EVENT_CALL(clGetEventProfilingInfo, ev, what, size, value, ret)}
 
-cl_int clGetEventInfo(cl_event ev, cl_event_info what, size_t size, void *value, size_t *ret)
-{
-    EVENT_CALL(clGetEventInfo, ev, what, size, value, ret)
-}
+cl_int clGetEventInfo(cl_event ev, cl_event_info what, size_t size, void *value,
+                      size_t *ret){EVENT_CALL(clGetEventInfo, ev, what, size, value, ret)}
 
-cl_int clSetEventCallback(cl_event ev, cl_int type,
-                          void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *arg)
-{
-    EVENT_CALL(clSetEventCallback, ev, type, fn, arg)
-}
+cl_int clSetEventCallback(cl_event ev, cl_int type, void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
+                          void *arg){EVENT_CALL(clSetEventCallback, ev, type, fn, arg)}
 
 cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *value)
 {
@@ -400,8 +393,8 @@ cl_int clEnqueueCopyBuffer(cl_command_queue q, cl_mem a, cl_mem b, size_t oa, si
 }
 
 void *clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool block, cl_map_flags flags,
-                         size_t off, size_t size, cl_uint nwait, const cl_event *wait,
-                         cl_event *ev, cl_int *st)
+                         size_t off, size_t size, cl_uint nwait, const cl_event *wait, cl_event *ev,
+                         cl_int *st)
 {
     REAL(clEnqueueMapBuffer);
     count(ID_clEnqueueMapBuffer, q);

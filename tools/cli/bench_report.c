@@ -11,7 +11,7 @@
 
 const char *const bench_row_names[ROW_COUNT] = {
     "reference",   "openmp",          "local=1", "local=driver", "local=auto",
-    "local=tuned", "sync-every-step", "batched", "floor",      "fused",
+    "local=tuned", "sync-every-step", "batched", "floor",        "fused",
 };
 
 const bcl_stats *bench_row_us(const bench_row *r)

@@ -35,6 +35,18 @@ static bool launched(void)
     return false;
 }
 
+/* The ranks a launcher started, where it says (0: not said). */
+static long launcher_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strtol(v, NULL, 10);
+    }
+    return 0;
+}
+
 /* BALLCL_FAULT_RANK=k: the fault injection of BALLCL_FAULT happens on rank k
  * only, so a test can fail one rank and see every rank end. */
 static int fault_rank(void)
@@ -57,8 +69,19 @@ static int fault_rank(void)
 
 int ranks_start(int *argc, char ***argv)
 {
-    if (!launched())
+    if (!launched()) {
+        /* BALLCL_MPI=0 in one of several ranks: that rank alone would run
+         * the whole job and write every output while the others wait. */
+        long size = launcher_size();
+        if (size > 1) {
+            fprintf(stderr,
+                    "ballcl: BALLCL_MPI=0 in a job the launcher started as %ld ranks: each would "
+                    "run the whole job alone; unset it, or start one process\n",
+                    size);
+            return BCL_EXIT_INPUT;
+        }
         return BCL_OK;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {

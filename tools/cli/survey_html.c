@@ -384,8 +384,11 @@ static void device_table(report *r, sbuf *p)
                   (long long)json_integer_value(json_object_get(d, "surveys")));
         sb_html(p, page_str(d, "date"));
         sb_puts(p, "\">");
-        char day[16];
-        snprintf(day, sizeof day, "%.10s", page_str(d, "date"));
+        /* The day: the date's first 10 characters, escaped whole (a date
+         * that is no ISO time may hold any bytes; bcl_escape never cuts a
+         * character, and bytes that are no UTF-8 come out as \xNN). */
+        char day[64];
+        bcl_escape(page_str(d, "date"), day, 11);
         sb_html(p, day);
         sb_puts(p, "</td></tr>\n");
     }
