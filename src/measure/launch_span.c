@@ -14,18 +14,11 @@ int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, s
 {
     cl_int st = CL_SUCCESS;
     cl_event first = NULL, last = NULL;
+    /* Events on the first and the last launch only: per launch, an enqueue
+     * (docs/PERFORMANCE.md, "The host's cost per launch"). */
     for (unsigned i = 0; i < count && st == CL_SUCCESS; i++) {
-        cl_event ev = NULL;
-        st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, &local, 0, NULL, &ev);
-        if (st != CL_SUCCESS)
-            break;
-        if (!first)
-            first = ev;
-        else {
-            if (last)
-                clReleaseEvent(last);
-            last = ev;
-        }
+        cl_event *ev = i == 0 ? &first : i + 1 == count ? &last : NULL;
+        st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, &local, 0, NULL, ev);
     }
     if (!last)
         last = first;
