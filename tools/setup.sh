@@ -26,7 +26,7 @@ esac
 # python3-venv, python3-build and mypy: the Python package checks, docs/PYTHON.md).
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo pocl-opencl-icd mesa-opencl-icd
-libjansson-dev libssl-dev libpng-dev libomp-dev libsqlite3-dev
+libjansson-dev libmd-dev libpng-dev libomp-dev libsqlite3-dev
 libopenmpi-dev openmpi-bin
 libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema python3-venv python3-build mypy gnuplot-nox oclgrind clang libclang-rt-dev
 chromium chromium-driver python3-selenium"
