@@ -280,4 +280,8 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw);
 extern PyTypeObject bpy_ContextType;
 
+/* ---- cli.c: python -m ballcl ------------------------------------------ */
+
+PyObject *bpy_cli_py(PyObject *self, PyObject *arg);
+
 #endif
