@@ -46,7 +46,7 @@ def check(path):
                  "ballcl/cl/seed.cl", "ballcl/cl/bounce.cl", "ballcl/build-python.txt"):
         if want not in names:
             fail(f"{name} lacks {want}")
-    libs = [n for n in names if n.startswith("ballcl.libs/")]
+    libs = [n for n in names if n.startswith("ballcl.libs/") and not n.endswith("/")]
     if not any(os.path.basename(n).startswith("libOpenCL") for n in libs):
         fail(f"{name}: no OpenCL ICD loader bundled: {libs}")
     for banned in ("libcrypto", "libssl", "libpng"):
@@ -65,7 +65,7 @@ def check(path):
     if relative:
         fail(f"{name}: relative links in the description: {relative}")
     size = os.path.getsize(path)
-    print(f"ok   {name}: {size // 1024} KB, glibc {m.group(4)} floor, {len(names)} files; "
+    print(f"ok   {name}: {size // 1024} KB, glibc 2.{m.group(4)} floor, {len(names)} files; "
           f"bundled {sorted(os.path.basename(n) for n in libs)}")
 
 
