@@ -72,6 +72,7 @@ with ballcl.Context(device=device) as ctx:
     for frame in range(FRAMES):
         s, r = ctx.run(STEPS // FRAMES, state=s, validate=(frame == FRAMES - 1))
         if frame % 3 == 0:
+            assert r.context is not None  # a Context call's Result has it
             print(f"frame {frame}     mean x {s[:, 0].mean():10.1f}  "
                   f"(uploaded: {r.context['uploaded']})")
     loop_s = time.perf_counter() - t0

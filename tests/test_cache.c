@@ -664,6 +664,45 @@ static void test_binary_format(void **state)
     assert_false(bcl_binary_plausible(&rusticl, good, 10, why, sizeof why));
 }
 
+/* The cache keys and checksums are SHA-256: known digests (FIPS 180-2's
+ * examples, and the same text given in parts), so that a change of the
+ * implementation behind bcl_sha256 cannot change a key. */
+static void hex32(const unsigned char md[32], char out[65])
+{
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static void test_sha256_known_digests(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *hex;
+    } known[] = {
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+    };
+    unsigned char md[32];
+    char hex[65];
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        bcl_error e = {0};
+        assert_int_equal(bcl_sha256(known[i].text, strlen(known[i].text), md, &e), BCL_OK);
+        hex32(md, hex);
+        assert_string_equal(hex, known[i].hex);
+    }
+    /* A million 'a's, in parts of uneven lengths. */
+    static char a[1000000];
+    memset(a, 'a', sizeof a);
+    const void *parts[3] = {a, a + 1, a + 64};
+    size_t lens[3] = {1, 63, sizeof a - 64};
+    bcl_error e = {0};
+    assert_int_equal(bcl_sha256_parts(parts, lens, 3, md, &e), BCL_OK);
+    hex32(md, hex);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--child") == 0)
@@ -684,6 +723,7 @@ int main(int argc, char **argv)
     }
 
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256_known_digests),
         cmocka_unit_test_setup(test_key_deterministic_hex, setup),
         cmocka_unit_test_setup(test_key_covers_every_field, setup),
         cmocka_unit_test_setup(test_entry_round_trip, setup),

@@ -25,8 +25,35 @@ if not examples:
     sys.exit(1)
 env = dict(os.environ, MYPYPATH=pkg_dir)
 status = 0
-# mypy takes a package or files, not both: the stubs, then the examples.
-for what in (["-p", "ballcl"], examples):
+# A user's program: a return inside `with ballcl.Context()` (whose __exit__
+# returns None, so mypy knows the with block cannot swallow the exception),
+# and Result's fields with their types.
+USER = '''import numpy as np
+import numpy.typing as npt
+import ballcl
+
+
+def frames(state: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    with ballcl.Context() as c:
+        s, r = c.run(10, state=state)
+        passed: bool = r.validation["passed"]
+        balls: int = r.balls
+        model: str = r.model
+        assert passed and balls == len(state) and model == "seed"
+        return s
+
+
+def copy_of(r: ballcl.Result) -> ballcl.Result:
+    import copy
+    return copy.deepcopy(r)
+'''
+user_dir = tempfile.mkdtemp(prefix="ballcl-mypy-user-")
+user = os.path.join(user_dir, "user_program.py")
+with open(user, "w", encoding="utf-8") as f:
+    f.write(USER)
+# mypy takes a package or files, not both: the stubs, then the examples and
+# the user's program.
+for what in (["-p", "ballcl"], examples + [user]):
     cmd = [mypy, "--strict", "--no-incremental", "--cache-dir", os.devnull,
            "--python-executable", sys.executable] + what
     print("+", " ".join(cmd))
@@ -47,4 +74,5 @@ else:
                            capture_output=True, text=True, timeout=600)
     print(p.stdout + p.stderr)
     status = status or p.returncode
+shutil.rmtree(user_dir, ignore_errors=True)
 sys.exit(0 if status == 0 else 1)

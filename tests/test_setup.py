@@ -33,7 +33,7 @@ def packages(mode):
 # ---- 13: run installs what a run needs ----------------------------------------------------
 run, test = packages("run"), packages("test")
 need = {"build-essential", "meson", "ninja-build", "pkg-config", "ocl-icd-libopencl1",
-        "ocl-icd-opencl-dev", "pocl-opencl-icd", "libjansson-dev", "libssl-dev", "libpng-dev",
+        "ocl-icd-opencl-dev", "pocl-opencl-icd", "libjansson-dev", "libmd-dev", "libpng-dev",
         "libsqlite3-dev"}
 check(need <= set(run), "run: the compiler, build tools, OpenCL loader and headers, PoCL and "
       "the linked libraries", str(sorted(need - set(run))))

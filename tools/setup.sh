@@ -37,7 +37,7 @@ esac
 # tests when their packages are missing (meson.build).
 packages="build-essential meson ninja-build pkg-config
 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
-libjansson-dev libssl-dev libpng-dev libsqlite3-dev"
+libjansson-dev libmd-dev libpng-dev libsqlite3-dev"
 # What only the tests use: Mesa's rusticl (mesa-opencl-icd: the tests run it
 # on llvmpipe, the CPU), clinfo, MPI, cmocka, the Python module's build and
 # checks (python3-venv, python3-build, mypy: docs/PYTHON.md), gnuplot for the

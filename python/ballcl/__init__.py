@@ -11,9 +11,41 @@ docs/PYTHON.md has the whole interface. The kernels are found beside the
 extension (ballcl/cl); BALLCL_KERNEL_DIR, when set, is used instead.
 Importing the package changes nothing in os.environ.
 """
-from typing import Any as _Any, Dict as _Dict, List as _List
+from typing import (Any as _Any, Dict as _Dict, List as _List, Optional as _Optional,
+                    Tuple as _Tuple)
 
-from . import _core
+import sys as _sys
+
+
+def _import_error(e: ImportError) -> ImportError:
+    """The extension did not load: say which interpreter it was built for.
+    A build tree's package (PYTHONPATH=build/python) loads only in the
+    interpreter meson built it with, which has NumPy; another one fails
+    deep inside NumPy's import or finds no _core at all."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    this = f"{_sys.implementation.name} {_sys.version_info.major}.{_sys.version_info.minor}"
+    try:
+        with open(os.path.join(here, "build-python.txt"), encoding="utf-8") as f:
+            built = f.read().strip()  # "cpython 3.11 (/usr/bin/python3)"
+    except OSError:
+        built = ""
+    # The build's interpreter, unless it is this one, or one of this version
+    # that is gone (the isolated environment pip built a wheel in).
+    path = built.partition(" (")[2][:-1]
+    same = built.startswith(this + " (") and (
+        not os.path.exists(path) or os.path.samefile(path, _sys.executable))
+    if not built or same:
+        return ImportError(f"ballcl: cannot load its extension ballcl._core from {here}: {e}")
+    return ImportError(f"ballcl: the package in {here} was built for {built}, with NumPy; "
+                       f"this is {this} ({_sys.executable}): run it with that interpreter, or "
+                       f"pip install ballcl into this one (its extension did not load: {e})")
+
+
+try:
+    from . import _core
+except ImportError as _e:
+    raise _import_error(_e) from _e
 from ._core import (Context, DeviceError, Error, InputError, MismatchError, __version__,
                     cached, close, devices, run, survey, version)
 
@@ -22,17 +54,37 @@ __all__ = ["Context", "DeviceError", "Error", "InputError", "MismatchError", "Re
 
 
 class Result:
-    """What a run did: the fields of `ballcl run --json` as attributes (device,
-    model, params, balls, steps, buffers, launch, cache, first_launch_ms,
-    timing, validation, devices; context for a Context call). as_dict() gives
-    them all."""
+    """What a run did: the fields of `ballcl run --json` (docs/PYTHON.md,
+    "result"), as attributes (``result.timing["us_per_step"]``) or items
+    (``result["timing"]``); as_dict() gives them all.
+
+    ballcl.run and Context.run return one; MismatchError carries one. A Result
+    pickles, copies and deep-copies to an equal one (== compares every field),
+    so that it comes back from a multiprocessing worker or a
+    concurrent.futures process pool.
+
+    Parameters:
+        fields: the fields by name, as the module makes them. The Result
+            keeps this dict (no copy).
+
+    Raises:
+        AttributeError (for an attribute) or KeyError (for an item): a field
+        this Result does not have (``aggregate`` exists only for a run on
+        several devices).
+    """
 
     __slots__ = ("_fields",)
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable
 
     def __init__(self, fields: _Dict[str, _Any]) -> None:
         self._fields = fields
 
     def __getattr__(self, name: str) -> _Any:
+        # Only called for a name that is no attribute: a Result made by
+        # pickle or copy before its state is set has no _fields yet, and
+        # must not look for it here (that was an endless recursion).
+        if name.startswith("__") or name == "_fields":
+            raise AttributeError(name)
         try:
             return self._fields[name]
         except KeyError:
@@ -41,13 +93,107 @@ class Result:
     def __getitem__(self, name: str) -> _Any:
         return self._fields[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._fields
+
     def __dir__(self) -> _List[str]:
-        return list(self._fields)
+        return sorted(set(self._fields) | {"as_dict"})
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self._fields == other._fields
+
+    def __reduce__(self) -> _Tuple[_Any, _Tuple[_Dict[str, _Any]]]:
+        # pickle, copy.copy and copy.deepcopy: a new Result over the fields
+        # (deep-copied by deepcopy, shared by copy).
+        return (Result, (self._fields,))
 
     def as_dict(self) -> _Dict[str, _Any]:
-        """A deep copy of every field, as `ballcl run --json` would print them."""
+        """A deep copy of every field, as `ballcl run --json` would print them.
+
+        Returns:
+            dict: field name to value (dicts, lists, str, int, float, bool,
+            None), a new object the caller may change.
+        """
         import copy
         return copy.deepcopy(self._fields)
+
+    # The fields every Result has, typed (docs/PYTHON.md lists their keys).
+    @property
+    def device(self) -> _Dict[str, _Any]:
+        """The device: name, platform, selector, type, driver."""
+        return self._fields["device"]  # type: ignore[no-any-return]
+
+    @property
+    def model(self) -> str:
+        """The model's name: 'seed' or 'bounce'."""
+        return self._fields["model"]  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> _Dict[str, _Any]:
+        """The model's parameters by name ({} for the seed)."""
+        return self._fields["params"]  # type: ignore[no-any-return]
+
+    @property
+    def init(self) -> str:
+        """Where the state came from: 'array'."""
+        return self._fields["init"]  # type: ignore[no-any-return]
+
+    @property
+    def balls(self) -> int:
+        """The number of balls, N."""
+        return self._fields["balls"]  # type: ignore[no-any-return]
+
+    @property
+    def steps(self) -> int:
+        """The steps applied."""
+        return self._fields["steps"]  # type: ignore[no-any-return]
+
+    @property
+    def buffers(self) -> int:
+        """The device buffers the run used."""
+        return self._fields["buffers"]  # type: ignore[no-any-return]
+
+    @property
+    def launch(self) -> _Dict[str, _Any]:
+        """The launch plan: local, global, how, why, variant, steps_per_launch, ..."""
+        return self._fields["launch"]  # type: ignore[no-any-return]
+
+    @property
+    def cache(self) -> _Dict[str, _Any]:
+        """The program's binary cache: hit, program_ms, note, stored, ..."""
+        return self._fields["cache"]  # type: ignore[no-any-return]
+
+    @property
+    def tuned(self) -> _Dict[str, _Any]:
+        """The record of `ballcl tune`: stored, used, note."""
+        return self._fields["tuned"]  # type: ignore[no-any-return]
+
+    @property
+    def timing(self) -> _Dict[str, _Any]:
+        """device_ms, wall_ms, us_per_step, wall_us_per_step, ball_steps_per_s, ..."""
+        return self._fields["timing"]  # type: ignore[no-any-return]
+
+    @property
+    def validation(self) -> _Dict[str, _Any]:
+        """performed, passed, compared, mismatches, max_ulp, first_mismatches, ..."""
+        return self._fields["validation"]  # type: ignore[no-any-return]
+
+    @property
+    def devices(self) -> _List[_Dict[str, _Any]]:
+        """One entry per device of the run: its share, rates, launch, validation."""
+        return self._fields["devices"]  # type: ignore[no-any-return]
+
+    @property
+    def context(self) -> _Optional[_Dict[str, _Any]]:
+        """None for ballcl.run; for Context.run: uploaded, calls, builds, uploads."""
+        return self._fields["context"]  # type: ignore[no-any-return]
+
+    @property
+    def readback(self) -> _Dict[str, _Any]:
+        """memory ('pinned' or 'pageable') and plan_reused."""
+        return self._fields["readback"]  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         f = self._fields

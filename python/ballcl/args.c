@@ -277,7 +277,15 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
     }
     PyArrayObject *arr = (PyArrayObject *)state;
     PyArray_Descr *d = PyArray_DESCR(arr);
-    if (PyArray_TYPE(arr) != NPY_FLOAT32 || !PyArray_ISNBO(d->byteorder)) {
+    if (PyArray_TYPE(arr) == NPY_FLOAT32 && !PyArray_ISNBO(d->byteorder)) {
+        /* The same values in the other byte order: nothing is rounded. */
+        PyErr_SetString(PyExc_TypeError,
+                        "state: expected float32 in the machine's byte order (" BPY_NATIVE_F4
+                        "), got " BPY_SWAPPED_F4 ": convert with state.astype(numpy.float32), "
+                        "which swaps the bytes and keeps every value");
+        return NULL;
+    }
+    if (PyArray_TYPE(arr) != NPY_FLOAT32) {
         PyObject *s = PyObject_Str((PyObject *)d);
         PyErr_Format(PyExc_TypeError,
                      "state: expected dtype float32 (native byte order), got %s: convert with "

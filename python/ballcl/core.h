@@ -21,6 +21,16 @@
 
 #include "ballcl/ballcl.h"
 
+/* The float32 dtype of this machine's byte order, and the other one, as
+ * NumPy writes them (for the messages that refuse the other). */
+#if NPY_BYTE_ORDER == NPY_BIG_ENDIAN
+#define BPY_NATIVE_F4  "big-endian, '>f4'"
+#define BPY_SWAPPED_F4 "little-endian float32 ('<f4')"
+#else
+#define BPY_NATIVE_F4  "little-endian, '<f4'"
+#define BPY_SWAPPED_F4 "big-endian float32 ('>f4')"
+#endif
+
 /* A return code of the run functions beyond the BCL_EXIT_* classes: a
  * Python exception (KeyboardInterrupt, from a signal) is pending. */
 #define BPY_PENDING (-1)
@@ -276,5 +286,9 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
 
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw);
 extern PyTypeObject bpy_ContextType;
+
+/* ---- cli.c: python -m ballcl ------------------------------------------ */
+
+PyObject *bpy_cli_py(PyObject *self, PyObject *arg);
 
 #endif

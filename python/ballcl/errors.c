@@ -13,7 +13,13 @@ PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchError;
 
 int bpy_errors_init(PyObject *module)
 {
-    bpy_Error = PyErr_NewExceptionWithDoc("ballcl.Error", "Any error ballcl reports.", NULL, NULL);
+    bpy_Error = PyErr_NewExceptionWithDoc(
+        "ballcl.Error",
+        "Any error ballcl reports: catch it for all of them. Attributes: exit_code, the\n"
+        "ballcl program's exit status for the same error (1, 2 or 3); detail, more text\n"
+        "(a build log) or None. The subclasses are DeviceError, InputError, MismatchError;\n"
+        "they pickle, so a worker process's error reaches the parent whole.",
+        NULL, NULL);
     if (!bpy_Error)
         return -1;
     bpy_DeviceError = PyErr_NewExceptionWithDoc(

@@ -19,31 +19,89 @@ static PyObject *set_result_type(PyObject *self, PyObject *type)
 static PyMethodDef methods[] = {
     {"devices", bpy_devices_py, METH_NOARGS,
      "devices()\n--\n\n"
-     "Every OpenCL device of every platform, as a list of dicts: every field of\n"
-     "`ballcl devices --json` (selector, default, platform, name, vendor, type, ...)."},
+     "Every OpenCL device of every platform.\n\n"
+     "Returns:\n"
+     "    list of dict: one per device, with every field of `ballcl devices --json`\n"
+     "    (selector, default, platform, name, vendor, type, compute_units, ...,\n"
+     "    identity, limits, capabilities). Enumerated once per process.\n\n"
+     "Raises:\n"
+     "    DeviceError: the OpenCL loader or a driver failed (no platform at all).\n"},
     {"run", (PyCFunction)(void (*)(void))bpy_run_py, METH_VARARGS | METH_KEYWORDS,
      "run(state, steps, *, device=None, model='seed', params=None, steps_per_launch=None,\n"
      "    local=None, validate=True, out=None, cache=True)\n--\n\n"
-     "Applies `steps` steps of the model to state, an (N, 4) float32 array (left\n"
-     "unchanged), on one device or several. Returns (new_state, Result); new_state is\n"
-     "read-only (numpy.array(new_state) is a writable copy), or out when given. On one\n"
-     "device the context of (device, model) is kept for the process (ballcl.cached(),\n"
-     "ballcl.close()), and passing new_state back continues on the device with no\n"
-     "upload; cache=False opens and closes one for this call."},
+     "Applies `steps` steps of the model to state on one device or several.\n\n"
+     "Parameters:\n"
+     "    state: numpy.ndarray of shape (N, 4), N >= 1, dtype float32 in the\n"
+     "        machine's byte order, finite; left unchanged. Strided or misaligned\n"
+     "        arrays are copied once.\n"
+     "    steps: int, 0 to 2**40.\n"
+     "    device: str or None: a selector as for `ballcl run -d` ('cpu', 'gpu', '0:1',\n"
+     "        part of a name), 'all' or a comma-separated list for several devices;\n"
+     "        None: $BALLCL_DEVICE, else the first GPU, accelerator, CPU.\n"
+     "    model: str: 'seed' (the default) or 'bounce'.\n"
+     "    params: dict or None: the model's parameters by name (numbers, pairs as\n"
+     "        sequences), e.g. {'gravity': 9.8, 'box': (800, 600)}.\n"
+     "    steps_per_launch: int or None: steps per kernel launch (K); None lets the\n"
+     "        launch plan choose.\n"
+     "    local: 'auto', 'driver', 'tuned', an int work-group size, or None.\n"
+     "    validate: bool: compare the result with the C reference, bit for bit.\n"
+     "    out: numpy.ndarray or None: a writable C-contiguous float32 (N, 4) array to\n"
+     "        read the new state into (it may be state itself); one device only.\n"
+     "    cache: bool: keep the context of (device, model) for the process (True) or\n"
+     "        open and close one for this call (False).\n\n"
+     "Returns:\n"
+     "    (new_state, Result): new_state is a new read-only float32 (N, 4) array\n"
+     "    (numpy.array(new_state) is a writable copy), or out when given; passing it\n"
+     "    back continues on the device with no upload. Result holds the fields of\n"
+     "    `ballcl run --json`.\n\n"
+     "Raises:\n"
+     "    TypeError: state or out is not a float32 ndarray in the machine's byte\n"
+     "        order, or an argument has the wrong type (validate must be a bool).\n"
+     "    InputError: a bad value (also a ValueError): shape, N = 0, NaN or infinity\n"
+     "        in the state, a state that leaves float32, steps out of range, an\n"
+     "        unknown device, model or parameter, out of the wrong shape.\n"
+     "    DeviceError: OpenCL or the runtime failed (.call and .status say where).\n"
+     "    MismatchError: the device's state differs from the C reference (.result,\n"
+     "        .state).\n"
+     "    KeyboardInterrupt: Ctrl-C during the run.\n"},
     {"survey", (PyCFunction)(void (*)(void))bpy_survey_py, METH_VARARGS | METH_KEYWORDS,
      "survey(device=None, *, quick=False)\n--\n\n"
-     "The device capability survey of every device (or those `device` selects), as\n"
-     "the dict of the document `ballcl survey --json` writes (docs/SURVEY.md). A\n"
-     "figure that could not be measured is None, with its error under \"errors\"."},
+     "The device capability survey (docs/SURVEY.md), measured by the same code as\n"
+     "`ballcl survey`.\n\n"
+     "Parameters:\n"
+     "    device: str or None: one selector, a comma-separated list or 'all'; None:\n"
+     "        every device ($BALLCL_DEVICE is not used, as in the command).\n"
+     "    quick: bool: the small settings of `ballcl survey --quick` (seconds).\n\n"
+     "Returns:\n"
+     "    dict: the document `ballcl survey --json` writes. A figure that could not\n"
+     "    be measured is None, with its error under the device's \"errors\".\n\n"
+     "Raises:\n"
+     "    TypeError: quick is not a bool, or device not a str.\n"
+     "    InputError: no device matches the selector.\n"
+     "    DeviceError: OpenCL failed before any figure could be measured.\n"
+     "    KeyboardInterrupt: Ctrl-C during the survey.\n"},
     {"cached", bpy_cached_py, METH_NOARGS,
      "cached()\n--\n\n"
-     "The contexts ballcl.run keeps, one dict each: device, name, model, balls and\n"
-     "device_bytes of its device buffers, pinned_host_bytes, calls, builds, uploads."},
+     "The contexts ballcl.run keeps for the process.\n\n"
+     "Returns:\n"
+     "    list of dict: one per context: device ('P:D'), name, model, balls and\n"
+     "    device_bytes of its device buffers, pinned_host_bytes, calls, builds,\n"
+     "    uploads.\n\n"
+     "Raises:\n"
+     "    Nothing but MemoryError.\n"},
     {"close", bpy_close_py, METH_NOARGS,
      "close()\n--\n\n"
-     "Frees the contexts ballcl.run keeps (waiting for calls in progress); arrays\n"
-     "already returned stay valid. The next call opens a new one. Also done at exit."},
+     "Frees the contexts ballcl.run keeps, waiting for calls in progress; arrays\n"
+     "already returned stay valid and the next call opens a new context. Also\n"
+     "done at interpreter exit.\n\n"
+     "Returns:\n"
+     "    None.\n\n"
+     "Raises:\n"
+     "    Nothing.\n"},
     {"_set_result_type", set_result_type, METH_O, NULL},
+    {"_cli", bpy_cli_py, METH_O,
+     "_cli(argv, /)\n--\n\nRuns `ballcl argv[1] ...` (devices, survey, version) as the program\n"
+     "does, printing on stdout and stderr. Returns its exit status."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -427,19 +427,47 @@ static PyMethodDef ctx_methods[] = {
      "run($self, steps, *, state=None, steps_per_launch=None, local=None, validate=True,\n"
      "    out=None)\n"
      "--\n\n"
-     "Applies steps to the resident state (state None, or the array this context\n"
-     "returned last: no upload) or to a new state (uploaded). Returns (state, Result);\n"
-     "the state is a read-only array (numpy.array(state) is a writable copy), or out\n"
-     "when given: a writable C-contiguous float32 (N, 4) array the state is read into."},
-    {"close", ctx_close, METH_NOARGS, "Frees the device's buffers and program."},
-    {"__enter__", ctx_enter, METH_NOARGS, NULL},
-    {"__exit__", ctx_exit, METH_VARARGS, NULL},
+     "Applies steps to the resident state, or to a new state (uploaded).\n\n"
+     "Parameters:\n"
+     "    steps: int, 0 to 2**40.\n"
+     "    state: numpy.ndarray or None: a float32 (N, 4) state to upload; None, or\n"
+     "        the array this context returned last, continues on the device.\n"
+     "    steps_per_launch: int or None: steps per kernel launch (K); None lets\n"
+     "        the launch plan choose.\n"
+     "    local: 'auto', 'driver', 'tuned', an int work-group size, or None.\n"
+     "    validate: bool: compare the result with the C reference, bit for bit.\n"
+     "    out: numpy.ndarray or None: a writable C-contiguous float32 (N, 4)\n"
+     "        array the state is read into.\n\n"
+     "Returns:\n"
+     "    (state, Result): the state a read-only array (numpy.array(state) is a\n"
+     "    writable copy), or out when given.\n\n"
+     "Raises:\n"
+     "    TypeError: an argument of the wrong type or dtype.\n"
+     "    InputError: a bad value (no state yet, a bad shape, NaN or infinity, a\n"
+     "        closed context, steps out of range).\n"
+     "    DeviceError: OpenCL or the runtime failed.\n"
+     "    MismatchError: the result differs from the C reference.\n"
+     "    KeyboardInterrupt: Ctrl-C during the run.\n"},
+    {"close", ctx_close, METH_NOARGS,
+     "close($self)\n--\n\n"
+     "Frees the device's buffers and program; later run calls are refused.\n"
+     "Closing twice is harmless.\n\n"
+     "Returns:\n"
+     "    None.\n"},
+    {"__enter__", ctx_enter, METH_NOARGS,
+     "__enter__($self)\n--\n\nReturns:\n    the Context itself.\n"},
+    {"__exit__", ctx_exit, METH_VARARGS,
+     "__exit__($self, exc_type, exc, tb, /)\n--\n\n"
+     "Closes the Context.\n\n"
+     "Returns:\n"
+     "    None: an exception inside the with block propagates.\n"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef ctx_getset[] = {
     {"state", get_state, NULL, "The state returned last (read-only), or None.", NULL},
-    {"device", get_device, NULL, "The device, as a dict of ballcl.devices().", NULL},
+    {"device", get_device, NULL, "The device, as a dict of ballcl.devices(), or None once closed.",
+     NULL},
     {"calls", get_counter, NULL, "Completed run calls.", "calls"},
     {"builds", get_counter, NULL, "Programs built or loaded: 1 for the context's life.", "builds"},
     {"uploads", get_counter, NULL, "States uploaded to the device.", "uploads"},
@@ -454,7 +482,18 @@ PyTypeObject bpy_ContextType = {
     .tp_doc = "Context(device=None, model='seed', params=None)\n"
               "--\n\n"
               "A device with the model's built program and a resident state, kept between\n"
-              "run calls. Use as a context manager, or call close().",
+              "run calls. Use as a context manager (`with ballcl.Context() as ctx:`; the\n"
+              "with statement closes it), or call close().\n\n"
+              "Parameters:\n"
+              "    device: str or None: one selector, as for ballcl.run ('all' or a list\n"
+              "        is refused: use ballcl.run); None: $BALLCL_DEVICE, else the first\n"
+              "        GPU, accelerator, CPU.\n"
+              "    model: str: 'seed' (the default) or 'bounce'.\n"
+              "    params: dict or None: the model's parameters by name.\n\n"
+              "Raises:\n"
+              "    TypeError: an argument of the wrong type.\n"
+              "    InputError: an unknown device, model or parameter, or several devices.\n"
+              "    DeviceError: OpenCL failed, or the program did not build.\n",
     .tp_new = ctx_new,
     .tp_init = ctx_init,
     .tp_dealloc = ctx_dealloc,

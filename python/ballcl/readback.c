@@ -203,7 +203,12 @@ PyArrayObject *bpy_out_arg(PyObject *out, size_t n)
         return NULL;
     }
     PyArrayObject *a = (PyArrayObject *)out;
-    if (PyArray_TYPE(a) != NPY_FLOAT32 || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) {
+    if (PyArray_TYPE(a) == NPY_FLOAT32 && !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) {
+        PyErr_SetString(PyExc_TypeError, "out: expected float32 in the machine's byte order "
+                                         "(" BPY_NATIVE_F4 "), got " BPY_SWAPPED_F4);
+        return NULL;
+    }
+    if (PyArray_TYPE(a) != NPY_FLOAT32) {
         PyErr_SetString(PyExc_TypeError, "out: expected dtype float32 (native byte order)");
         return NULL;
     }

@@ -1,26 +1,26 @@
 /*
- * The one SHA-256 of the library (OpenSSL EVP, not a hand-written hash):
- * the binary cache's key and checksums, and the device identity behind the
- * cache key and the tuned files' device key.
+ * The one SHA-256 of the library: libmd's (the BSD message digests, Debian's
+ * libmd-dev), linked statically, so that neither the library nor a wheel of
+ * the Python package carries a crypto library for one hash (docs/DESIGN.md).
+ * The binary cache's key and checksums, and the device identity behind the
+ * cache key and the tuned files' device key, are SHA-256 as before: the same
+ * bytes give the same keys (tests/test_cache.c checks known digests).
  */
 #include "util/util.h"
 
-#include <openssl/evp.h>
+#include <sys/types.h>
+
+#include <sha2.h>
 
 int bcl_sha256_parts(const void *const *parts, const size_t *lens, size_t count,
                      unsigned char out[32], bcl_error *e)
 {
-    unsigned int outlen = 0;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (!md)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "sha-256 failed in libcrypto: out of memory");
-    bool ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
-    for (size_t i = 0; ok && i < count; i++)
-        ok = EVP_DigestUpdate(md, parts[i], lens[i]) == 1;
-    ok = ok && EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == 32;
-    EVP_MD_CTX_free(md);
-    if (!ok)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "sha-256 failed in libcrypto");
+    (void)e; /* libmd's SHA-256 cannot fail: it allocates nothing */
+    SHA2_CTX md;
+    SHA256Init(&md);
+    for (size_t i = 0; i < count; i++)
+        SHA256Update(&md, parts[i], lens[i]);
+    SHA256Final(out, &md);
     return BCL_OK;
 }
 

@@ -2,6 +2,7 @@
 OpenCL call and status (injected faults, a kernel that does not build),
 MismatchError with the result and the wrong state; never a crash."""
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,10 @@ def test_mismatch_error_carries_result_and_state(dev, tmp_path, monkeypatch):
         assert not v["passed"] and v["mismatches"] == 1000
         assert [m["ball"] for m in v["first_mismatches"]] == [0, 1, 2, 3, 4]
         assert e.state.shape == s.shape
+        # A worker's MismatchError comes back whole (multiprocessing pickles it).
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is ballcl.MismatchError and str(back) == str(e)
+        assert back.result == e.result and np.array_equal(back.state, e.state)
     with ballcl.Context(device=dev) as ctx:
         with pytest.raises(ballcl.MismatchError):
             ctx.run(10, state=s)

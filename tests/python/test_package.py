@@ -108,3 +108,37 @@ def test_survey_is_the_survey_document(dev):
         ballcl.survey(device=dev, quick="yes")
     with pytest.raises(ballcl.InputError):
         ballcl.survey(device="no-such-device-xyz", quick=True)
+
+
+def test_help_names_every_parameter_and_the_exceptions():
+    """help(ballcl.run) and the rest: parameters, return value, exceptions."""
+    import inspect
+    for fn in (ballcl.run, ballcl.survey, ballcl.Context, ballcl.Context.run):
+        doc = fn.__doc__ or ""
+        for name in inspect.signature(fn).parameters:
+            if name != "self":
+                assert f"    {name}: " in doc, (fn, name)
+        assert "Raises:" in doc and "InputError" in doc and "DeviceError" in doc, fn
+    for fn in (ballcl.run, ballcl.Context.run):
+        assert "Returns:" in fn.__doc__ and "MismatchError" in fn.__doc__ and "TypeError" in fn.__doc__
+    for fn in (ballcl.devices, ballcl.cached, ballcl.close, ballcl.Result, ballcl.Result.as_dict,
+               ballcl.Context.close, ballcl.Context.__exit__):
+        assert fn.__doc__ and ("Returns:" in fn.__doc__ or "Raises:" in fn.__doc__), fn
+
+
+def test_another_interpreter_is_named(tmp_path):
+    """A build tree's package loaded by an interpreter it was not built for
+    says which one it was built for (here: a copy whose extension cannot
+    load, and whose build record names another interpreter)."""
+    import shutil
+    pkg = tmp_path / "ballcl"
+    shutil.copytree(os.path.dirname(ballcl.__file__), pkg,
+                    ignore=shutil.ignore_patterns("_core.*.so", "__pycache__"))
+    (pkg / "build-python.txt").write_text("cpython 3.99 (/opt/python3.99/bin/python3)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(tmp_path)
+    p = subprocess.run([sys.executable, "-c", "import ballcl"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    last = p.stderr.strip().splitlines()[-1]
+    assert p.returncode == 1 and "built for cpython 3.99 (/opt/python3.99/bin/python3)" in last, last
+    assert f"this is {sys.implementation.name} {sys.version_info.major}." in last, last

@@ -122,7 +122,7 @@ def test_strided_readonly_fortran_states_are_read_as_they_are(dev):
 @pytest.mark.parametrize("state,exc,words", [
     (np.zeros((10, 4), np.float64), TypeError, ["float32", "float64", "astype"]),
     (np.zeros((10, 4), np.int32), TypeError, ["float32", "int32"]),
-    (np.zeros((10, 4), ">f4"), TypeError, ["native byte order"]),
+    (np.zeros((10, 4), ">f4"), TypeError, ["byte order", "big-endian", "keeps every value"]),
     ([[0.0] * 4] * 3, TypeError, ["numpy.ndarray", "list"]),
     (np.zeros((10, 3), np.float32), ballcl.InputError, ["(N, 4)", "(10, 3)"]),
     (np.zeros(40, np.float32), ballcl.InputError, ["(N, 4)", "(40,)"]),

@@ -112,6 +112,17 @@ void cli_ellipsize(const char *text, size_t width, char *out, size_t size);
  * %-Ns counts bytes, not columns, so the ellipsis would misalign it). */
 void cli_field(const char *text, size_t width, char *out, size_t size);
 
+/* Runs the command argv[1] of the table (argv[0] is the program) with its
+ * arguments, or prints the usage or the version; returns the exit status.
+ * A result that did not reach stdout is exit status 3. */
+int cli_dispatch(const cli_command *commands, size_t n, int argc, char **argv);
+
+/* The summaries of the commands `python -m ballcl` also has (one text for
+ * both tables). */
+#define CLI_SUMMARY_DEVICES "list every OpenCL platform and device with its selector"
+#define CLI_SUMMARY_SURVEY  "device capability survey (docs/SURVEY.md); 'survey compare' for files"
+#define CLI_SUMMARY_VERSION "the version of ballcl (--json too)"
+
 /* Commands */
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -119,5 +130,6 @@ int cmd_cache(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_survey(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 #endif

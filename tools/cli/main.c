@@ -1,98 +1,21 @@
 /*
- * ballcl: the command table and the dispatcher. Each subcommand lives in its
- * own file (cmd_<name>.c) and parses its own options.
+ * ballcl: the command table. Each subcommand lives in its own file
+ * (cmd_<name>.c) and parses its own options; dispatch.c runs one.
  */
 #include "cli.h"
-#include "ranks.h"
-
-#include <stdio.h>
-#include <string.h>
 
 static const cli_command commands[] = {
-    {"devices", cmd_devices, "list every OpenCL platform and device with its selector"},
+    {"devices", cmd_devices, CLI_SUMMARY_DEVICES},
     {"run", cmd_run, "run N balls for S steps on one device or several, and validate the result"},
     {"cache", cmd_cache, "list, clear or locate the binary cache of built kernel programs"},
     {"bench", cmd_bench,
      "the seed's mistakes against the right way, side by side (docs/BENCHMARK.md)"},
     {"tune", cmd_tune, "measure the best launch configuration for a device and store it"},
-    {"survey", cmd_survey, "device capability survey (docs/SURVEY.md); 'survey compare' for files"},
+    {"survey", cmd_survey, CLI_SUMMARY_SURVEY},
+    {"version", cmd_version, CLI_SUMMARY_VERSION},
 };
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: ballcl <command> [options]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'ballcl <command> --help' describes a command's options;\n"
-               "'ballcl --version' (-V) prints the version.\n"
-               "Exit status: 0 success, 1 validation mismatch, 2 usage or input error,\n"
-               "3 OpenCL or runtime error.\n");
-}
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return BCL_EXIT_INPUT;
-    }
-    const char *name = argv[1];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
-        printf("ballcl %s\n", BALLCL_VERSION);
-        return 0;
-    }
-    /* Ctrl-C or SIGTERM removes the temporaries of unfinished outputs and
-     * exits 130 or 143. */
-    bcl_cleanup_install();
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(name, commands[i].name) == 0) {
-            /* MPI only under a launcher (ranks.h); a plain run never starts it. */
-            int rc = ranks_start(&argc, &argv);
-            if (rc)
-                return ranks_finish(rc);
-#ifdef BALLCL_HAVE_MPI
-            /* Under mpirun every rank first agrees on the job, in one
-             * collective that every command makes first (ranks_agree.c):
-             * `run` after reading its options, the others here, on their
-             * arguments. Ranks that disagree end with exit 2, never wait in
-             * collectives that do not match. */
-            if (ranks_active() && strcmp(name, "run") != 0 &&
-                (rc = ranks_agree_args(name, argc - 2, argv + 2)))
-                return ranks_finish(rc);
-#endif
-            /* bench under mpirun: each rank on its devices, rank 0 prints
-             * every rank's tables in rank order (docs/SCALING.md). */
-            bool gather = ranks_active() && strcmp(name, "bench") == 0;
-            if (gather)
-                ranks_capture_begin();
-            rc = commands[i].fn(argc - 1, argv + 1);
-#ifdef BALLCL_HAVE_MPI
-            /* A command that ended before agreeing (--help) still makes the
-             * one call the other ranks make. */
-            if (ranks_active() && !ranks_agreed())
-                rc = ranks_agree_ended(name, rc);
-#endif
-            if (gather) {
-                ranks_capture_end();
-                rc = ranks_worst(rc);
-            }
-            /* A result that did not reach stdout (a full disk, a closed pipe)
-             * is a failure, not a success. */
-            if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "ballcl: cannot write to standard output\n");
-                return ranks_finish(BCL_EXIT_RUNTIME);
-            }
-            return ranks_finish(rc);
-        }
-    }
-    char shown[256];
-    bcl_escape(name, shown, sizeof shown);
-    fprintf(stderr, "ballcl: unknown command '%s': expected one of", shown);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
-    fprintf(stderr, "\n");
-    return BCL_EXIT_INPUT;
+    return cli_dispatch(commands, sizeof commands / sizeof commands[0], argc, argv);
 }

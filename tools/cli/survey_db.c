@@ -7,7 +7,6 @@
 #include "survey_db.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -355,10 +354,11 @@ static int digest_of(const json_t *doc, char hex[65])
     if (!canon)
         return -1;
     unsigned char md[32];
-    unsigned mdlen = 0;
-    int ok = EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL);
+    bcl_error e = {0};
+    int rc = bcl_sha256(canon, strlen(canon), md, &e);
     free(canon);
-    if (!ok || mdlen != 32)
+    bcl_error_clear(&e);
+    if (rc != BCL_OK)
         return -1;
     for (unsigned i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", md[i]);
