@@ -578,12 +578,14 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         else if (exec < 0)
             rc = bcl_cl_fail(e, exec, "a kernel launch (event status)", d->name);
     }
-    /* Each sample's span; the first's start and the last's end are the run's. */
+    /* Each sample's span; the first's start and the last's end are the run's
+     * (all a run timed by the host reads). */
     cl_ulong start = 0, stop = 0;
     for (unsigned i = 0; i < got && rc == BCL_OK; i++) {
-        cl_int st1, st2;
-        cl_ulong a = event_ns(x[i].f, CL_PROFILING_COMMAND_START, &st1);
-        cl_ulong b = event_ns(x[i].l, CL_PROFILING_COMMAND_END, &st2);
+        bool timed = !p->untimed_launches;
+        cl_int st1 = CL_SUCCESS, st2 = CL_SUCCESS;
+        cl_ulong a = timed || i == 0 ? event_ns(x[i].f, CL_PROFILING_COMMAND_START, &st1) : 0;
+        cl_ulong b = timed || i + 1 == got ? event_ns(x[i].l, CL_PROFILING_COMMAND_END, &st2) : 0;
         if (st1 != CL_SUCCESS || st2 != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", d->name);
             break;
@@ -591,7 +593,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (i == 0)
             start = a;
         stop = b;
-        if (!p->untimed_launches && b > a && (double)(b - a) / 1e6 > t->max_launch_ms)
+        if (timed && b > a && (double)(b - a) / 1e6 > t->max_launch_ms)
             t->max_launch_ms = (double)(b - a) / 1e6;
     }
     release_samples(x, got);
