@@ -215,7 +215,10 @@ def test_special_outputs(env, cache):
         check(not hidden(work), f"outputs to {what}: no temporary left", str(hidden(work)))
     # The tuned file: a FIFO in its place is refused before the sweep.
     tcache = env.folder("tcache")
-    p = env.run(["tune", "-n", "50", "-r", "1", "-s", "2", "--k", "2", "--json"], tcache)
+    # A cold cache: the launch costs and every variant built (as nobody, under
+    # the sanitizers, on two shared cores this took 163 s once).
+    p = env.run(["tune", "-n", "50", "-r", "1", "-s", "2", "--k", "2", "--json"], tcache,
+                timeout=400)
     tuned = json.loads(p.stdout)["path"] if p.returncode == 0 else None
     check(tuned is not None, "tune stores a tuned file", describe(p))
     if tuned:
