@@ -32,6 +32,11 @@ json_t *bcl_survey_document(const bcl_survey_opts *o);
  * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
  * by '?', so the JSON is always valid. NULL when out of memory. */
 json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
+/* identity.host (when host is set), identity.uuid and identity.pci_bus
+ * (when the driver lists cl_khr_device_uuid / cl_khr_pci_bus_info): what
+ * keeps identical nodes and identical GPUs of one node apart. */
+void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *extensions,
+                             const char *host);
 /* The device's capabilities (src/survey/device_facts.c): floating-point
  * configuration, SVM, caches, vector widths, sub-groups, IL version...; a
  * query that fails is null. NULL only when out of memory. */

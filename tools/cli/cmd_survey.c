@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct survey_args {
     const char *device; /* NULL: every device */
@@ -19,6 +20,8 @@ typedef struct survey_args {
     const char *db;     /* --db, NULL for the default database */
     bool no_db;         /* --no-db */
     bool quick;
+    const char *label; /* --label, NULL: the host name */
+    char host[256];
     bcl_survey_opts o;
 } survey_args;
 
@@ -49,7 +52,10 @@ static void help(void)
            "                         else ~/.local/share/ballcl/surveys.db; under mpirun\n"
            "                         rank 0 records); checked before the survey starts\n"
            "  --no-db                do not record the survey in a database\n"
-           "  --quick                small N and few repeats: seconds, for tests\n"
+           "  --label NAME           the host recorded with each device (default: the host\n"
+           "                         name; '' records none)\n"
+           "  --quick                small N and few repeats: seconds, for tests; not\n"
+           "                         recorded in a database unless --db is given\n"
            "  --small N              balls of the small figure (default 1024)\n"
            "  --large N              balls of the large, copy and fused figures (default\n"
            "                         by device type: 16777216 on a GPU, 4194304 on a CPU)\n"
@@ -72,7 +78,16 @@ static void help(void)
            BCL_SURVEY_SCHEMA, CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_JSON = CLI_OWN_OPT_BASE, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_DB, OPT_NO_DB };
+enum {
+    OPT_JSON = CLI_OWN_OPT_BASE,
+    OPT_QUICK,
+    OPT_SMALL,
+    OPT_LARGE,
+    OPT_SWEEP,
+    OPT_DB,
+    OPT_NO_DB,
+    OPT_LABEL
+};
 
 static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
 {
@@ -84,6 +99,7 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         {"sweep", required_argument, NULL, OPT_SWEEP},
         {"db", required_argument, NULL, OPT_DB},
         {"no-db", no_argument, NULL, OPT_NO_DB},
+        {"label", required_argument, NULL, OPT_LABEL},
         {0},
     };
     memset(a, 0, sizeof *a);
@@ -112,6 +128,9 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         case OPT_NO_DB:
             a->no_db = true;
             break;
+        case OPT_LABEL:
+            a->label = optarg;
+            break;
         case OPT_SMALL:
         case OPT_LARGE:
         case OPT_SWEEP: {
@@ -129,6 +148,19 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         return rc;
     if (a->db && a->no_db)
         return bcl_fail(e, BCL_EXIT_INPUT, "survey: --db and --no-db exclude each other");
+    /* A quick survey's figures are not worth keeping: recorded only when
+     * asked for by name. */
+    if (a->quick && !a->db)
+        a->no_db = true;
+    if (a->label && strlen(a->label) >= sizeof a->host)
+        return bcl_fail(e, BCL_EXIT_INPUT, "survey: --label '%.40s...': longer than %zu bytes",
+                        a->label, sizeof a->host - 1);
+    if (a->label)
+        snprintf(a->host, sizeof a->host, "%s", a->label);
+    else if (gethostname(a->host, sizeof a->host) != 0)
+        a->host[0] = '\0';
+    a->host[sizeof a->host - 1] = '\0';
+    a->o.host = a->host;
     a->device = opt.device;
     a->o.seed = opt.seed;
     a->o.measure = opt.measure;
@@ -212,8 +244,11 @@ static int record(const survey_args *a, const json_t *doc, bcl_error *e)
     char *text = file_text(doc);
     if (!text)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
-    int rc = survey_db_record(a->db, false, text, e);
+    char where[4200];
+    int rc = survey_db_record(a->db, false, text, where, sizeof where, e);
     free(text);
+    if (rc == BCL_OK)
+        fprintf(stderr, "ballcl: survey %s\n", where);
     return rc;
 }
 
@@ -236,7 +271,7 @@ static int cmd_survey_devices(int argc, char **argv)
 #ifdef BALLCL_HAVE_MPI
     records = records && (!ranks_active() || ranks_rank() == 0);
 #endif
-    int db_rc = records ? survey_db_record(a.db, true, NULL, &e) : BCL_OK;
+    int db_rc = records ? survey_db_record(a.db, true, NULL, NULL, 0, &e) : BCL_OK;
 #ifdef BALLCL_HAVE_MPI
     /* Rank 0's outcome is every rank's, printed once by ranks_verdict. */
     if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e))) {

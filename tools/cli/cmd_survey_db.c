@@ -336,7 +336,8 @@ int cmd_survey_db(int argc, char **argv, bool *handled)
     return 0;
 }
 
-int survey_db_record(const char *given, bool check_only, const char *text, bcl_error *e)
+int survey_db_record(const char *given, bool check_only, const char *text, char *where,
+                     size_t size, bcl_error *e)
 {
     char path[4096];
     bool dflt;
@@ -348,6 +349,10 @@ int survey_db_record(const char *given, bool check_only, const char *text, bcl_e
         long long id;
         bool added;
         rc = survey_db_import(db, path, text, strlen(text), "ballcl survey", &id, &added, e);
+        char shown[4200];
+        survey_db_escape(path, shown, sizeof shown);
+        if (rc == BCL_OK)
+            snprintf(where, size, "recorded in '%s' as survey %lld", shown, id);
     }
     survey_db_close(db);
     return rc;
