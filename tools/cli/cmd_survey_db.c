@@ -11,20 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Options shared by the three: --db FILE, -h; own takes the command's
- * other option with a value (NULL: none), stored into *own_value. */
-typedef struct db_args {
-    const char *db;
-    const char *own_value;
-    int first_arg; /* index of the first operand */
-} db_args;
-
-/* Every argument is read before anything is done: options stand anywhere
- * (after file names too), '--' ends them. The operands are moved, in their
- * order, to the end of argv, from a->first_arg on. Returns -1 for help
- * printed, BCL_OK, or an exit class (message printed). */
-static int parse_db_args(const char *cmd, int argc, char **argv, const char *own, db_args *a,
-                         void (*help)(void))
+int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own,
+                         survey_db_args *a, void (*help)(void))
 {
     memset(a, 0, sizeof *a);
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
@@ -46,6 +34,10 @@ static int parse_db_args(const char *cmd, int argc, char **argv, const char *own
             help();
             free(ops);
             return -1;
+        }
+        if (strcmp(s, "--json") == 0) {
+            a->json = true;
+            continue;
         }
         const char *name = NULL, **to = NULL;
         if (strncmp(s, "--db", 4) == 0 && (s[4] == '\0' || s[4] == '='))
@@ -90,8 +82,8 @@ static void import_help(void)
 
 static int cmd_import(int argc, char **argv)
 {
-    db_args a;
-    int rc = parse_db_args("survey import", argc, argv, NULL, &a, import_help);
+    survey_db_args a;
+    int rc = survey_db_args_parse("survey import", argc, argv, NULL, &a, import_help);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (a.first_arg >= argc)
@@ -221,8 +213,8 @@ static int list_drivers(sqlite3 *db, const char *path, bcl_error *e)
 
 static int cmd_list(int argc, char **argv)
 {
-    db_args a;
-    int rc = parse_db_args("survey list", argc, argv, NULL, &a, list_help);
+    survey_db_args a;
+    int rc = survey_db_args_parse("survey list", argc, argv, NULL, &a, list_help);
     if (rc)
         return rc < 0 ? 0 : rc;
     const char *what = a.first_arg < argc ? argv[a.first_arg] : NULL;
@@ -279,8 +271,8 @@ static void report_help(void)
 
 static int cmd_report(int argc, char **argv)
 {
-    db_args a;
-    int rc = parse_db_args("survey report", argc, argv, "--html", &a, report_help);
+    survey_db_args a;
+    int rc = survey_db_args_parse("survey report", argc, argv, "--html", &a, report_help);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (a.first_arg < argc)
@@ -317,6 +309,7 @@ static const struct {
     const char *name;
     int (*fn)(int, char **);
 } subcommands[] = {
+    {"check", cmd_survey_check},
     {"import", cmd_import},
     {"list", cmd_list},
     {"report", cmd_report},
