@@ -421,7 +421,7 @@ out:
 
 static void compare_help(void)
 {
-    printf("usage: ballcl survey compare A.json [B.json ...]\n\n"
+    printf("usage: ballcl survey compare [--json] A.json [B.json ...]\n\n"
            "Reads survey files written by 'ballcl survey --json' (schemas %s), each\n"
            "with one or more devices, and prints one Markdown table: one column per device,\n"
            "headed by the device and the file name, one row per figure; '-' where a file\n"
@@ -429,6 +429,7 @@ static void compare_help(void)
            "survey could not measure it. A file that is not valid JSON, is of another\n"
            "schema or lacks a required key is refused with one line naming it (exit 2),\n"
            "and nothing is printed. '--' before the files ends the options.\n\n"
+           "  --json       every device of every file, with its file, as JSON (first)\n"
            "  -h, --help   this help\n",
            BCL_SURVEY_SCHEMAS_READ);
 }
@@ -441,14 +442,18 @@ static int cmd_survey_compare(int argc, char **argv)
             return 0;
         }
     }
-    /* Files only; "--" ends options for a file named like one. */
+    /* Files and --json; "--" ends options for a file named like one. */
+    bool json = false;
     int first = 1;
+    for (; first < argc && strcmp(argv[first], "--json") == 0; first++)
+        json = true;
     if (first < argc && strcmp(argv[first], "--") == 0)
         first++;
     else
-        for (int i = 1; i < argc; i++)
+        for (int i = first; i < argc; i++)
             if (argv[i][0] == '-' && argv[i][1])
-                return cli_usage_error("survey compare", "unknown option '%s'", argv[i]);
+                return cli_usage_error("survey compare", "unknown option '%s'%s", argv[i],
+                                       strcmp(argv[i], "--json") == 0 ? ": put it first" : "");
     int n = argc - first;
     if (n < 1)
         return cli_usage_error("survey compare", "no survey file given");
@@ -467,7 +472,19 @@ static int cmd_survey_compare(int argc, char **argv)
         const char *slash = strrchr(argv[first + i], '/');
         labels[i] = slash ? slash + 1 : argv[first + i];
     }
-    if (rc == BCL_OK && survey_print_table(docs, labels, (size_t)n) != 0)
+    if (rc == BCL_OK && json) {
+        /* Every device of every file, in order, with its file's name. */
+        json_t *all = json_array();
+        for (int i = 0; i < n; i++) {
+            size_t k;
+            json_t *dev;
+            json_array_foreach(json_object_get(docs[i], "devices"), k, dev) json_array_append_new(
+                all, json_pack("{s:s, s:O}", "file", labels[i], "device", dev));
+        }
+        json_t *j = json_pack("{s:o}", "devices", all);
+        cli_print_json(j);
+        json_decref(j);
+    } else if (rc == BCL_OK && survey_print_table(docs, labels, (size_t)n) != 0)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
     if (rc)
         cli_report(&e);

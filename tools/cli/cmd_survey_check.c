@@ -21,12 +21,12 @@ static const struct {
     bool model;
     int dir;
 } checked[] = {
-    {"launch_latency_us", false, -1},      {"roundtrip_us", false, -1},
-    {"copy_gb_per_s", false, +1},          {"read_only_gb_per_s", false, +1},
-    {"add_gflop_per_s", false, +1},        {"fma_gflop_per_s", false, +1},
-    {"int_add_gop_per_s", false, +1},      {"fp64_gflop_per_s", false, +1},
-    {"half_gflop_per_s", false, +1},       {"write_gb_per_s", false, +1},
-    {"read_gb_per_s", false, +1},          {"large.ball_steps_per_s", true, +1},
+    {"launch_latency_us", false, -1},     {"roundtrip_us", false, -1},
+    {"copy_gb_per_s", false, +1},         {"read_only_gb_per_s", false, +1},
+    {"add_gflop_per_s", false, +1},       {"fma_gflop_per_s", false, +1},
+    {"int_add_gop_per_s", false, +1},     {"fp64_gflop_per_s", false, +1},
+    {"half_gflop_per_s", false, +1},      {"write_gb_per_s", false, +1},
+    {"read_gb_per_s", false, +1},         {"large.ball_steps_per_s", true, +1},
     {"fused_ball_steps_per_s", true, +1},
 };
 
@@ -56,8 +56,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* The fleet's values of one figure for the device; *n their count. */
 static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool quick,
-                        const char *model, const char *key, double **vals, size_t *n,
-                        bcl_error *e)
+                        const char *model, const char *key, double **vals, size_t *n, bcl_error *e)
 {
     const json_t *id = json_object_get(dev, "identity");
     const char *f[6] = {"platform", "vendor", "name", "type", "driver", NULL};
@@ -77,9 +76,9 @@ static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool q
         const char *v = json_string_value(json_object_get(id, f[i]));
         sqlite3_bind_text(st, i + 1, v ? v : "", -1, SQLITE_TRANSIENT);
     }
-    sqlite3_bind_int64(st, 6,
-                       json_integer_value(json_object_get(json_object_get(dev, "limits"),
-                                                          "compute_units")));
+    sqlite3_bind_int64(
+        st, 6,
+        json_integer_value(json_object_get(json_object_get(dev, "limits"), "compute_units")));
     sqlite3_bind_int(st, 7, quick);
     sqlite3_bind_text(st, 8, model, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 9, key, -1, SQLITE_TRANSIENT);
@@ -128,16 +127,16 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
     json_array_foreach(json_object_get(doc, "devices"), i, dev)
     {
         const json_t *id = json_object_get(dev, "identity");
-        const char *model = json_string_value(
-            json_object_get(json_object_get(dev, "measured"), "model"));
+        const char *model =
+            json_string_value(json_object_get(json_object_get(dev, "measured"), "model"));
         for (size_t k = 0; k < sizeof checked / sizeof checked[0]; k++) {
             double v, *vals;
             size_t n;
             if (!survey_value(dev, checked[k].key, &v))
                 continue;
-            int rc = fleet_values(db, path, dev, quick,
-                                  checked[k].model ? (model ? model : "seed") : "",
-                                  checked[k].key, &vals, &n, e);
+            int rc =
+                fleet_values(db, path, dev, quick, checked[k].model ? (model ? model : "seed") : "",
+                             checked[k].key, &vals, &n, e);
             if (rc)
                 return rc;
             if (n == 0) {
@@ -231,8 +230,8 @@ int cmd_survey_check(int argc, char **argv)
                       shown);
     if (rc == BCL_OK && a.json) {
         json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:o}", "survey", file ? file : "fresh",
-                              "verdict", worse ? "worse" : "ok", "compared",
-                              (json_int_t)compared, "worse", (json_int_t)worse, "figures", out);
+                              "verdict", worse ? "worse" : "ok", "compared", (json_int_t)compared,
+                              "worse", (json_int_t)worse, "figures", out);
         out = NULL;
         cli_print_json(j);
         json_decref(j);
@@ -245,21 +244,21 @@ int cmd_survey_check(int argc, char **argv)
                 continue;
             char line[2048], esc[2048];
             const char *host = json_string_value(json_object_get(f, "host"));
-            snprintf(line, sizeof line,
-                     "check: %s (%s%s%s): %s %.4g is %s the fleet's range %.4g to %.4g by more "
-                     "than its spread %.3g (%lld surveys)",
-                     json_string_value(json_object_get(f, "device")),
-                     json_string_value(json_object_get(f, "driver")), host ? ", " : "",
-                     host ? host : "", json_string_value(json_object_get(f, "figure")),
-                     json_real_value(json_object_get(f, "value")),
-                     strcmp(json_string_value(json_object_get(f, "direction")),
-                            "higher is better") == 0
-                         ? "below"
-                         : "above",
-                     json_real_value(json_object_get(f, "fleet_min")),
-                     json_real_value(json_object_get(f, "fleet_max")),
-                     json_real_value(json_object_get(f, "spread")),
-                     (long long)json_integer_value(json_object_get(f, "surveys")));
+            snprintf(
+                line, sizeof line,
+                "check: %s (%s%s%s): %s %.4g is %s the fleet's range %.4g to %.4g by more "
+                "than its spread %.3g (%lld surveys)",
+                json_string_value(json_object_get(f, "device")),
+                json_string_value(json_object_get(f, "driver")), host ? ", " : "", host ? host : "",
+                json_string_value(json_object_get(f, "figure")),
+                json_real_value(json_object_get(f, "value")),
+                strcmp(json_string_value(json_object_get(f, "direction")), "higher is better") == 0
+                    ? "below"
+                    : "above",
+                json_real_value(json_object_get(f, "fleet_min")),
+                json_real_value(json_object_get(f, "fleet_max")),
+                json_real_value(json_object_get(f, "spread")),
+                (long long)json_integer_value(json_object_get(f, "surveys")));
             survey_db_escape(line, esc, sizeof esc);
             printf("%s\n", esc);
         }

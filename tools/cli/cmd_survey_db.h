@@ -23,8 +23,8 @@ typedef struct survey_db_args {
     bool json;     /* --json: the answer as one JSON document on stdout */
     int first_arg; /* index of the first operand */
 } survey_db_args;
-int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own,
-                         survey_db_args *a, void (*help)(void));
+int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own, survey_db_args *a,
+                         void (*help)(void));
 
 /* ballcl survey check (cmd_survey_check.c). */
 int cmd_survey_check(int argc, char **argv);
@@ -34,7 +34,7 @@ int cmd_survey_check(int argc, char **argv);
  * so that a bad path fails before the long work; else text, the survey
  * document as written, is recorded, and where says where ("recorded in
  * 'PATH' as survey N"). */
-int survey_db_record(const char *given, bool check_only, const char *text, char *where,
-                     size_t size, bcl_error *e);
+int survey_db_record(const char *given, bool check_only, const char *text, char *where, size_t size,
+                     bcl_error *e);
 
 #endif
