@@ -672,11 +672,15 @@ static const char *const style =
     "figure.chart{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:0.3em}\n"
     "tr.differs td{background:#fff6d8}select{font-size:1em;margin-right:1em}\n"
     "nav a{margin-right:1em}\n"
-    "section.device{border-top:1px solid #eee;padding:0.2em 0}h3{font-size:1em;margin:0.4em 0}\n"
+    /* Sections off screen are not laid out until scrolled to: a thousand
+     * of them would cost the page's load seconds. */
+    "section.device{border-top:1px solid #eee;padding:0.2em 0;content-visibility:auto;"
+    "contain-intrinsic-size:auto 90px}h3{font-size:1em;margin:0.4em 0}\n"
     "svg.spark{margin:0 6px 4px 0;font-size:10px;background:#fafafa}"
     "svg.spark .axis{stroke:#999}svg.spark .band{fill:#ddd}svg.spark .r{text-anchor:end}\n"
     "svg.spark polyline{fill:none;stroke:#4a7ab5;stroke-width:1.5}"
-    "figure.history{margin:0.3em 0}.drivers{font-size:0.85em;color:#555}\n"
+    "figure.history{margin:0.3em 0}figure.history figcaption{font-weight:normal;"
+    "font-size:0.85em}.drivers{font-size:0.85em;color:#555}\n"
     "</style>\n";
 
 /* Sorting any table.sortable by a click on its heading (numbers by their

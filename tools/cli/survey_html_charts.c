@@ -105,13 +105,15 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
               "set boxwidth 0.9\n"
               "set key outside right top vertical\n"
               "set grid ytics\n"
-              "set xtics rotate by -20 left nomirror\n"
-              "set bmargin 7\n"
+              "set xtics rotate by %d left nomirror\n"
+              "set bmargin %d\n"
               "set ylabel '%s'\n"
               "set yrange [%s]\n"
               "%s\n"
               "plot ",
-              ylabel, range, logscale ? "set logscale y" : "");
+              /* Steeper labels for many bars, so that they do not overlap. */
+              shown > 12 ? -60 : -20, shown > 12 ? 12 : 7, ylabel, range,
+              logscale ? "set logscale y" : "");
     unsigned col = 2;
     for (size_t s = 0; s < nser; s++) {
         if (!used[s])
@@ -131,7 +133,7 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
     if (data.oom || script.oom)
         rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
     else
-        rc = survey_chart_svg(script.s, data.s, 960, 380, prefix, &svg, r->e);
+        rc = survey_chart_svg(script.s, data.s, 960, shown > 12 ? 460 : 380, prefix, &svg, r->e);
     if (rc == BCL_OK) {
         sb_puts(page, svg);
         sb_puts(page, "</figure>\n");
