@@ -6,8 +6,9 @@ import, list, compare and check parsed as JSON; the summary lines of import
 and report; 'survey check' exiting 0 on a survey like its fleet's, 1 naming
 copy_gb_per_s and add_gflop_per_s when those fell by half, 2 with one line
 when nothing compares, and leaving a read-only database unchanged; a new
-survey carrying its host (and none with --label ''), and a --quick survey
-not recorded without --db.
+survey carrying its host (and none with --label ''), a --quick survey
+not recorded without --db, and, of a PoCL device, every CL_DEVICE_* key that
+`clinfo --raw` prints for it in the survey's "clinfo" object.
 
 Environment (from tests/meson.build): BALLCL, BALLCL_SURVEY_DB.
 """
@@ -15,6 +16,8 @@ import copy
 import json
 import os
 import random
+import re
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -130,6 +133,41 @@ check(open(db, "rb").read() == before, "check: the read-only database left uncha
 os.chmod(db, stat.S_IRUSR | stat.S_IWUSR)
 
 # ---- a new survey carries its host; --quick is recorded only with --db ------------------
+
+
+def clinfo_keys(dev):
+    """Of a PoCL device: every CL_DEVICE_* key `clinfo --raw` prints for it
+    is in the survey's "clinfo" object under that name (values in ballcl's
+    own format: not compared)."""
+    ident = dev.get("identity", {})
+    if "PoCL" not in ident.get("opencl_version", "") or not shutil.which("clinfo"):
+        print("note: the surveyed device is no PoCL one, or clinfo is missing: the clinfo "
+              "keys are not checked here")
+        return
+    raw = subprocess.run(["clinfo", "--raw"], capture_output=True, text=True, timeout=120).stdout
+    by_tag = {}  # "[POCL/0]" -> {key: value}
+    for line in raw.splitlines():
+        m = re.match(r"\s*(\[[^\]]+\])\s+(CL_\w+)\s*(.*)$", line)
+        if m:
+            by_tag.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
+    tags = [t for t, keys in by_tag.items() if keys.get("CL_DEVICE_NAME") == ident.get("name")
+            and "PoCL" in keys.get("CL_DEVICE_VERSION", "")]
+    if not check(len(tags) >= 1, "clinfo --raw lists the surveyed PoCL device",
+                 str(list(by_tag))[:300]):
+        return
+    want = sorted(k for k in by_tag[tags[0]] if k.startswith("CL_DEVICE_"))
+    have = dev.get("clinfo", {})
+    missing = [k for k in want if k not in have]
+    check(len(want) > 50 and not missing,
+          f"the survey holds every one of the {len(want)} CL_DEVICE_* keys clinfo --raw prints "
+          f"for {tags[0]}", str(missing))
+    check(have.get("CL_DEVICE_NAME") == ident.get("name")
+          and have.get("CL_DEVICE_EXTENSIONS", "").split() == by_tag[tags[0]].get(
+              "CL_DEVICE_EXTENSIONS", "").split(),
+          "clinfo keys: the name, and the extension list whole, as clinfo has them",
+          str(have.get("CL_DEVICE_EXTENSIONS"))[:200])
+
+
 listed = testlib.run(["devices", "--json"])
 if listed.rc == 0 and listed.json().get("devices"):
     out = os.path.join(tmp, "mine.json")
@@ -141,8 +179,10 @@ if listed.rc == 0 and listed.json().get("devices"):
         "SELECT count(*) FROM surveys").fetchone()[0]
     check(r.rc in (0, 1, 3) and n1 == n0 and "recorded in" not in r.err,
           "survey --quick without --db: not recorded", r.describe()[:300])
-    host = json.load(open(out))["devices"][0]["identity"].get("host") if os.path.exists(out) else None
+    mine = json.load(open(out))["devices"][0] if os.path.exists(out) else {}
+    host = mine.get("identity", {}).get("host")
     check(host == os.uname().nodename, "a new survey records the host name", str(host))
+    clinfo_keys(mine)
     mdb = os.path.join(tmp, "mine.db")
     r = testlib.run(["survey", "--quick", "-d", "cpu", "--json", out, "--db", mdb,
                      "--label", ""], timeout=600)

@@ -41,6 +41,11 @@ void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *
  * configuration, SVM, caches, vector widths, sub-groups, IL version...; a
  * query that fails is null. NULL only when out of memory. */
 json_t *bcl_survey_capabilities(const bcl_device_info *d);
+/* Every device key clinfo --raw prints, under its CL_... name, as clinfo
+ * would query it (src/survey/clinfo_keys.c): a new object, a query the
+ * driver refuses left out; extensions is the CL_DEVICE_EXTENSIONS text.
+ * NULL only when out of memory. */
+json_t *bcl_survey_clinfo(const bcl_device_info *d, const char *extensions);
 /* Every OpenCL platform, those without devices included, with the status
  * of clGetDeviceIDs and a hint for drivers known to need a setting, as a
  * new JSON array (empty when there is no platform). */

@@ -238,6 +238,8 @@ static const field device_fields[] = {
     {"flags", T_ARR, flag_fields, T_OBJ},
     {"profiling_usable", T_BOOL | T_OPTIONAL, NULL, 0},
     {"profiling_note", T_STR | T_NULL | T_OPTIONAL, NULL, 0},
+    /* clinfo's keys under clinfo's names: added within version 3. */
+    {"clinfo", T_MAP | T_OPTIONAL, NULL, T_STR | T_INT | T_BOOL},
     END,
 };
 
