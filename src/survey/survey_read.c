@@ -135,6 +135,11 @@ static const field identity_fields[] = {
     {"opencl_version", T_STR, NULL, 0},
     {"opencl_c_version", T_STR, NULL, 0},
     {"type", T_STR, NULL, 0},
+    /* Where the device is: added within version 3, and left out where
+     * unknown (or --label '' asks for no host). */
+    {"host", T_STR | T_OPTIONAL, NULL, 0},
+    {"uuid", T_STR | T_OPTIONAL, NULL, 0},
+    {"pci_bus", T_STR | T_OPTIONAL, NULL, 0},
     END,
 };
 
