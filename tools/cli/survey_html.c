@@ -631,10 +631,21 @@ static void embedded_data(report *r, sbuf *p)
         json_t *e;
         json_array_foreach(json_object_get(run, "extensions"), x, e)
             json_array_append_new(xs, json_integer(index_of(exts, ext_index, page_str(e, NULL))));
-        json_array_append_new(runs, json_pack("[O,s,s,s,s,s,s,o,o]", json_object_get(numbers, id),
-                                              page_str(dev, "name"), page_str(dev, "platform"),
-                                              page_str(dev, "type"), page_str(run, "driver"),
-                                              page_str(run, "date"), where, vals, xs));
+        /* where was cut at its buffer's end, maybe inside a character:
+         * then the run goes in without it rather than not at all. */
+        json_t *row =
+            json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id), page_str(dev, "name"),
+                      page_str(dev, "platform"), page_str(dev, "type"), page_str(run, "driver"),
+                      page_str(run, "date"), where, vals, xs);
+        if (!row)
+            row = json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
+                            page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
+                            page_str(run, "driver"), page_str(run, "date"), "", vals, xs);
+        json_decref(vals);
+        json_decref(xs);
+        if (!row)
+            p->oom = true;
+        json_array_append_new(runs, row);
     }
     json_t *out = json_pack("{s:o,s:o,s:o}", "keys", keys, "ext", exts, "runs", runs);
     json_decref(key_index);
