@@ -557,7 +557,8 @@ static int platforms(report *r, sbuf *p)
     return BCL_OK;
 }
 
-/* Where d is, as plain text for the script (which sets it as text). */
+/* What tells d apart from devices of its name, as plain text for the
+ * script (which sets it as text): compute units and where it is. */
 static void where_text(const json_t *d, char *out, size_t size)
 {
     static const char *const place[][2] = {
@@ -565,6 +566,9 @@ static void where_text(const json_t *d, char *out, size_t size)
     const json_t *facts = json_object_get(d, "facts");
     size_t o = 0;
     out[0] = '\0';
+    double cu = page_fact(d, "limits.compute_units");
+    if (!isnan(cu))
+        o += (size_t)snprintf(out, size, "%.0f CUs", cu);
     for (size_t i = 0; i < sizeof place / sizeof place[0] && o < size; i++) {
         const char *v = json_string_value(json_object_get(facts, place[i][0]));
         if (v && *v)
@@ -736,7 +740,7 @@ static const char *const script =
     "  if(show(x)!==show(y))tr.className='differs';\n"
     "  [group,key,show(x),show(y)].forEach(function(t){const td=document.createElement('td');"
     "td.textContent=t;tr.appendChild(td);});body.appendChild(tr);}\n"
-    " ['name','platform','type','driver','date','where'].forEach(function(k,i){"
+    " ['name','platform','type','driver','date','compute units, where'].forEach(function(k,i){"
     "row('device',k,a[i+1],b[i+1]);});\n"
     " const va=values(a),vb=values(b);\n"
     " Array.from(new Set(Array.from(va.keys()).concat(Array.from(vb.keys())))).sort()"

@@ -80,7 +80,12 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
         const json_t *d = json_array_get(r->devices, i);
         char label[64];
         page_plot_label(page_str(d, "name"), label, sizeof label);
-        sb_printf(&data, "\"%zu. %s\"", i + 1, label);
+        /* The compute units too: one name may be CPUs of several sizes. */
+        double cu = page_fact(d, "limits.compute_units");
+        if (isnan(cu))
+            sb_printf(&data, "\"%zu. %s\"", i + 1, label);
+        else
+            sb_printf(&data, "\"%zu. %s, %.0f CU\"", i + 1, label, cu);
         for (size_t s = 0; s < nser; s++) {
             double v = page_figure(d, ser[s].key);
             if (!used[s])
