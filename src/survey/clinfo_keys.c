@@ -23,7 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum kind { K_STR, K_UINT, K_ULONG, K_SIZE, K_SIZES, K_BITS, K_BOOL, K_NAMEVER } kind;
+typedef enum kind {
+    K_STR,
+    K_UINT,
+    K_ULONG,
+    K_SIZE,
+    K_SIZES,
+    K_BITS,
+    K_BOOL,
+    K_NAMEVER,
+    K_BYTES /* a UUID or LUID: hex */
+} kind;
 
 typedef struct key {
     const char *name;
@@ -33,7 +43,8 @@ typedef struct key {
     const char *ext; /* or the extension that must be listed */
 } key;
 
-/* clinfo 3.0's device keys for the core and the KHR extensions. */
+/* clinfo 3.0's device keys for the core, the KHR extensions and NVIDIA's
+ * attributes. */
 static const key keys[] = {
     {"CL_DEVICE_NAME", 0x102B, K_STR, 10, NULL},
     {"CL_DEVICE_VENDOR", 0x102C, K_STR, 10, NULL},
@@ -145,6 +156,21 @@ static const key keys[] = {
     {"CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR", 0x12AA, K_BITS, 10,
      "cl_khr_command_buffer"},
     {"CL_DEVICE_PCI_BUS_INFO_KHR", 0x410F, K_SIZES, 10, "cl_khr_pci_bus_info"},
+    {"CL_DEVICE_UUID_KHR", 0x106A, K_BYTES, 10, "cl_khr_device_uuid"},
+    {"CL_DRIVER_UUID_KHR", 0x106B, K_BYTES, 10, "cl_khr_device_uuid"},
+    {"CL_DEVICE_LUID_VALID_KHR", 0x106C, K_BOOL, 10, "cl_khr_device_uuid"},
+    {"CL_DEVICE_LUID_KHR", 0x106D, K_BYTES, 10, "cl_khr_device_uuid"},
+    {"CL_DEVICE_NODE_MASK_KHR", 0x106E, K_UINT, 10, "cl_khr_device_uuid"},
+    {"CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR", 0x1073, K_BITS, 10,
+     "cl_khr_integer_dot_product"},
+    /* NVIDIA's, where its driver lists them (an H200's clinfo shows them). */
+    {"CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV", 0x4000, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV", 0x4001, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_REGISTERS_PER_BLOCK_NV", 0x4002, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_WARP_SIZE_NV", 0x4003, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_GPU_OVERLAP_NV", 0x4004, K_BOOL, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV", 0x4005, K_BOOL, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_INTEGRATED_MEMORY_NV", 0x4006, K_BOOL, 10, "cl_nv_device_attribute_query"},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -256,6 +282,13 @@ static json_t *value(cl_device_id d, const key *k)
         }
         j = s ? json_string(s) : NULL;
         free(s);
+        break;
+    }
+    case K_BYTES: {
+        char hex[2 * 64 + 1] = "";
+        for (size_t i = 0; i < n && i < 64; i++)
+            snprintf(hex + 2 * i, 3, "%02x", b[i]);
+        j = json_string(hex);
         break;
     }
     case K_NAMEVER: {
