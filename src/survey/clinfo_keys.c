@@ -29,6 +29,7 @@ typedef enum kind {
     K_ULONG,
     K_SIZE,
     K_SIZES,
+    K_UINTS,
     K_BITS,
     K_BOOL,
     K_NAMEVER,
@@ -43,8 +44,8 @@ typedef struct key {
     const char *ext; /* or the extension that must be listed */
 } key;
 
-/* clinfo 3.0's device keys for the core, the KHR extensions and NVIDIA's
- * attributes. */
+/* clinfo 3.0's device keys for the core, the KHR extensions, NVIDIA's
+ * attributes and Intel's that PoCL has. */
 static const key keys[] = {
     {"CL_DEVICE_NAME", 0x102B, K_STR, 10, NULL},
     {"CL_DEVICE_VENDOR", 0x102C, K_STR, 10, NULL},
@@ -155,7 +156,7 @@ static const key keys[] = {
     {"CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR", 0x12A9, K_BITS, 10, "cl_khr_command_buffer"},
     {"CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR", 0x12AA, K_BITS, 10,
      "cl_khr_command_buffer"},
-    {"CL_DEVICE_PCI_BUS_INFO_KHR", 0x410F, K_SIZES, 10, "cl_khr_pci_bus_info"},
+    {"CL_DEVICE_PCI_BUS_INFO_KHR", 0x410F, K_UINTS, 10, "cl_khr_pci_bus_info"},
     {"CL_DEVICE_UUID_KHR", 0x106A, K_BYTES, 10, "cl_khr_device_uuid"},
     {"CL_DRIVER_UUID_KHR", 0x106B, K_BYTES, 10, "cl_khr_device_uuid"},
     {"CL_DEVICE_LUID_VALID_KHR", 0x106C, K_BOOL, 10, "cl_khr_device_uuid"},
@@ -171,6 +172,31 @@ static const key keys[] = {
     {"CL_DEVICE_GPU_OVERLAP_NV", 0x4004, K_BOOL, 10, "cl_nv_device_attribute_query"},
     {"CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV", 0x4005, K_BOOL, 10, "cl_nv_device_attribute_query"},
     {"CL_DEVICE_INTEGRATED_MEMORY_NV", 0x4006, K_BOOL, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT_NV", 0x4007, K_UINT, 10,
+     "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_PCI_BUS_ID_NV", 0x4008, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_PCI_SLOT_ID_NV", 0x4009, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_PCI_DOMAIN_ID_NV", 0x400A, K_UINT, 10, "cl_nv_device_attribute_query"},
+    /* External memory and semaphores (lists of cl_uint handle types). */
+    {"CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR", 0x204F, K_UINTS, 10,
+     "cl_khr_external_memory"},
+    {"CL_DEVICE_SEMAPHORE_TYPES_KHR", 0x204C, K_UINTS, 10, "cl_khr_semaphore"},
+    {"CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR", 0x204D, K_UINTS, 10,
+     "cl_khr_external_semaphore"},
+    {"CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR", 0x204E, K_UINTS, 10,
+     "cl_khr_external_semaphore"},
+    /* Intel's unified shared memory and sub-group sizes (newer PoCL has
+     * them too). */
+    {"CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL", 0x4190, K_BITS, 10, "cl_intel_unified_shared_memory"},
+    {"CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL", 0x4191, K_BITS, 10,
+     "cl_intel_unified_shared_memory"},
+    {"CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL", 0x4192, K_BITS, 10,
+     "cl_intel_unified_shared_memory"},
+    {"CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL", 0x4193, K_BITS, 10,
+     "cl_intel_unified_shared_memory"},
+    {"CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL", 0x4194, K_BITS, 10,
+     "cl_intel_unified_shared_memory"},
+    {"CL_DEVICE_SUB_GROUP_SIZES_INTEL", 0x4108, K_SIZES, 10, "cl_intel_required_subgroup_size"},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -259,10 +285,11 @@ static json_t *value(cl_device_id d, const key *k)
             j = json_boolean(v != CL_FALSE);
         }
         break;
-    case K_SIZES: {
-        /* size_t[] (and cl_device_partition_property[], the same size);
-         * the PCI bus info is four cl_uint. */
-        size_t each = k->param == 0x410F ? sizeof(cl_uint) : sizeof(size_t);
+    case K_SIZES:
+    case K_UINTS: {
+        /* size_t[] (and cl_device_partition_property[], the same size), or
+         * cl_uint[] (the PCI bus info's four, handle types). */
+        size_t each = k->kind == K_UINTS ? sizeof(cl_uint) : sizeof(size_t);
         char *s = NULL, t[32];
         size_t len = 0;
         append(&s, &len, "");
