@@ -153,7 +153,8 @@ mine = next(x for x in devs if x["selector"] == d["selector"])
 # (Memory sizes are compared as keys only: PoCL derives them from the host's
 # free memory, which changes between two processes on a busy machine.)
 VARIES = {"preferred_work_group_multiple", "global_mem_bytes", "max_alloc_bytes"}
-same = all(mine["identity"][k] == v for k, v in d["identity"].items()) \
+# The host is where the survey ran, a survey's own (devices --json has none).
+same = all(mine["identity"][k] == v for k, v in d["identity"].items() if k != "host") \
     and all(k in mine["limits"] and (k in VARIES or mine["limits"][k] == v)
             for k, v in d["limits"].items() if k != "preferred_work_group_multiple") \
     and mine["capabilities"] == d["capabilities"]
@@ -262,11 +263,11 @@ def mutate(d_, path, kind):
 # Keys added to version 1 after files without them were written: a reader
 # must accept their absence (docs/SURVEY.md).
 OPTIONAL = {"add_gflop_per_s", "profiling_usable", "profiling_note", "fp64_gflop_per_s",
-            "half_gflop_per_s"}
+            "half_gflop_per_s", "host", "uuid", "pci_bus", "clinfo"}
 disagree, deleted, refused, optional = [], 0, 0, 0
 for path, kind in mutations(doc):
     # Map entries are free-form (an error per figure, a model per name).
-    if kind == "delete" and len(path) >= 2 and path[-2] in ("errors", "models"):
+    if kind == "delete" and len(path) >= 2 and path[-2] in ("errors", "models", "clinfo"):
         continue
     mutated = mutate(doc, path, kind)
     by_schema = not schema_errors(mutated)
@@ -285,7 +286,7 @@ check(not disagree, "docs/survey.schema.json and the program's reader agree on e
 # Each optional key the document holds is deleted once (the first device's:
 # one element stands for each array).
 present = sum(k in doc["devices"][0] or k in doc["devices"][0].get("measured", {})
-              for k in OPTIONAL)
+              or k in doc["devices"][0].get("identity", {}) for k in OPTIONAL)
 check(optional == present and present >= 1,
       f"each of the {present} optional keys present was deleted once", str(optional))
 check(deleted > 60 and refused == deleted, f"every one of {deleted} other keys is required",
@@ -386,7 +387,7 @@ testlib.expect_error(["survey", "compare", out, tmp], 2, f"'{tmp}'")
 testlib.expect_error(["survey", "compare"], 2, "no survey file given")
 testlib.expect_error(["survey", "compare", "--bogus", out], 2, "unknown option '--bogus'")
 r = testlib.run(["survey", "compare", "--help"])
-check(r.rc == 0 and r.out.startswith("usage: ballcl survey compare A.json")
+check(r.rc == 0 and r.out.startswith("usage: ballcl survey compare [--json] A.json")
       and "--quick" not in r.out and "ballcl-survey/1, ballcl-survey/2 and ballcl-survey/3" in r.out,
       "survey compare --help: compare's own help", r.describe())
 testlib.expect_error(["survey", "--bogus"], 2, "unknown option '--bogus'")

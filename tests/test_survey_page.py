@@ -7,7 +7,8 @@ error, no request for anything outside the file (Chromium runs with its
 proxy set to an unreachable address, and every request it logs must be a
 file: or data: URL), every device's name, every chart a rendered SVG with
 content, the coverage table with the fleet's counts, the side-by-side
-selector and the sorting at work. A screenshot of the whole page is saved
+selector over every survey, the search box, a section per device linked from
+the table, and the sorting at work. A screenshot of the whole page is saved
 as survey-report.png in the folder given as the first argument (the build
 folder). Exits 77 (skipped) when no browser is installed.
 
@@ -101,8 +102,8 @@ try:
           str(cells))
 
     # Charts: every figure holds an SVG that the browser laid out, with
-    # drawn content (paths or rectangles), and there is one per main
-    # figure group plus the history of the device surveyed twice.
+    # drawn content (paths or rectangles), one per main figure group; the
+    # device surveyed twice has its history, small charts drawn inline.
     figures = browser.find_elements(By.CSS_SELECTOR, "figure.chart")
     check(len(figures) >= 7, f"at least 7 charts ({len(figures)})")
     for i, f in enumerate(figures):
@@ -118,9 +119,16 @@ try:
             "s.querySelectorAll('text').length, s.getBBox().width];", svgs[0])
         check(box[0] > 100 and box[1] > 100 and box[2] > 10 and box[3] > 3 and box[4] > 50,
               f"chart '{caption}': rendered SVG with content", str(box))
-    hist = browser.find_elements(By.CSS_SELECTOR, "figure.history svg")
-    check(len(hist) >= (1 if surveyed_twice else 0),
-          "a device surveyed twice has its chart over time", str(len(hist)))
+    hist = browser.find_elements(By.CSS_SELECTOR, "section.device figure.history svg")
+    check(len(hist) >= (3 if surveyed_twice else 0),
+          "a device surveyed twice has its charts over time", str(len(hist)))
+    if hist:
+        box = browser.execute_script(
+            "const s=arguments[0];s.scrollIntoView();const b=s.getBoundingClientRect();"
+            "return [b.width,b.height,s.querySelectorAll('polyline').length,"
+            "s.querySelectorAll('rect.band').length];", hist[0])
+        check(box[0] > 100 and box[1] > 40 and box[2] == 1 and box[3] == 1,
+              "a history chart: a line and its band, laid out", str(box))
 
     # Coverage: the table is there, and its counts are the fleet's.
     cov = browser.find_elements(By.ID, "coverage-table")
@@ -140,21 +148,58 @@ try:
               f"coverage of the fp64 capability: {fp64} / {len(latest)}",
               str(rows.get("limits.fp64")))
 
-    # Side by side: pick two devices, the table follows.
+    # Side by side: any two surveys (every device's every survey can be
+    # picked); the table follows the picks.
+    runs = sum(len(json.load(open(p))["devices"]) for p in COMMITTED)
     sel_a = Select(browser.find_element(By.ID, "pick-a"))
     sel_b = Select(browser.find_element(By.ID, "pick-b"))
-    check(len(sel_a.options) == len(latest), "side by side: every device can be picked")
+    check(len(sel_a.options) == runs, f"side by side: every survey of every device can be "
+          f"picked ({runs})", str(len(sel_a.options)))
+    picked = {o.text.split(". ", 1)[1].split(" — ")[0] for o in sel_a.options}
+    check(picked == set(names), "side by side: the picks name every device", str(picked))
     if len(sel_b.options) > 1:
         sel_a.select_by_index(len(sel_a.options) - 1)
         sel_b.select_by_index(0)
         first = browser.find_element(By.CSS_SELECTOR, "#compare-table tbody tr")
         tds = [t.text for t in first.find_elements(By.TAG_NAME, "td")]
-        want_a = sel_a.first_selected_option.text.split(". ", 1)[1].rsplit(" (", 2)[0]
-        want_b = sel_b.first_selected_option.text.split(". ", 1)[1].rsplit(" (", 2)[0]
-        check(tds[2] == want_a and tds[3] == want_b, "side by side: the two picked devices",
+        want_a = sel_a.first_selected_option.text.split(". ", 1)[1].split(" — ")[0]
+        want_b = sel_b.first_selected_option.text.split(". ", 1)[1].split(" — ")[0]
+        check(tds[2] == want_a and tds[3] == want_b, "side by side: the two picked surveys",
               str(tds))
         differ = browser.find_elements(By.CSS_SELECTOR, "#compare-table tr.differs")
         check(len(differ) > 3, "side by side: differing rows marked")
+        if surveyed_twice:
+            # One device's two surveys: the same name, the figures side by side.
+            by_dev = {}
+            for i, o in enumerate(sel_a.options):
+                by_dev.setdefault(o.text.split(". ", 1)[0], []).append(i)
+            two = [v for v in by_dev.values() if len(v) > 1]
+            if check(two, "side by side: a device with two surveys can be picked twice"):
+                sel_a.select_by_index(two[0][0])
+                sel_b.select_by_index(two[0][1])
+                tds = [t.text for t in browser.find_element(
+                    By.CSS_SELECTOR, "#compare-table tbody tr").find_elements(By.TAG_NAME, "td")]
+                check(tds[2] == tds[3], "side by side: one device against itself, two surveys",
+                      str(tds))
+
+    # Search and anchors: every name in the table links to its section;
+    # typing a name leaves the rows and sections holding it.
+    links = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#device-table td.device-name a'))"
+        ".map(a => !!document.getElementById(a.getAttribute('href').slice(1)));")
+    check(len(links) == len(latest) and all(links), "every device's row links to its section",
+          str(links))
+    box = browser.find_element(By.ID, "search")
+    box.send_keys(names[0])
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#device-table tbody tr'))"
+        ".filter(e=>getComputedStyle(e).display!=='none')"
+        ".map(r=>r.querySelector('td.device-name').textContent);")
+    check(shown and all(names[0] in n for n in shown)
+          and len(shown) == sum(names[0] in k[2] for k in latest),
+          f"search: '{names[0]}' leaves its rows", str(shown))
+    box.clear()
+    browser.execute_script("document.getElementById('search').dispatchEvent(new Event('input'));")
 
     # Sorting: a click on "copy GB/s" orders the rows by it.
     head = [h for h in browser.find_elements(By.CSS_SELECTOR, "#device-table thead th")

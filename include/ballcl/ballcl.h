@@ -530,7 +530,8 @@ typedef struct bcl_survey_opts {
     const char *driver_caches; /* what bcl_survey_driver_caches_off said */
     bcl_progress_fn progress;
     void *progress_arg;
-    unsigned char reserved[64]; /* zero (the top of this header says why) */
+    const char *host; /* identity.host of every device; NULL or "": none */
+    unsigned char reserved[64 - sizeof(const char *)]; /* zero (the top of this header says why) */
 } bcl_survey_opts;
 
 /* The documented defaults (docs/SURVEY.md), or the --quick ones. */

@@ -54,8 +54,7 @@ typedef struct bcl_cache_labels {
  * device's identity digest (the caller's bcl_device_identity: platform,
  * device, vendor, driver versions, address bits; the cache itself knows no
  * device), each length-prefixed so that no two different inputs hash the
- * same bytes. BCL_EXIT_RUNTIME if libcrypto
- * fails. */
+ * same bytes. */
 int bcl_cache_key_make(const unsigned char identity[32], const char *src, size_t len,
                        const char *options, bcl_cache_key *key, bcl_error *e);
 /* Writes the 64 lower-case hex digits of key and a NUL into out. */

@@ -186,6 +186,54 @@ json_t *bcl_survey_capabilities(const bcl_device_info *di)
     return c;
 }
 
+/* ---- where the device is ---------------------------------------------------- */
+
+#ifndef CL_DEVICE_UUID_KHR
+#define CL_DEVICE_UUID_KHR 0x106A
+#endif
+#ifndef CL_DEVICE_PCI_BUS_INFO_KHR
+#define CL_DEVICE_PCI_BUS_INFO_KHR 0x410F
+#endif
+
+/* True when word is one of the space-separated names in list. */
+static bool listed(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list ? strstr(list, word) : NULL; p; p = strstr(p + n, word))
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return true;
+    return false;
+}
+
+void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *extensions,
+                             const char *host)
+{
+    json_t *id = json_object_get(dev, "identity");
+    cl_device_id cd = (cl_device_id)d->device;
+    if (host && *host)
+        json_object_set_new(id, "host", bcl_survey_text(host));
+    /* Asked only where listed: a driver without the extension may answer
+     * with garbage rather than an error. A refused query leaves it out. */
+    unsigned char uuid[16];
+    if (listed(extensions, "cl_khr_device_uuid") &&
+        BCL_CL(clGetDeviceInfo, cd, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, NULL) == CL_SUCCESS) {
+        char hex[40];
+        size_t o = 0;
+        for (int i = 0; i < 16; i++)
+            o += (size_t)snprintf(hex + o, sizeof hex - o, "%s%02x",
+                                  i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", uuid[i]);
+        json_object_set_new(id, "uuid", json_string(hex));
+    }
+    cl_uint pci[4]; /* cl_device_pci_bus_info_khr: domain, bus, device, function */
+    if (listed(extensions, "cl_khr_pci_bus_info") &&
+        BCL_CL(clGetDeviceInfo, cd, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, pci, NULL) ==
+            CL_SUCCESS) {
+        char bus[64];
+        snprintf(bus, sizeof bus, "%04x:%02x:%02x.%x", pci[0], pci[1], pci[2], pci[3]);
+        json_object_set_new(id, "pci_bus", json_string(bus));
+    }
+}
+
 /* ---- platforms ----------------------------------------------------------- */
 
 /* A platform known to list no device until a setting names its drivers. */

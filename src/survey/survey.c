@@ -707,6 +707,12 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     char *ext = bcl_device_extensions(d, &qe);
     surveyor s = {.d = d, .o = o, .total = 10 + 4 * (unsigned)bcl_model_count};
     s.dev = bcl_survey_device_info(d, ext, 0);
+    if (s.dev) {
+        bcl_survey_device_place(s.dev, d, ext, o->host);
+        json_t *raw = bcl_survey_clinfo(d, ext);
+        if (raw)
+            json_object_set_new(s.dev, "clinfo", raw);
+    }
     free(ext);
     s.measured = json_object();
     s.errors = json_object();

@@ -32,10 +32,20 @@ json_t *bcl_survey_document(const bcl_survey_opts *o);
  * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
  * by '?', so the JSON is always valid. NULL when out of memory. */
 json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
+/* identity.host (when host is set), identity.uuid and identity.pci_bus
+ * (when the driver lists cl_khr_device_uuid / cl_khr_pci_bus_info): what
+ * keeps identical nodes and identical GPUs of one node apart. */
+void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *extensions,
+                             const char *host);
 /* The device's capabilities (src/survey/device_facts.c): floating-point
  * configuration, SVM, caches, vector widths, sub-groups, IL version...; a
  * query that fails is null. NULL only when out of memory. */
 json_t *bcl_survey_capabilities(const bcl_device_info *d);
+/* Every device key clinfo --raw prints, under its CL_... name, as clinfo
+ * would query it (src/survey/clinfo_keys.c): a new object, a query the
+ * driver refuses left out; extensions is the CL_DEVICE_EXTENSIONS text.
+ * NULL only when out of memory. */
+json_t *bcl_survey_clinfo(const bcl_device_info *d, const char *extensions);
 /* Every OpenCL platform, those without devices included, with the status
  * of clGetDeviceIDs and a hint for drivers known to need a setting, as a
  * new JSON array (empty when there is no platform). */

@@ -135,6 +135,11 @@ static const field identity_fields[] = {
     {"opencl_version", T_STR, NULL, 0},
     {"opencl_c_version", T_STR, NULL, 0},
     {"type", T_STR, NULL, 0},
+    /* Where the device is: added within version 3, and left out where
+     * unknown (or --label '' asks for no host). */
+    {"host", T_STR | T_OPTIONAL, NULL, 0},
+    {"uuid", T_STR | T_OPTIONAL, NULL, 0},
+    {"pci_bus", T_STR | T_OPTIONAL, NULL, 0},
     END,
 };
 
@@ -238,6 +243,8 @@ static const field device_fields[] = {
     {"flags", T_ARR, flag_fields, T_OBJ},
     {"profiling_usable", T_BOOL | T_OPTIONAL, NULL, 0},
     {"profiling_note", T_STR | T_NULL | T_OPTIONAL, NULL, 0},
+    /* clinfo's keys under clinfo's names: added within version 3. */
+    {"clinfo", T_MAP | T_OPTIONAL, NULL, T_STR | T_INT | T_BOOL},
     END,
 };
 

@@ -26,7 +26,7 @@ const char *bcl_cl_status_hint(int status);
 bool bcl_cl_status_parse(const char *name, int *out);
 
 /* SHA-256 (src/util/sha256.c) of data, and of parts one after the other
- * (the digest of their concatenation). BCL_EXIT_RUNTIME if libcrypto fails. */
+ * (the digest of their concatenation), through libmd; it cannot fail. */
 int bcl_sha256(const void *data, size_t len, unsigned char out[32], bcl_error *e);
 int bcl_sha256_parts(const void *const *parts, const size_t *lens, size_t count,
                      unsigned char out[32], bcl_error *e);

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct survey_args {
     const char *device; /* NULL: every device */
@@ -19,6 +20,8 @@ typedef struct survey_args {
     const char *db;     /* --db, NULL for the default database */
     bool no_db;         /* --no-db */
     bool quick;
+    const char *label; /* --label, NULL: the host name */
+    char host[256];
     bcl_survey_opts o;
 } survey_args;
 
@@ -49,7 +52,10 @@ static void help(void)
            "                         else ~/.local/share/ballcl/surveys.db; under mpirun\n"
            "                         rank 0 records); checked before the survey starts\n"
            "  --no-db                do not record the survey in a database\n"
-           "  --quick                small N and few repeats: seconds, for tests\n"
+           "  --label NAME           the host recorded with each device (default: the host\n"
+           "                         name; '' records none)\n"
+           "  --quick                small N and few repeats: seconds, for tests; not\n"
+           "                         recorded in a database unless --db is given\n"
            "  --small N              balls of the small figure (default 1024)\n"
            "  --large N              balls of the large, copy and fused figures (default\n"
            "                         by device type: 16777216 on a GPU, 4194304 on a CPU)\n"
@@ -72,7 +78,16 @@ static void help(void)
            BCL_SURVEY_SCHEMA, CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_JSON = CLI_OWN_OPT_BASE, OPT_QUICK, OPT_SMALL, OPT_LARGE, OPT_SWEEP, OPT_DB, OPT_NO_DB };
+enum {
+    OPT_JSON = CLI_OWN_OPT_BASE,
+    OPT_QUICK,
+    OPT_SMALL,
+    OPT_LARGE,
+    OPT_SWEEP,
+    OPT_DB,
+    OPT_NO_DB,
+    OPT_LABEL
+};
 
 static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
 {
@@ -84,6 +99,7 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         {"sweep", required_argument, NULL, OPT_SWEEP},
         {"db", required_argument, NULL, OPT_DB},
         {"no-db", no_argument, NULL, OPT_NO_DB},
+        {"label", required_argument, NULL, OPT_LABEL},
         {0},
     };
     memset(a, 0, sizeof *a);
@@ -112,6 +128,9 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         case OPT_NO_DB:
             a->no_db = true;
             break;
+        case OPT_LABEL:
+            a->label = optarg;
+            break;
         case OPT_SMALL:
         case OPT_LARGE:
         case OPT_SWEEP: {
@@ -129,6 +148,19 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         return rc;
     if (a->db && a->no_db)
         return bcl_fail(e, BCL_EXIT_INPUT, "survey: --db and --no-db exclude each other");
+    /* A quick survey's figures are not worth keeping: recorded only when
+     * asked for by name. */
+    if (a->quick && !a->db)
+        a->no_db = true;
+    if (a->label && strlen(a->label) >= sizeof a->host)
+        return bcl_fail(e, BCL_EXIT_INPUT, "survey: --label '%.40s...': longer than %zu bytes",
+                        a->label, sizeof a->host - 1);
+    if (a->label)
+        snprintf(a->host, sizeof a->host, "%s", a->label);
+    else if (gethostname(a->host, sizeof a->host) != 0)
+        a->host[0] = '\0';
+    a->host[sizeof a->host - 1] = '\0';
+    a->o.host = a->host;
     a->device = opt.device;
     a->o.seed = opt.seed;
     a->o.measure = opt.measure;
@@ -212,8 +244,11 @@ static int record(const survey_args *a, const json_t *doc, bcl_error *e)
     char *text = file_text(doc);
     if (!text)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
-    int rc = survey_db_record(a->db, false, text, e);
+    char where[4200];
+    int rc = survey_db_record(a->db, false, text, where, sizeof where, e);
     free(text);
+    if (rc == BCL_OK)
+        fprintf(stderr, "ballcl: survey %s\n", where);
     return rc;
 }
 
@@ -236,7 +271,7 @@ static int cmd_survey_devices(int argc, char **argv)
 #ifdef BALLCL_HAVE_MPI
     records = records && (!ranks_active() || ranks_rank() == 0);
 #endif
-    int db_rc = records ? survey_db_record(a.db, true, NULL, &e) : BCL_OK;
+    int db_rc = records ? survey_db_record(a.db, true, NULL, NULL, 0, &e) : BCL_OK;
 #ifdef BALLCL_HAVE_MPI
     /* Rank 0's outcome is every rank's, printed once by ranks_verdict. */
     if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e))) {
@@ -386,7 +421,7 @@ out:
 
 static void compare_help(void)
 {
-    printf("usage: ballcl survey compare A.json [B.json ...]\n\n"
+    printf("usage: ballcl survey compare [--json] A.json [B.json ...]\n\n"
            "Reads survey files written by 'ballcl survey --json' (schemas %s), each\n"
            "with one or more devices, and prints one Markdown table: one column per device,\n"
            "headed by the device and the file name, one row per figure; '-' where a file\n"
@@ -394,6 +429,7 @@ static void compare_help(void)
            "survey could not measure it. A file that is not valid JSON, is of another\n"
            "schema or lacks a required key is refused with one line naming it (exit 2),\n"
            "and nothing is printed. '--' before the files ends the options.\n\n"
+           "  --json       every device of every file, with its file, as JSON (first)\n"
            "  -h, --help   this help\n",
            BCL_SURVEY_SCHEMAS_READ);
 }
@@ -406,14 +442,18 @@ static int cmd_survey_compare(int argc, char **argv)
             return 0;
         }
     }
-    /* Files only; "--" ends options for a file named like one. */
+    /* Files and --json; "--" ends options for a file named like one. */
+    bool json = false;
     int first = 1;
+    for (; first < argc && strcmp(argv[first], "--json") == 0; first++)
+        json = true;
     if (first < argc && strcmp(argv[first], "--") == 0)
         first++;
     else
-        for (int i = 1; i < argc; i++)
+        for (int i = first; i < argc; i++)
             if (argv[i][0] == '-' && argv[i][1])
-                return cli_usage_error("survey compare", "unknown option '%s'", argv[i]);
+                return cli_usage_error("survey compare", "unknown option '%s'%s", argv[i],
+                                       strcmp(argv[i], "--json") == 0 ? ": put it first" : "");
     int n = argc - first;
     if (n < 1)
         return cli_usage_error("survey compare", "no survey file given");
@@ -432,7 +472,19 @@ static int cmd_survey_compare(int argc, char **argv)
         const char *slash = strrchr(argv[first + i], '/');
         labels[i] = slash ? slash + 1 : argv[first + i];
     }
-    if (rc == BCL_OK && survey_print_table(docs, labels, (size_t)n) != 0)
+    if (rc == BCL_OK && json) {
+        /* Every device of every file, in order, with its file's name. */
+        json_t *all = json_array();
+        for (int i = 0; i < n; i++) {
+            size_t k;
+            json_t *dev;
+            json_array_foreach(json_object_get(docs[i], "devices"), k, dev) json_array_append_new(
+                all, json_pack("{s:s, s:O}", "file", labels[i], "device", dev));
+        }
+        json_t *j = json_pack("{s:o}", "devices", all);
+        cli_print_json(j);
+        json_decref(j);
+    } else if (rc == BCL_OK && survey_print_table(docs, labels, (size_t)n) != 0)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
     if (rc)
         cli_report(&e);

@@ -8,22 +8,13 @@
 #include "survey_db.h"
 #include "survey_html.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-/* Options shared by the three: --db FILE, -h; own takes the command's
- * other option with a value (NULL: none), stored into *own_value. */
-typedef struct db_args {
-    const char *db;
-    const char *own_value;
-    int first_arg; /* index of the first operand */
-} db_args;
-
-/* Every argument is read before anything is done: options stand anywhere
- * (after file names too), '--' ends them. The operands are moved, in their
- * order, to the end of argv, from a->first_arg on. Returns -1 for help
- * printed, BCL_OK, or an exit class (message printed). */
-static int parse_db_args(const char *cmd, int argc, char **argv, const char *own, db_args *a,
+int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own, survey_db_args *a,
                          void (*help)(void))
 {
     memset(a, 0, sizeof *a);
@@ -46,6 +37,10 @@ static int parse_db_args(const char *cmd, int argc, char **argv, const char *own
             help();
             free(ops);
             return -1;
+        }
+        if (strcmp(s, "--json") == 0) {
+            a->json = true;
+            continue;
         }
         const char *name = NULL, **to = NULL;
         if (strncmp(s, "--db", 4) == 0 && (s[4] == '\0' || s[4] == '='))
@@ -72,7 +67,9 @@ static int parse_db_args(const char *cmd, int argc, char **argv, const char *own
 
 static void import_help(void)
 {
-    printf("usage: ballcl survey import [--db FILE] [--] FILE.json [FILE.json ...]\n\n"
+    printf("usage: ballcl survey import [--db FILE] [--json] [--] FILE.json|DIR|- ...\n\n"
+           "A folder stands for its *.json files (in name order); '-' reads one document\n"
+           "from stdin.\n"
            "Options may also follow the file names; '--' ends them.\n"
            "Adds survey documents to the survey database, each in one transaction\n"
            "(every schema ballcl wrote: %s).\n"
@@ -80,7 +77,8 @@ static void import_help(void)
            "in one line naming it, nothing of it is written, and the others are still\n"
            "imported (exit 2 at the end). A document already in the database (the\n"
            "same content) is not added twice. Prints one line per file: added or\n"
-           "already there, with the survey's id.\n\n"
+           "already there, with the survey's id, then a summary line; --json prints\n"
+           "one JSON document instead.\n\n"
            "  --db FILE    the database (default: $BALLCL_SURVEY_DB, else\n"
            "               $XDG_DATA_HOME/ballcl/surveys.db, else\n"
            "               ~/.local/share/ballcl/surveys.db); created when missing\n"
@@ -88,10 +86,80 @@ static void import_help(void)
            BCL_SURVEY_SCHEMAS_READ);
 }
 
+/* The text of one survey source: a file, or "-" for stdin; checked as
+ * 'survey compare' checks it. */
+static int load_source(const char *src, char **text, bcl_error *e)
+{
+    if (strcmp(src, "-") != 0)
+        return bcl_survey_load(src, text, e);
+    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (len + 65536 + 1 > cap) {
+            char *grown = realloc(buf, cap = 2 * cap + 65536 + 1);
+            if (!grown) {
+                free(buf);
+                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading stdin");
+            }
+            buf = grown;
+        }
+        size_t got = fread(buf + len, 1, 65536, stdin);
+        len += got;
+        if (got < 65536)
+            break;
+    }
+    buf[len] = '\0';
+    json_t *doc = NULL;
+    int rc = ferror(stdin) ? bcl_fail(e, BCL_EXIT_INPUT, "cannot read stdin")
+                           : bcl_survey_read(buf, len, "-", &doc, e);
+    json_decref(doc);
+    if (rc)
+        free(buf);
+    else
+        *text = buf;
+    return rc;
+}
+
+static int json_name(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
+}
+
+/* One file into the database; its outcome into files (JSON) or a line. */
+static int import_one(sqlite3 *db, const char *path, const char *src, bool json, json_t *files,
+                      size_t counts[3])
+{
+    char *text = NULL;
+    long long id = 0;
+    bool added = false;
+    bcl_error fe = {0};
+    int rc = load_source(src, &text, &fe);
+    if (rc == BCL_OK)
+        rc = survey_db_import(db, path, text, strlen(text), strcmp(src, "-") ? src : "stdin", &id,
+                              &added, &fe);
+    free(text);
+    counts[rc ? 2 : added ? 0 : 1]++;
+    if (rc && json)
+        json_array_append_new(files, json_pack("{s:s, s:s}", "file", src, "error", fe.msg));
+    else if (rc)
+        cli_report(&fe);
+    else if (json)
+        json_array_append_new(
+            files, json_pack("{s:s, s:I, s:b}", "file", src, "id", (json_int_t)id, "added", added));
+    else {
+        char name[1024];
+        survey_db_escape(src, name, sizeof name);
+        printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
+    }
+    bcl_error_clear(&fe);
+    return rc;
+}
+
 static int cmd_import(int argc, char **argv)
 {
-    db_args a;
-    int rc = parse_db_args("survey import", argc, argv, NULL, &a, import_help);
+    survey_db_args a;
+    int rc = survey_db_args_parse("survey import", argc, argv, NULL, &a, import_help);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (a.first_arg >= argc)
@@ -104,50 +172,102 @@ static int cmd_import(int argc, char **argv)
         (rc = survey_db_open(path, true, dflt, &db, &e)))
         return cli_report(&e);
     int worst = BCL_OK;
+    size_t counts[3] = {0}; /* added, already there, refused */
+    json_t *files = json_array();
     for (int i = a.first_arg; i < argc; i++) {
-        char *text = NULL;
-        long long id = 0;
-        bool added = false;
-        bcl_error fe = {0};
-        rc = bcl_survey_load(argv[i], &text, &fe);
-        if (rc == BCL_OK)
-            rc = survey_db_import(db, path, text, strlen(text), argv[i], &id, &added, &fe);
-        free(text);
-        if (rc) {
-            cli_report(&fe);
-            bcl_error_clear(&fe);
-            /* Input 2 < runtime 3: the worst class wins. */
-            if (rc > worst)
-                worst = rc;
-            continue;
+        struct stat sb;
+        struct dirent **names = NULL;
+        int n = strcmp(argv[i], "-") != 0 && stat(argv[i], &sb) == 0 && S_ISDIR(sb.st_mode)
+                    ? scandir(argv[i], &names, json_name, alphasort)
+                    : -2;
+        if (n == -1) {
+            bcl_fail(&e, BCL_EXIT_INPUT, "cannot read the folder '%s': %s", argv[i],
+                     strerror(errno));
+            rc = cli_report(&e);
+            bcl_error_clear(&e);
+            counts[2]++;
+        } else if (n == -2)
+            rc = import_one(db, path, argv[i], a.json, files, counts);
+        /* A folder: its *.json files, in name order. */
+        for (int j = 0; j < n; j++) {
+            char file[8192];
+            snprintf(file, sizeof file, "%s/%s", argv[i], names[j]->d_name);
+            int frc = import_one(db, path, file, a.json, files, counts);
+            if (frc > worst)
+                worst = frc;
+            free(names[j]);
         }
-        char name[1024];
-        survey_db_escape(argv[i], name, sizeof name);
-        printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
+        free(names);
+        /* Input 2 < runtime 3: the worst class wins. */
+        if (n < 0 && rc > worst)
+            worst = rc;
     }
+    char shown[4200];
+    survey_db_escape(path, shown, sizeof shown);
+    if (a.json) {
+        json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:o}", "database", path, "added",
+                              (json_int_t)counts[0], "already_there", (json_int_t)counts[1],
+                              "refused", (json_int_t)counts[2], "files", files);
+        files = NULL;
+        cli_print_json(j);
+        json_decref(j);
+    } else
+        printf("import: %zu added, %zu already there, %zu refused, into '%s'\n", counts[0],
+               counts[1], counts[2], shown);
+    json_decref(files);
     survey_db_close(db);
     return worst;
 }
 
 static void list_help(void)
 {
-    printf("usage: ballcl survey list [--db FILE] [devices|surveys|drivers]\n\n"
+    printf("usage: ballcl survey list [--db FILE] [--json] [devices|surveys|drivers]\n\n"
            "Prints what the survey database holds: every device (with how many surveys\n"
            "have it and its latest driver), every survey, and every driver seen per\n"
            "device (first and last survey with it). One section when named, else all\n"
            "three. Text from survey files is printed with control characters as \\xNN.\n"
            "For anything else, query the database with SQL (docs/SURVEY.md).\n\n"
            "  --db FILE    the database (default as for 'survey import')\n"
+           "  --json       the sections as one JSON object on stdout\n"
            "  -h, --help   this help\n");
 }
 
 /* One row of a query as aligned columns; widths[i] 0: the rest of the line. */
+/* With into (the --json answer), the rows go there instead, under the
+ * title without its colon, each an object keyed by the headings (spaces as
+ * '_'), numbers as numbers. */
 static int print_query(sqlite3 *db, const char *path, const char *title, const char *sql,
-                       const char *const *heads, const size_t *widths, int ncol, bcl_error *e)
+                       const char *const *heads, const size_t *widths, int ncol, json_t *into,
+                       bcl_error *e)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return survey_db_fail(db, path, "cannot read it", e);
+    if (into) {
+        json_t *rows = json_array();
+        char key[64];
+        int s;
+        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+            json_t *row = json_object();
+            for (int c = 0; c < ncol; c++) {
+                snprintf(key, sizeof key, "%s", heads[c]);
+                for (char *p = key; *p; p++)
+                    *p = *p == ' ' ? '_' : *p;
+                int t = sqlite3_column_type(st, c);
+                const char *txt = (const char *)sqlite3_column_text(st, c);
+                json_object_set_new(row, key,
+                                    t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
+                                    : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
+                                    : txt               ? bcl_survey_text(txt)
+                                                        : json_null());
+            }
+            json_array_append_new(rows, row);
+        }
+        sqlite3_finalize(st);
+        snprintf(key, sizeof key, "%.*s", (int)strlen(title) - 1, title);
+        json_object_set_new(into, key, rows);
+        return s == SQLITE_DONE ? BCL_OK : survey_db_fail(db, path, "cannot read it", e);
+    }
     printf("%s\n", title);
     char cell[1024], esc[1024];
     for (int c = 0; c < ncol; c++) {
@@ -180,7 +300,7 @@ static int print_query(sqlite3 *db, const char *path, const char *title, const c
     return BCL_OK;
 }
 
-static int list_devices(sqlite3 *db, const char *path, bcl_error *e)
+static int list_devices(sqlite3 *db, const char *path, json_t *into, bcl_error *e)
 {
     static const char *const heads[] = {"id", "type",    "name",   "platform",
                                         "cu", "surveys", "driver", "last survey"};
@@ -191,10 +311,10 @@ static int list_devices(sqlite3 *db, const char *path, bcl_error *e)
         " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
         " l.date"
         " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
-        heads, widths, 8, e);
+        heads, widths, 8, into, e);
 }
 
-static int list_surveys(sqlite3 *db, const char *path, bcl_error *e)
+static int list_surveys(sqlite3 *db, const char *path, json_t *into, bcl_error *e)
 {
     static const char *const heads[] = {"id",      "date",  "schema", "ballcl",
                                         "devices", "quick", "source"};
@@ -204,10 +324,10 @@ static int list_surveys(sqlite3 *db, const char *path, bcl_error *e)
                        " (SELECT count(*) FROM runs r WHERE r.survey_id = s.id),"
                        " CASE s.quick WHEN 1 THEN 'yes' ELSE 'no' END, s.source"
                        " FROM surveys s ORDER BY s.date, s.id",
-                       heads, widths, 7, e);
+                       heads, widths, 7, into, e);
 }
 
-static int list_drivers(sqlite3 *db, const char *path, bcl_error *e)
+static int list_drivers(sqlite3 *db, const char *path, json_t *into, bcl_error *e)
 {
     static const char *const heads[] = {"platform", "driver", "surveys", "first", "last", "device"};
     static const size_t widths[] = {28, 16, 7, 20, 20, 0};
@@ -216,13 +336,13 @@ static int list_drivers(sqlite3 *db, const char *path, bcl_error *e)
         "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
         " FROM device_runs GROUP BY device_id, driver"
         " ORDER BY platform, name, min(date)",
-        heads, widths, 6, e);
+        heads, widths, 6, into, e);
 }
 
 static int cmd_list(int argc, char **argv)
 {
-    db_args a;
-    int rc = parse_db_args("survey list", argc, argv, NULL, &a, list_help);
+    survey_db_args a;
+    int rc = survey_db_args_parse("survey list", argc, argv, NULL, &a, list_help);
     if (rc)
         return rc < 0 ? 0 : rc;
     const char *what = a.first_arg < argc ? argv[a.first_arg] : NULL;
@@ -242,17 +362,21 @@ static int cmd_list(int argc, char **argv)
     if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
         (rc = survey_db_open(path, false, false, &db, &e)))
         return cli_report(&e);
-    bool all = !what;
+    bool all = !what, gap = all && !a.json;
+    json_t *into = a.json ? json_object() : NULL;
     if (rc == BCL_OK && (all || strcmp(what, "devices") == 0))
-        rc = list_devices(db, path, &e);
-    if (rc == BCL_OK && all)
+        rc = list_devices(db, path, into, &e);
+    if (rc == BCL_OK && gap)
         printf("\n");
     if (rc == BCL_OK && (all || strcmp(what, "surveys") == 0))
-        rc = list_surveys(db, path, &e);
-    if (rc == BCL_OK && all)
+        rc = list_surveys(db, path, into, &e);
+    if (rc == BCL_OK && gap)
         printf("\n");
     if (rc == BCL_OK && (all || strcmp(what, "drivers") == 0))
-        rc = list_drivers(db, path, &e);
+        rc = list_drivers(db, path, into, &e);
+    if (rc == BCL_OK && into)
+        cli_print_json(into);
+    json_decref(into);
     survey_db_close(db);
     if (rc)
         cli_report(&e);
@@ -265,13 +389,15 @@ static void report_help(void)
     printf("usage: ballcl survey report --html OUT.html [--db FILE]\n\n"
            "Writes one self-contained HTML page (no network access when opened: styles,\n"
            "script and charts are inside it) from the survey database: a sortable table\n"
-           "of the devices (each at its latest survey), charts of the main figures per\n"
-           "device (bandwidths, add and FMA rates, launch latency, the local = 1 penalty\n"
-           "and the fused rate of each model), any two devices side by side, how many\n"
-           "devices have each extension and capability, and, for a device surveyed more\n"
-           "than once, each figure over time with the driver at each point. The charts\n"
-           "are drawn by gnuplot (its SVG terminal; BALLCL_GNUPLOT names another\n"
-           "program). The page is written atomically.\n\n"
+           "of the devices (each at its latest survey) with a search box, bar charts of\n"
+           "the main figures for the top 30 devices (bandwidths, add and FMA rates,\n"
+           "launch latency, the local = 1 penalty and the fused rate of each model), any\n"
+           "two surveys side by side, how many devices have each extension and\n"
+           "capability, and a section per device (compute units, host, UUID or PCI bus)\n"
+           "with, for a device surveyed more than once, each figure over its surveys\n"
+           "from 0 with their range. The bar charts are drawn by gnuplot (its SVG\n"
+           "terminal; BALLCL_GNUPLOT names another program). The page is written\n"
+           "atomically.\n\n"
            "  --html FILE  the page to write\n"
            "  --db FILE    the database (default as for 'survey import')\n"
            "  -h, --help   this help\n");
@@ -279,14 +405,16 @@ static void report_help(void)
 
 static int cmd_report(int argc, char **argv)
 {
-    db_args a;
-    int rc = parse_db_args("survey report", argc, argv, "--html", &a, report_help);
+    survey_db_args a;
+    int rc = survey_db_args_parse("survey report", argc, argv, "--html", &a, report_help);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (a.first_arg < argc)
         return cli_usage_error("survey report", "unexpected argument '%s'", argv[a.first_arg]);
     if (!a.own_value)
         return cli_usage_error("survey report", "--html OUT.html is required");
+    if (a.json)
+        return cli_usage_error("survey report", "--json: not an option of survey report");
     bcl_error e = {0};
     char path[4096];
     bool dflt;
@@ -304,6 +432,11 @@ static int cmd_report(int argc, char **argv)
     rc = survey_html_page(db, path, &html, &len, &e);
     if (rc == BCL_OK && (rc = bcl_outputs_write(&outs, 0, html, len, &e)) == BCL_OK)
         rc = bcl_outputs_commit(&outs, &e);
+    if (rc == BCL_OK) {
+        char shown[4200];
+        survey_db_escape(a.own_value, shown, sizeof shown);
+        printf("report: '%s' written, %.1f MB\n", shown, (double)len / 1e6);
+    }
     bcl_outputs_discard(&outs);
     free(html);
     survey_db_close(db);
@@ -317,6 +450,7 @@ static const struct {
     const char *name;
     int (*fn)(int, char **);
 } subcommands[] = {
+    {"check", cmd_survey_check},
     {"import", cmd_import},
     {"list", cmd_list},
     {"report", cmd_report},
@@ -336,7 +470,8 @@ int cmd_survey_db(int argc, char **argv, bool *handled)
     return 0;
 }
 
-int survey_db_record(const char *given, bool check_only, const char *text, bcl_error *e)
+int survey_db_record(const char *given, bool check_only, const char *text, char *where, size_t size,
+                     bcl_error *e)
 {
     char path[4096];
     bool dflt;
@@ -348,6 +483,10 @@ int survey_db_record(const char *given, bool check_only, const char *text, bcl_e
         long long id;
         bool added;
         rc = survey_db_import(db, path, text, strlen(text), "ballcl survey", &id, &added, e);
+        char shown[4200];
+        survey_db_escape(path, shown, sizeof shown);
+        if (rc == BCL_OK)
+            snprintf(where, size, "recorded in '%s' as survey %lld", shown, id);
     }
     survey_db_close(db);
     return rc;

@@ -11,10 +11,30 @@
  * (*handled true), returning its exit status. */
 int cmd_survey_db(int argc, char **argv, bool *handled);
 
+/* Options shared by the database's subcommands: --db FILE, --json, -h;
+ * own names the command's other option with a value (NULL: none), stored
+ * into own_value. Every argument is read before anything is done: options
+ * stand anywhere (after file names too), '--' ends them; the operands are
+ * moved, in their order, to the end of argv, from first_arg on. Returns -1
+ * for help printed, BCL_OK, or an exit class (message printed). */
+typedef struct survey_db_args {
+    const char *db;
+    const char *own_value;
+    bool json;     /* --json: the answer as one JSON document on stdout */
+    int first_arg; /* index of the first operand */
+} survey_db_args;
+int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own, survey_db_args *a,
+                         void (*help)(void));
+
+/* ballcl survey check (cmd_survey_check.c). */
+int cmd_survey_check(int argc, char **argv);
+
 /* The database of 'ballcl survey' (given: --db, or NULL for the default):
  * with check_only, opened (created when missing) before the survey runs,
  * so that a bad path fails before the long work; else text, the survey
- * document as written, is recorded. */
-int survey_db_record(const char *given, bool check_only, const char *text, bcl_error *e);
+ * document as written, is recorded, and where says where ("recorded in
+ * 'PATH' as survey N"). */
+int survey_db_record(const char *given, bool check_only, const char *text, char *where, size_t size,
+                     bcl_error *e);
 
 #endif

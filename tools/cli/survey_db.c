@@ -523,7 +523,7 @@ static int add_figures(importer *im, const json_t *obj, const char *model, const
 /* The device's row, found by its key or added: its identity without the
  * driver (a new driver is a new run of the same device) plus the compute
  * units (the same CPU model in a machine of another size is another
- * device). */
+ * device), the host and the UUID or PCI bus. */
 static int device_id(importer *im, const json_t *dev, long long *id)
 {
     const json_t *ident = json_object_get(dev, "identity");
@@ -532,6 +532,15 @@ static int device_id(importer *im, const json_t *dev, long long *id)
     const char *f[4] = {str_or(ident, "platform", ""), str_or(ident, "vendor", ""),
                         str_or(ident, "name", ""), str_or(ident, "type", "")};
     json_t *k = json_pack("[s,s,s,s,I]", f[0], f[1], f[2], f[3], (json_int_t)cu);
+    /* Where the survey says where the device is (schema 3 since the host
+     * was recorded), identical nodes and identical GPUs of one node are
+     * devices of their own; a survey without it keeps the key it had. */
+    static const char *const place[] = {"host", "uuid", "pci_bus"};
+    for (size_t i = 0; k && i < sizeof place / sizeof place[0]; i++) {
+        const char *v = str_or(ident, place[i], NULL);
+        if (v && *v)
+            json_array_append_new(k, json_pack("[s,s]", place[i], v));
+    }
     char hex[65];
     int bad = !k || digest_of(k, hex) != 0;
     json_decref(k);

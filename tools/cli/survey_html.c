@@ -246,6 +246,42 @@ int page_load_run(report *r, json_t *run)
     return BCL_OK;
 }
 
+/* Every run, loaded, and each device's runs (oldest first) under its
+ * "runs": the device sections' histories and the side by side of any two
+ * surveys read them. */
+static int load_runs(report *r)
+{
+    int rc = page_query(r,
+                        "SELECT run_id, device_id, date, driver FROM device_runs"
+                        " ORDER BY device_id, date, run_id",
+                        0, &r->runs);
+    json_t *by_device = json_object();
+    size_t i;
+    json_t *run, *d;
+    json_array_foreach(r->runs, i, run)
+    {
+        if (rc == BCL_OK)
+            rc = page_load_run(r, run);
+        char id[32];
+        snprintf(id, sizeof id, "%lld",
+                 (long long)json_integer_value(json_object_get(run, "device_id")));
+        json_t *list = json_object_get(by_device, id);
+        if (!list)
+            json_object_set_new(by_device, id, list = json_array());
+        json_array_append(list, run);
+    }
+    json_array_foreach(r->devices, i, d)
+    {
+        char id[32];
+        snprintf(id, sizeof id, "%lld",
+                 (long long)json_integer_value(json_object_get(d, "device_id")));
+        json_t *list = json_object_get(by_device, id);
+        json_object_set_new(d, "runs", list ? json_incref(list) : json_array());
+    }
+    json_decref(by_device);
+    return rc;
+}
+
 static int load(report *r)
 {
     int rc =
@@ -263,6 +299,8 @@ static int load(report *r)
         if (rc == BCL_OK)
             rc = page_load_run(r, d);
     }
+    if (rc == BCL_OK)
+        rc = load_runs(r);
     if (rc == BCL_OK)
         rc = page_query(r,
                         "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
@@ -333,9 +371,12 @@ static const column device_columns[] = {
 static void device_table(report *r, sbuf *p)
 {
     sb_puts(p, "<h2 id=\"devices\">Devices</h2>\n<p>Each device at its latest survey. Click a "
-               "heading to sort.</p>\n<div class=\"scroll\"><table class=\"sortable\" "
+               "heading to sort, a name for the device's section.</p>\n<p><input "
+               "type=\"search\" id=\"search\" placeholder=\"search: name, host, driver…\" "
+               "aria-label=\"search the devices\" size=\"40\"> <span id=\"search-count\">"
+               "</span></p>\n<div class=\"scroll\"><table class=\"sortable\" "
                "id=\"device-table\"><thead><tr><th>#</th><th>device</th><th>platform</th>"
-               "<th>type</th><th>driver</th>");
+               "<th>type</th><th>driver</th><th>where</th>");
     for (size_t c = 0; c < NCOLUMNS; c++)
         sb_printf(p, "<th class=\"num\">%s</th>", device_columns[c].head);
     sb_puts(p, "<th class=\"num\">surveys</th><th>latest</th></tr></thead><tbody>\n");
@@ -343,14 +384,19 @@ static void device_table(report *r, sbuf *p)
     json_t *d;
     json_array_foreach(r->devices, i, d)
     {
-        sb_printf(p, "<tr><td data-v=\"%zu\">%zu</td><td class=\"device-name\">", i + 1, i + 1);
+        sb_printf(p,
+                  "<tr><td data-v=\"%zu\">%zu</td><td class=\"device-name\"><a "
+                  "href=\"#dev-%zu\">",
+                  i + 1, i + 1, i + 1);
         sb_html(p, page_str(d, "name"));
-        sb_puts(p, "</td><td>");
+        sb_puts(p, "</a></td><td>");
         sb_html(p, page_str(d, "platform"));
         sb_puts(p, "</td><td>");
         sb_html(p, page_str(d, "type"));
         sb_puts(p, "</td><td>");
         sb_html(p, page_str(d, "driver"));
+        sb_puts(p, "</td><td>");
+        page_where(p, d);
         sb_puts(p, "</td>");
         for (size_t c = 0; c < NCOLUMNS; c++) {
             const column *col = &device_columns[c];
@@ -395,6 +441,8 @@ static void device_table(report *r, sbuf *p)
     sb_puts(p, "</tbody></table></div>\n");
 }
 
+#define COVERAGE_MARKS 30
+
 static void coverage(report *r, sbuf *p)
 {
     size_t n = json_array_size(r->devices);
@@ -429,7 +477,11 @@ static void coverage(report *r, sbuf *p)
               "<thead><tr><th>capability or extension</th><th class=\"num\">devices</th>"
               "<th>share</th>",
               n);
-    json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
+    /* A mark per device and row only while that fits on a screen: at 1000
+     * devices it would be megabytes no one reads. */
+    bool marks = n <= COVERAGE_MARKS;
+    if (marks)
+        json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
     sb_puts(p, "</tr></thead><tbody>\n");
     for (int pass = 0; pass < 2; pass++) {
         json_t *set = pass == 0 ? caps : exts;
@@ -448,6 +500,8 @@ static void coverage(report *r, sbuf *p)
             json_t *dd;
             json_array_foreach(r->devices, j, dd)
             {
+                if (!marks)
+                    break;
                 bool has;
                 if (pass == 0) {
                     const json_t *f = json_object_get(json_object_get(dd, "facts"), k);
@@ -503,24 +557,106 @@ static int platforms(report *r, sbuf *p)
     return BCL_OK;
 }
 
-/* The devices as JSON for the side-by-side script, '<' written as \u003c
- * so that no text can end the <script> element. */
+/* What tells d apart from devices of its name, as plain text for the
+ * script (which sets it as text): compute units and where it is. */
+static void where_text(const json_t *d, char *out, size_t size)
+{
+    static const char *const place[][2] = {
+        {"identity.host", "host "}, {"identity.uuid", "UUID "}, {"identity.pci_bus", "PCI "}};
+    const json_t *facts = json_object_get(d, "facts");
+    size_t o = 0;
+    out[0] = '\0';
+    double cu = page_fact(d, "limits.compute_units");
+    if (!isnan(cu))
+        o += (size_t)snprintf(out, size, "%.0f CUs", cu);
+    for (size_t i = 0; i < sizeof place / sizeof place[0] && o < size; i++) {
+        const char *v = json_string_value(json_object_get(facts, place[i][0]));
+        if (v && *v)
+            o += (size_t)snprintf(out + o, size - o, "%s%s%s", o ? ", " : "", place[i][1], v);
+    }
+}
+
+/* The index of name in the array list (added when new), through index,
+ * an object from name to that index. */
+static json_int_t index_of(json_t *list, json_t *index, const char *name)
+{
+    json_t *have = json_object_get(index, name);
+    if (have)
+        return json_integer_value(have);
+    json_int_t n = (json_int_t)json_array_size(list);
+    json_array_append_new(list, json_string(name));
+    json_object_set_new(index, name, json_integer(n));
+    return n;
+}
+
+/* Every survey of every device as compact JSON for the side-by-side
+ * script: the names of figures, facts and extensions once ("keys",
+ * "ext"), and per run [device number, name, platform, type, driver, date,
+ * where, [key index, value, ...], [extension index, ...]]. At 1000 surveys
+ * this is about a megabyte where objects with the names repeated would be
+ * four. '<' is written as \u003c so that no text can end the <script>
+ * element. */
 static void embedded_data(report *r, sbuf *p)
 {
-    json_t *out = json_array();
+    json_t *keys = json_array(), *key_index = json_object();
+    json_t *exts = json_array(), *ext_index = json_object();
+    json_t *numbers = json_object(), *runs = json_array();
     size_t i;
-    json_t *d;
+    json_t *d, *run;
     json_array_foreach(r->devices, i, d)
     {
-        json_array_append_new(
-            out, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:O,s:O,s:O}", "n", (json_int_t)(i + 1),
-                           "name", page_str(d, "name"), "platform", page_str(d, "platform"), "type",
-                           page_str(d, "type"), "driver", page_str(d, "driver"), "date",
-                           page_str(d, "date"), "facts", json_object_get(d, "facts"), "figures",
-                           json_object_get(d, "figures"), "extensions",
-                           json_object_get(d, "extensions")));
+        char id[32];
+        snprintf(id, sizeof id, "%lld",
+                 (long long)json_integer_value(json_object_get(d, "device_id")));
+        json_object_set_new(numbers, id, json_integer((json_int_t)i + 1));
     }
-    char *text = json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_array_foreach(r->runs, i, run)
+    {
+        char id[32], where[512];
+        long long dev_id = json_integer_value(json_object_get(run, "device_id"));
+        snprintf(id, sizeof id, "%lld", dev_id);
+        const json_t *dev = json_array_get(
+            r->devices, (size_t)json_integer_value(json_object_get(numbers, id)) - 1);
+        where_text(run, where, sizeof where);
+        json_t *vals = json_array(), *xs = json_array();
+        static const char *const sets[][2] = {{"figures", "figure "}, {"facts", ""}};
+        for (size_t s = 0; s < 2; s++) {
+            const char *k;
+            json_t *v;
+            json_object_foreach(json_object_get(run, sets[s][0]), k, v)
+            {
+                char name[600];
+                snprintf(name, sizeof name, "%s%s", sets[s][1], k);
+                json_array_append_new(vals, json_integer(index_of(keys, key_index, name)));
+                json_array_append(vals, v);
+            }
+        }
+        size_t x;
+        json_t *e;
+        json_array_foreach(json_object_get(run, "extensions"), x, e)
+            json_array_append_new(xs, json_integer(index_of(exts, ext_index, page_str(e, NULL))));
+        /* where was cut at its buffer's end, maybe inside a character:
+         * then the run goes in without it rather than not at all. */
+        json_t *row =
+            json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id), page_str(dev, "name"),
+                      page_str(dev, "platform"), page_str(dev, "type"), page_str(run, "driver"),
+                      page_str(run, "date"), where, vals, xs);
+        if (!row)
+            row = json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
+                            page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
+                            page_str(run, "driver"), page_str(run, "date"), "", vals, xs);
+        json_decref(vals);
+        json_decref(xs);
+        if (!row)
+            p->oom = true;
+        json_array_append_new(runs, row);
+    }
+    json_t *out = json_pack("{s:o,s:o,s:o}", "keys", keys, "ext", exts, "runs", runs);
+    json_decref(key_index);
+    json_decref(ext_index);
+    json_decref(numbers);
+    char *text =
+        out ? json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(7)) : NULL;
     json_decref(out);
     if (!text) {
         p->oom = true;
@@ -551,6 +687,15 @@ static const char *const style =
     "figure.chart{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:0.3em}\n"
     "tr.differs td{background:#fff6d8}select{font-size:1em;margin-right:1em}\n"
     "nav a{margin-right:1em}\n"
+    /* Sections off screen are not laid out until scrolled to: a thousand
+     * of them would cost the page's load seconds. */
+    "section.device{border-top:1px solid #eee;padding:0.2em 0;content-visibility:auto;"
+    "contain-intrinsic-size:auto 90px}h3{font-size:1em;margin:0.4em 0}\n"
+    "svg.spark{margin:0 6px 4px 0;font-size:10px;background:#fafafa}"
+    "svg.spark .axis{stroke:#999}svg.spark .band{fill:#ddd}svg.spark .r{text-anchor:end}\n"
+    "svg.spark polyline{fill:none;stroke:#4a7ab5;stroke-width:1.5}"
+    "figure.history{margin:0.3em 0}figure.history figcaption{font-weight:normal;"
+    "font-size:0.85em}.drivers{font-size:0.85em;color:#555}\n"
     "</style>\n";
 
 /* Sorting any table.sortable by a click on its heading (numbers by their
@@ -572,32 +717,53 @@ static const char *const script =
     "    const c=(typeof x==='number'&&typeof y==='number')?x-y:String(x).localeCompare("
     "String(y));return asc?c:-c;});\n"
     "   rows.forEach(function(r){body.appendChild(r);});});});});\n"
-    "const devices=JSON.parse(document.getElementById('survey-data').textContent);\n"
+    "const data=JSON.parse(document.getElementById('survey-data').textContent);\n"
+    "const runs=data.runs;\n"
     "const selA=document.getElementById('pick-a'),selB=document.getElementById('pick-b');\n"
-    "devices.forEach(function(d,i){[selA,selB].forEach(function(s){const o=document."
-    "createElement('option');o.value=i;o.textContent=d.n+'. '+d.name+' ('+d.platform+', '+"
-    "d.driver+')';s.appendChild(o);});});\n"
-    "if(devices.length>1)selB.value=1;\n"
+    "const opts=document.createDocumentFragment();\n"
+    "runs.forEach(function(u,i){const o=document.createElement('option');o.value=i;"
+    "o.textContent=u[0]+'. '+u[1]+' — '+u[4]+(u[6]?', '+u[6]:'')+', '+u[5];"
+    "opts.appendChild(o);});\n"
+    "selA.appendChild(opts.cloneNode(true));selB.appendChild(opts);\n"
+    /* The second pick: another survey of the first device where there is
+     * one (the device across drivers or time), else the next survey. */
+    "if(runs.length>1){let j=1;for(let k=1;k<runs.length;k++)if(runs[k][0]===runs[0][0]){j=k;"
+    "break;}selB.value=j;}\n"
     "function show(v){if(v===undefined||v===null)return '–';if(typeof v==='number')"
     "return Number.isInteger(v)?String(v):v.toPrecision(5);return String(v);}\n"
+    "function values(u){const m=new Map();for(let k=0;k<u[7].length;k+=2)"
+    "m.set(data.keys[u[7][k]],u[7][k+1]);return m;}\n"
     "function compare(){\n"
-    " const a=devices[selA.value],b=devices[selB.value];\n"
+    " const a=runs[selA.value],b=runs[selB.value];\n"
     " const body=document.querySelector('#compare-table tbody');body.textContent='';\n"
     " function row(group,key,x,y){const tr=document.createElement('tr');\n"
     "  if(show(x)!==show(y))tr.className='differs';\n"
     "  [group,key,show(x),show(y)].forEach(function(t){const td=document.createElement('td');"
     "td.textContent=t;tr.appendChild(td);});body.appendChild(tr);}\n"
-    " ['name','platform','type','driver','date'].forEach(function(k){row('device',k,a[k],b[k]);"
-    "});\n"
-    " ['figures','facts'].forEach(function(g){const keys=new Set(Object.keys(a[g]).concat("
-    "Object.keys(b[g])));\n"
-    "  Array.from(keys).sort().forEach(function(k){row(g==='figures'?'figure':'fact',k,a[g][k],"
-    "b[g][k]);});});\n"
-    " const ea=new Set(a.extensions),eb=new Set(b.extensions);\n"
-    " const all=Array.from(new Set(a.extensions.concat(b.extensions))).sort();\n"
-    " all.forEach(function(x){row('extension',x,ea.has(x)?'yes':'no',eb.has(x)?'yes':'no');});"
-    "\n}\n"
+    " ['name','platform','type','driver','date','compute units, where'].forEach(function(k,i){"
+    "row('device',k,a[i+1],b[i+1]);});\n"
+    " const va=values(a),vb=values(b);\n"
+    " Array.from(new Set(Array.from(va.keys()).concat(Array.from(vb.keys())))).sort()"
+    ".forEach(function(k){const f=k.startsWith('figure ');"
+    "row(f?'figure':'fact',f?k.slice(7):k,va.get(k),vb.get(k));});\n"
+    " const ea=new Set(a[8]),eb=new Set(b[8]);\n"
+    " Array.from(new Set(a[8].concat(b[8]))).map(function(x){return data.ext[x];}).sort()"
+    ".forEach(function(x){const i=data.ext.indexOf(x);"
+    "row('extension',x,ea.has(i)?'yes':'no',eb.has(i)?'yes':'no');});\n"
+    "}\n"
     "selA.addEventListener('change',compare);selB.addEventListener('change',compare);\n"
+    /* The search: rows of the device table and device sections whose text
+     * holds every word typed. */
+    "const search=document.getElementById('search');\n"
+    "search.addEventListener('input',function(){\n"
+    " const words=search.value.toLowerCase().split(/\\s+/).filter(Boolean);let n=0;\n"
+    " function hit(el){const t=el.textContent.toLowerCase();"
+    "return words.every(function(w){return t.includes(w);});}\n"
+    " document.querySelectorAll('#device-table tbody tr').forEach(function(tr){"
+    "const h=hit(tr);tr.style.display=h?'':'none';n+=h;});\n"
+    " document.querySelectorAll('section.device').forEach(function(s){"
+    "s.style.display=hit(s)?'':'none';});\n"
+    " document.getElementById('search-count').textContent=words.length?n+' shown':'';});\n"
     "compare();\n"
     "</script>\n";
 
@@ -637,7 +803,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         sb_puts(&p, "</code>. The figures and how they are measured: docs/SURVEY.md.</p>\n"
                     "<nav><a href=\"#devices\">devices</a><a href=\"#charts\">figures</a>"
                     "<a href=\"#compare\">side by side</a><a href=\"#coverage\">coverage</a>"
-                    "<a href=\"#history\">over time</a><a href=\"#platforms\">platforms</a>"
+                    "<a href=\"#history\">each device</a><a href=\"#platforms\">platforms</a>"
                     "</nav>\n");
         json_decref(n);
     }
@@ -646,25 +812,15 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         rc = survey_page_charts(&r, &p);
     }
     if (rc == BCL_OK) {
-        sb_puts(&p, "<h2 id=\"compare\">Side by side</h2>\n<p>Any two devices (each at its "
-                    "latest survey); rows that differ are marked.</p>\n<p><select id=\"pick-a\" "
-                    "aria-label=\"first device\"></select><select id=\"pick-b\" "
-                    "aria-label=\"second device\"></select></p>\n<div class=\"scroll\"><table "
+        sb_puts(&p, "<h2 id=\"compare\">Side by side</h2>\n<p>Any two surveys of any "
+                    "devices (one device across drivers, hosts or time too); rows that differ "
+                    "are marked.</p>\n<p><select id=\"pick-a\" "
+                    "aria-label=\"first survey\"></select><select id=\"pick-b\" "
+                    "aria-label=\"second survey\"></select></p>\n<div class=\"scroll\"><table "
                     "id=\"compare-table\"><thead><tr><th>what</th><th>key</th><th>first</th>"
                     "<th>second</th></tr></thead><tbody></tbody></table></div>\n");
         coverage(&r, &p);
-        sb_puts(&p, "<h2 id=\"history\">Over time</h2>\n");
-        size_t i, shown = 0;
-        json_t *d;
-        json_array_foreach(r.devices, i, d)
-        {
-            if (rc == BCL_OK && json_integer_value(json_object_get(d, "surveys")) > 1) {
-                rc = survey_page_history(&r, &p, d);
-                shown++;
-            }
-        }
-        if (rc == BCL_OK && !shown)
-            sb_puts(&p, "<p class=\"none\">No device has been surveyed more than once.</p>\n");
+        survey_page_devices(&r, &p);
     }
     if (rc == BCL_OK)
         rc = platforms(&r, &p);
@@ -675,6 +831,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     }
     json_decref(r.devices);
     json_decref(r.models);
+    json_decref(r.runs);
     if (rc == BCL_OK && p.oom)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     if (rc) {

@@ -4,49 +4,88 @@
  * (survey_chart.c) and put into the page. Labels from survey files are made
  * safe for gnuplot's data file (plot_label); the titles are ours.
  */
-#define _GNU_SOURCE /* strptime, timegm */
 #include "survey_chart.h"
 #include "survey_page.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct series {
     const char *key; /* the figure's key (model:key for a model's) */
     const char *title;
 } series;
 
-/* One grouped bar chart, a bar per series for every device; series that
- * no device has are left out, and a chart with none says so. */
+/* At most this many devices per bar chart: beyond about 70 the bars and
+ * their labels cannot be read, and every bar costs the page's size. */
+#define TOP_N 30
+
+typedef struct ranked {
+    size_t index; /* in r->devices, numbered from 1 in the table */
+    double v;     /* the chart's first series, NAN when absent */
+} ranked;
+
+/* Highest first, absent last; ties by table order (a stable chart). */
+static int by_value(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (isnan(x->v) != isnan(y->v))
+        return isnan(x->v) ? 1 : -1;
+    if (!isnan(x->v) && x->v != y->v)
+        return x->v < y->v ? 1 : -1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* One grouped bar chart, a bar per series for each of the top TOP_N
+ * devices by the first series (the lowest first where lower is better);
+ * series that no device has are left out, and a chart with none says so. */
 static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabel, bool logscale,
-                     const series *ser, size_t nser)
+                     bool lower_better, const series *ser, size_t nser)
 {
     size_t n = json_array_size(r->devices);
     bool *used = calloc(nser ? nser : 1, sizeof *used);
-    if (!used)
+    ranked *order = calloc(n ? n : 1, sizeof *order);
+    if (!used || !order) {
+        free(used), free(order);
         return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    size_t nused = 0;
+    }
+    size_t nused = 0, first = nser;
     for (size_t s = 0; s < nser; s++) {
         for (size_t i = 0; i < n && !used[s]; i++)
             used[s] = !isnan(page_figure(json_array_get(r->devices, i), ser[s].key));
         nused += used[s];
+        first = used[s] && first == nser ? s : first;
     }
-    sb_printf(page, "<figure class=\"chart\"><figcaption>%s</figcaption>\n", title);
+    sb_printf(page, "<figure class=\"chart\"><figcaption>%s", title);
     if (!nused) {
-        sb_puts(page, "<p class=\"none\">No device of the database has these figures "
-                      "(surveys of an older schema lack some).</p></figure>\n");
-        free(used);
+        sb_puts(page, "</figcaption>\n<p class=\"none\">No device of the database has these "
+                      "figures (surveys of an older schema lack some).</p></figure>\n");
+        free(used), free(order);
         return BCL_OK;
     }
+    for (size_t i = 0; i < n; i++) {
+        double v = page_figure(json_array_get(r->devices, i), ser[first].key);
+        order[i] = (ranked){i, lower_better && !isnan(v) ? -v : v};
+    }
+    qsort(order, n, sizeof *order, by_value);
+    size_t shown = n < TOP_N ? n : TOP_N;
+    if (shown < n)
+        sb_printf(page, " (top %zu of %zu by %s; every device in the table)", shown, n,
+                  ser[first].title);
+    sb_puts(page, "</figcaption>\n");
     sbuf data = {0}, script = {0};
     double lo = INFINITY, hi = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < shown; k++) {
+        size_t i = order[k].index;
         const json_t *d = json_array_get(r->devices, i);
         char label[64];
         page_plot_label(page_str(d, "name"), label, sizeof label);
-        sb_printf(&data, "\"%zu. %s\"", i + 1, label);
+        /* The compute units too: one name may be CPUs of several sizes. */
+        double cu = page_fact(d, "limits.compute_units");
+        if (isnan(cu))
+            sb_printf(&data, "\"%zu. %s\"", i + 1, label);
+        else
+            sb_printf(&data, "\"%zu. %s, %.0f CU\"", i + 1, label, cu);
         for (size_t s = 0; s < nser; s++) {
             double v = page_figure(d, ser[s].key);
             if (!used[s])
@@ -59,6 +98,7 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
         }
         sb_puts(&data, "\n");
     }
+    free(order);
     /* A log axis from well below the smallest bar, so that it shows. */
     char range[80] = "0:*";
     if (logscale && hi > 0)
@@ -70,13 +110,15 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
               "set boxwidth 0.9\n"
               "set key outside right top vertical\n"
               "set grid ytics\n"
-              "set xtics rotate by -20 left nomirror\n"
-              "set bmargin 7\n"
+              "set xtics rotate by %d left nomirror\n"
+              "set bmargin %d\n"
               "set ylabel '%s'\n"
               "set yrange [%s]\n"
               "%s\n"
               "plot ",
-              ylabel, range, logscale ? "set logscale y" : "");
+              /* Steeper labels for many bars, so that they do not overlap. */
+              shown > 12 ? -60 : -20, shown > 12 ? 12 : 7, ylabel, range,
+              logscale ? "set logscale y" : "");
     unsigned col = 2;
     for (size_t s = 0; s < nser; s++) {
         if (!used[s])
@@ -96,142 +138,9 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
     if (data.oom || script.oom)
         rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
     else
-        rc = survey_chart_svg(script.s, data.s, 960, 380, prefix, &svg, r->e);
+        rc = survey_chart_svg(script.s, data.s, 960, shown > 12 ? 460 : 380, prefix, &svg, r->e);
     if (rc == BCL_OK) {
         sb_puts(page, svg);
-        sb_puts(page, "</figure>\n");
-    }
-    free(svg);
-    free(data.s);
-    free(script.s);
-    return rc;
-}
-
-/* The figures a history panel shows, when the device has them. */
-static const series history_figures[] = {
-    {"launch_latency_us", "launch latency (us)"},
-    {"roundtrip_us", "round trip (us)"},
-    {"copy_gb_per_s", "copy (GB/s)"},
-    {"read_only_gb_per_s", "read-only (GB/s)"},
-    {"add_gflop_per_s", "add (GFLOP/s)"},
-    {"fma_gflop_per_s", "FMA (GFLOP/s)"},
-    {"write_gb_per_s", "host to device (GB/s)"},
-    {"read_gb_per_s", "device to host (GB/s)"},
-    {"build_ms_cold", "cold build (ms)"},
-    {"seed:fused_ball_steps_per_s", "seed fused (ball-steps/s)"},
-    {"seed:local1_penalty", "seed local = 1 penalty"},
-    {"bounce:fused_ball_steps_per_s", "bounce fused (ball-steps/s)"},
-};
-#define NHISTORY (sizeof history_figures / sizeof history_figures[0])
-
-/* For a device with several surveys: each figure over time, a panel each,
- * every point labelled with the driver it ran on. */
-int survey_page_history(report *r, sbuf *page, const json_t *dev)
-{
-    json_t *runs;
-    int rc = page_query(r,
-                        "SELECT run_id, date, driver FROM device_runs WHERE device_id = ?"
-                        " ORDER BY date, run_id",
-                        json_integer_value(json_object_get(dev, "device_id")), &runs);
-    size_t i;
-    json_t *run;
-    json_array_foreach(runs, i, run)
-    {
-        if (rc == BCL_OK)
-            rc = page_load_run(r, run);
-    }
-    if (rc) {
-        json_decref(runs);
-        return rc;
-    }
-    /* A run whose date is not a time gnuplot reads (a file changed by hand)
-     * is left out of the panels, and the caption says so. */
-    size_t undated = 0;
-    for (i = 0; i < json_array_size(runs);) {
-        struct tm tm = {0};
-        const char *end =
-            strptime(page_str(json_array_get(runs, i), "date"), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        if (end && !*end && tm.tm_year >= 0 && tm.tm_year < 8000) {
-            i++;
-        } else {
-            json_array_remove(runs, i);
-            undated++;
-        }
-    }
-    bool used[NHISTORY] = {0};
-    size_t panels = 0;
-    for (size_t f = 0; f < NHISTORY; f++) {
-        json_array_foreach(runs, i, run) used[f] |=
-            !isnan(page_figure(run, history_figures[f].key));
-        panels += used[f];
-    }
-    sb_puts(page, "<figure class=\"chart history\"><figcaption>");
-    sb_html(page, page_str(dev, "name"));
-    sb_puts(page, " (");
-    sb_html(page, page_str(dev, "platform"));
-    sb_printf(page, "): %zu surveys; each point is labelled with its driver",
-              json_array_size(runs));
-    if (undated)
-        sb_printf(page, " (%zu more left out: a date that is no time)", undated);
-    sb_puts(page, "</figcaption>\n");
-    sbuf data = {0}, script = {0};
-    json_array_foreach(runs, i, run)
-    {
-        char driver[64], date[64];
-        page_plot_label(page_str(run, "driver"), driver, sizeof driver);
-        page_plot_label(page_str(run, "date"), date, sizeof date);
-        sb_printf(&data, "%s \"%s\"", date, driver);
-        for (size_t f = 0; f < NHISTORY; f++)
-            if (used[f])
-                sb_printf(&data, " %.9g", page_figure(run, history_figures[f].key));
-        sb_puts(&data, "\n");
-    }
-    /* Three ticks over the span, with the time of day when it is short. */
-    double t0 = 0, t1 = 0;
-    json_array_foreach(runs, i, run)
-    {
-        struct tm tm = {0};
-        const char *end = strptime(page_str(run, "date"), "%Y-%m-%dT%H:%M:%S", &tm);
-        double t = end ? (double)timegm(&tm) : 0;
-        t0 = i == 0 || t < t0 ? t : t0;
-        t1 = i == 0 || t > t1 ? t : t1;
-    }
-    double step = (t1 - t0) / 3 > 60 ? (t1 - t0) / 3 : 60;
-    bool short_span = t1 - t0 < 2 * 86400;
-    unsigned cols = panels < 3 ? (unsigned)panels : 3;
-    unsigned rows = (unsigned)((panels + cols - 1) / (cols ? cols : 1));
-    sb_printf(&script,
-              "set xdata time\n"
-              "set timefmt '%%Y-%%m-%%dT%%H:%%M:%%SZ'\n"
-              "set format x '%s'\n"
-              "set xtics %.0f rotate by -20 left\n"
-              "set offsets graph 0.1, graph 0.1, graph 0.25, graph 0.1\n"
-              "set grid\n"
-              "unset key\n"
-              "set multiplot layout %u,%u\n",
-              short_span ? "%m-%d %H:%M" : "%Y-%m-%d", step, rows ? rows : 1, cols ? cols : 1);
-    unsigned col = 3;
-    for (size_t f = 0; f < NHISTORY; f++) {
-        if (!used[f])
-            continue;
-        sb_printf(&script,
-                  "set title '%s'\n"
-                  "plot 'data.txt' using 1:%u with steps lw 2, '' using 1:%u with points pt 7,"
-                  " '' using 1:%u:2 with labels offset 0,1 font ',9'\n",
-                  history_figures[f].title, col, col, col);
-        col++;
-    }
-    sb_puts(&script, "unset multiplot\n");
-    json_decref(runs);
-    char *svg = NULL;
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "c%u_", r->charts++);
-    if (data.oom || script.oom)
-        rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    else if (panels)
-        rc = survey_chart_svg(script.s, data.s, 960, 260 * (rows ? rows : 1), prefix, &svg, r->e);
-    if (rc == BCL_OK) {
-        sb_puts(page, svg ? svg : "<p class=\"none\">No figure in common.</p>");
         sb_puts(page, "</figure>\n");
     }
     free(svg);
@@ -268,17 +177,18 @@ int survey_page_charts(report *r, sbuf *p)
         {"build_ms_cached", "from the binary cache"},
     };
     sb_puts(p, "<h2 id=\"charts\">Figures per device</h2>\n<p>Bars are numbered as the "
-               "device table; a missing bar is a figure the survey lacks (an older schema, "
+               "device table; each chart shows at most the top 30 devices; a missing bar is a "
+               "figure the survey lacks (an older schema, "
                "or a figure it could not measure).</p>\n");
-    int rc = bar_chart(r, p, "Device memory bandwidth", "GB/s (log)", true, bandwidth, 2);
+    int rc = bar_chart(r, p, "Device memory bandwidth", "GB/s (log)", true, false, bandwidth, 2);
     if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Host to device and back", "GB/s (log)", true, transfer, 6);
+        rc = bar_chart(r, p, "Host to device and back", "GB/s (log)", true, false, transfer, 6);
     if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Arithmetic rates", "10^9 operations/s (log)", true, rates, 5);
+        rc = bar_chart(r, p, "Arithmetic rates", "10^9 operations/s (log)", true, false, rates, 5);
     if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Launch latency", "µs", false, latency, 2);
+        rc = bar_chart(r, p, "Launch latency", "µs", false, true, latency, 2);
     if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Program build", "ms (log)", true, build, 2);
+        rc = bar_chart(r, p, "Program build", "ms (log)", true, true, build, 2);
     /* Per model, from whatever models the surveys have. */
     size_t nm = json_array_size(r->models);
     series *pen = calloc(nm + 1, sizeof *pen), *fused = calloc(nm + 1, sizeof *fused);
@@ -295,10 +205,10 @@ int survey_page_charts(report *r, sbuf *p)
     }
     if (rc == BCL_OK)
         rc = bar_chart(r, p, "The cost of local = 1 (the seed's launch): time / best time",
-                       "times slower", false, pen, nm);
+                       "times slower", false, true, pen, nm);
     if (rc == BCL_OK)
         rc = bar_chart(r, p, "Fused rate: K steps per launch in registers", "ball-steps/s (log)",
-                       true, fused, nm);
+                       true, false, fused, nm);
     free(pen);
     free(fused);
     free(keys);

@@ -33,6 +33,7 @@ typedef struct report {
     bcl_error *e;
     json_t *devices; /* each at its latest survey: see load_run */
     json_t *models;  /* the models with figures, default first */
+    json_t *runs;    /* every run of every device, loaded, by device and date */
     unsigned charts; /* for the ids of the charts' SVG */
 } report;
 /* Rows of sql (at most one integer parameter) as an array of objects named
@@ -56,7 +57,13 @@ double page_fact(const json_t *d, const char *key);
 
 /* The section of bar charts, one per figure group and per model. */
 int survey_page_charts(report *r, sbuf *page);
-/* For a device with several surveys: each figure over time. */
-int survey_page_history(report *r, sbuf *page, const json_t *dev);
+/* A section (anchor dev-N) per device, with its history drawn inline
+ * (survey_page_devices.c). */
+void survey_page_devices(report *r, sbuf *page);
+/* The device's name with what tells it apart from others of that name:
+ * compute units, host, UUID or PCI bus (escaped for HTML). */
+void page_label(sbuf *b, const json_t *d);
+/* Host, UUID and PCI bus of d where its survey has them (escaped). */
+void page_where(sbuf *b, const json_t *d);
 
 #endif
