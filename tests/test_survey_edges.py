@@ -53,6 +53,20 @@ def fresh(name):
     return d
 
 
+def program_for(user):
+    """The program, or for another user (nobody) a copy in this test's folder:
+    the checkout may be where no other user can reach (a clone in /root, mode
+    0700); the sanitizers' suppressions are shared likewise."""
+    if user is None:
+        return testlib.BALLCL
+    copy = os.path.join(tmp, "ballcl")
+    if not os.path.exists(copy):
+        shutil.copy(testlib.BALLCL, copy)
+        os.chmod(copy, 0o755)
+        testlib.share_suppressions(tmp)
+    return copy
+
+
 def run(args, env=None, cwd=None, user=None, timeout=LIMIT + 30):
     """ballcl args; Result with .seconds."""
     full = dict(os.environ)
@@ -63,7 +77,7 @@ def run(args, env=None, cwd=None, user=None, timeout=LIMIT + 30):
             full[k] = v
     t0 = time.monotonic()
     kw = {"user": user} if user is not None else {}
-    p = subprocess.run([testlib.BALLCL] + args, env=full, cwd=cwd or tmp, capture_output=True,
+    p = subprocess.run([program_for(user)] + args, env=full, cwd=cwd or tmp, capture_output=True,
                        text=True, timeout=timeout, **kw)
     r = testlib.Result(args, p)
     r.seconds = time.monotonic() - t0

@@ -40,13 +40,14 @@ ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
 libjansson-dev libmd-dev libpng-dev libsqlite3-dev"
 # What only the tests use: Mesa's rusticl (mesa-opencl-icd: the tests run it
 # on llvmpipe, the CPU), clinfo, MPI, cmocka, the Python module's build and
-# checks (python3-venv, python3-build, mypy: docs/PYTHON.md), gnuplot for the
+# checks (python3-venv, python3-pip, python3-build, mypy, and git, which the
+# source distribution is made from: docs/PYTHON.md), gnuplot for the
 # survey report, Oclgrind, clang and its sanitizer runtime with OpenMP,
 # and Chromium, its driver and Selenium, which open the survey report page.
 if [ "$mode" = test ]; then
     packages="$packages clinfo mesa-opencl-icd libomp-dev libopenmpi-dev openmpi-bin
 libcmocka-dev python3 python3-dev python3-numpy python3-pytest python3-jsonschema python3-venv
-python3-build mypy gnuplot-nox oclgrind clang libclang-rt-dev
+python3-pip python3-build git mypy gnuplot-nox oclgrind clang libclang-rt-dev
 chromium chromium-driver python3-selenium"
 fi
 
