@@ -34,6 +34,10 @@ tmp = testlib.tempdir()
 rng = random.Random(3636)
 MAX_BYTES = 5 * 1000 * 1000
 MAX_REPORT_S, MAX_LOAD_S = 10.0, 3.0
+# Under the sanitizers (tools/sanitize.sh) the program runs several times
+# slower by design: the times are printed, and held to their bounds only in
+# the plain build, where they are the figures the page promises.
+SANITIZED = bool(os.environ.get("BALLCL_ASAN_RUNTIME"))
 SLACK = 2.0  # a shared test machine: fail only well past the bound
 
 
@@ -121,8 +125,9 @@ for what, make in (("1000 surveys of 250 devices", fleet_of_250),
     print(f"note: {what}: page {size / 1e6:.2f} MB, report {took:.2f} s")
     check(r.rc == 0 and size > 0, f"{what}: report --html exit 0", r.describe()[:300])
     check(size <= MAX_BYTES, f"{what}: page at most 5 MB ({size / 1e6:.2f} MB)")
-    check(took <= MAX_REPORT_S * SLACK,
-          f"{what}: report within {MAX_REPORT_S:.0f} s (x{SLACK:.0f} slack; {took:.2f} s)")
+    check(took <= MAX_REPORT_S * SLACK or SANITIZED,
+          f"{what}: report within {MAX_REPORT_S:.0f} s (x{SLACK:.0f} slack; {took:.2f} s"
+          + (", not held under the sanitizers)" if SANITIZED else ")"))
     html = open(page, encoding="utf-8").read() if size else ""
     check(html.count('class="device" id="dev-') == len(set(devices)),
           f"{what}: a section per device ({len(set(devices))})")
@@ -169,7 +174,7 @@ try:
             took.append(time.monotonic() - t0)
         print(f"note: {what}: loaded in Chromium in " + ", ".join(f"{t:.2f}" for t in took)
               + " s")
-        check(browser.title == "ballcl device survey" and min(took) <= MAX_LOAD_S,
+        check(browser.title == "ballcl device survey" and (min(took) <= MAX_LOAD_S or SANITIZED),
               f"{what}: Chromium loads the page within {MAX_LOAD_S:.0f} s (fastest of 5: "
               f"{min(took):.2f} s)")
         # Every device findable: the table links to a section of each.
