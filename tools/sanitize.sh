@@ -14,7 +14,10 @@
 # 'package' (pip builds its own uninstrumented copy from the source tree:
 # the main build's run of it is the check) and 'cost' (the OpenCL call
 # counter is preloaded, and ASan must come first in the list of libraries;
-# the calls it counts are the plain build's).
+# the calls it counts are the plain build's) and 'fleet' (1000 surveys
+# through import and the report page measure scale and time: under the
+# sanitizers the report's code runs in survey_page, survey_db and
+# survey_edges).
 # Any memory error, leak or undefined behaviour in ballcl fails the test it
 # happens in; the fault walk thereby also checks every error path for leaks.
 #
@@ -57,7 +60,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
 status=0
 meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite oclgrind --no-suite rusticl \
-    --no-suite wide --no-suite pocl-basic --no-suite package --no-suite cost "$@" ||
+    --no-suite wide --no-suite pocl-basic --no-suite package --no-suite cost --no-suite fleet "$@" ||
     status=$?
 if [ "$status" -eq 0 ]; then
     echo "sanitize: every test passed under ASan + UBSan + LSan ($dir)"
