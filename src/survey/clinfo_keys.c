@@ -200,16 +200,6 @@ static const key keys[] = {
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-/* True when word is one of the space-separated names in list. */
-static bool listed(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list ? strstr(list, word) : NULL; p; p = strstr(p + n, word))
-        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-            return true;
-    return false;
-}
-
 /* The query's bytes (malloc'ed, NUL-terminated for text), NULL when the
  * driver refuses it or answers with nothing or more than 1 MiB. */
 static void *raw(cl_device_id d, cl_uint param, size_t *n)
@@ -345,7 +335,7 @@ json_t *bcl_survey_clinfo(const bcl_device_info *di, const char *extensions)
     int version = bcl_opencl_version(di);
     for (size_t i = 0; out && i < NKEYS; i++) {
         const key *k = &keys[i];
-        if (k->ext ? !listed(extensions, k->ext) : version < k->since)
+        if (k->ext ? !bcl_survey_listed(extensions, k->ext) : version < k->since)
             continue;
         json_t *v = value(di->device, k);
         if (v)

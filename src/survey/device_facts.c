@@ -195,8 +195,7 @@ json_t *bcl_survey_capabilities(const bcl_device_info *di)
 #define CL_DEVICE_PCI_BUS_INFO_KHR 0x410F
 #endif
 
-/* True when word is one of the space-separated names in list. */
-static bool listed(const char *list, const char *word)
+bool bcl_survey_listed(const char *list, const char *word)
 {
     size_t n = strlen(word);
     for (const char *p = list ? strstr(list, word) : NULL; p; p = strstr(p + n, word))
@@ -215,7 +214,7 @@ void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *
     /* Asked only where listed: a driver without the extension may answer
      * with garbage rather than an error. A refused query leaves it out. */
     unsigned char uuid[16];
-    if (listed(extensions, "cl_khr_device_uuid") &&
+    if (bcl_survey_listed(extensions, "cl_khr_device_uuid") &&
         BCL_CL(clGetDeviceInfo, cd, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, NULL) == CL_SUCCESS) {
         char hex[40];
         size_t o = 0;
@@ -225,7 +224,7 @@ void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *
         json_object_set_new(id, "uuid", json_string(hex));
     }
     cl_uint pci[4]; /* cl_device_pci_bus_info_khr: domain, bus, device, function */
-    if (listed(extensions, "cl_khr_pci_bus_info") &&
+    if (bcl_survey_listed(extensions, "cl_khr_pci_bus_info") &&
         BCL_CL(clGetDeviceInfo, cd, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, pci, NULL) ==
             CL_SUCCESS) {
         char bus[64];

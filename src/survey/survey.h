@@ -32,6 +32,9 @@ json_t *bcl_survey_document(const bcl_survey_opts *o);
  * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
  * by '?', so the JSON is always valid. NULL when out of memory. */
 json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
+/* True when word is one of the space-separated names in list (an
+ * extension string). */
+bool bcl_survey_listed(const char *list, const char *word);
 /* identity.host (when host is set), identity.uuid and identity.pci_bus
  * (when the driver lists cl_khr_device_uuid / cl_khr_pci_bus_info): what
  * keeps identical nodes and identical GPUs of one node apart. */
