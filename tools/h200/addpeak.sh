@@ -21,29 +21,12 @@
 # Each step runs even if an earlier one failed; status.txt says which did.
 # The device selector defaults to "nvidia"; BALLCL_H200_DEVICE overrides it.
 set -u
-out=${1:-${OUT:?usage: tools/h200/addpeak.sh OUTDIR (or set OUT)}}
-mkdir -p "$out"
-ballcl=build/tools/ballcl
+. "$(dirname "$0")/common.sh"
+h200_out "${1:-${OUT:?usage: tools/h200/addpeak.sh OUTDIR (or set OUT)}}"
 dev=${BALLCL_H200_DEVICE:-nvidia}
 n=16777216
 export BALLCL_CACHE_DIR="$out/cache"
-: >"$out/status.txt"
-
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name"
-    rc=$?
-    echo "$name: exit $rc ($*)" >>"$out/status.txt"
-    return 0
-}
-
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$ballcl" --version
-    "$ballcl" devices
-} >"$out/info.txt" 2>&1
+h200_info
 
 step tune_16M.txt "$ballcl" tune -d "$dev" -n $n
 step bench_16M_K1024.json "$ballcl" bench -d "$dev" -n $n --steps-per-launch 1024 --json

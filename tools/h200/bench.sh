@@ -18,30 +18,12 @@
 # Each step runs even if an earlier one failed; status.txt says which did.
 # The device selector defaults to "nvidia"; BALLCL_H200_DEVICE overrides it.
 set -u
-out=${1:?usage: tools/h200/bench.sh OUTDIR}
-mkdir -p "$out"
-ballcl=build/tools/ballcl
+. "$(dirname "$0")/common.sh"
+h200_out "${1:?usage: tools/h200/bench.sh OUTDIR}"
 dev=${BALLCL_H200_DEVICE:-nvidia}
 # Tuned files go with the results, not into the host's cache.
 export BALLCL_CACHE_DIR="$out/cache"
-: >"$out/status.txt"
-
-# step NAME CMD...: runs CMD with stdout into OUTDIR/NAME, logs its status.
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name"
-    rc=$?
-    echo "$name: exit $rc ($*)" >>"$out/status.txt"
-    return 0
-}
-
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$ballcl" --version
-    "$ballcl" devices
-} >"$out/info.txt" 2>&1
+h200_info
 
 step bench_100k_untuned.txt "$ballcl" bench -d "$dev" -n 100000
 step bench_100k_untuned.json "$ballcl" bench -d "$dev" -n 100000 --json

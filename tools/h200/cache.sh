@@ -17,21 +17,16 @@
 set -u
 out=${1:?usage: tools/h200/cache.sh OUTDIR}
 cd "$(dirname "$0")/../.."
+. tools/h200/common.sh
 mkdir -p "$out"
-bin=build/tools/ballcl
+bin=$ballcl
 repeats=${REPEATS:-7}
 status=0
 
 "$bin" devices >"$out/devices.txt" 2>&1 || status=3
 
 # The NVIDIA device: the first selector that names exactly one device.
-gpu=""
-for s in h200 nvidia gpu; do
-    if "$bin" run -d "$s" -n 1000 -s 1 --no-cache --no-validate >/dev/null 2>&1; then
-        gpu=$s
-        break
-    fi
-done
+gpu=$(pick h200 nvidia gpu)
 if [ -z "$gpu" ]; then
     echo "no NVIDIA device found (tried h200, nvidia, gpu)" | tee "$out/cache-nvidia.md"
     status=3

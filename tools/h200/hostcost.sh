@@ -22,26 +22,15 @@ set -u
 out=${1:-${OUT:?usage: OLD=... OLD_CL=... tools/h200/hostcost.sh OUTDIR (or set OUT)}}
 old=${OLD:?OLD: the ballcl program of the earlier revision}
 old_cl=${OLD_CL:?OLD_CL: the kernel folder of the earlier revision}
-mkdir -p "$out"
-new=build/tools/ballcl
+. "$(dirname "$0")/common.sh"
+h200_out "$out"
+step_err=1
+new=$ballcl
 floor=build/tools/probe/ballcl-floor
 dev=${BALLCL_H200_DEVICE:-nvidia}
-: >"$out/status.txt"
-
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name" 2>"$out/$name.err"
-    echo "$name: exit $? ($*)" >>"$out/status.txt"
-}
-
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$new" --version
-    "$new" devices
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>/dev/null
-} >"$out/info.txt" 2>&1
+h200_info
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv \
+    >>"$out/info.txt" 2>/dev/null
 
 # Each revision keeps its own cache (binary, launch costs, tuned record).
 with_new() { BALLCL_CACHE_DIR="$out/cache-new" "$new" "$@"; }

@@ -22,8 +22,8 @@
 # Each step runs even if an earlier one failed; status.txt says which did.
 # The GPU selector defaults to "nvidia"; BALLCL_H200_DEVICE overrides it.
 set -u
-out=${1:?usage: tools/h200/mpi.sh OUTDIR}
-mkdir -p "$out"
+. "$(dirname "$0")/common.sh"
+h200_out "${1:?usage: tools/h200/mpi.sh OUTDIR}"
 out=$(cd "$out" && pwd)
 ballcl=$PWD/build/tools/ballcl
 gpu=${BALLCL_H200_DEVICE:-nvidia}
@@ -34,19 +34,7 @@ cores=$(nproc)
 quarter=$((cores / 4 > 0 ? cores / 4 : 1))
 states="$out/states"
 mkdir -p "$states"
-: >"$out/status.txt"
 : >"$out/cmp.txt"
-
-# step NAME CMD...: runs CMD with stdout into OUTDIR/NAME, logs its status.
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name"
-    rc=$?
-    echo "$name: exit $rc ($*)" >>"$out/status.txt"
-    return 0
-}
 
 # same NAME A B: byte comparison of two state files into cmp.txt.
 same() {
@@ -57,16 +45,14 @@ same() {
     fi
 }
 
+h200_info
 {
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$ballcl" --version
-    "$ballcl" devices
     mpirun --version | head -1
     echo "cores: $cores"
     grep -m1 "model name" /proc/cpuinfo
     free -g | head -2
     df -h "$out" | tail -1
-} >"$out/info.txt" 2>&1
+} >>"$out/info.txt" 2>&1
 
 run16=(run -n 16777216 -s 1000 --init random)
 step single_gpu.json "$ballcl" "${run16[@]}" -d "$gpu" --output "$states/single.npy" --json

@@ -27,9 +27,8 @@
 # BALLCL_H200_BIG_N (default 2000000000) change the sizes (to try the script
 # on a small machine). The .npy files of the comparison are removed after cmp.
 set -u
-out=${1:?usage: tools/h200/multi.sh OUTDIR}
-mkdir -p "$out"
-ballcl=build/tools/ballcl
+. "$(dirname "$0")/common.sh"
+h200_out "${1:?usage: tools/h200/multi.sh OUTDIR}"
 gpu=${BALLCL_H200_DEVICE:-nvidia}
 cpu=${BALLCL_H200_CPU:-pocl}
 pair="$gpu,$cpu"
@@ -37,26 +36,12 @@ bench_n=${BALLCL_H200_BENCH_N:-16777216,268435456}
 big_n=${BALLCL_H200_BIG_N:-2000000000}
 # Nothing tuned: the split is calibrated, and its cost is in the records.
 export BALLCL_CACHE_DIR="$out/cache"
-: >"$out/status.txt"
-
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name"
-    rc=$?
-    echo "$name: exit $rc ($*)" >>"$out/status.txt"
-    return 0
-}
-
+h200_info
 {
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$ballcl" --version
-    "$ballcl" devices
     grep -m1 'model name' /proc/cpuinfo
     nproc
     free -g
-} >"$out/info.txt" 2>&1
+} >>"$out/info.txt" 2>&1
 
 part=${BALLCL_H200_PART:-all}
 if [ "$part" != big ]; then

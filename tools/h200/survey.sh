@@ -20,48 +20,23 @@
 set -u
 out=${1:?usage: tools/h200/survey.sh OUTDIR}
 cd "$(dirname "$0")/../.." || exit 2
-mkdir -p "$out"
-bin=build/tools/ballcl
+. tools/h200/common.sh
+h200_out "$out"
+step_err=1
 # A cache folder of its own: the cached build figure must not depend on
 # what earlier runs on this host left behind.
 export BALLCL_CACHE_DIR="$out/cache"
-: >"$out/status.txt"
-
-# step NAME CMD...: stdout into OUTDIR/NAME, stderr into OUTDIR/NAME.err.
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name" 2>"$out/$name.err"
-    echo "$name: exit $? ($*)" >>"$out/status.txt"
-}
-
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$bin" --version
-    "$bin" devices
-} >"$out/info.txt" 2>&1
-
-# pick SEL...: the first selector that names exactly one device that runs
-# (a tiny 'run' is the cheapest check; an ambiguous name fails it).
-pick() {
-    for s in "$@"; do
-        if "$bin" run -d "$s" -n 1000 -s 1 --no-validate >/dev/null 2>&1; then
-            echo "$s"
-            return
-        fi
-    done
-}
+h200_info
 
 gpu=${BALLCL_H200_DEVICE:-$(pick h200 nvidia gpu)}
 if [ -n "$gpu" ]; then
-    step h200.md "$bin" survey -d "$gpu" --json "$out/h200.json"
+    step h200.md "$ballcl" survey -d "$gpu" --json "$out/h200.json"
 else
     echo "h200.md: no NVIDIA device found (tried h200, nvidia, gpu)" >>"$out/status.txt"
 fi
 cpu=$(pick pocl cpu)
 if [ -n "$cpu" ]; then
-    step h200-host-pocl.md "$bin" survey -d "$cpu" --json "$out/h200-host-pocl.json"
+    step h200-host-pocl.md "$ballcl" survey -d "$cpu" --json "$out/h200-host-pocl.json"
 else
     echo "h200-host-pocl.md: no PoCL or CPU device found (tried pocl, cpu)" >>"$out/status.txt"
 fi
@@ -70,5 +45,5 @@ files=()
 for f in "$out/h200.json" "$out/h200-host-pocl.json" docs/surveys/pocl-*.json; do
     [ -f "$f" ] && files+=("$f")
 done
-step compare.md "$bin" survey compare "${files[@]}"
+step compare.md "$ballcl" survey compare "${files[@]}"
 cat "$out/status.txt" >&2

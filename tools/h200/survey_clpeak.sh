@@ -23,30 +23,17 @@
 set -u
 out=${1:-${OUT:?usage: tools/h200/survey_clpeak.sh OUTDIR (or set OUT)}}
 cd "$(dirname "$0")/../.." || exit 2
-mkdir -p "$out"
-bin=build/tools/ballcl
+. tools/h200/common.sh
+h200_out "$out"
+step_err=1
 dev=${BALLCL_H200_DEVICE:-nvidia}
 # A cache folder of its own: the cached build figure must not depend on
 # what earlier runs on this host left behind.
 export BALLCL_CACHE_DIR="$out/cache"
-: >"$out/status.txt"
+h200_info
+clpeak --version >>"$out/info.txt" 2>&1 || echo "clpeak: not found on PATH" >>"$out/info.txt"
 
-step() {
-    name=$1
-    shift
-    echo "== $name: $*" >&2
-    "$@" >"$out/$name" 2>"$out/$name.err"
-    echo "$name: exit $? ($*)" >>"$out/status.txt"
-}
-
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$bin" --version
-    "$bin" devices
-    clpeak --version 2>&1 || echo "clpeak: not found on PATH"
-} >"$out/info.txt" 2>&1
-
-step h200.md "$bin" survey -d "$dev" --json "$out/h200.json"
+step h200.md "$ballcl" survey -d "$dev" --json "$out/h200.json"
 
 # clpeak on the same device: its platform and device indices are OpenCL's
 # enumeration order, as ballcl's selector is.
@@ -59,7 +46,7 @@ else
     echo "clpeak.txt: not run, no device selector in h200.json" >>"$out/status.txt"
 fi
 
-step h200-host-pocl.md "$bin" survey -d pocl --json "$out/h200-host-pocl.json"
+step h200-host-pocl.md "$ballcl" survey -d pocl --json "$out/h200-host-pocl.json"
 
 python3 - "$out" >"$out/comparison.txt" 2>&1 <<'EOF'
 import json, os, re, sys
