@@ -15,59 +15,11 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
-/* The statuses this program can meet, by name (it does not link the
- * ballcl library, whose table has them all). */
-static const char *status_name(cl_int st)
-{
-    switch (st) {
-    case CL_DEVICE_NOT_FOUND:
-        return "CL_DEVICE_NOT_FOUND";
-    case CL_OUT_OF_RESOURCES:
-        return "CL_OUT_OF_RESOURCES";
-    case CL_OUT_OF_HOST_MEMORY:
-        return "CL_OUT_OF_HOST_MEMORY";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-        return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_BUILD_PROGRAM_FAILURE:
-        return "CL_BUILD_PROGRAM_FAILURE";
-    case CL_INVALID_VALUE:
-        return "CL_INVALID_VALUE";
-    case CL_INVALID_BUFFER_SIZE:
-        return "CL_INVALID_BUFFER_SIZE";
-    case CL_INVALID_WORK_GROUP_SIZE:
-        return "CL_INVALID_WORK_GROUP_SIZE";
-    case CL_INVALID_OPERATION:
-        return "CL_INVALID_OPERATION";
-    case CL_INVALID_COMMAND_QUEUE:
-        return "CL_INVALID_COMMAND_QUEUE";
-    case CL_INVALID_KERNEL_ARGS:
-        return "CL_INVALID_KERNEL_ARGS";
-    case CL_INVALID_EVENT:
-        return "CL_INVALID_EVENT";
-    case CL_PROFILING_INFO_NOT_AVAILABLE:
-        return "CL_PROFILING_INFO_NOT_AVAILABLE";
-    case -1001:
-        return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-        return "an OpenCL error";
-    }
-}
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cl_int st_ = (x);                                                                          \
-        if (st_ != CL_SUCCESS) {                                                                   \
-            fprintf(stderr, "clprobe: %s failed: %s (%d, line %d)\n", #x, status_name(st_), st_,   \
-                    __LINE__);                                                                     \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define PROBE_NAME "clprobe"
+#include "probe.h"
 
 static void usage(FILE *f)
 {
@@ -100,23 +52,26 @@ static const char *src =
     "FUSED(fused_u8, __attribute__((opencl_unroll_hint(8))))\n"
     "FUSED(fused_u32, __attribute__((opencl_unroll_hint(32))))\n";
 
-static double now_ms(void)
+/* Host microseconds per launch of 2000 back-to-back launches, the median
+ * of `repeats` (at most 8); with strict 0 a failed enqueue (a local size the
+ * kernel cannot take) ends its repeat instead of the program. */
+static double launches_us(cl_command_queue q, cl_kernel k, size_t global, size_t local, int repeats,
+                          int strict)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
+    double v[8];
+    for (int rep = 0; rep < repeats; rep++) {
+        CHECK(clFinish(q));
+        double t0 = now_us();
+        for (int i = 0; i < 2000; i++) {
+            cl_int st = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
+            if (st && !strict)
+                break;
+            check(st, "clEnqueueNDRangeKernel", __LINE__);
+        }
+        CHECK(clFinish(q));
+        v[rep] = (now_us() - t0) / 2000;
+    }
+    return median(v, (size_t)repeats);
 }
 
 static double event_ms(cl_event a, cl_event b)
@@ -205,46 +160,25 @@ int main(int argc, char **argv)
     CHECK(clEnqueueFillBuffer(qp, small, zero, 16, 0, n * 16, 0, NULL, NULL));
     CHECK(clSetKernelArg(kstep, 0, sizeof small, &small));
     CHECK(clSetKernelArg(kstep, 1, sizeof n32, &n32));
-    for (int q = 0; q < 2; q++) {
-        cl_command_queue qq = q ? qn : qp;
-        double v[7];
-        for (int rep = 0; rep < 7; rep++) {
-            CHECK(clFinish(qq));
-            double t0 = now_ms();
-            for (int i = 0; i < 2000; i++)
-                CHECK(clEnqueueNDRangeKernel(qq, kstep, 1, NULL, &global, &local, 0, NULL, NULL));
-            CHECK(clFinish(qq));
-            v[rep] = (now_ms() - t0) * 1e3 / 2000;
-        }
+    for (int q = 0; q < 2; q++)
         printf("launch_us_per_step_n100000_%s %.3f\n", q ? "noprofiling" : "profiling",
-               median(v, 7));
-    }
+               launches_us(q ? qn : qp, kstep, global, local, 7, 1));
 
     /* Launch rate against the local size (profiling queue). */
     size_t locals[] = {64, 128, 512, 1024};
     for (int li = 0; li < 4; li++) {
         size_t l = locals[li], g = (n + l - 1) / l * l;
-        double v[5];
-        for (int rep = 0; rep < 5; rep++) {
-            CHECK(clFinish(qp));
-            double t0 = now_ms();
-            for (int i = 0; i < 2000; i++)
-                if (clEnqueueNDRangeKernel(qp, kstep, 1, NULL, &g, &l, 0, NULL, NULL))
-                    break;
-            CHECK(clFinish(qp));
-            v[rep] = (now_ms() - t0) * 1e3 / 2000;
-        }
-        printf("launch_us_per_step_n100000_local%zu %.3f\n", l, median(v, 5));
+        printf("launch_us_per_step_n100000_local%zu %.3f\n", l, launches_us(qp, kstep, g, l, 5, 0));
     }
     /* Host cost of an enqueue alone (the queue may still be busy). */
     {
         CHECK(clFinish(qn));
-        double t0 = now_ms();
+        double t0 = now_us();
         for (int i = 0; i < 2000; i++)
             CHECK(clEnqueueNDRangeKernel(qn, kstep, 1, NULL, &global, &local, 0, NULL, NULL));
-        double t1 = now_ms();
+        double t1 = now_us();
         CHECK(clFinish(qn));
-        printf("enqueue_only_us %.3f\n", (t1 - t0) * 1e3 / 2000);
+        printf("enqueue_only_us %.3f\n", (t1 - t0) / 2000);
     }
     /* The same steps recorded once into a command buffer and replayed.
      * A command buffer made without CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR
@@ -259,18 +193,12 @@ int main(int argc, char **argv)
     if (strstr(ext, "cl_khr_command_buffer")) {
         cl_platform_id plat;
         CHECK(clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL));
-        clCreateCommandBufferKHR_fn create =
-            (clCreateCommandBufferKHR_fn)clGetExtensionFunctionAddressForPlatform(
-                plat, "clCreateCommandBufferKHR");
-        clCommandNDRangeKernelKHR_fn record =
-            (clCommandNDRangeKernelKHR_fn)clGetExtensionFunctionAddressForPlatform(
-                plat, "clCommandNDRangeKernelKHR");
-        clFinalizeCommandBufferKHR_fn finalize =
-            (clFinalizeCommandBufferKHR_fn)clGetExtensionFunctionAddressForPlatform(
-                plat, "clFinalizeCommandBufferKHR");
-        clEnqueueCommandBufferKHR_fn enqueue =
-            (clEnqueueCommandBufferKHR_fn)clGetExtensionFunctionAddressForPlatform(
-                plat, "clEnqueueCommandBufferKHR");
+#define EXT(name) (name##_fn) clGetExtensionFunctionAddressForPlatform(plat, #name)
+        clCreateCommandBufferKHR_fn create = EXT(clCreateCommandBufferKHR);
+        clCommandNDRangeKernelKHR_fn record = EXT(clCommandNDRangeKernelKHR);
+        clFinalizeCommandBufferKHR_fn finalize = EXT(clFinalizeCommandBufferKHR);
+        clEnqueueCommandBufferKHR_fn enqueue = EXT(clEnqueueCommandBufferKHR);
+#undef EXT
         if (create && record && finalize && enqueue) {
             cl_command_buffer_khr cb = create(1, &qp, NULL, &st);
             CHECK(st);
@@ -284,11 +212,11 @@ int main(int argc, char **argv)
             double v[5];
             for (int rep = 0; rep < 6; rep++) {
                 CHECK(clFinish(qp));
-                double t0 = now_ms();
+                double t0 = now_us();
                 CHECK(enqueue(0, NULL, cb, 0, NULL, NULL));
                 CHECK(clFinish(qp));
                 if (rep)
-                    v[rep - 1] = (now_ms() - t0) * 1e3 / 2000;
+                    v[rep - 1] = (now_us() - t0) / 2000;
             }
             printf("command_buffer_us_per_step_n100000 %.3f\n", median(v, 5));
         }

@@ -16,19 +16,10 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cl_int st_ = (x);                                                                          \
-        if (st_ != CL_SUCCESS) {                                                                   \
-            fprintf(stderr, "floor: %s failed: OpenCL status %d\n", #x, st_);                      \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define PROBE_NAME "floor"
+#include "probe.h"
 
 static void usage(FILE *f)
 {
@@ -52,19 +43,6 @@ static unsigned long long number(const char *s, const char *what, unsigned long 
         exit(2);
     }
     return v;
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static char *read_text(const char *path)
@@ -239,10 +217,10 @@ int main(int argc, char **argv)
         if (r) /* the first repeat is the warm-up */
             v[r - 1] = (now_us() - t0) / (double)steps;
     }
-    qsort(v, repeats, sizeof *v, cmp_double);
+    double med = median(v, repeats); /* sorts v */
     printf("device %s\nkernel %s\nglobal %zu\nlocal %zu\nus_per_step_median %.4f\n"
            "us_per_step_min %.4f\nus_per_step_max %.4f\n",
-           name, kname, global, l, v[repeats / 2], v[0], v[repeats - 1]);
+           name, kname, global, l, med, v[0], v[repeats - 1]);
     free(v);
     clReleaseMemObject(buf);
     clReleaseKernel(k);
