@@ -10,20 +10,16 @@
 #   tools/frames_before_after.sh [REV] [N] [DEVICE] [ROUNDS]
 #   (defaults: main 100000 cpu 3)
 set -eu
-rev=${1:-main}
 n=${2:-100000}
 dev=${3:-cpu}
 rounds=${4:-3}
-root=$PWD
-old=$(mktemp -d)
-trap 'rm -rf "$old"' EXIT
-. "$root/tools/old_module.sh"
-old_module "$rev" "$old"
+. tools/old_module.sh
+old_module "${1:-main}"
 py=/usr/bin/python3
 for r in $(seq "$rounds"); do
     for side in before after; do
-        if [ $side = before ]; then pkg=$old/build/python cl=$old/src/cl; else pkg=$root/build/python cl=$root/cl; fi
-        echo "== $side ($([ $side = before ] && echo "$rev" || echo "this tree")), round $r"
+        side $side
+        echo "== $side ($label), round $r"
         PYTHONPATH=$pkg BALLCL_KERNEL_DIR=$cl "$py" "$root/tests/python/bench_frames.py" "$n" --device "$dev" --no-cupy \
             --frames 20 --repeats 5 | sed -n '2,8p'
     done

@@ -14,15 +14,11 @@
 #
 #   tools/frames_callgrind.sh REV [N] [DEVICE] [ROUNDS]  (defaults: 1000, cpu, 3)
 set -eu
-rev=$1
 n=${2:-1000}
 dev=${3:-cpu}
 rounds=${4:-3}
-root=$PWD
-old=$(mktemp -d)
-trap 'rm -rf "$old"' EXIT
-. "$root/tools/old_module.sh"
-old_module "$rev" "$old"
+. tools/old_module.sh
+old_module "$1"
 count() { # pkg frames way kernels -> inclusive instructions of the frame function
     local fn=frame_locked
     [ "$3" = run ] && fn=bpy_run_py
@@ -39,14 +35,10 @@ for way in ctx run; do
     declare -A per=([before]="" [after]="")
     for r in $(seq "$rounds"); do
         for side in before after; do
-            if [ $side = before ]; then
-                pkg=$old/build/python cl=$old/src/cl
-            else
-                pkg=$root/build/python cl=$root/cl
-            fi
+            side $side
             a=$(count "$pkg" 100 $way "$cl")
             b=$(count "$pkg" 200 $way "$cl")
-            echo "$way $side ($([ $side = before ] && echo "$rev" || echo "this tree")), round $r:" \
+            echo "$way $side ($label), round $r:" \
                 "F=100 $a, F=200 $b, per frame $(((b - a) / 100))"
             per[$side]="${per[$side]} $(((b - a) / 100))"
         done

@@ -1,13 +1,28 @@
-# Sourced by tools/frames_before_after.sh and tools/frames_callgrind.sh: the
-# Python module of revision $1, built in the folder $2 (git archive into
-# $2/src, release build in $2/build; only the module and its package files).
-# The package is then $2/build/python, its kernels $2/src/cl (set
-# BALLCL_KERNEL_DIR: the build's own copy of cl/ is not made).
+# Sourced by tools/frames_before_after.sh and tools/frames_callgrind.sh, run
+# from the project root.
+# old_module REV: the Python module of revision REV, built in a temporary
+# folder $old that is removed on exit (git archive into $old/src, release
+# build in $old/build; only the module and its package files).
+# side before|after: sets pkg (for PYTHONPATH), cl (for BALLCL_KERNEL_DIR:
+# the old build's own copy of cl/ is not made) and label to those of REV's
+# module or this build's (build/python).
 old_module() {
-    local rev=$1 dir=$2 suffix
-    mkdir -p "$dir/src"
-    git archive "$rev" | tar -x -C "$dir/src"
-    meson setup "$dir/build" "$dir/src" --buildtype=release >/dev/null
+    local suffix
+    rev=$1
+    root=$PWD
+    old=$(mktemp -d)
+    trap 'rm -rf "$old"' EXIT
+    mkdir -p "$old/src"
+    git archive "$rev" | tar -x -C "$old/src"
+    meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
     suffix=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-    ninja -C "$dir/build" "python/ballcl/_core$suffix" python/ballcl/__init__.py >/dev/null
+    ninja -C "$old/build" "python/ballcl/_core$suffix" python/ballcl/__init__.py >/dev/null
+}
+
+side() {
+    if [ "$1" = before ]; then
+        pkg=$old/build/python cl=$old/src/cl label=$rev
+    else
+        pkg=$root/build/python cl=$root/cl label="this tree"
+    fi
 }
