@@ -18,6 +18,7 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#include "testutil.h"
 
 #include <float.h>
 #include <math.h>
@@ -28,20 +29,6 @@ static const bcl_model *bounce(void)
     const bcl_model *m = bcl_model_find("bounce");
     assert_non_null(m);
     return m;
-}
-
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
 }
 
 typedef struct hand_case {

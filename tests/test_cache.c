@@ -16,6 +16,7 @@
 #include "cache/cache.h"
 #include "ocl/program.h"
 #include "models/rng.h"
+#include "testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -708,19 +709,11 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "--child") == 0)
         return child_main(argv[2], argv[3]);
 
-    ssize_t l = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    if (l <= 0) {
-        fprintf(stderr, "cannot find /proc/self/exe\n");
+    if (test_self_exe(self_exe, sizeof self_exe))
         return 1;
-    }
-    self_exe[l] = '\0';
     unsetenv("BALLCL_FAULT");
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_cache.XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (test_tmpdir(tmpdir, sizeof tmpdir, "test_cache"))
         return 1;
-    }
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_known_digests),

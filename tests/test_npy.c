@@ -16,6 +16,7 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#include "testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -659,20 +660,12 @@ int main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "--child") == 0)
         return child_main(argv[2], argv[3], argv[4]);
 
-    ssize_t l = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    if (l <= 0) {
-        fprintf(stderr, "cannot find /proc/self/exe\n");
+    if (test_self_exe(self_exe, sizeof self_exe))
         return 1;
-    }
-    self_exe[l] = '\0';
     unsetenv("BALLCL_FAULT");
 
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_npy.XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (test_tmpdir(tmpdir, sizeof tmpdir, "test_npy"))
         return 1;
-    }
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_round_trip_special_values, setup),

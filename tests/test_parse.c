@@ -14,6 +14,7 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#include "testutil.h"
 
 #include <float.h>
 #include <string.h>
@@ -105,13 +106,6 @@ static float expect_float(const char *text)
     if (rc != BCL_OK)
         fail_msg("'%s': unexpected error %d: %s", text, rc, e.msg);
     return out;
-}
-
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
 }
 
 static void test_float_rejects(void **unused)

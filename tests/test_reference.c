@@ -15,26 +15,13 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#include "testutil.h"
 
 #include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 static const bcl_model *seed_model(void)
 {

@@ -16,16 +16,10 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#include "testutil.h"
 
 #include <math.h>
 #include <string.h>
-
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
 
 static void test_splitmix64_golden(void **unused)
 {

@@ -15,6 +15,7 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,12 +291,8 @@ static void remove_tree(const char *dir)
 
 int main(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_tuned.XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (test_tmpdir(tmpdir, sizeof tmpdir, "test_tuned"))
         return 1;
-    }
     unsetenv("BALLCL_FAULT");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_path_and_key, setup),
