@@ -1,4 +1,5 @@
-"""An independent NumPy implementation of the bounce model (docs/MODELS.md).
+"""An independent NumPy implementation of the bounce model (docs/MODELS.md),
+and of the seed update the tests check against.
 
 Written from the spec, not from the C or OpenCL code. Every value is a
 float32 array or an np.float32 scalar, so every operation is one rounded
@@ -15,6 +16,12 @@ def params(dt="0.016666668", gravity="980", box="800,600", restitution="0.9"):
     return F32(dt), F32(gravity), F32(w), F32(h), F32(restitution)
 
 
+def reflect(m, pos, mirrored, vel, e):
+    """Where m (past a wall): the mirrored position, the velocity reversed
+    and scaled by the restitution e."""
+    return np.where(m, mirrored, pos), np.where(m, (-vel) * e, vel)
+
+
 def step(s, p):
     """One step of docs/MODELS.md on an (N, 4) float32 array; returns a new array."""
     dt, g, w, h, e = p
@@ -24,18 +31,10 @@ def step(s, p):
         vy = vy + g * dt
         x = x + vx * dt
         y = y + vy * dt
-        m = x < 0
-        x = np.where(m, -x, x)
-        vx = np.where(m, (-vx) * e, vx)
-        m = x > w
-        x = np.where(m, (two * w) - x, x)
-        vx = np.where(m, (-vx) * e, vx)
-        m = y < 0
-        y = np.where(m, -y, y)
-        vy = np.where(m, (-vy) * e, vy)
-        m = y > h
-        y = np.where(m, (two * h) - y, y)
-        vy = np.where(m, (-vy) * e, vy)
+        x, vx = reflect(x < 0, x, -x, vx, e)
+        x, vx = reflect(x > w, x, (two * w) - x, vx, e)
+        y, vy = reflect(y < 0, y, -y, vy, e)
+        y, vy = reflect(y > h, y, (two * h) - y, vy, e)
         x = np.where(x < 0, F32(0), x)
         x = np.where(x > w, w, x)
         y = np.where(y < 0, F32(0), y)
@@ -43,6 +42,19 @@ def step(s, p):
     out = np.stack([x, y, vx, vy], axis=1)
     assert out.dtype == np.float32
     return out
+
+
+def seed_reference(s, steps):
+    """docs/MODELS.md's seed update in float32: x += z (the old z); y += w;
+    z += w."""
+    assert s.dtype == np.float32
+    x, y, z, w = (s[:, c].copy() for c in range(4))
+    for _ in range(steps):
+        x = x + z
+        y = y + w
+        z = z + w
+    assert x.dtype == y.dtype == z.dtype == np.float32
+    return np.stack([x, y, z, w], axis=1)
 
 
 def run(s, p, steps):

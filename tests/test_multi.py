@@ -18,14 +18,8 @@ from testlib import check, expect_error, run
 
 testlib.require_device()
 tmp = testlib.tempdir()
-TWO = {"POCL_DEVICES": "pthread pthread", "POCL_MAX_PTHREAD_COUNT": "1",
-       "BALLCL_DEVICE": None, "BALLCL_TEST_SPLIT": None}
-r = run(["devices", "--json"], env=TWO)
-devs = [d for d in r.json()["devices"]
-        if "Portable Computing Language" in d["platform"]] if r.rc == 0 else []
-if len(devs) < 2:
-    testlib.skip("POCL_DEVICES='pthread pthread' gives no two PoCL devices")
-A, B = devs[0]["selector"], devs[1]["selector"]
+TWO = testlib.TWO_POCL
+A, B = testlib.two_pocl_devices(TWO)
 PAIR = f"{A},{B}"
 
 

@@ -26,15 +26,8 @@ testlib.require_device()
 tmp = testlib.tempdir()
 cache = os.path.join(tmp, "cache")
 os.makedirs(cache)
-TWO = {"POCL_DEVICES": "pthread pthread", "POCL_MAX_PTHREAD_COUNT": "1",
-       "BALLCL_DEVICE": None, "BALLCL_TEST_SPLIT": None, "BALLCL_FAULT": None,
-       "BALLCL_CACHE_DIR": cache}
-r = run(["devices", "--json"], env=TWO)
-devs = [d for d in r.json()["devices"]
-        if "Portable Computing Language" in d["platform"]] if r.rc == 0 else []
-if len(devs) < 2:
-    testlib.skip("POCL_DEVICES='pthread pthread' gives no two PoCL devices")
-A, B = devs[0]["selector"], devs[1]["selector"]
+TWO = dict(testlib.TWO_POCL, BALLCL_FAULT=None, BALLCL_CACHE_DIR=cache)
+A, B = testlib.two_pocl_devices(TWO)
 PAIR = f"{A},{B}"
 
 # ---- 6: damaged tuned records -------------------------------------------------------------

@@ -13,22 +13,11 @@ import os
 import numpy as np
 
 import testlib
+from bounce_reference import seed_reference as numpy_steps  # docs/MODELS.md in NumPy
 from testlib import check, run
 
 dev = testlib.require_device()
 tmp = testlib.tempdir()
-
-
-def numpy_steps(state, steps):
-    """docs/MODELS.md in NumPy: S steps of the whole (N, 4) float32 array."""
-    assert state.dtype == np.float32
-    x, y, z, w = (state[:, c].copy() for c in range(4))
-    for _ in range(steps):
-        x = x + z  # the old z
-        y = y + w
-        z = z + w
-    assert x.dtype == y.dtype == z.dtype == np.float32
-    return np.stack([x, y, z, w], axis=1)
 
 
 def numpy_wrong_order(state, steps):

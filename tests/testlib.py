@@ -155,6 +155,23 @@ def require_device():
     return sel
 
 
+# PoCL shows two CPU devices with this; the rest keeps a test's own choice
+# of device and split out of the way.
+TWO_POCL = {"POCL_DEVICES": "pthread pthread", "POCL_MAX_PTHREAD_COUNT": "1",
+            "BALLCL_DEVICE": None, "BALLCL_TEST_SPLIT": None}
+
+
+def two_pocl_devices(env):
+    """The selectors of the first two PoCL devices under env (TWO_POCL and
+    more), or exit 77 when there are not two."""
+    r = run(["devices", "--json"], env=env)
+    devs = [d for d in r.json()["devices"]
+            if "Portable Computing Language" in d["platform"]] if r.rc == 0 else []
+    if len(devs) < 2:
+        skip("POCL_DEVICES='pthread pthread' gives no two PoCL devices")
+    return devs[0]["selector"], devs[1]["selector"]
+
+
 def share_suppressions(folder):
     """For runs as another user (nobody): LeakSanitizer's suppressions file
     (LSAN_OPTIONS=suppressions=PATH, tools/sanitize.sh) copied into folder,

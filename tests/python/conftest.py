@@ -1,6 +1,7 @@
 """Shared fixtures of the module's tests: the device to test on and NumPy
 references of the models."""
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -10,6 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tests/: bounce_reference.py
 
 import ballcl  # noqa: E402
+from bounce_reference import seed_reference  # noqa: E402,F401 (for the tests)
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +25,14 @@ def dev():
     return cpus[0]["selector"] if cpus else devs[0]["selector"]
 
 
+def python_c(code, *args, env=None, timeout=120, cwd=None):
+    """`python -c CODE ARGS...` in a fresh process, its output captured as
+    text: for what only a new process shows (BALLCL_FAULT is read once per
+    process, the environment at import)."""
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def mixed_state(rng, n):
     """Finite float32 values of mixed sign and magnitude, w never zero, so a
     kernel that drops a term or reorders the update gives other bits."""
@@ -30,16 +40,6 @@ def mixed_state(rng, n):
     mag = np.exp2(rng.integers(-6, 15, size=(n, 4))).astype(np.float32)
     frac = rng.uniform(1, 2, size=(n, 4)).astype(np.float32)
     return (sign * mag * frac).astype(np.float32)
-
-
-def seed_reference(s, steps):
-    """docs/MODELS.md's seed update in float32: x += z; y += w; z += w."""
-    x, y, z, w = (s[:, c].copy() for c in range(4))
-    for _ in range(steps):
-        x = x + z
-        y = y + w
-        z = z + w
-    return np.stack([x, y, z, w], axis=1)
 
 
 def bits(a):

@@ -4,15 +4,13 @@ MismatchError with the result and the wrong state; never a crash."""
 import os
 import pickle
 import shutil
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 import ballcl
-from conftest import mixed_state
+from conftest import mixed_state, python_c
 
 S = np.ones((16, 4), np.float32)
 
@@ -150,8 +148,7 @@ def test_injected_opencl_failures(dev, fault, status):
     """BALLCL_FAULT makes the n-th call of an OpenCL function fail
     (docs/RELIABILITY.md); it is read once per process, hence a subprocess."""
     env = dict(os.environ, BALLCL_FAULT=fault)
-    p = subprocess.run([sys.executable, "-c", FAULT_SCRIPT, dev, fault], env=env,
-                       capture_output=True, text=True, timeout=120)
+    p = python_c(FAULT_SCRIPT, dev, fault, env=env)
     assert p.returncode == 0, p.stderr
     call = fault.split(":")[0]
     first = p.stdout.splitlines()[0]
@@ -166,8 +163,7 @@ def test_pinned_fallback(dev):
             "s, r = ballcl.run(np.ones((1000, 4), np.float32), 10, device=sys.argv[1])\n"
             "print(r.validation['passed'], r.as_dict()['readback']['memory'], float(s[0, 0]))\n")
     env = dict(os.environ, BALLCL_FAULT="clCreateBuffer:1")
-    p = subprocess.run([sys.executable, "-c", code, dev], env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = python_c(code, dev, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["True", "pageable", "56.0"], p.stdout
 
@@ -177,6 +173,5 @@ def test_no_platform_is_a_device_error(tmp_path):
     env.pop("OCL_ICD_FILENAMES", None)
     code = ("import ballcl\ntry:\n    ballcl.devices()\nexcept ballcl.DeviceError as e:\n"
             "    print('DeviceError', e.call, '|', e)\n")
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=60)
+    p = python_c(code, env=env, timeout=60)
     assert p.returncode == 0 and p.stdout.startswith("DeviceError"), p.stdout + p.stderr

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ballcl
+from conftest import python_c
 
 S = np.ones((16, 4), np.float32)
 
@@ -26,8 +27,7 @@ def test_import_leaves_the_environment_alone():
     code = ("import os, json; before = dict(os.environ); import ballcl; ballcl.devices(); "
             "print(json.dumps(dict(os.environ) == before))")
     env = {k: v for k, v in os.environ.items() if k != "BALLCL_KERNEL_DIR"}
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = python_c(code, env=env)
     assert p.returncode == 0 and p.stdout.strip() == "true", p.stdout + p.stderr
 
 
@@ -39,8 +39,7 @@ def test_kernels_found_beside_the_module(dev):
     code = ("import sys, numpy as np, ballcl; "
             "print(ballcl.run(np.ones((64, 4), np.float32), 3, device=sys.argv[1])[1]"
             ".validation['passed'])")
-    p = subprocess.run([sys.executable, "-c", code, dev], env=env, cwd="/", capture_output=True,
-                       text=True, timeout=300)
+    p = python_c(code, dev, env=env, cwd="/", timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "True", p.stdout + p.stderr
 
 
@@ -86,8 +85,7 @@ def test_device_error_fields_come_from_the_library(dev):
             "try:\n    ballcl.Context(device=sys.argv[1])\n"
             "except ballcl.DeviceError as e:\n    print(e.call, e.status, e.exit_code)\n")
     env = dict(os.environ, BALLCL_FAULT="clCreateContext:1:CL_INVALID_DEVICE")
-    p = subprocess.run([sys.executable, "-c", code, dev], env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = python_c(code, dev, env=env)
     assert p.stdout.split() == ["clCreateContext", "CL_INVALID_DEVICE", "3"], p.stdout + p.stderr
     with pytest.raises(ballcl.InputError) as info:
         ballcl.run(S, 1, device="no-such-device-xyz")
