@@ -34,31 +34,6 @@ static char self_exe[4096];
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        chmod(path, 0700);
-        DIR *d = opendir(path);
-        if (d) {
-            struct dirent *de;
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                    continue;
-                char sub[1024];
-                snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-                remove_tree(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void fresh_dir(char *out, size_t size, const char *name)
 {
     snprintf(out, size, "%s/%s", tmpdir, name);
@@ -77,15 +52,6 @@ static size_t count_files(const char *dir)
             n++;
     closedir(d);
     return n;
-}
-
-static void write_raw(const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (len)
-        assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
 }
 
 static bcl_device_info sample_device(void)

@@ -10,6 +10,7 @@
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "files/files.h"
+#define TESTUTIL_DEVICE
 #include "testutil.h"
 
 #include <stdio.h>
@@ -124,19 +125,10 @@ static void check_model(const bcl_device_info *d, const bcl_model *m)
 int main(void)
 {
     bcl_device_list list;
-    bcl_error e = {0};
-    if (bcl_devices_enumerate(&list, &e) != BCL_OK) {
-        printf("no OpenCL device: %s\n", e.msg);
-        return 77;
-    }
-    bcl_selector sel;
     size_t di;
-    const char *want = getenv("BALLCL_DEVICE");
-    if (bcl_selector_parse(want, &sel, &e) || bcl_selector_match(&sel, &list, &di, &e)) {
-        fprintf(stderr, "FAIL: %s\n", e.msg);
-        bcl_devices_free(&list);
-        return 1;
-    }
+    int rc = test_device(&list, &di);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < bcl_model_count; i++)
         check_model(&list.dev[di], bcl_models[i]);
     bcl_devices_free(&list);

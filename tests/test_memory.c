@@ -11,6 +11,7 @@
 
 #include "ballcl/ballcl.h"
 #include "run/run.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,9 +56,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    return system(cmd) == 0 ? 0 : -1;
+    return remove_tree(tmp) == 0 ? 0 : -1;
 }
 
 static void test_v2(void **state)

@@ -39,15 +39,6 @@ static void path_in_tmp(char *out, size_t size, const char *name)
     snprintf(out, size, "%s/%s", tmpdir, name);
 }
 
-static void write_raw(const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (len)
-        assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* Writes a .npy file with the given version and header dict (padded the way
  * NumPy pads), followed by `data_len` bytes of `data`. */
 static void write_npy(const char *path, unsigned major, unsigned minor, const char *dict,
@@ -133,33 +124,11 @@ static int count_entries(const char *prefix)
     return count;
 }
 
-static void remove_all_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    char p[4096];
-    while ((de = readdir(d)) != NULL) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-            remove_all_in(p);
-            rmdir(p);
-        } else {
-            unlink(p);
-        }
-    }
-    closedir(d);
-}
-
 static int setup(void **state)
 {
     (void)state;
-    remove_all_in(tmpdir);
-    return 0;
+    remove_tree(tmpdir);
+    return mkdir(tmpdir, 0700);
 }
 
 /* ---- round trips ------------------------------------------------------------ */
@@ -691,7 +660,6 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_failed_read, setup),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    remove_all_in(tmpdir);
-    rmdir(tmpdir);
+    remove_tree(tmpdir);
     return failed;
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "util/util.h"
+#include "testutil.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -139,9 +140,7 @@ int main(void)
         cmocka_unit_test(test_refuses_what_is_not_a_regular_file),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (remove_tree(dir))
         rc = 1;
     return rc;
 }

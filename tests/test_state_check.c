@@ -12,6 +12,7 @@
  */
 #include "run/run.h"
 #include "models/rng.h"
+#define TESTUTIL_DEVICE
 #include "testutil.h"
 
 #include <float.h>
@@ -189,19 +190,11 @@ static void check_tiled(bcl_context *c, size_t per, const char *how)
 int main(void)
 {
     bcl_device_list list;
-    bcl_error e = {0};
-    if (bcl_devices_enumerate(&list, &e) != BCL_OK) {
-        printf("no OpenCL device: %s\n", e.msg);
-        return 77;
-    }
-    bcl_selector sel;
     size_t di;
-    if (bcl_selector_parse(getenv("BALLCL_DEVICE"), &sel, &e) ||
-        bcl_selector_match(&sel, &list, &di, &e)) {
-        fprintf(stderr, "FAIL: %s\n", e.msg);
-        bcl_devices_free(&list);
-        return 1;
-    }
+    int rc = test_device(&list, &di);
+    if (rc)
+        return rc;
+    bcl_error e = {0};
     for (size_t i = 0; i < bcl_model_count; i++) {
         const bcl_model *m = bcl_models[i];
         bcl_context *c = NULL;

@@ -281,14 +281,6 @@ static void test_unwritable_folder(void **state)
     assert_string_equal(path, "");
 }
 
-static void remove_tree(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
-}
-
 int main(void)
 {
     if (test_tmpdir(tmpdir, sizeof tmpdir, "test_tuned"))

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static inline uint32_t bits(float f)
@@ -66,5 +68,64 @@ static inline int test_self_exe(char *exe, size_t size)
     exe[l] = '\0';
     return 0;
 }
+
+/* Removes path and, for a folder, all in it (made writable first): 0 when
+ * the last removal worked. */
+static inline int remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path);
+    chmod(path, 0700);
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            char sub[4096];
+            if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) < (int)sizeof sub)
+                remove_tree(sub);
+        }
+        closedir(d);
+    }
+    return rmdir(path);
+}
+
+#ifdef cmocka_unit_test
+/* A file of exactly these bytes (cmocka tests). */
+static inline void write_raw(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (len)
+        assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+#endif
+
+#ifdef TESTUTIL_DEVICE
+/* For the device tests: the device BALLCL_DEVICE selects (else the default
+ * one) is list->dev[*di]. Returns 0, 77 (skipped) when there is no device,
+ * or 1 when the selector fails. */
+static int test_device(bcl_device_list *list, size_t *di)
+{
+    bcl_error e = {0};
+    if (bcl_devices_enumerate(list, &e) != BCL_OK) {
+        printf("no OpenCL device: %s\n", e.msg);
+        return 77;
+    }
+    bcl_selector sel;
+    if (bcl_selector_parse(getenv("BALLCL_DEVICE"), &sel, &e) ||
+        bcl_selector_match(&sel, list, di, &e)) {
+        fprintf(stderr, "FAIL: %s\n", e.msg);
+        bcl_devices_free(list);
+        return 1;
+    }
+    return 0;
+}
+#endif
 
 #endif
