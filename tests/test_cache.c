@@ -695,7 +695,5 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_failed_write_leaves_nothing, setup),
         cmocka_unit_test(test_binary_format),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    remove_tree(tmpdir);
-    return failed;
+    return removed_after(cmocka_run_group_tests(tests, NULL, NULL), tmpdir);
 }

@@ -125,12 +125,9 @@ static void check_model(const bcl_device_info *d, const bcl_model *m)
 int main(void)
 {
     bcl_device_list list;
-    size_t di;
-    int rc = test_device(&list, &di);
-    if (rc)
-        return rc;
+    const bcl_device_info *dev = test_device(&list);
     for (size_t i = 0; i < bcl_model_count; i++)
-        check_model(&list.dev[di], bcl_models[i]);
+        check_model(dev, bcl_models[i]);
     bcl_devices_free(&list);
     printf("%d failures\n", failures);
     return failures ? 1 : 0;

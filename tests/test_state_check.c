@@ -190,16 +190,13 @@ static void check_tiled(bcl_context *c, size_t per, const char *how)
 int main(void)
 {
     bcl_device_list list;
-    size_t di;
-    int rc = test_device(&list, &di);
-    if (rc)
-        return rc;
+    const bcl_device_info *dev = test_device(&list);
     bcl_error e = {0};
     for (size_t i = 0; i < bcl_model_count; i++) {
         const bcl_model *m = bcl_models[i];
         bcl_context *c = NULL;
         bcl_context_opts co = {.use_cache = false};
-        if (bcl_context_create(&list.dev[di], m, &co, &c, NULL, &e)) {
+        if (bcl_context_create(dev, m, &co, &c, NULL, &e)) {
             fprintf(stderr, "FAIL: model %s: %s\n", m->name, e.msg);
             failures++;
             bcl_error_clear(&e);

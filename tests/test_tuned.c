@@ -293,7 +293,5 @@ int main(void)
         cmocka_unit_test_setup(test_refuses_damaged_files, setup),
         cmocka_unit_test_setup(test_unwritable_folder, setup),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    remove_tree(tmpdir);
-    return failed;
+    return removed_after(cmocka_run_group_tests(tests, NULL, NULL), tmpdir);
 }

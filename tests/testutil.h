@@ -104,27 +104,35 @@ static inline void write_raw(const char *path, const void *data, size_t len)
         assert_int_equal(fwrite(data, 1, len, f), len);
     assert_int_equal(fclose(f), 0);
 }
+
+/* Removes the test's folder after the tests: returns failed. */
+static inline int removed_after(int failed, const char *dir)
+{
+    remove_tree(dir);
+    return failed;
+}
 #endif
 
 #ifdef TESTUTIL_DEVICE
-/* For the device tests: the device BALLCL_DEVICE selects (else the default
- * one) is list->dev[*di]. Returns 0, 77 (skipped) when there is no device,
- * or 1 when the selector fails. */
-static int test_device(bcl_device_list *list, size_t *di)
+/* For the device tests: the device of list that BALLCL_DEVICE selects (else
+ * the default one). Exits 77 (skipped) when there is no device, 1 when the
+ * selector fails. */
+static const bcl_device_info *test_device(bcl_device_list *list)
 {
     bcl_error e = {0};
     if (bcl_devices_enumerate(list, &e) != BCL_OK) {
         printf("no OpenCL device: %s\n", e.msg);
-        return 77;
+        exit(77);
     }
     bcl_selector sel;
+    size_t di;
     if (bcl_selector_parse(getenv("BALLCL_DEVICE"), &sel, &e) ||
-        bcl_selector_match(&sel, list, di, &e)) {
+        bcl_selector_match(&sel, list, &di, &e)) {
         fprintf(stderr, "FAIL: %s\n", e.msg);
         bcl_devices_free(list);
-        return 1;
+        exit(1);
     }
-    return 0;
+    return &list->dev[di];
 }
 #endif
 
