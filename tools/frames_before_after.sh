@@ -10,10 +10,8 @@
 #   tools/frames_before_after.sh [REV] [N] [DEVICE] [ROUNDS]
 #   (defaults: main 100000 cpu 3)
 set -eu
-n=${2:-100000}
-dev=${3:-cpu}
-rounds=${4:-3}
 . tools/old_module.sh
+frame_args 100000 "$@"
 old_module "${1:-main}"
 py=/usr/bin/python3
 for r in $(seq "$rounds"); do

@@ -14,10 +14,8 @@
 #
 #   tools/frames_callgrind.sh REV [N] [DEVICE] [ROUNDS]  (defaults: 1000, cpu, 3)
 set -eu
-n=${2:-1000}
-dev=${3:-cpu}
-rounds=${4:-3}
 . tools/old_module.sh
+frame_args 1000 "$@"
 old_module "$1"
 count() { # pkg frames way kernels -> inclusive instructions of the frame function
     local fn=frame_locked

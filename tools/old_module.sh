@@ -1,11 +1,19 @@
 # Sourced by tools/frames_before_after.sh and tools/frames_callgrind.sh, run
-# from the project root.
+# from the project root, with the arguments REV [N [DEVICE [ROUNDS]]].
+# frame_args DEFAULT_N ARGS...: sets n (default DEFAULT_N), dev (default cpu)
+# and rounds (default 3) from ARGS.
 # old_module REV: the Python module of revision REV, built in a temporary
 # folder $old that is removed on exit (git archive into $old/src, release
 # build in $old/build; only the module and its package files).
 # side before|after: sets pkg (for PYTHONPATH), cl (for BALLCL_KERNEL_DIR:
 # the old build's own copy of cl/ is not made) and label to those of REV's
 # module or this build's (build/python).
+frame_args() {
+    n=${3:-$1}
+    dev=${4:-cpu}
+    rounds=${5:-3}
+}
+
 old_module() {
     local suffix
     rev=$1
