@@ -56,16 +56,8 @@ static size_t count_files(const char *dir)
 
 static bcl_device_info sample_device(void)
 {
-    bcl_device_info d;
-    memset(&d, 0, sizeof d);
-    strcpy(d.platform_name, "Portable Computing Language");
-    strcpy(d.platform_version, "OpenCL 3.0 PoCL 3.1 LLVM 15");
-    strcpy(d.name, "pthread-haswell");
-    strcpy(d.vendor, "AuthenticAMD");
-    strcpy(d.version, "OpenCL 3.0 PoCL");
-    strcpy(d.driver, "3.1+debian");
-    d.address_bits = 64;
-    return d;
+    return test_device_info("Portable Computing Language", "OpenCL 3.0 PoCL 3.1 LLVM 15",
+                            "pthread-haswell", "AuthenticAMD", "OpenCL 3.0 PoCL", "3.1+debian");
 }
 
 static const char sample_src[] = "__kernel void k(__global float *x) { x[0] = 1.0f; }\n";

@@ -26,15 +26,8 @@ static char tmpdir[256];
 
 static bcl_device_info fake_device(void)
 {
-    bcl_device_info d;
-    memset(&d, 0, sizeof d);
-    strcpy(d.platform_name, "Test Platform");
-    strcpy(d.platform_version, "OpenCL 3.0 test");
-    strcpy(d.name, "Test Device");
-    strcpy(d.vendor, "Test Vendor");
-    strcpy(d.version, "OpenCL 3.0");
-    strcpy(d.driver, "1.0");
-    d.address_bits = 64;
+    bcl_device_info d = test_device_info("Test Platform", "OpenCL 3.0 test", "Test Device",
+                                         "Test Vendor", "OpenCL 3.0", "1.0");
     d.type = CL_DEVICE_TYPE_GPU;
     return d;
 }

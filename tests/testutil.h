@@ -94,6 +94,27 @@ static inline int remove_tree(const char *path)
     return rmdir(path);
 }
 
+#ifdef BALLCL_BALLCL_H
+/* A device as its driver would describe it, for the tests that need none:
+ * the identity a cache key or a tuned file is made of, 64-bit. */
+static inline bcl_device_info test_device_info(const char *platform_name,
+                                               const char *platform_version, const char *name,
+                                               const char *vendor, const char *version,
+                                               const char *driver)
+{
+    bcl_device_info d;
+    memset(&d, 0, sizeof d);
+    strcpy(d.platform_name, platform_name);
+    strcpy(d.platform_version, platform_version);
+    strcpy(d.name, name);
+    strcpy(d.vendor, vendor);
+    strcpy(d.version, version);
+    strcpy(d.driver, driver);
+    d.address_bits = 64;
+    return d;
+}
+#endif
+
 #ifdef cmocka_unit_test
 /* A file of exactly these bytes (cmocka tests). */
 static inline void write_raw(const char *path, const void *data, size_t len)
