@@ -125,18 +125,11 @@ bad = []
 for n in (100000, 1000000):
     fl = med(bench_row("new", r, n, "floor") for r in R)
     mi = med(minimal(r, n) for r in R)
-    rows = [(f"bench -n {n} batched", [bench_row("new", r, n, "batched") for r in R],
-             [bench_row("old", r, n, "batched") for r in R]),
-            (f"bench -n {n} local=auto", [bench_row("new", r, n, "local=auto") for r in R],
-             [bench_row("old", r, n, "local=auto") for r in R]),
-            (f"run -n {n} --steps-per-launch 1 (device)",
-             [run_us("new", r, n, "us_per_step") for r in R],
-             [run_us("old", r, n, "us_per_step") for r in R]),
-            (f"run -n {n} --steps-per-launch 1 (wall)",
-             [run_us("new", r, n, "wall_us_per_step") for r in R],
-             [run_us("old", r, n, "wall_us_per_step") for r in R])]
-    for label, a, b in rows:
-        x, y = med(a), med(b)
+    rows = [(f"bench -n {n} {row}", bench_row, row) for row in ("batched", "local=auto")]
+    rows += [(f"run -n {n} --steps-per-launch 1 ({what})", run_us, key)
+             for what, key in (("device", "us_per_step"), ("wall", "wall_us_per_step"))]
+    for label, figure, key in rows:
+        x, y = (med(figure(rev, r, n, key) for r in R) for rev in ("new", "old"))
         print(f"{label:44} {x:10.3f} {y:10.3f} {fl:10.3f} {mi:10.3f} {x / fl:7.3f} {x / y:8.3f}")
         if "(wall)" not in label and (x / fl > 1.10 or x / y > 1.05):
             bad.append(label)

@@ -36,13 +36,27 @@ states="$out/states"
 mkdir -p "$states"
 : >"$out/cmp.txt"
 
-# same NAME A B: byte comparison of two state files into cmp.txt.
+# same NAME A B: byte comparison of two state files into cmp.txt; B is
+# removed after it.
 same() {
     if cmp -s "$2" "$3"; then
         echo "$1: identical ($2 $3)" >>"$out/cmp.txt"
     else
         echo "$1: DIFFERENT ($2 $3)" >>"$out/cmp.txt"
     fi
+    rm -f "$3"
+}
+
+# ranks NAME P DEVICES: step NAME.json, mpirun -n P of the 16M run on
+# DEVICES, its output compared with the one-process output.
+ranks() {
+    step "$1.json" $mpirun -n "$2" "$ballcl" "${run16[@]}" -d "$3" --output "$states/$1.npy" --json
+    same "$1" "$states/single.npy" "$states/$1.npy"
+}
+
+# seconds T0 T1: the time between two `date +%s.%N`, to 0.01 s.
+seconds() {
+    awk "BEGIN { printf \"%.2f\", $2 - $1 }"
 }
 
 h200_info
@@ -57,20 +71,11 @@ h200_info
 run16=(run -n 16777216 -s 1000 --init random)
 step single_gpu.json "$ballcl" "${run16[@]}" -d "$gpu" --output "$states/single.npy" --json
 for p in 1 2 4; do
-    step "gpu_P$p.json" $mpirun -n $p "$ballcl" "${run16[@]}" -d "$gpu" \
-        --output "$states/gpu_P$p.npy" --json
-    same "gpu_P$p" "$states/single.npy" "$states/gpu_P$p.npy"
-    rm -f "$states/gpu_P$p.npy"
+    ranks "gpu_P$p" $p "$gpu"
 done
-step gpu_cpu_P2.json $mpirun -n 2 "$ballcl" "${run16[@]}" -d "$gpu,cpu" \
-    --output "$states/gpu_cpu.npy" --json
-same gpu_cpu_P2 "$states/single.npy" "$states/gpu_cpu.npy"
-rm -f "$states/gpu_cpu.npy"
+ranks gpu_cpu_P2 2 "$gpu,cpu"
 # One rank driving both devices (fewer ranks than devices on the node).
-step gpu_cpu_P1.json $mpirun -n 1 "$ballcl" "${run16[@]}" -d "$gpu,cpu" \
-    --output "$states/gpu_cpu1.npy" --json
-same gpu_cpu_P1 "$states/single.npy" "$states/gpu_cpu1.npy"
-rm -f "$states/gpu_cpu1.npy"
+ranks gpu_cpu_P1 1 "$gpu,cpu"
 # bench per rank: rank 0 the GPU, rank 1 the CPU; rank 0 prints both tables.
 step bench_P2.txt $mpirun -n 2 "$ballcl" bench -d "$gpu,cpu" -n 1000000 -r 5
 
@@ -91,12 +96,11 @@ t1=$(date +%s.%N)
 t2=$(date +%s.%N)
 step io_single_norun.json "$ballcl" "${io[@]}" --json
 t3=$(date +%s.%N)
-echo "one process, N = 268435456: with --output $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s, without $(awk "BEGIN { printf \"%.2f\", $t3 - $t2 }") s" \
+echo "one process, N = 268435456: with --output $(seconds "$t0" "$t1") s, without $(seconds "$t2" "$t3") s" \
     >"$out/io_single.txt"
 for p in 1 4; do
     step "io_P$p.json" $mpirun -n $p "$ballcl" "${io[@]}" --output "$states/io_P$p.npy" --json
     same "io_P$p" "$states/io_single.npy" "$states/io_P$p.npy"
-    rm -f "$states/io_P$p.npy"
 done
 rm -f "$states/io_single.npy"
 
@@ -105,8 +109,7 @@ for p in 1 4; do
     $mpirun -n $p "$ballcl" run -d "$gpu" -n 1024 -s 1 >/dev/null 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    echo "mpirun -n $p ballcl run -n 1024 -s 1: exit $rc, $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s" \
-        >"$out/startup_P$p.txt"
+    echo "mpirun -n $p ballcl run -n 1024 -s 1: exit $rc, $(seconds "$t0" "$t1") s" >"$out/startup_P$p.txt"
 done
 rm -f "$states/single.npy"
 cat "$out/status.txt" "$out/cmp.txt" >&2
