@@ -70,15 +70,6 @@ def numpy_steps(s, steps):
     return np.stack([x, y, z, w], axis=1)
 
 
-def timed(fn, repeats):
-    out, laps = None, []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        laps.append((time.perf_counter() - t0) * 1e3)
-    return out, laps
-
-
 def pyopencl_method(dev, n, steps, k):
     try:
         import pyopencl as cl
@@ -123,8 +114,7 @@ def cupy_methods(n, steps, k):
             x += z
             y += w
             z += w
-        out = cp.asnumpy(s)
-        return out
+        return cp.asnumpy(s)
 
     def kernel(state):
         s = cp.asarray(state)
@@ -185,7 +175,9 @@ def main():
         equal[name] = bool(np.array_equal(out.view(np.uint32), want.view(np.uint32)))
     for _ in range(a.repeats):  # then interleaved repeats
         for name, fn in methods:
-            laps[name].extend(timed(lambda: fn(state), 1)[1])
+            t0 = time.perf_counter()
+            fn(state)
+            laps[name].append((time.perf_counter() - t0) * 1e3)
     ctx.close()
     for note in notes:
         print(note)

@@ -18,7 +18,6 @@
 #                         add rate: compute units x 128 FP32 lanes x clock
 #                         (the assumption for an NVIDIA SM since Ampere)
 #   status.txt            exit status of every step
-# Each step runs even if an earlier one failed; status.txt says which did.
 # The device selector defaults to "nvidia"; BALLCL_H200_DEVICE overrides it.
 set -u
 . "$(dirname "$0")/common.sh"

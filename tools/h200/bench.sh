@@ -15,7 +15,6 @@
 #   fused_16M_K*.json         run -n 16777216 with K = tuned, 100 and 1000
 #   bench_64M.{txt,json}      bench -n 67108864 (single steps against copy bandwidth)
 #   status.txt                exit status of every step
-# Each step runs even if an earlier one failed; status.txt says which did.
 # The device selector defaults to "nvidia"; BALLCL_H200_DEVICE overrides it.
 set -u
 . "$(dirname "$0")/common.sh"

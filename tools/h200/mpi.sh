@@ -19,7 +19,6 @@
 #   startup_P{1,4}.txt       wall time of a whole mpirun of a tiny run (start-up costs)
 #   cmp.txt                  every output against the one-process output (cmp)
 #   status.txt               exit status of every step
-# Each step runs even if an earlier one failed; status.txt says which did.
 # The GPU selector defaults to "nvidia"; BALLCL_H200_DEVICE overrides it.
 set -u
 . "$(dirname "$0")/common.sh"

@@ -18,7 +18,6 @@
 #   run_2e9_pair.json        the same N over GPU + CPU, split by calibrated rate,
 #                            every shard validated; the record of the split
 #   status.txt               exit status of every step
-# Each step runs even if an earlier one failed; status.txt says which did.
 # BALLCL_H200_PART=bench runs the bench and the same-output steps only,
 # BALLCL_H200_PART=big the two N = 2*10^9 runs only (each fits one session's
 # command limit); the default runs all.

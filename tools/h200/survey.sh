@@ -13,7 +13,6 @@
 #   info.txt                      date, ballcl version, `ballcl devices`
 #   *.err                         stderr of each step
 #   status.txt                    exit status of every step
-# Each step runs even if an earlier one failed; status.txt says which did.
 # The GPU selector is the first of h200, nvidia, gpu that names one device
 # (BALLCL_H200_DEVICE overrides it); the host's, the first of pocl, cpu. The JSON files go to docs/surveys/ as they
 # are: the program wrote them, with the command and date inside.

@@ -18,7 +18,6 @@
 #                          vs clpeak's kernel latency: each ratio, and whether
 #                          it is within 10%
 #   *.err, status.txt      stderr of each step; exit status of every step
-# Each step runs even if an earlier one failed; status.txt says which did.
 # BALLCL_H200_DEVICE overrides the selector "nvidia".
 set -u
 out=${1:-${OUT:?usage: tools/h200/survey_clpeak.sh OUTDIR (or set OUT)}}
