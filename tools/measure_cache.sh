@@ -88,12 +88,6 @@ driver_env() {
 }
 
 rows="cold driver ours both miss early"
-label_cold="cold source build"
-label_driver="driver cache"
-label_ours="our cache"
-label_both="both caches"
-label_miss="our cache, miss"
-label_early="entry stored early"
 
 # measure ROW REPEAT: one run of a row; appends "program first store hit" to
 # $work/ROW.txt. Folders named *.warm persist across repeats; the others are
@@ -157,14 +151,13 @@ echo "| row | our cache | driver cache | program ms | first launch ms | program 
 echo "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for row in $rows; do
     f="$work/$row.txt"
-    eval "label=\$label_$row"
     case $row in
-    cold) o="off" d="off, empty" ;;
-    driver) o="off" d="on, warm" ;;
-    ours) o="hit" d="off, empty" ;;
-    both) o="hit" d="on, warm" ;;
-    miss) o="miss (empty)" d="off, empty" ;;
-    early) o="hit, stored at build" d="off, empty" ;;
+    cold) label="cold source build" o="off" d="off, empty" ;;
+    driver) label="driver cache" o="off" d="on, warm" ;;
+    ours) label="our cache" o="hit" d="off, empty" ;;
+    both) label="both caches" o="hit" d="on, warm" ;;
+    miss) label="our cache, miss" o="miss (empty)" d="off, empty" ;;
+    early) label="entry stored early" o="hit, stored at build" d="off, empty" ;;
     esac
     [ "$kind" = other ] && d="n/a"
     read -r tm tmin tmax <<<"$(total_stats "$f")"

@@ -19,11 +19,10 @@ out=${1:?usage: tools/h200/cache.sh OUTDIR}
 cd "$(dirname "$0")/../.."
 . tools/h200/common.sh
 mkdir -p "$out"
-bin=$ballcl
 repeats=${REPEATS:-7}
 status=0
 
-"$bin" devices >"$out/devices.txt" 2>&1 || status=3
+"$ballcl" devices >"$out/devices.txt" 2>&1 || status=3
 
 # The NVIDIA device: the first selector that names exactly one device.
 gpu=$(pick h200 nvidia gpu)
@@ -34,7 +33,7 @@ else
     tools/measure_cache.sh -d "$gpu" -r "$repeats" >"$out/cache-nvidia.md" \
         2>"$out/cache-nvidia.err" || status=3
     if command -v python3 >/dev/null; then
-        BALLCL="$bin" BALLCL_KERNEL_DIR=cl BALLCL_DEVICE="$gpu" \
+        BALLCL="$ballcl" BALLCL_KERNEL_DIR=cl BALLCL_DEVICE="$gpu" \
             python3 tests/test_cache_cli.py >"$out/cache-tests.txt" 2>&1 || status=1
     else
         echo "python3 missing: cache CLI tests not run" >"$out/cache-tests.txt"
