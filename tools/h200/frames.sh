@@ -19,8 +19,6 @@ set -u
 out=${OUT:-${1:?usage: OUT=DIR tools/h200/frames.sh  (or tools/h200/frames.sh DIR)}}
 mkdir -p "$out"
 dev=${BALLCL_H200_DEVICE:-gpu}
-py=${PYTHON:-python3}
-export BALLCL_KERNEL_DIR=$PWD/cl
 {
     date -u +%Y-%m-%dT%H:%M:%SZ
     git rev-parse HEAD 2>/dev/null

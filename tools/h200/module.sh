@@ -6,7 +6,12 @@
 # header, include/ballcl/ballcl.h, but for cli.c, `python -m ballcl`, which
 # links the program's commands, build/tools/cli/libballcl_cli.a).
 # Sets pkg to the folder to put on PYTHONPATH; returns
-# non-zero when the rebuild fails.
+# non-zero when the rebuild fails. The interpreter is $PYTHON (default
+# python3); the kernels are the source tree's (the build tree's module finds
+# its own beside it, build/python/ballcl/cl, but one rebuilt here has none).
+py=${PYTHON:-python3}
+export BALLCL_KERNEL_DIR=$PWD/cl
+
 ballcl_module() {
     local suffix pyinc npinc lib=$PWD/build/src
     suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') || return 1

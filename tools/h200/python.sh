@@ -23,11 +23,6 @@ set -u
 out=${1:?usage: tools/h200/python.sh OUTDIR}
 mkdir -p "$out"
 dev=${BALLCL_H200_DEVICE:-nvidia}
-py=${PYTHON:-python3}
-# The kernels from the source tree: the build tree's module finds its own
-# beside it (build/python/ballcl/cl), but one rebuilt here has
-# none beside it.
-export BALLCL_KERNEL_DIR=$PWD/cl
 {
     date -u +%Y-%m-%dT%H:%M:%SZ
     "$py" --version
