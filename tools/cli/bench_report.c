@@ -113,14 +113,20 @@ typedef enum { CMP_NA, CMP_SAME_CONFIG, CMP_NOISE, CMP_DIFFERENT } cmp_kind;
 
 static const char *const cmp_names[] = {"n/a", "same configuration", "within noise", "different"};
 
+/* Two device rows that ran the same launch: variant, local size, K, waiting. */
+static bool same_launch(const bench_row *a, const bench_row *b)
+{
+    const bcl_plan *x = &a->plan, *y = &b->plan;
+    return !a->host && !b->host && strcmp(x->variant, y->variant) == 0 &&
+           x->launch.local == y->launch.local && x->steps_per_launch == y->steps_per_launch &&
+           x->sync == y->sync;
+}
+
 static bool same_config(const bench_row *a, const bench_row *b)
 {
     if (a->host || b->host)
         return a->host == b->host && a->openmp == b->openmp;
-    const bcl_plan *x = &a->plan, *y = &b->plan;
-    return strcmp(x->variant, y->variant) == 0 && x->launch.local == y->launch.local &&
-           x->steps_per_launch == y->steps_per_launch && x->sync == y->sync &&
-           x->fused == y->fused && a->host_clock == b->host_clock;
+    return same_launch(a, b) && a->plan.fused == b->plan.fused && a->host_clock == b->host_clock;
 }
 
 static cmp_kind compare(const bench_result *res, int i, int j)
@@ -142,20 +148,14 @@ static cmp_kind compare(const bench_result *res, int i, int j)
 static const int own_cost_rows[] = {ROW_LOCAL_DRIVER, ROW_LOCAL_AUTO, ROW_LOCAL_TUNED, ROW_BATCHED};
 #define OWN_COST_LIMIT 1.10 /* a row more than 10% above the floor is said */
 
-static bool same_launch(const bench_row *a, const bench_row *b)
-{
-    const bcl_plan *x = &a->plan, *y = &b->plan;
-    return !a->host && !b->host && strcmp(x->variant, y->variant) == 0 &&
-           x->launch.local == y->launch.local && x->steps_per_launch == y->steps_per_launch &&
-           x->sync == y->sync && !x->fused && !y->fused;
-}
-
-/* The row's time over the floor's, or NAN when it ran another launch. */
+/* The row's time over the floor's, or NAN when it ran another launch (a
+ * fused row never runs the floor's). */
 static double over_floor(const bench_result *res, int i)
 {
-    const bench_row *f = row(res, ROW_FLOOR);
+    const bench_row *f = row(res, ROW_FLOOR), *r = row(res, i);
     double fl = us_of(res, ROW_FLOOR), x = us_of(res, i);
-    return same_launch(row(res, i), f) && fl > 0 && !isnan(x) ? x / fl : NAN;
+    bool same = same_launch(r, f) && !r->plan.fused && !f->plan.fused;
+    return same && fl > 0 && !isnan(x) ? x / fl : NAN;
 }
 
 static void print_own_cost(const bench_result *res)

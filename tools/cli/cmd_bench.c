@@ -1,10 +1,6 @@
 /*
- * ballcl bench (docs/BENCHMARK.md): the seed's lessons, measured side by side on one
- * device. For each N: the copy bandwidth that bounds a one-step kernel, the
- * two host rows, then the device rows, each validated bit for bit against
- * the C reference before it is timed; a row that fails is shown as failed
- * and never timed. Output: a table (with the seed's three mistakes and their
- * cost in the footer), --json, --csv.
+ * ballcl bench (docs/BENCHMARK.md): the seed's lessons measured side by side
+ * on one device, each row validated bit for bit before it is timed.
  */
 #include "bench.h"
 
@@ -315,8 +311,7 @@ int cmd_bench(int argc, char **argv)
     bench_result *res = calloc(a.o.nballs, sizeof *res);
     json_t *root = NULL, *sweep = json_array();
     char *csv = NULL;
-    size_t csv_len = 0, di;
-    size_t failed = 0;
+    size_t csv_len = 0, failed = 0;
     bcl_outputs outs = {0};
     if (!res) {
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
@@ -335,8 +330,7 @@ int cmd_bench(int argc, char **argv)
         rc = bench_multi(&a, devs, ndev, &e);
         goto out;
     }
-    di = picked[0];
-    const bcl_device_info *d = &list.dev[di];
+    const bcl_device_info *d = &list.dev[picked[0]];
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, &br, &e)))
