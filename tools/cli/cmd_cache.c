@@ -115,17 +115,14 @@ static void print_tuned(const char *dir, const bcl_tuned_file_info *tf, size_t n
 static void print_entries(const char *dir, const bcl_cache_entry_info *ent, size_t n,
                           uint64_t total, int64_t now)
 {
-    if (n == 0) {
-        printf("no cache entries in %s\n", dir);
-        return;
-    }
     printf("%-16s  %-32s  %-28s  %-10s %9s %7s  %s\n", "KEY", "DEVICE", "PLATFORM", "SOURCE",
            "SIZE", "AGE", "STATE");
     for (size_t i = 0; i < n; i++) {
         const bcl_cache_entry_info *x = &ent[i];
-        char sz[32], age[32], dev[40], plat[40];
+        char sz[32], age[32];
         format_size(x->bytes, sz, sizeof sz);
         format_age(now - x->mtime, age, sizeof age);
+        char dev[40], plat[40];
         cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
         cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
         printf("%-16.16s  %s  %s  %-10.10s %9s %7s  %s%s\n", cli_shown(x->key), dev, plat,
@@ -170,7 +167,10 @@ static int list(const char *dir, bool as_json)
         cli_print_json(root);
         json_decref(root);
     } else {
-        print_entries(dir, ent, n, total, now);
+        if (n == 0)
+            printf("no cache entries in %s\n", dir);
+        else
+            print_entries(dir, ent, n, total, now);
         printf("\n");
         print_tuned(dir, tf, ntf, now);
     }
