@@ -1,19 +1,10 @@
 /*
- * ballcl.run's process-wide contexts: one per (device, model), made at the
- * first call and kept, so that a later call costs what a Context frame
- * costs — no context, no program load, no allocation: the state is
- * uploaded into buffers kept at the largest state seen, stepped, and read
- * back into pinned memory (docs/PYTHON.md, "Frame loops"). The returned
- * array is read-only, as a Context's: passed back as the next call's
- * state, it is the state on the device, and nothing is uploaded.
- *
- * Each is a ballcl.Context and has its lock: threads calling ballcl.run on
- * the same device and model take turns (the wait is without the GIL);
- * other devices or models run at once. The registry is a list changed only
- * with the GIL held. ballcl.cached() reports what the contexts hold,
- * ballcl.close() frees them (a later call makes a new one), and so does
- * the interpreter's exit. ballcl.run(..., cache=False) opens and closes a
- * context of its own instead (run.c).
+ * ballcl.run's process-wide contexts: one ballcl.Context per (device,
+ * model), made at the first call and kept, so that a later call costs what
+ * a Context frame costs, and a returned array passed back is the state on
+ * the device, not uploaded again (docs/PYTHON.md, "Frame loops": threads,
+ * ballcl.cached(), ballcl.close()). The registry is a list changed only
+ * with the GIL held. cache=False opens a context of its own (run.c).
  */
 #include "core.h"
 

@@ -25,7 +25,7 @@ typedef struct bench_args {
  * them at once, with the scaling efficiency. */
 int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev, bcl_error *e);
 
-/* The rows, in table order; names are part of the output format. */
+/* The rows, in table order (cmd_bench.c's table says what each asks for). */
 enum {
     ROW_REFERENCE,
     ROW_OPENMP,
@@ -39,8 +39,6 @@ enum {
     ROW_FUSED,
     ROW_COUNT
 };
-
-extern const char *const bench_row_names[ROW_COUNT];
 
 typedef struct bench_row {
     const char *name;
@@ -81,22 +79,15 @@ typedef struct bench_info {
     char date[32];
 } bench_info;
 
-/* The row's figure: device or host time per step, per its clock. */
-const bcl_stats *bench_row_us(const bench_row *r);
-/* Bytes moved per ball-step: 32 (read and write a float4) divided by the
- * steps a ball stays in registers per pass over memory. */
-double bench_row_bytes_per_ball_step(const bench_row *r);
-
-/* A row's ball-step rate as a fraction of the add-rate bound of the same
- * run (the model's float operations per ball-step at the measured add
- * rate); 0 when either is unknown. */
-double bench_row_bound_fraction(const bench_result *res, const bench_row *r);
-
 /* bench --sweep (docs/PERFORMANCE.md): for each N the untuned default
  * plan, the tuned one and the best of K x local size x variant, side by
  * side (bcl_sweep); a table, or with --json one document. */
 int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, bcl_error *e);
 
+/* A launch's local size as the outputs give it: the number, or "driver"
+ * for 0 (the runtime's choice); the text is written into out. */
+const char *bench_local_text(size_t local, char *out, size_t size);
+json_t *bench_local_json(size_t local);
 /* The human table with its footer (the seed's three mistakes). */
 void bench_print_table(const bench_info *info, const bench_result *res);
 /* One JSON object for one N (rows and copy bandwidth). */

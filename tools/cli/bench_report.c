@@ -9,34 +9,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const bench_row_names[ROW_COUNT] = {
-    "reference",   "openmp",          "local=1", "local=driver", "local=auto",
-    "local=tuned", "sync-every-step", "batched", "floor",        "fused",
-};
-
-const bcl_stats *bench_row_us(const bench_row *r)
+/* The row's figure: device or host time per step, per its clock. */
+static const bcl_stats *row_us(const bench_row *r)
 {
     return r->host_clock ? &r->m.wall_us : &r->m.device_us;
 }
 
-double bench_row_bytes_per_ball_step(const bench_row *r)
+/* Bytes moved per ball-step: 32 (read and write a float4) divided by the
+ * steps a ball stays in registers per pass over memory (the reference: all
+ * the steps of a call). */
+static double bytes_per_ball_step(const bench_row *r)
 {
-    /* The reference keeps a ball in registers for all the steps of a call. */
     double k = r->host ? (!r->openmp && r->m.steps ? (double)r->m.steps : 1)
                        : (double)r->plan.steps_per_launch;
     return 32.0 / (k > 0 ? k : 1);
 }
 
-static double rate(const bench_row *r, size_t n)
+static double rate(const bench_result *res, const bench_row *r)
 {
-    double us = bench_row_us(r)->median;
-    return us > 0 ? (double)n / (us * 1e-6) : 0;
+    double us = row_us(r)->median;
+    return us > 0 ? (double)res->balls / (us * 1e-6) : 0;
 }
 
-double bench_row_bound_fraction(const bench_result *res, const bench_row *r)
+static double gb_per_s(const bench_result *res, const bench_row *r)
+{
+    return rate(res, r) * bytes_per_ball_step(r) / 1e9;
+}
+
+/* A row's ball-step rate as a fraction of the add-rate bound of the same
+ * run (the model's float operations per ball-step at the measured add
+ * rate); 0 when either is unknown. */
+static double bound_fraction(const bench_result *res, const bench_row *r)
 {
     double bound = res->add.gflop_per_s.median * 1e9;
-    return r->validated && bound > 0 ? rate(r, res->balls) * res->ops_per_step / bound : 0;
+    return r->validated && bound > 0 ? rate(res, r) * res->ops_per_step / bound : 0;
 }
 
 /* The ball-step rate the add-rate bound allows. */
@@ -48,8 +54,22 @@ static double bound_rate(const bench_result *res)
 static double speedup(const bench_result *res, const bench_row *r)
 {
     const bench_row *ref = &res->rows[ROW_REFERENCE];
-    double a = bench_row_us(ref)->median, b = bench_row_us(r)->median;
+    double a = row_us(ref)->median, b = row_us(r)->median;
     return ref->validated && r->validated && b > 0 ? a / b : 0;
+}
+
+const char *bench_local_text(size_t local, char *out, size_t size)
+{
+    if (local)
+        snprintf(out, size, "%zu", local);
+    else
+        snprintf(out, size, "driver");
+    return out;
+}
+
+json_t *bench_local_json(size_t local)
+{
+    return local ? json_integer((json_int_t)local) : json_string("driver");
 }
 
 static void config_text(const bench_row *r, char *out, size_t size)
@@ -58,16 +78,12 @@ static void config_text(const bench_row *r, char *out, size_t size)
         snprintf(out, size, "host, %u thread%s", r->threads, r->threads == 1 ? "" : "s");
         return;
     }
-    char local[32];
-    if (r->plan.launch.local)
-        snprintf(local, sizeof local, "local %zu", r->plan.launch.local);
-    else
-        snprintf(local, sizeof local, "local driver");
-    char k[24] = "";
+    char local[24], k[24] = "";
     if (r->plan.steps_per_launch > 1 || r->plan.fused)
         snprintf(k, sizeof k, ", K=%u", r->plan.steps_per_launch);
     const char *v = r->plan.variant[0] ? r->plan.variant : NULL;
-    snprintf(out, size, "%s%s%s%s%s", v ? v : "", v ? ", " : "", local, k,
+    snprintf(out, size, "%s%slocal %s%s%s", v ? v : "", v ? ", " : "",
+             bench_local_text(r->plan.launch.local, local, sizeof local), k,
              strcmp(r->plan.launch.how, "tuned") == 0 ? " (tuned)"
              : r->tuned_missing                       ? " (not tuned)"
                                                       : "");
@@ -81,7 +97,7 @@ static const bench_row *row(const bench_result *res, int i)
 /* us/step median of a validated row, or NAN. */
 static double us_of(const bench_result *res, int i)
 {
-    return row(res, i)->validated ? bench_row_us(row(res, i))->median : NAN;
+    return row(res, i)->validated ? row_us(row(res, i))->median : NAN;
 }
 
 static json_t *number_or_null(bool ok, double x)
@@ -97,14 +113,20 @@ typedef enum { CMP_NA, CMP_SAME_CONFIG, CMP_NOISE, CMP_DIFFERENT } cmp_kind;
 
 static const char *const cmp_names[] = {"n/a", "same configuration", "within noise", "different"};
 
+/* Two device rows that ran the same launch: variant, local size, K, waiting. */
+static bool same_launch(const bench_row *a, const bench_row *b)
+{
+    const bcl_plan *x = &a->plan, *y = &b->plan;
+    return !a->host && !b->host && strcmp(x->variant, y->variant) == 0 &&
+           x->launch.local == y->launch.local && x->steps_per_launch == y->steps_per_launch &&
+           x->sync == y->sync;
+}
+
 static bool same_config(const bench_row *a, const bench_row *b)
 {
     if (a->host || b->host)
         return a->host == b->host && a->openmp == b->openmp;
-    const bcl_plan *x = &a->plan, *y = &b->plan;
-    return strcmp(x->variant, y->variant) == 0 && x->launch.local == y->launch.local &&
-           x->steps_per_launch == y->steps_per_launch && x->sync == y->sync &&
-           x->fused == y->fused && a->host_clock == b->host_clock;
+    return same_launch(a, b) && a->plan.fused == b->plan.fused && a->host_clock == b->host_clock;
 }
 
 static cmp_kind compare(const bench_result *res, int i, int j)
@@ -114,7 +136,7 @@ static cmp_kind compare(const bench_result *res, int i, int j)
         return CMP_NA;
     if (same_config(a, b))
         return CMP_SAME_CONFIG;
-    const bcl_stats *x = bench_row_us(a), *y = bench_row_us(b);
+    const bcl_stats *x = row_us(a), *y = row_us(b);
     if (x->min <= y->max && y->min <= x->max)
         return CMP_NOISE;
     return CMP_DIFFERENT;
@@ -126,20 +148,14 @@ static cmp_kind compare(const bench_result *res, int i, int j)
 static const int own_cost_rows[] = {ROW_LOCAL_DRIVER, ROW_LOCAL_AUTO, ROW_LOCAL_TUNED, ROW_BATCHED};
 #define OWN_COST_LIMIT 1.10 /* a row more than 10% above the floor is said */
 
-static bool same_launch(const bench_row *a, const bench_row *b)
-{
-    const bcl_plan *x = &a->plan, *y = &b->plan;
-    return !a->host && !b->host && strcmp(x->variant, y->variant) == 0 &&
-           x->launch.local == y->launch.local && x->steps_per_launch == y->steps_per_launch &&
-           x->sync == y->sync && !x->fused && !y->fused;
-}
-
-/* The row's time over the floor's, or NAN when it ran another launch. */
+/* The row's time over the floor's, or NAN when it ran another launch (a
+ * fused row never runs the floor's). */
 static double over_floor(const bench_result *res, int i)
 {
-    const bench_row *f = row(res, ROW_FLOOR);
+    const bench_row *f = row(res, ROW_FLOOR), *r = row(res, i);
     double fl = us_of(res, ROW_FLOOR), x = us_of(res, i);
-    return same_launch(row(res, i), f) && fl > 0 && !isnan(x) ? x / fl : NAN;
+    bool same = same_launch(r, f) && !r->plan.fused && !f->plan.fused;
+    return same && fl > 0 && !isnan(x) ? x / fl : NAN;
 }
 
 static void print_own_cost(const bench_result *res)
@@ -155,7 +171,7 @@ static void print_own_cost(const bench_result *res)
         double r = over_floor(res, own_cost_rows[i]);
         if (isnan(r))
             continue;
-        printf("%s %s %.2fx", shown++ ? "," : "", bench_row_names[own_cost_rows[i]], r);
+        printf("%s %s %.2fx", shown++ ? "," : "", row(res, own_cost_rows[i])->name, r);
         over += r > OWN_COST_LIMIT;
     }
     if (!shown)
@@ -173,26 +189,23 @@ static void print_footer(const bench_result *res)
     double se = us_of(res, ROW_SYNC_EVERY), ba = us_of(res, ROW_BATCHED);
     double fu = us_of(res, ROW_FUSED);
     const char *noise = "within the noise (their min..max ranges overlap)";
+    const char *na = "n/a (a row failed validation)\n";
     printf("\nThe seed's three mistakes, measured here:\n");
     printf("  1. N work-groups of one work-item (local=1): ");
-    switch (compare(res, ROW_LOCAL_1, ROW_LOCAL_AUTO)) {
-    case CMP_NA:
-        printf("n/a (a row failed validation)\n");
-        break;
-    case CMP_SAME_CONFIG:
+    cmp_kind c1 = compare(res, ROW_LOCAL_1, ROW_LOCAL_AUTO);
+    if (c1 == CMP_NA)
+        printf("%s", na);
+    else if (c1 == CMP_SAME_CONFIG)
         printf("local=auto ran local 1 too: nothing to compare\n");
-        break;
-    case CMP_NOISE:
+    else if (c1 == CMP_NOISE)
         printf("%.1f us/step against local=auto's %.1f: %s, no cost measured\n", l1, la, noise);
-        break;
-    default:
+    else
         printf("%.1f us/step, %.2fx the time of local=auto (%.1f us/step)\n", l1, l1 / la, la);
-    }
     printf("  2. a hand-written launch where the library's would do: ");
     cmp_kind d1 = compare(res, ROW_LOCAL_DRIVER, ROW_LOCAL_1);
     cmp_kind dt = compare(res, ROW_LOCAL_DRIVER, ROW_LOCAL_TUNED);
     if (d1 == CMP_NA || dt == CMP_NA) {
-        printf("n/a (a row failed validation)\n");
+        printf("%s", na);
     } else {
         printf("the runtime's own choice (local=driver) ");
         if (d1 == CMP_DIFFERENT)
@@ -209,32 +222,27 @@ static void print_footer(const bench_result *res)
             printf(", and %.2fx the time of local=tuned\n", ld / lt);
     }
     printf("  3. a wait (and print) after every step: ");
-    switch (compare(res, ROW_SYNC_EVERY, ROW_BATCHED)) {
-    case CMP_NA:
-        printf("n/a (a row failed validation)\n");
-        break;
-    case CMP_NOISE:
-    case CMP_SAME_CONFIG:
+    cmp_kind c3 = compare(res, ROW_SYNC_EVERY, ROW_BATCHED);
+    if (c3 == CMP_NA)
+        printf("%s", na);
+    else if (c3 != CMP_DIFFERENT)
         printf("sync-every-step %.1f us/step against batched %.1f: %s, no cost measured at this "
                "N\n",
                se, ba, noise);
-        break;
-    default:
-        if (se > ba)
-            printf("sync-every-step %.1f us/step against batched %.1f us/step, %+.1f us (%.2fx) "
-                   "per step\n",
-                   se, ba, se - ba, se / ba);
-        else
-            printf("sync-every-step %.1f us/step was faster than batched %.1f us/step here: no "
-                   "cost measured at this N\n",
-                   se, ba);
-    }
+    else if (se > ba)
+        printf("sync-every-step %.1f us/step against batched %.1f us/step, %+.1f us (%.2fx) "
+               "per step\n",
+               se, ba, se - ba, se / ba);
+    else
+        printf("sync-every-step %.1f us/step was faster than batched %.1f us/step here: no "
+               "cost measured at this N\n",
+               se, ba);
     print_own_cost(res);
     if (!isnan(fu)) {
         printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s (%.1f%% of the add-rate "
                "bound, %.3g), %.1fx the C reference",
-               row(res, ROW_FUSED)->plan.steps_per_launch, rate(row(res, ROW_FUSED), res->balls),
-               100 * bench_row_bound_fraction(res, row(res, ROW_FUSED)), bound_rate(res),
+               row(res, ROW_FUSED)->plan.steps_per_launch, rate(res, row(res, ROW_FUSED)),
+               100 * bound_fraction(res, row(res, ROW_FUSED)), bound_rate(res),
                speedup(res, row(res, ROW_FUSED)));
         cmp_kind fb = compare(res, ROW_FUSED, ROW_BATCHED);
         if (fb == CMP_DIFFERENT)
@@ -266,8 +274,8 @@ static json_t *conclusions_json(const bench_result *res)
         cmp_kind k = compare(res, pairs[i].a, pairs[i].b);
         double x = us_of(res, pairs[i].a), y = us_of(res, pairs[i].b);
         json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:o, s:s}", "mistake",
-                                             pairs[i].mistake, "row", bench_row_names[pairs[i].a],
-                                             "against", bench_row_names[pairs[i].b], "time_ratio",
+                                             pairs[i].mistake, "row", row(res, pairs[i].a)->name,
+                                             "against", row(res, pairs[i].b)->name, "time_ratio",
                                              number_or_null(k != CMP_NA && y > 0, x / y), "verdict",
                                              cmp_names[k]));
     }
@@ -293,21 +301,20 @@ void bench_print_table(const bench_info *info, const bench_result *res)
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
         const bench_row *r = row(res, i);
-        char cfg[96], t[64];
+        const bcl_stats *us = row_us(r);
+        char cfg[96], t[64] = "not timed", bs[24] = "-", gb[24] = "-", vs[24] = "-", ok[64];
         config_text(r, cfg, sizeof cfg);
-        if (!r->validated) {
-            snprintf(t, sizeof t, "not timed");
-            printf("%-16s %-32s %-6s %-30s %12s %8s %8s  FAILED (%llu of %llu floats differ)\n",
-                   r->name, cfg, r->host_clock ? "host" : "device", t, "-", "-", "-",
-                   (unsigned long long)r->v.mismatches, (unsigned long long)r->v.compared);
-            continue;
+        snprintf(ok, sizeof ok, "FAILED (%llu of %llu floats differ)",
+                 (unsigned long long)r->v.mismatches, (unsigned long long)r->v.compared);
+        if (r->validated) {
+            snprintf(t, sizeof t, "%.2f (%.2f..%.2f)", us->median, us->min, us->max);
+            snprintf(bs, sizeof bs, "%.3g", rate(res, r));
+            snprintf(gb, sizeof gb, "%.2f", gb_per_s(res, r));
+            snprintf(vs, sizeof vs, "%.2fx", speedup(res, r));
+            snprintf(ok, sizeof ok, "yes");
         }
-        const bcl_stats *us = bench_row_us(r);
-        snprintf(t, sizeof t, "%.2f (%.2f..%.2f)", us->median, us->min, us->max);
-        double bs = rate(r, res->balls);
-        printf("%-16s %-32s %-6s %-30s %12.3g %8.2f %7.2fx  yes\n", r->name, cfg,
-               r->host_clock ? "host" : "device", t, bs,
-               bs * bench_row_bytes_per_ball_step(r) / 1e9, speedup(res, r));
+        printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", r->name, cfg,
+               r->host_clock ? "host" : "device", t, bs, gb, vs, ok);
     }
     print_footer(res);
     if (res->clock_note)
@@ -324,7 +331,6 @@ static json_t *stats_json(const bcl_stats *s)
 static json_t *row_json(const bench_result *res, const bench_row *r)
 {
     bool ok = r->validated;
-    double bs = rate(r, res->balls);
     json_t *cfg;
     if (r->host) {
         cfg = json_pack("{s:s, s:i}", "where", "host", "threads", (int)r->threads);
@@ -333,25 +339,23 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         cfg =
             json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
                       "balls_per_item", (int)r->plan.balls_per_item, "local",
-                      r->plan.launch.local ? json_integer((json_int_t)r->plan.launch.local)
-                                           : json_string("driver"),
-                      "local_how", r->plan.launch.how ? r->plan.launch.how : "", "global",
+                      bench_local_json(r->plan.launch.local), "local_how",
+                      r->plan.launch.how ? r->plan.launch.how : "", "global",
                       (json_int_t)r->plan.global, "steps_per_launch", (int)r->plan.steps_per_launch,
                       "sync", r->plan.sync == BCL_SYNC_EVERY ? "every" : "end");
     }
     return json_pack(
         "{s:s, s:b, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:o}", "name",
         r->name, "validated", ok, "clock", r->host_clock ? "host" : "device", "us_per_step",
-        ok ? stats_json(bench_row_us(r)) : json_null(), "device_us_per_step",
+        ok ? stats_json(row_us(r)) : json_null(), "device_us_per_step",
         ok && !r->host && !r->m.host_clock ? stats_json(&r->m.device_us) : json_null(),
         "wall_us_per_step", ok ? stats_json(&r->m.wall_us) : json_null(), "ball_steps_per_s",
-        number_or_null(ok, bs), "gb_per_s",
-        number_or_null(ok, bs * bench_row_bytes_per_ball_step(r) / 1e9), "speedup_vs_reference",
-        number_or_null(ok, speedup(res, r)), "config", cfg, "steps_per_repeat",
-        (json_int_t)r->m.steps, "launches_per_repeat", (json_int_t)r->m.launches, "validation",
-        "compared", (json_int_t)r->v.compared, "mismatches", (json_int_t)r->v.mismatches,
-        "add_bound_fraction",
-        number_or_null(ok && res->add.gflop_per_s.median > 0, bench_row_bound_fraction(res, r)));
+        number_or_null(ok, rate(res, r)), "gb_per_s", number_or_null(ok, gb_per_s(res, r)),
+        "speedup_vs_reference", number_or_null(ok, speedup(res, r)), "config", cfg,
+        "steps_per_repeat", (json_int_t)r->m.steps, "launches_per_repeat",
+        (json_int_t)r->m.launches, "validation", "compared", (json_int_t)r->v.compared,
+        "mismatches", (json_int_t)r->v.mismatches, "add_bound_fraction",
+        number_or_null(ok && res->add.gflop_per_s.median > 0, bound_fraction(res, r)));
 }
 
 /* The footer's own-cost line, for --json. */
@@ -362,7 +366,7 @@ static json_t *own_cost_json(const bench_result *res)
         double r = over_floor(res, own_cost_rows[i]);
         if (!isnan(r))
             json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:b}", "row",
-                                                 bench_row_names[own_cost_rows[i]], "against",
+                                                 row(res, own_cost_rows[i])->name, "against",
                                                  "floor", "time_ratio", r, "over_10_percent",
                                                  r > OWN_COST_LIMIT));
     }
@@ -375,25 +379,18 @@ json_t *bench_result_json(const bench_result *res)
     for (int i = 0; i < ROW_COUNT; i++)
         json_array_append_new(rows, row_json(res, row(res, i)));
     const bcl_add_rate *a = &res->add;
-    json_t *j = json_pack(
-        "{s:I, s:f, s:{s:I, s:o}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
-        "s:f}, s:o, s:o}",
+    return json_pack(
+        "{s:I, s:f, s:{s:I, s:o, s:s}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
+        "s:f}, s:o, s:o, s:s?, s:o}",
         "balls", (json_int_t)res->balls, "copy_gb_per_s", res->copy_gb_per_s.median, "copy",
-        "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
-        "add_gflop_per_s", a->gflop_per_s.median, "add_rate", "gflop_per_s",
-        stats_json(&a->gflop_per_s), "width", (int)a->width, "chains", (int)a->chains, "global",
-        (json_int_t)a->global, "local", (json_int_t)a->local, "adds_per_repeat",
-        (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared, "ops_per_ball_step",
-        (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res), "rows", rows,
-        "conclusions", conclusions_json(res));
-    if (j) {
-        json_object_set_new(json_object_get(j, "copy"), "clock",
-                            json_string(res->copy_host_clock ? "host" : "device"));
-        json_object_set_new(j, "clock_note",
-                            res->clock_note ? json_string(res->clock_note) : json_null());
-        json_object_set_new(j, "own_cost", own_cost_json(res));
-    }
-    return j;
+        "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s), "clock",
+        res->copy_host_clock ? "host" : "device", "add_gflop_per_s", a->gflop_per_s.median,
+        "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width", (int)a->width, "chains",
+        (int)a->chains, "global", (json_int_t)a->global, "local", (json_int_t)a->local,
+        "adds_per_repeat", (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared,
+        "ops_per_ball_step", (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res),
+        "rows", rows, "conclusions", conclusions_json(res), "clock_note", res->clock_note,
+        "own_cost", own_cost_json(res));
 }
 
 json_t *bench_info_json(const bench_info *info)
@@ -446,28 +443,17 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
                     "local,steps_per_launch,copy_gb_per_s\n");
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         const bench_row *r = row(res, i);
-        char local[24] = "";
-        if (!r->host) {
-            if (r->plan.launch.local)
-                snprintf(local, sizeof local, "%zu", r->plan.launch.local);
-            else
-                snprintf(local, sizeof local, "driver");
-        }
-        const char *variant = !r->host ? r->plan.variant : "";
-        unsigned k = r->host ? 1 : r->plan.steps_per_launch;
-        if (r->validated) {
-            const bcl_stats *us = bench_row_us(r);
-            double bs = rate(r, res->balls);
-            rc = append(buf, len, e, "%zu,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,yes,%s,%s,%s,%u,%.6g\n",
-                        res->balls, r->name, us->median, us->min, us->max, bs,
-                        bs * bench_row_bytes_per_ball_step(r) / 1e9, speedup(res, r),
-                        r->host_clock ? "host" : "device", variant, local, k,
-                        res->copy_gb_per_s.median);
-        } else {
-            rc = append(buf, len, e, "%zu,%s,,,,,,,no,%s,%s,%s,%u,%.6g\n", res->balls, r->name,
-                        r->host_clock ? "host" : "device", variant, local, k,
-                        res->copy_gb_per_s.median);
-        }
+        const bcl_stats *us = row_us(r);
+        char local[24] = "", figures[160] = ",,,,,"; /* six empty fields when not timed */
+        if (!r->host)
+            bench_local_text(r->plan.launch.local, local, sizeof local);
+        if (r->validated)
+            snprintf(figures, sizeof figures, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", us->median, us->min,
+                     us->max, rate(res, r), gb_per_s(res, r), speedup(res, r));
+        rc = append(buf, len, e, "%zu,%s,%s,%s,%s,%s,%s,%u,%.6g\n", res->balls, r->name, figures,
+                    r->validated ? "yes" : "no", r->host_clock ? "host" : "device",
+                    r->host ? "" : r->plan.variant, local, r->host ? 1 : r->plan.steps_per_launch,
+                    res->copy_gb_per_s.median);
     }
     return rc;
 }

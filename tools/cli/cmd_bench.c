@@ -1,10 +1,6 @@
 /*
- * ballcl bench (docs/BENCHMARK.md): the seed's lessons, measured side by side on one
- * device. For each N: the copy bandwidth that bounds a one-step kernel, the
- * two host rows, then the device rows, each validated bit for bit against
- * the C reference before it is timed; a row that fails is shown as failed
- * and never timed. Output: a table (with the seed's three mistakes and their
- * cost in the footer), --json, --csv.
+ * ballcl bench (docs/BENCHMARK.md): the seed's lessons measured side by side
+ * on one device, each row validated bit for bit before it is timed.
  */
 #include "bench.h"
 
@@ -124,55 +120,48 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     return BCL_OK;
 }
 
-/* What each row asks for; bcl_plan_resolve turns it into what runs. The
- * fused row takes the tuned K, variant and local size when they are
- * stored, so that it shows the best this device is known to do. */
+/* What each row asks for; bcl_plan_resolve turns it into what runs.
+ * local=tuned, and the best one-step launch known for sync-every-step and
+ * batched, so that those two differ only in the waiting: the tuned variant
+ * with the tuned local size (bcl_plan_resolve's rule; a NULL variant goes
+ * with local tuned). The floor: batched's launches enqueued bare, the
+ * library's own cost per launch taken out (docs/PERFORMANCE.md, "The
+ * host's cost per launch"). The fused row takes the tuned K, variant and
+ * local size when they are stored, so that it shows the best this device
+ * is known to do (auto when nothing is tuned: see device_row). */
+static const bench_row rows[ROW_COUNT] = {
+    [ROW_REFERENCE] = {.name = "reference", .host = true, .host_clock = true, .threads = 1},
+    [ROW_OPENMP] = {.name = "openmp", .host = true, .openmp = true, .host_clock = true},
+    [ROW_LOCAL_1] = {.name = "local=1", .req.launch = {.mode = BCL_LOCAL_FIXED, .local = 1}},
+    [ROW_LOCAL_DRIVER] = {.name = "local=driver", .req.launch.mode = BCL_LOCAL_DRIVER},
+    [ROW_LOCAL_AUTO] = {.name = "local=auto", .req.launch.mode = BCL_LOCAL_AUTO},
+    [ROW_LOCAL_TUNED] = {.name = "local=tuned", .req.launch.mode = BCL_LOCAL_TUNED},
+    [ROW_SYNC_EVERY] = {.name = "sync-every-step",
+                        .host_clock = true,
+                        .req = {.sync = BCL_SYNC_EVERY, .launch.mode = BCL_LOCAL_TUNED}},
+    [ROW_BATCHED] = {.name = "batched", .host_clock = true, .req.launch.mode = BCL_LOCAL_TUNED},
+    [ROW_FLOOR] = {.name = "floor",
+                   .host_clock = true,
+                   .bare = true,
+                   .req.launch.mode = BCL_LOCAL_TUNED},
+    [ROW_FUSED] = {.name = "fused", .req = {.fused = true, .launch.mode = BCL_LOCAL_TUNED}},
+};
+
 static void setup_rows(const bench_args *a, size_t n, bench_result *res)
 {
     for (int i = 0; i < ROW_COUNT; i++) {
         bench_row *r = &res->rows[i];
-        memset(r, 0, sizeof *r);
-        r->name = bench_row_names[i];
+        *r = rows[i];
         r->req.params = a->o.model.params;
         r->req.balls = n;
-        r->req.steps_per_launch = 1;
-        r->req.sync = BCL_SYNC_END;
-        r->req.variant = "";
-        r->req.launch.mode = BCL_LOCAL_AUTO;
+        r->req.variant = r->req.launch.mode == BCL_LOCAL_TUNED ? NULL : "";
+        /* The fused row's K is open (the measurement chooses the steps):
+         * the given K, else the tuned one, else the rule for the device
+         * (bcl_default_k). */
+        r->req.steps_per_launch = !r->req.fused ? 1 : a->k_given ? (unsigned)a->k : 0;
+        r->req.launch_budget_ms = a->o.launch_budget_ms;
     }
-    res->rows[ROW_REFERENCE].host = res->rows[ROW_OPENMP].host = true;
-    res->rows[ROW_REFERENCE].host_clock = res->rows[ROW_OPENMP].host_clock = true;
-    res->rows[ROW_REFERENCE].threads = 1;
     res->rows[ROW_OPENMP].threads = bcl_host_threads();
-    res->rows[ROW_OPENMP].openmp = true;
-    res->rows[ROW_LOCAL_1].req.launch.mode = BCL_LOCAL_FIXED;
-    res->rows[ROW_LOCAL_1].req.launch.local = 1;
-    res->rows[ROW_LOCAL_DRIVER].req.launch.mode = BCL_LOCAL_DRIVER;
-    /* local=tuned, and the best one-step launch known for sync-every-step
-     * and batched, so that those two differ only in the waiting: the tuned
-     * variant with the tuned local size (bcl_plan_resolve's rule). */
-    int best[] = {ROW_LOCAL_TUNED, ROW_SYNC_EVERY, ROW_BATCHED, ROW_FLOOR};
-    for (size_t i = 0; i < sizeof best / sizeof best[0]; i++) {
-        bench_row *r = &res->rows[best[i]];
-        r->req.launch.mode = BCL_LOCAL_TUNED;
-        r->req.variant = NULL;
-    }
-    res->rows[ROW_SYNC_EVERY].req.sync = BCL_SYNC_EVERY;
-    res->rows[ROW_SYNC_EVERY].host_clock = true;
-    res->rows[ROW_BATCHED].host_clock = true;
-    /* The floor: batched's launches enqueued bare, the library's own cost
-     * per launch taken out (docs/PERFORMANCE.md, "The host's cost per
-     * launch"). */
-    res->rows[ROW_FLOOR].host_clock = true;
-    res->rows[ROW_FLOOR].bare = true;
-    /* K open (the measurement chooses the steps): the given K, else the
-     * tuned one, else the rule for the device (bcl_default_k). */
-    bench_row *f = &res->rows[ROW_FUSED];
-    f->req.fused = true;
-    f->req.steps_per_launch = a->k_given ? (unsigned)a->k : 0;
-    f->req.launch_budget_ms = a->o.launch_budget_ms;
-    f->req.variant = NULL;
-    f->req.launch.mode = BCL_LOCAL_TUNED; /* auto when nothing is tuned: see device_row */
 }
 
 /* Validates a host row (the reference defines the bits) and prepares its
@@ -239,17 +228,18 @@ static int bench_one(bcl_context *ctx, const bcl_device_info *d, const bench_arg
     memset(res, 0, sizeof *res);
     res->balls = n;
     const bcl_model *m = a->o.model.model;
-    float *init = malloc(n * 4 * sizeof(float));
-    float *scratch = malloc(n * 4 * sizeof(float));
-    float *host = malloc(n * 4 * sizeof(float));
+    /* The initial state, a scratch copy for validation and the host rows'
+     * own copy of the balls, in one block. */
+    float *init = malloc(3 * n * 4 * sizeof(float));
     bcl_timer *timers[ROW_COUNT] = {0};
     bcl_add_timer *add = NULL;
     bcl_sim *sim = NULL;
     int rc = BCL_OK;
-    if (!init || !scratch || !host) {
+    if (!init) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
+    float *scratch = init + 4 * n, *host = init + 8 * n;
     m->init(init, 0, n, a->o.init, a->o.seed, a->o.model.params);
     if ((rc = bcl_sim_create(ctx, init, n, &sim, e)))
         goto out;
@@ -304,8 +294,6 @@ out:
         bcl_timer_free(timers[i]);
     bcl_sim_destroy(sim);
     free(init);
-    free(scratch);
-    free(host);
     return rc;
 }
 
@@ -323,8 +311,7 @@ int cmd_bench(int argc, char **argv)
     bench_result *res = calloc(a.o.nballs, sizeof *res);
     json_t *root = NULL, *sweep = json_array();
     char *csv = NULL;
-    size_t csv_len = 0, di;
-    size_t failed = 0;
+    size_t csv_len = 0, failed = 0;
     bcl_outputs outs = {0};
     if (!res) {
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
@@ -343,8 +330,7 @@ int cmd_bench(int argc, char **argv)
         rc = bench_multi(&a, devs, ndev, &e);
         goto out;
     }
-    di = picked[0];
-    const bcl_device_info *d = &list.dev[di];
+    const bcl_device_info *d = &list.dev[picked[0]];
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, &br, &e)))

@@ -3,7 +3,7 @@
  * folder is shared with the tuner's files (tuned/<model>-<key>.json): list
  * shows both, clear removes program entries only, and says so.
  */
-#include "options.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,12 +57,8 @@ static void best_text(const bcl_tuned_file_info *x, char *out, size_t size)
         return;
     }
     char loc[24];
-    if (t->local)
-        snprintf(loc, sizeof loc, "%zu", t->local);
-    else
-        snprintf(loc, sizeof loc, "driver");
-    snprintf(out, size, "%s, local %s, K %u", t->variant[0] ? t->variant : "base", loc,
-             t->steps_per_launch);
+    snprintf(out, size, "%s, local %s, K %u", t->variant[0] ? t->variant : "base",
+             bench_local_text(t->local, loc, sizeof loc), t->steps_per_launch);
 }
 
 static json_t *tuned_entry_json(const bcl_tuned_entry *t)
@@ -70,9 +66,8 @@ static json_t *tuned_entry_json(const bcl_tuned_entry *t)
     if (!t->found)
         return json_null();
     return json_pack("{s:s, s:o, s:I, s:f}", "variant", t->variant, "local",
-                     t->local ? json_integer((json_int_t)t->local) : json_string("driver"),
-                     "steps_per_launch", (json_int_t)t->steps_per_launch, "us_per_step",
-                     t->us_per_step);
+                     bench_local_json(t->local), "steps_per_launch",
+                     (json_int_t)t->steps_per_launch, "us_per_step", t->us_per_step);
 }
 
 static json_t *tuned_json(const bcl_tuned_file_info *tf, size_t n, int64_t now)
@@ -117,6 +112,28 @@ static void print_tuned(const char *dir, const bcl_tuned_file_info *tf, size_t n
            n == 1 ? "" : "s", dir);
 }
 
+static void print_entries(const char *dir, const bcl_cache_entry_info *ent, size_t n,
+                          uint64_t total, int64_t now)
+{
+    printf("%-16s  %-32s  %-28s  %-10s %9s %7s  %s\n", "KEY", "DEVICE", "PLATFORM", "SOURCE",
+           "SIZE", "AGE", "STATE");
+    for (size_t i = 0; i < n; i++) {
+        const bcl_cache_entry_info *x = &ent[i];
+        char sz[32], age[32];
+        format_size(x->bytes, sz, sizeof sz);
+        format_age(now - x->mtime, age, sizeof age);
+        char dev[40], plat[40];
+        cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
+        cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
+        printf("%-16.16s  %s  %s  %-10.10s %9s %7s  %s%s\n", cli_shown(x->key), dev, plat,
+               cli_shown(x->valid ? x->source : "?"), sz, age,
+               x->valid ? "ok" : "bad: ", cli_shown(x->problem));
+    }
+    char sz[32];
+    format_size(total, sz, sizeof sz);
+    printf("%zu entr%s, %s, in %s\n", n, n == 1 ? "y" : "ies", sz, dir);
+}
+
 static int list(const char *dir, bool as_json)
 {
     bcl_error e = {0};
@@ -149,36 +166,14 @@ static int list(const char *dir, bool as_json)
                       (json_int_t)total, "entries", arr, "tuned", tuned_json(tf, ntf, now));
         cli_print_json(root);
         json_decref(root);
-        free(ent);
-        free(tf);
-        return 0;
-    }
-    if (n == 0) {
-        printf("no cache entries in %s\n", dir);
+    } else {
+        if (n == 0)
+            printf("no cache entries in %s\n", dir);
+        else
+            print_entries(dir, ent, n, total, now);
         printf("\n");
         print_tuned(dir, tf, ntf, now);
-        free(tf);
-        return 0;
     }
-    printf("%-16s  %-32s  %-28s  %-10s %9s %7s  %s\n", "KEY", "DEVICE", "PLATFORM", "SOURCE",
-           "SIZE", "AGE", "STATE");
-    for (size_t i = 0; i < n; i++) {
-        const bcl_cache_entry_info *x = &ent[i];
-        char sz[32], age[32];
-        format_size(x->bytes, sz, sizeof sz);
-        format_age(now - x->mtime, age, sizeof age);
-        char dev[40], plat[40];
-        cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
-        cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
-        printf("%-16.16s  %s  %s  %-10.10s %9s %7s  %s%s\n", cli_shown(x->key), dev, plat,
-               cli_shown(x->valid ? x->source : "?"), sz, age,
-               x->valid ? "ok" : "bad: ", cli_shown(x->problem));
-    }
-    char sz[32];
-    format_size(total, sz, sizeof sz);
-    printf("%zu entr%s, %s, in %s\n", n, n == 1 ? "y" : "ies", sz, dir);
-    printf("\n");
-    print_tuned(dir, tf, ntf, now);
     free(ent);
     free(tf);
     return 0;

@@ -14,12 +14,11 @@ static void help(void)
 
 int cmd_version(int argc, char **argv)
 {
-    static const struct option own[] = {{0}};
     bcl_error e = {0};
     cli_options o;
-    cli_options_init(&o, "version", help, CLI_JSON, own, "");
-    int c, rc = BCL_OK;
-    while (rc == BCL_OK && (c = cli_options_next(&o, argc, argv, &rc, &e)) != -1)
+    cli_options_init(&o, "version", help, CLI_JSON, NULL, "");
+    int rc = BCL_OK;
+    while (rc == BCL_OK && cli_options_next(&o, argc, argv, &rc, &e) != -1)
         ;
     if (rc || (rc = cli_options_finish(&o, argc, argv, &e)))
         return rc < 0 ? 0 : cli_report(&e);
