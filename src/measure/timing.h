@@ -100,20 +100,49 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e);
 
-/* `count` launches of k (1-D, global and local) queued back to back, waited
- * for; the host's time since t0 (bcl_now_ms) and the profiling clock's span
- * from the first one's start to the last one's end (launch_span.c). A
- * failed call is reported by name. */
-typedef struct bcl_launch_times {
-    double host_ms;
-    cl_ulong start_ns, end_ns;
-} bcl_launch_times;
+/* `count` launches of k (1-D, global and local) queued back to back,
+ * waited for; *ms the time they took: the profiling clock's span from the
+ * first one's start to the last one's end when bcl_profiling_check believes
+ * it, the host's since t0 (bcl_now_ms) otherwise. The caller sets span's
+ * bytes, flops and cpu_vector_width; the rest is filled here. A failed call
+ * is reported by name (launch_span.c). */
 int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
-                    size_t local, unsigned count, double t0, bcl_launch_times *out, bcl_error *e);
-/* The same for a kernel whose argument iters_arg is its loop count: set to
- * iters, then `count` launches, the host's time taken from before the set. */
-int bcl_launch_span_iters(const bcl_device_info *d, cl_command_queue q, cl_kernel k,
-                          cl_uint iters_arg, unsigned iters, size_t global, size_t local,
-                          unsigned count, bcl_launch_times *out, bcl_error *e);
+                    size_t local, unsigned count, double t0, bcl_span_check *span, double *ms,
+                    bcl_error *e);
+
+/* ---- the chain kernels of the add rate and the peaks (launch_span.c) ----- */
+
+/* The widest power of two from 1 to 16 not above a native vector width w. */
+unsigned bcl_chain_width(unsigned w);
+/* Builds cl/<file> for c's device with the build options and defines. */
+int bcl_chain_build(bcl_context *c, const char *file, const char *defines, cl_program *prog,
+                    bcl_error *e);
+/* The launch shape from device queries: a CPU gets one work-item per group
+ * (a runtime such as PoCL runs each work-item's chains as written, in
+ * vector registers) and 16 per compute unit, except that when kernel is
+ * given (a chain kernel of native width 1) the group is as wide as that
+ * kernel's preferred multiple: such a driver (Mesa's llvmpipe) makes its
+ * SIMD lanes of the work-items of a group. Any other device gets groups of
+ * up to 256 and 2048 work-items per compute unit, enough to fill a GPU's
+ * multiprocessor. */
+typedef struct bcl_chain_size {
+    size_t global, local;
+} bcl_chain_size;
+int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kernel,
+                    bcl_chain_size *sh, bcl_error *e);
+/* Kernel `name` of prog and its output buffer of out_bytes: argument 0 is
+ * start, 1 the value arg1, 3 the output (2 is the loop count). */
+int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem start,
+                     size_t arg1_size, const void *arg1, size_t out_bytes, cl_kernel *k,
+                     cl_mem *out, bcl_error *e);
+/* `count` launches of iters rounds each (bcl_launch_span), checked against
+ * `flops` float32 operations per launch. */
+int bcl_chain_launch(bcl_context *c, cl_kernel k, const bcl_chain_size *sh, unsigned iters,
+                     unsigned count, double flops, double *ms, bcl_error *e);
+/* A warm-up launch (PoCL compiles the work-group function at the first
+ * launch), one of a tenth of target ms, then one of target ms, whose round
+ * count is *iters (at most 65535: llvmpipe ends longer loops). */
+int bcl_chain_calibrate(bcl_context *c, cl_kernel k, const bcl_chain_size *sh,
+                        double flops_per_iter, double target, unsigned *iters, bcl_error *e);
 
 #endif
