@@ -35,7 +35,6 @@
 #define UNROLL         4 /* adds per chain per loop iteration (cl/addrate.cl) */
 #define MAX_W          16
 #define MAX_CHAINS     16
-#define MAX_REPEATS    1000
 #define LAUNCHES       10
 #define DEFAULT_TARGET 50.0 /* ms per timed launch */
 
@@ -137,8 +136,9 @@ static int prepare(bcl_add_timer *t, chain_set *cs, double target, bcl_error *e)
     char name[32];
     snprintf(name, sizeof name, "addrate_c%u", cs->chains);
     float inc = INC;
-    int rc = bcl_chain_kernel(t->c, t->prog, name, t->start, sizeof inc, &inc,
-                              t->sh.global * cs->chains * t->w * sizeof(float), &cs->k, &cs->out, e);
+    int rc =
+        bcl_chain_kernel(t->c, t->prog, name, t->start, sizeof inc, &inc,
+                         t->sh.global * cs->chains * t->w * sizeof(float), &cs->k, &cs->out, e);
     if (rc)
         return rc;
     cs->x = calloc(t->repeats, sizeof *cs->x);
@@ -182,9 +182,7 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     t->c = c;
     t->d = bcl_context_device(c);
     t->w = bcl_add_rate_width(t->d);
-    t->repeats = mo && mo->repeats ? mo->repeats : 5;
-    if (t->repeats > MAX_REPEATS)
-        t->repeats = MAX_REPEATS;
+    t->repeats = bcl_repeats(mo && mo->repeats ? mo->repeats : 5);
     double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : DEFAULT_TARGET;
     float start[MAX_CHAINS * MAX_W];
     for (unsigned j = 0; j < MAX_CHAINS * MAX_W; j++)
@@ -235,7 +233,7 @@ int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e)
     out->width = t->w;
     out->global = t->sh.global;
     out->local = t->sh.local;
-    double x[MAX_REPEATS];
+    double x[BCL_MAX_REPEATS];
     for (size_t i = 0; i < NSETS; i++) {
         chain_set *cs = &t->set[i];
         /* What was timed is what is checked: the last launch's chains. */

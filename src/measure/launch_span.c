@@ -68,6 +68,31 @@ int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, s
     return BCL_OK;
 }
 
+int bcl_event_span(const bcl_device_info *d, cl_event ev, double t0, bcl_span_check *span,
+                   bool *believed, bcl_error *e)
+{
+    const char *call = "clWaitForEvents";
+    cl_int st = BCL_CL(clWaitForEvents, 1, &ev);
+    span->host_ms = bcl_now_ms() - t0;
+    span->start_ns = span->end_ns = 0;
+    if (st == CL_SUCCESS) {
+        call = "clGetEventProfilingInfo";
+        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof span->start_ns,
+                    &span->start_ns, NULL);
+    }
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof span->end_ns,
+                    &span->end_ns, NULL);
+    clReleaseEvent(ev);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, call, d->name);
+    span->launches = 1;
+    span->compute_units = d->compute_units;
+    span->clock_mhz = d->clock_mhz;
+    *believed = bcl_profiling_check(d->device, span);
+    return BCL_OK;
+}
+
 unsigned bcl_chain_width(unsigned w)
 {
     /* OpenCL's vector widths are 2, 3, 4, 8, 16; a driver that says 0
@@ -136,8 +161,8 @@ int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem s
     *k = BCL_CL_CREATE(&st, clCreateKernel, prog, name);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, "clCreateKernel", d->name);
-    *out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, out_bytes,
-                         NULL);
+    *out =
+        BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, out_bytes, NULL);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
     st = BCL_CL(clSetKernelArg, *k, 0, sizeof start, &start);

@@ -27,12 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNROLL      4 /* operations per chain per loop iteration (cl/peak.cl) */
-#define MAX_W       16
-#define MAX_CHAINS  16
-#define MAX_REPEATS 1000
-#define LAUNCHES    10
-#define DEFAULT_MS  50.0
+#define UNROLL     4 /* operations per chain per loop iteration (cl/peak.cl) */
+#define MAX_W      16
+#define MAX_CHAINS 16
+#define LAUNCHES   10
+#define DEFAULT_MS 50.0
 
 static const unsigned chain_counts[] = {8, 16};
 #define NSETS (sizeof chain_counts / sizeof chain_counts[0])
@@ -224,7 +223,7 @@ typedef struct chain_set {
     unsigned iters; /* per timed launch */
     unsigned checked_iters;
     double ops; /* per timed repeat (LAUNCHES launches) */
-    double x[MAX_REPEATS];
+    double x[BCL_MAX_REPEATS];
 } chain_set;
 
 typedef struct peak_timer {
@@ -348,9 +347,7 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
     t->d = bcl_context_device(c);
     t->kind = kind;
     t->w = native_width(t->d, kind);
-    t->repeats = mo && mo->repeats ? mo->repeats : 5;
-    if (t->repeats > MAX_REPEATS)
-        t->repeats = MAX_REPEATS;
+    t->repeats = bcl_repeats(mo && mo->repeats ? mo->repeats : 5);
     double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : DEFAULT_MS;
     size_t ss = scalar_size(kind);
     unsigned char start[MAX_CHAINS * MAX_W * 8], params[2 * 8];

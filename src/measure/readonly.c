@@ -20,8 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_REPEATS 1000
-#define LAUNCHES    10
+#define LAUNCHES 10
 
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e)
@@ -30,9 +29,7 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
     bytes = bcl_buffer_bytes(d, bytes);
-    repeats = repeats ? repeats : 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
+    repeats = bcl_repeats(repeats);
     bool cpu = (d->type & BCL_DEVICE_CPU) != 0;
     uint64_t n4 = bytes / 16;
     bcl_chain_size sh; /* one work-item per group on a CPU: no kernel to ask */
@@ -54,12 +51,7 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
         goto out;
     }
     /* Pseudo-random bits: a GPU that compresses memory finds nothing. */
-    bcl_rng rng;
-    bcl_rng_seed(&rng, 0x0dd5eedu);
-    for (uint64_t i = 0; i < bytes / 8; i++) {
-        uint64_t v = bcl_rng_next(&rng);
-        memcpy(host + 2 * i, &v, 8);
-    }
+    bcl_rng_fill(0x0dd5eedu, host, bytes);
     /* Each work-item's sum, as the kernel groups the float4s. */
     for (uint64_t i = 0; i < n4; i++) {
         uint32_t s = host[4 * i] + host[4 * i + 1] + host[4 * i + 2] + host[4 * i + 3];

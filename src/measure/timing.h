@@ -11,6 +11,8 @@
 /* Median, minimum and maximum of x[0..n) (n >= 1); sorts x in place. The
  * median of an even count is the mean of the two middle values. */
 void bcl_stats_compute(double *x, unsigned n, bcl_stats *out);
+/* The most repeats of a figure (bcl_repeats caps them). */
+#define BCL_MAX_REPEATS 1000
 
 /* Times plan p on s: warm-up and calibration, then mo->repeats runs. */
 int bcl_measure_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, bcl_measurement *out,
@@ -109,6 +111,14 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
 int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
                     size_t local, unsigned count, double t0, bcl_span_check *span, double *ms,
                     bcl_error *e);
+
+/* Waits for ev, one command enqueued at t0 (bcl_now_ms), and releases it;
+ * fills span like bcl_launch_span (the caller sets bytes) and *believed:
+ * whether bcl_profiling_check believes the span. */
+int bcl_event_span(const bcl_device_info *d, cl_event ev, double t0, bcl_span_check *span,
+                   bool *believed, bcl_error *e);
+/* Repeats asked for, 0 counting as 1, at most 1000. */
+unsigned bcl_repeats(unsigned repeats);
 
 /* ---- the chain kernels of the add rate and the peaks (launch_span.c) ----- */
 

@@ -26,18 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TRANSFER_REPEATS 1000
-
-static cl_int span(cl_event ev, cl_ulong *start, cl_ulong *end)
-{
-    *start = *end = 0;
-    cl_int st =
-        BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof *start, start, NULL);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL);
-    return st;
-}
-
 /* One timed transfer of bytes between host and dev; GB/s into *gb. The
  * profiling span is checked against the host's time for the transfer
  * (src/ocl/clock_check.c); on a device whose profiling failed the
@@ -54,20 +42,12 @@ static int timed(bcl_context *c, bool write, cl_mem dev, void *host, size_t byte
                       : BCL_CL(clEnqueueReadBuffer, q, dev, CL_FALSE, 0, bytes, host, 0, NULL, &ev);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, call, d->name);
-    st = BCL_CL(clWaitForEvents, 1, &ev);
-    double host_ms = bcl_now_ms() - t0;
-    bcl_span_check sc = {.host_ms = host_ms,
-                         .launches = 1,
-                         .bytes = (double)bytes,
-                         .compute_units = d->compute_units,
-                         .clock_mhz = d->clock_mhz};
-    if (st == CL_SUCCESS)
-        st = span(ev, &sc.start_ns, &sc.end_ns);
-    clReleaseEvent(ev);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clWaitForEvents", d->name);
-    double ns =
-        bcl_profiling_check(d->device, &sc) ? (double)(sc.end_ns - sc.start_ns) : host_ms * 1e6;
+    bcl_span_check sc = {.bytes = (double)bytes};
+    bool believed;
+    int rc = bcl_event_span(d, ev, t0, &sc, &believed, e);
+    if (rc)
+        return rc;
+    double ns = believed ? (double)(sc.end_ns - sc.start_ns) : sc.host_ms * 1e6;
     *gb = ns > 0 ? (double)bytes / ns : 0; /* bytes per ns = GB/s */
     return BCL_OK;
 }
@@ -80,9 +60,7 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
     bytes = bcl_buffer_bytes(d, bytes);
-    repeats = repeats ? repeats : 1;
-    if (repeats > MAX_TRANSFER_REPEATS)
-        repeats = MAX_TRANSFER_REPEATS;
+    repeats = bcl_repeats(repeats);
     double *w = malloc(2 * repeats * sizeof *w);
     cl_mem dev = NULL, staging = NULL;
     void *host = NULL;
@@ -120,12 +98,7 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
     /* Pseudo-random bytes: a GPU that compresses would move zeros faster
      * than any real data. Writing them also touches every host page, so
      * no page fault is timed. */
-    bcl_rng rng;
-    bcl_rng_seed(&rng, 0x7a5f3e11u);
-    for (size_t i = 0; i + 8 <= bytes; i += 8) {
-        uint64_t x = bcl_rng_next(&rng);
-        memcpy((char *)host + i, &x, 8);
-    }
+    bcl_rng_fill(0x7a5f3e11u, host, bytes);
     /* One untimed transfer each way: first-touch of the device buffer and
      * any lazy set-up in the driver. */
     double ignore;
@@ -194,9 +167,7 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
     bytes = bcl_buffer_bytes(d, bytes);
-    repeats = repeats ? repeats : 1;
-    if (repeats > MAX_TRANSFER_REPEATS)
-        repeats = MAX_TRANSFER_REPEATS;
+    repeats = bcl_repeats(repeats);
     double *w = malloc(2 * repeats * sizeof *w);
     unsigned char *src = malloc(bytes), *dst = malloc(bytes);
     cl_mem buf = NULL, other = NULL;
@@ -216,12 +187,7 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
         rc = bcl_cl_fail(e, st, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", d->name);
         goto out;
     }
-    bcl_rng rng;
-    bcl_rng_seed(&rng, 0x3a9f0c17u);
-    for (size_t i = 0; i + 8 <= bytes; i += 8) {
-        uint64_t x = bcl_rng_next(&rng);
-        memcpy(src + i, &x, 8);
-    }
+    bcl_rng_fill(0x3a9f0c17u, src, bytes);
     memset(dst, 0, bytes);
     double ignore;
     if ((rc = mapped(c, true, buf, src, bytes, &ignore, e)) ||
