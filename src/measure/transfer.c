@@ -52,6 +52,24 @@ static int timed(bcl_context *c, bool write, cl_mem dev, void *host, size_t byte
     return BCL_OK;
 }
 
+/* One way of moving bytes between host and dev, timed: GB/s into *gb. */
+typedef int (*move_fn)(bcl_context *c, bool write, cl_mem dev, void *host, size_t bytes, double *gb,
+                       bcl_error *e);
+
+/* One untimed move each way (first-touch of the device buffer and any lazy
+ * set-up in the driver), then `repeats` of each: writes from src and reads
+ * into dst alternate, so a busy moment weighs on both. */
+static int alternate(bcl_context *c, move_fn move, cl_mem dev, void *src, void *dst, size_t bytes,
+                     unsigned repeats, double *w, double *r, bcl_error *e)
+{
+    double ignore;
+    int rc = BCL_OK;
+    for (unsigned i = 0; i <= repeats && rc == BCL_OK; i++)
+        if ((rc = move(c, true, dev, src, bytes, i ? &w[i - 1] : &ignore, e)) == BCL_OK)
+            rc = move(c, false, dev, dst, bytes, i ? &r[i - 1] : &ignore, e);
+    return rc;
+}
+
 int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e)
 {
@@ -99,17 +117,8 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
      * than any real data. Writing them also touches every host page, so
      * no page fault is timed. */
     bcl_rng_fill(0x7a5f3e11u, host, bytes);
-    /* One untimed transfer each way: first-touch of the device buffer and
-     * any lazy set-up in the driver. */
-    double ignore;
-    if ((rc = timed(c, true, dev, host, bytes, &ignore, e)) ||
-        (rc = timed(c, false, dev, host, bytes, &ignore, e)))
+    if ((rc = alternate(c, timed, dev, host, host, bytes, repeats, w, r, e)))
         goto out;
-    /* Writes and reads alternate, so a busy moment weighs on both. */
-    for (unsigned i = 0; i < repeats; i++)
-        if ((rc = timed(c, true, dev, host, bytes, &w[i], e)) ||
-            (rc = timed(c, false, dev, host, bytes, &r[i], e)))
-            goto out;
     bcl_stats_compute(w, repeats, write_gb);
     bcl_stats_compute(r, repeats, read_gb);
 out:
@@ -189,14 +198,8 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
     }
     bcl_rng_fill(0x3a9f0c17u, src, bytes);
     memset(dst, 0, bytes);
-    double ignore;
-    if ((rc = mapped(c, true, buf, src, bytes, &ignore, e)) ||
-        (rc = mapped(c, false, buf, dst, bytes, &ignore, e)))
+    if ((rc = alternate(c, mapped, buf, src, dst, bytes, repeats, w, r, e)))
         goto out;
-    for (unsigned i = 0; i < repeats; i++)
-        if ((rc = mapped(c, true, buf, src, bytes, &w[i], e)) ||
-            (rc = mapped(c, false, buf, dst, bytes, &r[i], e)))
-            goto out;
     /* Validated: what the host wrote through the mapping is in the device
      * buffer (a device-side copy to another buffer, read back) and came
      * back through the read mapping, byte for byte. */
