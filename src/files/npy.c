@@ -622,10 +622,7 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
     int rc = bcl_outputs_add(&s, path, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_npy_write_to(&s, 0, state, n, e);
-    if (rc == BCL_OK)
-        return bcl_outputs_commit(&s, e);
-    bcl_outputs_discard(&s);
-    return rc;
+    return bcl_outputs_end(&s, rc, e);
 }
 
 size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)

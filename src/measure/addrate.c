@@ -192,13 +192,8 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     int rc = bcl_chain_build(c, "addrate.cl", defines, &t->prog, e);
     if (rc == BCL_OK)
         rc = bcl_chain_shape(t->d, t->prog, t->w == 1 ? "addrate_c16" : NULL, &t->sh, e);
-    if (rc == BCL_OK) {
-        cl_int st;
-        t->start = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                                 CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof start, start);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
-    }
+    if (rc == BCL_OK)
+        rc = bcl_chain_input(c, start, sizeof start, &t->start, e);
     for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
         t->set[i].chains = chain_counts[i];
         rc = prepare(t, &t->set[i], target, e);

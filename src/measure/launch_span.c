@@ -152,6 +152,16 @@ int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kerne
     return BCL_OK;
 }
 
+int bcl_chain_input(bcl_context *c, const void *host, size_t size, cl_mem *mem, bcl_error *e)
+{
+    cl_int st;
+    *mem = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                         CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, size, (void *)host);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clCreateBuffer", bcl_context_device(c)->name);
+    return BCL_OK;
+}
+
 int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem start,
                      size_t arg1_size, const void *arg1, size_t out_bytes, cl_kernel *k,
                      cl_mem *out, bcl_error *e)

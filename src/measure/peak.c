@@ -362,17 +362,10 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
     int rc = bcl_chain_build(c, "peak.cl", defines, &t->prog, e);
     if (rc == BCL_OK)
         rc = bcl_chain_shape(t->d, t->prog, t->w == 1 ? "peak_c16" : NULL, &t->sh, e);
-    if (rc == BCL_OK) {
-        cl_int st;
-        t->start =
-            BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                          CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, MAX_CHAINS * MAX_W * ss, start);
-        if (st == CL_SUCCESS)
-            t->params = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                                      CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * ss, params);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
-    }
+    if (rc == BCL_OK)
+        rc = bcl_chain_input(c, start, MAX_CHAINS * MAX_W * ss, &t->start, e);
+    if (rc == BCL_OK)
+        rc = bcl_chain_input(c, params, 2 * ss, &t->params, e);
     for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
         t->set[i].chains = chain_counts[i];
         rc = prepare(t, &t->set[i], target, e);

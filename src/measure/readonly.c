@@ -64,11 +64,10 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
         rc = bcl_cl_fail(e, st, "clCreateKernel", d->name);
         goto out;
     }
-    in = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                       CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, host);
-    if (st == CL_SUCCESS)
-        out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, global * 4,
-                            NULL);
+    if ((rc = bcl_chain_input(c, host, bytes, &in, e)))
+        goto out;
+    out =
+        BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, global * 4, NULL);
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
         goto out;

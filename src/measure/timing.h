@@ -140,6 +140,8 @@ typedef struct bcl_chain_size {
 } bcl_chain_size;
 int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kernel,
                     bcl_chain_size *sh, bcl_error *e);
+/* A read-only buffer holding the size bytes at host. */
+int bcl_chain_input(bcl_context *c, const void *host, size_t size, cl_mem *mem, bcl_error *e);
 /* Kernel `name` of prog and its output buffer of out_bytes: argument 0 is
  * start, 1 the value arg1, 3 the output (2 is the loop count). */
 int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem start,
