@@ -213,13 +213,12 @@ static int parse_shape(const char *path, cursor *c, shape *sh, bcl_error *e)
     if (c->p >= c->end || *c->p != '(')
         return malformed(path, c, "a tuple of integers for 'shape'", e);
     c->p++;
-    skip_ws(c);
-    if (c->p < c->end && *c->p == ')') {
-        c->p++;
-        return BCL_OK;
-    }
     for (;;) {
         skip_ws(c);
+        if (c->p < c->end && *c->p == ')') { /* "()", or after a trailing comma */
+            c->p++;
+            return BCL_OK;
+        }
         if (c->p >= c->end || *c->p < '0' || *c->p > '9')
             return malformed(path, c, "a non-negative integer in 'shape'", e);
         if (*c->p == '0' && c->p + 1 < c->end && c->p[1] >= '0' && c->p[1] <= '9')
@@ -252,11 +251,6 @@ static int parse_shape(const char *path, cursor *c, shape *sh, bcl_error *e)
         if (c->p >= c->end || *c->p != ',')
             return malformed(path, c, "',' or ')' in 'shape'", e);
         c->p++;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ')') {
-            c->p++;
-            return BCL_OK;
-        }
     }
 }
 

@@ -285,12 +285,11 @@ static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
     return BCL_OK;
 }
 
-size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes)
+void bcl_bandwidth_size(const bcl_device_info *d, size_t *bytes, unsigned *repeats)
 {
-    if (d->max_alloc && bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc;
-    bytes = bytes / 16 * 16;
-    return bytes ? bytes : 16;
+    size_t b = d->max_alloc && *bytes > d->max_alloc ? (size_t)d->max_alloc : *bytes;
+    *bytes = b / 16 ? b / 16 * 16 : 16;
+    *repeats = bcl_repeats(*repeats);
 }
 
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
@@ -299,8 +298,7 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
     memset(gb_per_s, 0, sizeof *gb_per_s);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    repeats = bcl_repeats(repeats);
+    bcl_bandwidth_size(d, &bytes, &repeats);
     cl_int st;
     int rc = BCL_OK;
     cl_mem src = NULL, dst = NULL;

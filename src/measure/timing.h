@@ -33,9 +33,10 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_st
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
-/* The size of the buffer a bandwidth figure moves for `bytes` asked:
- * within one allocation (max_alloc), whole balls (16 bytes), at least one. */
-size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes);
+/* The size of a bandwidth figure: the buffer it moves for the *bytes
+ * asked, within one allocation (max_alloc), whole balls (16 bytes), at
+ * least one; and its *repeats, capped (bcl_repeats). */
+void bcl_bandwidth_size(const bcl_device_info *d, size_t *bytes, unsigned *repeats);
 
 /* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
  * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,

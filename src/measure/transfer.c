@@ -77,8 +77,7 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
     memset(read_gb, 0, sizeof *read_gb);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    repeats = bcl_repeats(repeats);
+    bcl_bandwidth_size(d, &bytes, &repeats);
     double *w = malloc(2 * repeats * sizeof *w);
     cl_mem dev = NULL, staging = NULL;
     void *host = NULL;
@@ -175,8 +174,7 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
     memset(read_gb, 0, sizeof *read_gb);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    repeats = bcl_repeats(repeats);
+    bcl_bandwidth_size(d, &bytes, &repeats);
     double *w = malloc(2 * repeats * sizeof *w);
     unsigned char *src = malloc(bytes), *dst = malloc(bytes);
     cl_mem buf = NULL, other = NULL;
