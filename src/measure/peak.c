@@ -1,22 +1,13 @@
 /*
- * The survey's peaks beside the add rate (docs/SURVEY.md), measured on the
- * device by cl/peak.cl and validated like every other figure:
- *
- *   FMA rate     float fma() chains, an FMA counted as 2 FLOP
- *   int32 rate   int32 add chains (Fibonacci pairs modulo 2^32)
- *   fp64 rate    double fma() chains, where the device has fp64
- *   half rate    half fma() chains, where the device has cl_khr_fp16
- *
- * (The read-only bandwidth, from the same kernel file, is readonly.c.)
- * The rates follow the add rate (src/measure/addrate.c): vectors of the
- * device's native width for the type, bcl_chain_shape's launch shape,
- * 8 and 16 chains per work-item (the best median counts), a
- * warm-up and calibration never counted, repeats of ten launches queued
- * back to back timed by profiling events checked against the host clock
- * and against what the compute units and clock can do
- * (src/ocl/clock_check.c); every chain's final value is compared bit
- * for bit with the same operations done on the host (C's fmaf and fma, and
- * a by-hand half for half), so a compiler that dropped or folded work is caught.
+ * The survey's peaks beside the add rate (docs/SURVEY.md; the kinds are
+ * bcl_peak_kind's), measured on the device by cl/peak.cl as the add rate is
+ * (src/measure/addrate.c): vectors of the device's native width for the
+ * type, bcl_chain_shape's launch shape, 8 and 16 chains per work-item (the
+ * best median counts), warm-up and calibration never counted, repeats of
+ * ten launches back to back timed by checked profiling events
+ * (src/ocl/clock_check.c). Every chain's final value is compared bit for
+ * bit with the same operations done on the host (C's fmaf and fma, and a
+ * by-hand half for half), so a compiler that dropped or folded work is caught.
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -42,7 +33,8 @@ static const unsigned chain_counts[] = {8, 16};
 #define FMA_M (1.0 - 1.0 / 256)
 #define FMA_C (1.0 / 256)
 
-const char *bcl_peak_name(bcl_peak_kind k)
+/* "float FMA", "int32 add", ... for messages. */
+static const char *peak_name(bcl_peak_kind k)
 {
     switch (k) {
     case BCL_PEAK_FMA32:
@@ -291,11 +283,11 @@ static int check(peak_timer *t, chain_set *cs, bcl_error *e)
             snprintf(g, sizeof g, "%.17g", load_double(t->kind, got + first * ss));
             snprintf(w, sizeof w, "%.17g", load_double(t->kind, w_bytes + (first % per) * ss));
         }
-        rc = bcl_fail(e, BCL_EXIT_MISMATCH,
-                      "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
-                      "(first: work-item %zu, got %s, want %s)",
-                      bcl_peak_name(t->kind), t->d->name, (unsigned long long)bad, n, first / per,
-                      g, w);
+        rc =
+            bcl_fail(e, BCL_EXIT_MISMATCH,
+                     "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
+                     "(first: work-item %zu, got %s, want %s)",
+                     peak_name(t->kind), t->d->name, (unsigned long long)bad, n, first / per, g, w);
     }
     free(got);
     return rc;

@@ -87,8 +87,6 @@ typedef enum bcl_peak_kind {
     BCL_PEAK_FMA64 = 3, /* double fma(): GFLOP/s (needs fp64) */
     BCL_PEAK_FMA16 = 4, /* half fma(): GFLOP/s (needs cl_khr_fp16) */
 } bcl_peak_kind;
-/* "float FMA", "int32 add", ... for messages. */
-const char *bcl_peak_name(bcl_peak_kind k);
 /* The rate of kind on c's device: mo->repeats repeats (ten launches of
  * about mo->repeat_ms / 10 each) of 8 and 16 chains per work-item, the
  * best median kept; every chain checked against the host's operations (a

@@ -1,22 +1,13 @@
 /*
  * Host <-> device transfer bandwidth (docs/SURVEY.md), what clpeak calls
- * "transfer bandwidth": clEnqueueWriteBuffer (host to device) and
- * clEnqueueReadBuffer (device to host) of one buffer, timed by profiling
- * events, from one of two kinds of host memory:
- *
- *   pageable  memory from malloc: what most programs hand the runtime; a
- *             GPU driver copies it through a pinned staging buffer of its own
- *   pinned    memory the runtime allocates (a CL_MEM_ALLOC_HOST_PTR buffer,
- *             mapped once): page-locked on GPU drivers, so the copy engine
- *             reads and writes it directly; the fastest path OpenCL offers
- *
- * and a third way, by mapping (bcl_measure_transfer_mapped): the device
- * buffer itself is a CL_MEM_ALLOC_HOST_PTR one, mapped with
- * clEnqueueMapBuffer and filled or read by the host's memcpy, then
- * unmapped; for a CPU device or one sharing the host's memory there is then
- * no copy by the runtime at all.
- *
- * A CPU device has no bus between host and device: both are memory copies.
+ * "transfer bandwidth"; src/measure/timing.h says what each figure times.
+ * Pageable memory (malloc) is what most programs hand the runtime: a GPU
+ * driver copies it through a pinned staging buffer of its own. Pinned
+ * memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer) is page-locked on GPU
+ * drivers, so the copy engine reads and writes it directly, the fastest
+ * path OpenCL offers; mapping the device buffer itself spares a CPU device,
+ * or one sharing the host's memory, any copy by the runtime. A CPU device
+ * has no bus between host and device: both are memory copies.
  */
 #include "measure/timing.h"
 #include "models/rng.h"
