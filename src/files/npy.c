@@ -127,6 +127,17 @@ static int read_head(const char *path, int fd, uint64_t size, uint64_t *balls, s
     return rc;
 }
 
+/* Opens path (open_state) and reads its header (read_head); the open
+ * *fd, for the body, only on success. */
+static int open_head(const char *path, int *fd, uint64_t *balls, size_t *offset, bcl_error *e)
+{
+    uint64_t size = 0;
+    int rc = open_state(path, fd, &size, e);
+    if (rc == BCL_OK && (rc = read_head(path, *fd, size, balls, offset, e)))
+        close(*fd);
+    return rc;
+}
+
 /* ---- parsing the header dict --------------------------------------------- */
 
 typedef struct cursor {
@@ -496,14 +507,11 @@ int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t 
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
     int fd = -1;
-    uint64_t size = 0;
-    int rc = open_state(path, &fd, &size, e);
-    if (rc)
-        return rc;
     uint64_t balls = 0;
     size_t offset = 0;
-    if ((rc = read_head(path, fd, size, &balls, &offset, e)))
-        goto out;
+    int rc = open_head(path, &fd, &balls, &offset, e);
+    if (rc)
+        return rc;
     /* The header matches the file's size; the body must also fit the
      * memory this process may use before it is allocated. */
     uint64_t need = balls * BALL_BYTES;
@@ -542,16 +550,12 @@ out:
 int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e)
 {
     int fd = -1;
-    uint64_t size = 0;
-    int rc = open_state(path, &fd, &size, e);
-    if (rc)
-        return rc;
     uint64_t balls = 0;
     size_t offset = 0;
-    rc = read_head(path, fd, size, &balls, &offset, e);
-    close(fd);
+    int rc = open_head(path, &fd, &balls, &offset, e);
     if (rc)
         return rc;
+    close(fd);
     *n = (size_t)balls;
     *data_offset = offset;
     return BCL_OK;

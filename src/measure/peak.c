@@ -33,21 +33,8 @@ static const unsigned chain_counts[] = {8, 16};
 #define FMA_M (1.0 - 1.0 / 256)
 #define FMA_C (1.0 / 256)
 
-/* "float FMA", "int32 add", ... for messages. */
-static const char *peak_name(bcl_peak_kind k)
-{
-    switch (k) {
-    case BCL_PEAK_FMA32:
-        return "float FMA";
-    case BCL_PEAK_INT32:
-        return "int32 add";
-    case BCL_PEAK_FMA64:
-        return "double FMA";
-    case BCL_PEAK_FMA16:
-        return "half FMA";
-    }
-    return "?";
-}
+/* For messages, by bcl_peak_kind. */
+static const char *const peak_names[] = {"?", "float FMA", "int32 add", "double FMA", "half FMA"};
 
 static size_t scalar_size(bcl_peak_kind k)
 {
@@ -283,11 +270,11 @@ static int check(peak_timer *t, chain_set *cs, bcl_error *e)
             snprintf(g, sizeof g, "%.17g", load_double(t->kind, got + first * ss));
             snprintf(w, sizeof w, "%.17g", load_double(t->kind, w_bytes + (first % per) * ss));
         }
-        rc =
-            bcl_fail(e, BCL_EXIT_MISMATCH,
-                     "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
-                     "(first: work-item %zu, got %s, want %s)",
-                     peak_name(t->kind), t->d->name, (unsigned long long)bad, n, first / per, g, w);
+        rc = bcl_fail(e, BCL_EXIT_MISMATCH,
+                      "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
+                      "(first: work-item %zu, got %s, want %s)",
+                      peak_names[t->kind], t->d->name, (unsigned long long)bad, n, first / per, g,
+                      w);
     }
     free(got);
     return rc;
