@@ -5,11 +5,8 @@
  * integers (exact in any order), one sum per work-item written; every sum
  * is checked against the host's. A GPU's work-items read with a stride of
  * the global size (neighbours read neighbouring addresses), a CPU's each one
- * contiguous block. Timed like the add rate (src/measure/addrate.c): a
- * warm-up launch, then repeats of ten launches back to back, profiling time
- * from the first start to the last end, checked against the host's time and
- * against what the compute units and clock can move
- * (src/ocl/clock_check.c).
+ * contiguous block. Timed like the add rate: a warm-up launch, then
+ * repeats of ten launches back to back (bcl_launch_span).
  */
 #include "measure/timing.h"
 #include "models/rng.h"
