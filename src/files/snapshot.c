@@ -9,8 +9,8 @@
  * visible on its own and a pile of thousands still shows its shape.
  *
  * The PNG is made in memory with libpng's simplified API (which needs no
- * setjmp) and written with bcl_write_file_atomic, so a picture is never
- * half-written.
+ * setjmp) and written through an output set (atomic_file.c), so a picture
+ * is never half-written.
  */
 #include "files/files.h"
 #include "util/util.h"
