@@ -172,46 +172,22 @@ static void describe(const char *dir, const char *name, const char *hex, bcl_cac
     free(file);
 }
 
+static bool take_entry(const char *dir, const char *name, void *row)
+{
+    char hex[2 * BCL_CACHE_KEY_BYTES + 1];
+    if (!entry_name(name, hex))
+        return false;
+    describe(dir, name, hex, row);
+    return true;
+}
+
 int bcl_cache_list(const char *dir, bcl_cache_entry_info **entries, size_t *count, bcl_error *e)
 {
-    *entries = NULL;
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT)
-            return BCL_OK;
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read cache folder '%s': %s", dir,
-                        strerror(errno));
-    }
-    size_t n = 0, cap = 0;
-    bcl_cache_entry_info *list = NULL;
-    struct dirent *de;
-    int rc = BCL_OK;
-    while ((de = readdir(d)) != NULL) {
-        char hex[2 * BCL_CACHE_KEY_BYTES + 1];
-        if (!entry_name(de->d_name, hex))
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            bcl_cache_entry_info *grown = realloc(list, cap * sizeof *list);
-            if (!grown) {
-                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory listing '%s'", dir);
-                break;
-            }
-            list = grown;
-        }
-        describe(dir, de->d_name, hex, &list[n++]);
-    }
-    closedir(d);
-    if (rc) {
-        free(list);
-        return rc;
-    }
-    if (n)
-        qsort(list, n, sizeof *list, by_file);
-    *entries = list;
-    *count = n;
-    return BCL_OK;
+    void *rows;
+    int rc =
+        bcl_list_dir(dir, "cache folder", sizeof **entries, take_entry, by_file, &rows, count, e);
+    *entries = rows;
+    return rc;
 }
 
 int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *temporaries,

@@ -30,30 +30,17 @@ enum {
     OFF_END = 440,
 };
 
-static void put_u32(unsigned char *p, uint32_t v)
+/* The header's integers: little-endian, n bytes. */
+static void put_le(unsigned char *p, uint64_t v, int n)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < n; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
+static uint64_t get_le(const unsigned char *p, int n)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
+    for (int i = n - 1; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
 }
@@ -86,10 +73,10 @@ int bcl_cache_entry_encode(const bcl_cache_key *key, const bcl_cache_labels *lab
     if (!buf)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory for a cache entry");
     memcpy(buf + OFF_MAGIC, magic, sizeof magic);
-    put_u32(buf + OFF_FORMAT, BCL_CACHE_FORMAT);
-    put_u32(buf + OFF_HEADER_SIZE, BCL_CACHE_HEADER_SIZE);
+    put_le(buf + OFF_FORMAT, BCL_CACHE_FORMAT, 4);
+    put_le(buf + OFF_HEADER_SIZE, BCL_CACHE_HEADER_SIZE, 4);
     memcpy(buf + OFF_KEY, key->b, BCL_CACHE_KEY_BYTES);
-    put_u64(buf + OFF_LENGTH, len);
+    put_le(buf + OFF_LENGTH, len, 8);
     int rc = bcl_sha256(payload, len, buf + OFF_CHECKSUM, e);
     if (rc) {
         free(buf);
@@ -116,22 +103,22 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
         snprintf(why, why_size, "not a ballcl cache entry (bad magic)");
         return false;
     }
-    uint32_t format = get_u32(buf + OFF_FORMAT);
+    uint32_t format = (uint32_t)get_le(buf + OFF_FORMAT, 4);
     if (format != BCL_CACHE_FORMAT) {
         snprintf(why, why_size, "format version %u, expected %d", (unsigned)format,
                  BCL_CACHE_FORMAT);
         return false;
     }
-    if (get_u32(buf + OFF_HEADER_SIZE) != BCL_CACHE_HEADER_SIZE) {
+    if (get_le(buf + OFF_HEADER_SIZE, 4) != BCL_CACHE_HEADER_SIZE) {
         snprintf(why, why_size, "header size %u, expected %d",
-                 (unsigned)get_u32(buf + OFF_HEADER_SIZE), BCL_CACHE_HEADER_SIZE);
+                 (unsigned)get_le(buf + OFF_HEADER_SIZE, 4), BCL_CACHE_HEADER_SIZE);
         return false;
     }
     if (key && memcmp(buf + OFF_KEY, key->b, BCL_CACHE_KEY_BYTES) != 0) {
         snprintf(why, why_size, "wrong key (the entry is for another program or device)");
         return false;
     }
-    uint64_t len = get_u64(buf + OFF_LENGTH);
+    uint64_t len = get_le(buf + OFF_LENGTH, 8);
     uint64_t have = size - BCL_CACHE_HEADER_SIZE;
     if (len > BCL_CACHE_MAX_PAYLOAD || len > have) {
         snprintf(why, why_size, "truncated payload (%llu of %llu bytes)", (unsigned long long)have,

@@ -412,8 +412,13 @@ int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_er
     int rc = bcl_outputs_add(&s, path, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_outputs_write(&s, 0, data, len, e);
+    return bcl_outputs_end(&s, rc, e);
+}
+
+int bcl_outputs_end(bcl_outputs *s, int rc, bcl_error *e)
+{
     if (rc == BCL_OK)
-        return bcl_outputs_commit(&s, e);
-    bcl_outputs_discard(&s);
+        return bcl_outputs_commit(s, e);
+    bcl_outputs_discard(s);
     return rc;
 }

@@ -57,6 +57,9 @@ int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bc
 int bcl_outputs_commit(bcl_outputs *s, bcl_error *e);
 /* Removes every temporary; the destinations are untouched. Idempotent. */
 void bcl_outputs_discard(bcl_outputs *s);
+/* The end of a set whose writes returned rc: the commit when rc is BCL_OK,
+ * else the discard and rc. */
+int bcl_outputs_end(bcl_outputs *s, int rc, bcl_error *e);
 /* Writes n balls as a .npy file into output i of s. */
 int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);
 

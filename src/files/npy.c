@@ -127,6 +127,17 @@ static int read_head(const char *path, int fd, uint64_t size, uint64_t *balls, s
     return rc;
 }
 
+/* Opens path (open_state) and reads its header (read_head); the open
+ * *fd, for the body, only on success. */
+static int open_head(const char *path, int *fd, uint64_t *balls, size_t *offset, bcl_error *e)
+{
+    uint64_t size = 0;
+    int rc = open_state(path, fd, &size, e);
+    if (rc == BCL_OK && (rc = read_head(path, *fd, size, balls, offset, e)))
+        close(*fd);
+    return rc;
+}
+
 /* ---- parsing the header dict --------------------------------------------- */
 
 typedef struct cursor {
@@ -213,13 +224,12 @@ static int parse_shape(const char *path, cursor *c, shape *sh, bcl_error *e)
     if (c->p >= c->end || *c->p != '(')
         return malformed(path, c, "a tuple of integers for 'shape'", e);
     c->p++;
-    skip_ws(c);
-    if (c->p < c->end && *c->p == ')') {
-        c->p++;
-        return BCL_OK;
-    }
     for (;;) {
         skip_ws(c);
+        if (c->p < c->end && *c->p == ')') { /* "()", or after a trailing comma */
+            c->p++;
+            return BCL_OK;
+        }
         if (c->p >= c->end || *c->p < '0' || *c->p > '9')
             return malformed(path, c, "a non-negative integer in 'shape'", e);
         if (*c->p == '0' && c->p + 1 < c->end && c->p[1] >= '0' && c->p[1] <= '9')
@@ -252,11 +262,6 @@ static int parse_shape(const char *path, cursor *c, shape *sh, bcl_error *e)
         if (c->p >= c->end || *c->p != ',')
             return malformed(path, c, "',' or ')' in 'shape'", e);
         c->p++;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ')') {
-            c->p++;
-            return BCL_OK;
-        }
     }
 }
 
@@ -502,14 +507,11 @@ int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t 
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
     int fd = -1;
-    uint64_t size = 0;
-    int rc = open_state(path, &fd, &size, e);
-    if (rc)
-        return rc;
     uint64_t balls = 0;
     size_t offset = 0;
-    if ((rc = read_head(path, fd, size, &balls, &offset, e)))
-        goto out;
+    int rc = open_head(path, &fd, &balls, &offset, e);
+    if (rc)
+        return rc;
     /* The header matches the file's size; the body must also fit the
      * memory this process may use before it is allocated. */
     uint64_t need = balls * BALL_BYTES;
@@ -548,16 +550,12 @@ out:
 int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e)
 {
     int fd = -1;
-    uint64_t size = 0;
-    int rc = open_state(path, &fd, &size, e);
-    if (rc)
-        return rc;
     uint64_t balls = 0;
     size_t offset = 0;
-    rc = read_head(path, fd, size, &balls, &offset, e);
-    close(fd);
+    int rc = open_head(path, &fd, &balls, &offset, e);
     if (rc)
         return rc;
+    close(fd);
     *n = (size_t)balls;
     *data_offset = offset;
     return BCL_OK;
@@ -622,10 +620,7 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
     int rc = bcl_outputs_add(&s, path, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_npy_write_to(&s, 0, state, n, e);
-    if (rc == BCL_OK)
-        return bcl_outputs_commit(&s, e);
-    bcl_outputs_discard(&s);
-    return rc;
+    return bcl_outputs_end(&s, rc, e);
 }
 
 size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)

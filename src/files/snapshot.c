@@ -9,8 +9,8 @@
  * visible on its own and a pile of thousands still shows its shape.
  *
  * The PNG is made in memory with libpng's simplified API (which needs no
- * setjmp) and written with bcl_write_file_atomic, so a picture is never
- * half-written.
+ * setjmp) and written through an output set (atomic_file.c), so a picture
+ * is never half-written.
  */
 #include "files/files.h"
 #include "util/util.h"
@@ -250,14 +250,11 @@ int bcl_snapshot_encode(const float *state, size_t n, const bcl_snapshot_opts *o
 int bcl_snapshot_write(const char *path, const float *state, size_t n, const bcl_snapshot_opts *o,
                        bcl_error *e)
 {
-    void *png;
-    size_t len;
-    int rc = bcl_snapshot_encode(state, n, o, &png, &len, e);
-    if (rc)
-        return rc;
-    rc = bcl_write_file_atomic(path, png, len, e);
-    free(png);
-    return rc;
+    bcl_outputs s = {0};
+    int rc = bcl_outputs_add(&s, path, NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_snapshot_write_to(&s, 0, state, n, o, e);
+    return bcl_outputs_end(&s, rc, e);
 }
 
 int bcl_snapshot_write_to(bcl_outputs *s, size_t i, const float *state, size_t n,

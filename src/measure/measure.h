@@ -92,8 +92,6 @@ int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e);
 int bcl_add_timer_result(bcl_add_timer *t, bcl_add_rate *out, bcl_error *e);
 void bcl_add_timer_free(bcl_add_timer *t);
 
-/* ---- tuning (docs/BENCHMARK.md) ------------------------------------------ */
-
 /* ---- the defaults against a sweep (docs/PERFORMANCE.md) ------------------ */
 
 /* The untuned default plan of a plain run, the tuned one when stored, and
@@ -144,6 +142,8 @@ typedef struct bcl_sweep_result {
 /* Runs the sweep of o on c; r->cfg is malloc'ed (bcl_sweep_result_free). */
 int bcl_sweep(bcl_context *c, const bcl_sweep_opts *o, bcl_sweep_result *r, bcl_error *e);
 void bcl_sweep_result_free(bcl_sweep_result *r);
+
+/* ---- tuning (docs/BENCHMARK.md) ------------------------------------------ */
 
 typedef struct bcl_tune_opts {
     const float *params;

@@ -1,22 +1,13 @@
 /*
- * The survey's peaks beside the add rate (docs/SURVEY.md), measured on the
- * device by cl/peak.cl and validated like every other figure:
- *
- *   FMA rate     float fma() chains, an FMA counted as 2 FLOP
- *   int32 rate   int32 add chains (Fibonacci pairs modulo 2^32)
- *   fp64 rate    double fma() chains, where the device has fp64
- *   half rate    half fma() chains, where the device has cl_khr_fp16
- *
- * (The read-only bandwidth, from the same kernel file, is readonly.c.)
- * The rates follow the add rate (src/measure/addrate.c): vectors of the
- * device's native width for the type, the launch shape from device
- * queries, 8 and 16 chains per work-item (the best median counts), a
- * warm-up and calibration never counted, repeats of ten launches queued
- * back to back timed by profiling events checked against the host clock
- * and against what the compute units and clock can do
- * (src/ocl/clock_check.c); every chain's final value is compared bit
- * for bit with the same operations done on the host (C's fmaf and fma, and
- * a by-hand half for half), so a compiler that dropped or folded work is caught.
+ * The survey's peaks beside the add rate (docs/SURVEY.md; the kinds are
+ * bcl_peak_kind's), measured on the device by cl/peak.cl as the add rate is
+ * (src/measure/addrate.c): vectors of the device's native width for the
+ * type, bcl_chain_shape's launch shape, 8 and 16 chains per work-item (the
+ * best median counts), warm-up and calibration never counted, repeats of
+ * ten launches back to back timed by checked profiling events
+ * (src/ocl/clock_check.c). Every chain's final value is compared bit for
+ * bit with the same operations done on the host (C's fmaf and fma, and a
+ * by-hand half for half), so a compiler that dropped or folded work is caught.
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -27,16 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNROLL        4 /* operations per chain per loop iteration (cl/peak.cl) */
-#define MAX_W         16
-#define MAX_CHAINS    16
-#define CPU_ITEMS_PER 16
-#define GPU_ITEMS_PER 2048
-#define GPU_LOCAL     256
-#define MAX_ITERS     65535u /* llvmpipe ends longer loops (src/measure/addrate.c) */
-#define MAX_REPEATS   1000
-#define LAUNCHES      10
-#define DEFAULT_MS    50.0
+#define UNROLL     4 /* operations per chain per loop iteration (cl/peak.cl) */
+#define MAX_W      16
+#define MAX_CHAINS 16
+#define LAUNCHES   10
+#define DEFAULT_MS 50.0
 
 static const unsigned chain_counts[] = {8, 16};
 #define NSETS (sizeof chain_counts / sizeof chain_counts[0])
@@ -47,20 +33,8 @@ static const unsigned chain_counts[] = {8, 16};
 #define FMA_M (1.0 - 1.0 / 256)
 #define FMA_C (1.0 / 256)
 
-const char *bcl_peak_name(bcl_peak_kind k)
-{
-    switch (k) {
-    case BCL_PEAK_FMA32:
-        return "float FMA";
-    case BCL_PEAK_INT32:
-        return "int32 add";
-    case BCL_PEAK_FMA64:
-        return "double FMA";
-    case BCL_PEAK_FMA16:
-        return "half FMA";
-    }
-    return "?";
-}
+/* For messages, by bcl_peak_kind. */
+static const char *const peak_names[] = {"?", "float FMA", "int32 add", "double FMA", "half FMA"};
 
 static size_t scalar_size(bcl_peak_kind k)
 {
@@ -82,10 +56,7 @@ static unsigned native_width(const bcl_device_info *d, bcl_peak_kind k)
     cl_uint w = 0;
     if (BCL_CL(clGetDeviceInfo, (cl_device_id)d->device, q, sizeof w, &w, NULL) != CL_SUCCESS)
         w = 1;
-    unsigned p = 1;
-    while (p * 2 <= w && p * 2 <= MAX_W)
-        p *= 2;
-    return p;
+    return bcl_chain_width(w);
 }
 
 /* ---- host values ------------------------------------------------------------ */
@@ -231,7 +202,7 @@ typedef struct chain_set {
     unsigned iters; /* per timed launch */
     unsigned checked_iters;
     double ops; /* per timed repeat (LAUNCHES launches) */
-    double x[MAX_REPEATS];
+    double x[BCL_MAX_REPEATS];
 } chain_set;
 
 typedef struct peak_timer {
@@ -240,55 +211,21 @@ typedef struct peak_timer {
     bcl_peak_kind kind;
     cl_program prog;
     cl_mem start, params;
-    size_t global, local;
+    bcl_chain_size sh;
     unsigned w, repeats;
     chain_set set[NSETS];
 } peak_timer;
 
 static double ops_of(const peak_timer *t, const chain_set *cs, unsigned iters)
 {
-    return (double)t->global * cs->chains * t->w * UNROLL * iters * ops_per_step(t->kind);
+    return (double)t->sh.global * cs->chains * t->w * UNROLL * iters * ops_per_step(t->kind);
 }
 
-/* `count` launches of cs queued back to back, timed from the first one's
- * start to the last one's end (checked; the host's time otherwise). */
-static int launch_n(peak_timer *t, chain_set *cs, unsigned iters, unsigned count, double *ms,
-                    bcl_error *e)
+/* The float32 operations of a launch for the profiling check: a half FMA
+ * may run two to a float32 lane (packed), so half counts as half. */
+static double check_ops(const peak_timer *t, const chain_set *cs, unsigned iters)
 {
-    cl_command_queue q = bcl_context_queue(t->c);
-    const bcl_device_info *d = t->d;
-    bcl_launch_times lt;
-    int rc = bcl_launch_span_iters(d, q, cs->k, 2, iters, t->global, t->local, count, &lt, e);
-    if (rc)
-        return rc;
-    double host_ms = lt.host_ms;
-    cl_ulong a = lt.start_ns, b = lt.end_ns;
-    /* The check counts float32 operations: a half FMA may run two to a
-     * float32 lane (packed), so half counts as half an operation. */
-    double flops = ops_of(t, cs, iters) * count;
-    if (t->kind == BCL_PEAK_FMA16)
-        flops /= 2;
-    bcl_span_check span = {.start_ns = a,
-                           .end_ns = b,
-                           .host_ms = host_ms,
-                           .launches = count,
-                           .flops = flops,
-                           .compute_units = d->compute_units,
-                           .clock_mhz = d->clock_mhz,
-                           .cpu_vector_width =
-                               (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
-    *ms = bcl_profiling_check(d->device, &span) ? (double)(b - a) / 1e6 : host_ms;
-    return BCL_OK;
-}
-
-static unsigned scale_iters(unsigned iters, double ms, double target)
-{
-    double want = ms > 1e-3 ? (double)iters * target / ms : (double)iters * 1000;
-    if (want > MAX_ITERS)
-        want = MAX_ITERS;
-    if (want < 1)
-        want = 1;
-    return (unsigned)want;
+    return ops_of(t, cs, iters) / (t->kind == BCL_PEAK_FMA16 ? 2 : 1);
 }
 
 /* Reads cs's chains back and compares every value with the host's
@@ -296,7 +233,7 @@ static unsigned scale_iters(unsigned iters, double ms, double target)
 static int check(peak_timer *t, chain_set *cs, bcl_error *e)
 {
     unsigned per = cs->chains * t->w;
-    size_t ss = scalar_size(t->kind), n = t->global * per;
+    size_t ss = scalar_size(t->kind), n = t->sh.global * per;
     unsigned char *got = malloc(n * ss);
     host_value want[MAX_CHAINS * MAX_W];
     if (!got)
@@ -336,8 +273,8 @@ static int check(peak_timer *t, chain_set *cs, bcl_error *e)
         rc = bcl_fail(e, BCL_EXIT_MISMATCH,
                       "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
                       "(first: work-item %zu, got %s, want %s)",
-                      bcl_peak_name(t->kind), t->d->name, (unsigned long long)bad, n, first / per,
-                      g, w);
+                      peak_names[t->kind], t->d->name, (unsigned long long)bad, n, first / per, g,
+                      w);
     }
     free(got);
     return rc;
@@ -347,90 +284,18 @@ static int prepare(peak_timer *t, chain_set *cs, double target, bcl_error *e)
 {
     char name[32];
     snprintf(name, sizeof name, "peak_c%u", cs->chains);
-    cl_int st;
-    cs->k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, name);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clCreateKernel", t->d->name);
-    cs->out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(t->c), CL_MEM_WRITE_ONLY,
-                            t->global * cs->chains * t->w * scalar_size(t->kind), NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
-    st = BCL_CL(clSetKernelArg, cs->k, 0, sizeof t->start, &t->start);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, cs->k, 1, sizeof t->params, &t->params);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, cs->k, 3, sizeof cs->out, &cs->out);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
-    unsigned it = 16;
-    double ms = 0;
-    int rc = launch_n(t, cs, it, 1, &ms, e); /* warm-up: PoCL compiles at a first launch */
-    if (rc == BCL_OK) {
-        it = scale_iters(it, ms, target / 10);
-        rc = launch_n(t, cs, it, 1, &ms, e);
-    }
-    if (rc == BCL_OK) {
-        it = scale_iters(it, ms, target);
-        rc = launch_n(t, cs, it, 1, &ms, e);
-    }
-    cs->checked_iters = it;
+    int rc = bcl_chain_kernel(t->c, t->prog, name, t->start, sizeof t->params, &t->params,
+                              t->sh.global * cs->chains * t->w * scalar_size(t->kind), &cs->k,
+                              &cs->out, e);
+    if (rc == BCL_OK)
+        rc = bcl_chain_calibrate(t->c, cs->k, &t->sh, check_ops(t, cs, 1), target,
+                                 &cs->checked_iters, e);
     if (rc == BCL_OK)
         rc = check(t, cs, e);
+    unsigned it = cs->checked_iters;
     cs->iters = it / LAUNCHES ? it / LAUNCHES : 1;
     cs->ops = ops_of(t, cs, cs->iters) * LAUNCHES;
     return rc;
-}
-
-static int build(peak_timer *t, bcl_error *e)
-{
-    char *src = NULL;
-    size_t len = 0;
-    int rc = bcl_kernel_source("peak.cl", &src, &len, e);
-    if (rc)
-        return rc;
-    char opts[320];
-    snprintf(opts, sizeof opts, "%s -DBCL_KIND=%d -DBCL_W=%u", bcl_build_options(), (int)t->kind,
-             t->w);
-    rc = bcl_program_from_source(bcl_context_cl(t->c), t->d, src, len, opts, &t->prog, e);
-    free(src);
-    return rc;
-}
-
-/* The launch shape of src/measure/addrate.c: a CPU one work-item per group
- * (lanes from the vectors) unless its driver makes lanes of work-items
- * (native width 1: the group is the kernel's preferred multiple); other
- * devices groups of up to 256 and 2048 work-items per compute unit. */
-static int shape(peak_timer *t, bcl_error *e)
-{
-    const bcl_device_info *d = t->d;
-    unsigned cu = d->compute_units ? d->compute_units : 1;
-    if (d->type & BCL_DEVICE_CPU) {
-        t->local = 1;
-        if (t->w == 1) {
-            cl_int st;
-            cl_kernel k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, "peak_c16");
-            if (st != CL_SUCCESS)
-                return bcl_cl_fail(e, st, "clCreateKernel", d->name);
-            size_t pref = 1, lim = 1;
-            st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
-                        CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL);
-            if (st == CL_SUCCESS)
-                st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
-                            sizeof lim, &lim, NULL);
-            clReleaseKernel(k);
-            if (st != CL_SUCCESS)
-                return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
-            t->local = pref > 1 && pref <= lim ? pref : 1;
-        }
-        t->global = (size_t)cu * CPU_ITEMS_PER * t->local;
-        return BCL_OK;
-    }
-    size_t lim = d->max_work_group ? d->max_work_group : 1;
-    if (d->max_item_sizes[0] && d->max_item_sizes[0] < lim)
-        lim = d->max_item_sizes[0];
-    t->local = lim < GPU_LOCAL ? lim : GPU_LOCAL;
-    t->global = bcl_round_up((size_t)cu * GPU_ITEMS_PER, t->local);
-    return BCL_OK;
 }
 
 static void timer_free(peak_timer *t)
@@ -461,9 +326,7 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
     t->d = bcl_context_device(c);
     t->kind = kind;
     t->w = native_width(t->d, kind);
-    t->repeats = mo && mo->repeats ? mo->repeats : 5;
-    if (t->repeats > MAX_REPEATS)
-        t->repeats = MAX_REPEATS;
+    t->repeats = bcl_repeats(mo && mo->repeats ? mo->repeats : 5);
     double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : DEFAULT_MS;
     size_t ss = scalar_size(kind);
     unsigned char start[MAX_CHAINS * MAX_W * 8], params[2 * 8];
@@ -473,20 +336,15 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
     store(kind, (host_value){.f = FMA_C}, params + ss);
     if (kind == BCL_PEAK_INT32)
         memset(params, 0, sizeof params);
-    int rc = build(t, e);
+    char defines[64];
+    snprintf(defines, sizeof defines, "-DBCL_KIND=%d -DBCL_W=%u", (int)kind, t->w);
+    int rc = bcl_chain_build(c, "peak.cl", defines, &t->prog, e);
     if (rc == BCL_OK)
-        rc = shape(t, e);
-    if (rc == BCL_OK) {
-        cl_int st;
-        t->start =
-            BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                          CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, MAX_CHAINS * MAX_W * ss, start);
-        if (st == CL_SUCCESS)
-            t->params = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                                      CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * ss, params);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
-    }
+        rc = bcl_chain_shape(t->d, t->prog, t->w == 1 ? "peak_c16" : NULL, &t->sh, e);
+    if (rc == BCL_OK)
+        rc = bcl_chain_input(c, start, MAX_CHAINS * MAX_W * ss, &t->start, e);
+    if (rc == BCL_OK)
+        rc = bcl_chain_input(c, params, 2 * ss, &t->params, e);
     for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
         t->set[i].chains = chain_counts[i];
         rc = prepare(t, &t->set[i], target, e);
@@ -497,7 +355,8 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
         for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
             chain_set *cs = &t->set[i];
             double ms = 0;
-            rc = launch_n(t, cs, cs->iters, LAUNCHES, &ms, e);
+            rc = bcl_chain_launch(c, cs->k, &t->sh, cs->iters, LAUNCHES,
+                                  check_ops(t, cs, cs->iters), &ms, e);
             cs->x[r] = ms > 0 ? cs->ops / (ms * 1e6) : 0; /* per ns = G per s */
         }
     /* What was timed is what is checked: the last launches' chains. */

@@ -5,11 +5,8 @@
  * integers (exact in any order), one sum per work-item written; every sum
  * is checked against the host's. A GPU's work-items read with a stride of
  * the global size (neighbours read neighbouring addresses), a CPU's each one
- * contiguous block. Timed like the add rate (src/measure/addrate.c): a
- * warm-up launch, then repeats of ten launches back to back, profiling time
- * from the first start to the last end, checked against the host's time and
- * against what the compute units and clock can move
- * (src/ocl/clock_check.c).
+ * contiguous block. Timed like the add rate: a warm-up launch, then
+ * repeats of ten launches back to back (bcl_launch_span).
  */
 #include "measure/timing.h"
 #include "models/rng.h"
@@ -20,11 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CPU_ITEMS_PER 16   /* work-items per compute unit on a CPU */
-#define GPU_ITEMS_PER 2048 /* and on any other device, in groups of up to */
-#define GPU_LOCAL     256
-#define MAX_REPEATS   1000
-#define LAUNCHES      10
+#define LAUNCHES 10
 
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e)
@@ -32,23 +25,14 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
     memset(gb_per_s, 0, sizeof *gb_per_s);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    repeats = repeats ? repeats : 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
+    bcl_bandwidth_size(d, &bytes, &repeats);
     bool cpu = (d->type & BCL_DEVICE_CPU) != 0;
     uint64_t n4 = bytes / 16;
-    size_t local = 1, global;
-    if (cpu) {
-        global = (size_t)(d->compute_units ? d->compute_units : 1) * CPU_ITEMS_PER;
-    } else {
-        size_t lim = d->max_work_group ? d->max_work_group : 1;
-        if (d->max_item_sizes[0] && d->max_item_sizes[0] < lim)
-            lim = d->max_item_sizes[0];
-        local = lim < GPU_LOCAL ? lim : GPU_LOCAL;
-        global =
-            bcl_round_up((size_t)(d->compute_units ? d->compute_units : 1) * GPU_ITEMS_PER, local);
-    }
+    bcl_chain_size sh; /* one work-item per group on a CPU: no kernel to ask */
+    int rc = bcl_chain_shape(d, NULL, NULL, &sh, e);
+    if (rc)
+        return rc;
+    size_t local = sh.local, global = sh.global;
     if (global > n4)
         global = bcl_round_up((size_t)n4, local);
     uint64_t per = (n4 + global - 1) / global;
@@ -57,41 +41,29 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
     cl_program prog = NULL;
     cl_kernel k = NULL;
     cl_mem in = NULL, out = NULL;
-    char *src = NULL;
-    size_t len = 0;
     cl_int st = CL_SUCCESS;
-    int rc = BCL_OK;
     if (!host || !got || !want || !x) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu bytes", bytes);
         goto out;
     }
     /* Pseudo-random bits: a GPU that compresses memory finds nothing. */
-    bcl_rng rng;
-    bcl_rng_seed(&rng, 0x0dd5eedu);
-    for (uint64_t i = 0; i < bytes / 8; i++) {
-        uint64_t v = bcl_rng_next(&rng);
-        memcpy(host + 2 * i, &v, 8);
-    }
+    bcl_rng_fill(0x0dd5eedu, host, bytes);
     /* Each work-item's sum, as the kernel groups the float4s. */
     for (uint64_t i = 0; i < n4; i++) {
         uint32_t s = host[4 * i] + host[4 * i + 1] + host[4 * i + 2] + host[4 * i + 3];
         want[cpu ? i / per : i % global] += s;
     }
-    char opts[256];
-    snprintf(opts, sizeof opts, "%s -DBCL_KIND=0", bcl_build_options());
-    if ((rc = bcl_kernel_source("peak.cl", &src, &len, e)) ||
-        (rc = bcl_program_from_source(bcl_context_cl(c), d, src, len, opts, &prog, e)))
+    if ((rc = bcl_chain_build(c, "peak.cl", "-DBCL_KIND=0", &prog, e)))
         goto out;
     k = BCL_CL_CREATE(&st, clCreateKernel, prog, cpu ? "readonly_blocked" : "readonly_strided");
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clCreateKernel", d->name);
         goto out;
     }
-    in = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                       CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, host);
-    if (st == CL_SUCCESS)
-        out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, global * 4,
-                            NULL);
+    if ((rc = bcl_chain_input(c, host, bytes, &in, e)))
+        goto out;
+    out =
+        BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, global * 4, NULL);
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
         goto out;
@@ -113,21 +85,12 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
      * then each repeat: LAUNCHES launches back to back, checked span. */
     for (unsigned r = 0; r <= repeats; r++) {
         unsigned count = r ? LAUNCHES : 1;
-        bcl_launch_times lt;
-        if ((rc = bcl_launch_span(d, q, k, global, local, count, bcl_now_ms(), &lt, e)))
+        bcl_span_check span = {.bytes = (double)n4 * 16 * count};
+        double ms = 0;
+        if ((rc = bcl_launch_span(d, q, k, global, local, count, bcl_now_ms(), &span, &ms, e)))
             goto out;
-        double host_ms = lt.host_ms;
-        bcl_span_check span = {.host_ms = host_ms,
-                               .launches = count,
-                               .bytes = (double)n4 * 16 * count,
-                               .compute_units = d->compute_units,
-                               .clock_mhz = d->clock_mhz};
-        span.start_ns = lt.start_ns;
-        span.end_ns = lt.end_ns;
-        double ns = bcl_profiling_check(d->device, &span) ? (double)(span.end_ns - span.start_ns)
-                                                          : host_ms * 1e6;
         if (r)
-            x[r - 1] = ns > 0 ? span.bytes / ns : 0; /* bytes per ns = GB/s */
+            x[r - 1] = ms > 0 ? span.bytes / (ms * 1e6) : 0; /* bytes per ns = GB/s */
     }
     st = BCL_CL(clEnqueueReadBuffer, q, out, CL_TRUE, 0, global * 4, got, 0, NULL, NULL);
     if (st != CL_SUCCESS) {
@@ -157,7 +120,6 @@ out:
         clReleaseMemObject(in);
     if (out)
         clReleaseMemObject(out);
-    free(src);
     free(host);
     free(got);
     free(want);

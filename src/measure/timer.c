@@ -17,7 +17,6 @@
 #include <string.h>
 
 #define DEFAULT_MAX_STEPS 1000000
-#define MAX_REPEATS       1000
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -35,6 +34,11 @@ void bcl_stats_compute(double *x, unsigned n, bcl_stats *out)
     out->min = x[0];
     out->max = x[n - 1];
     out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+unsigned bcl_repeats(unsigned repeats)
+{
+    return repeats == 0 ? 1 : repeats > BCL_MAX_REPEATS ? BCL_MAX_REPEATS : repeats;
 }
 
 /* One way to advance the state by some steps and say how long it took. */
@@ -116,9 +120,7 @@ static int timer_new(run_fn run, uint64_t granule, const bcl_measure_opts *mo, b
                      bcl_error *e)
 {
     *out = NULL;
-    unsigned repeats = mo->repeats ? mo->repeats : 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
+    unsigned repeats = bcl_repeats(mo->repeats);
     bcl_timer *t = calloc(1, sizeof *t);
     double *x = calloc(2 * (size_t)repeats, sizeof *x);
     if (!t || !x) {
@@ -255,16 +257,6 @@ int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol
 
 /* ---- copy bandwidth --------------------------------------------------------- */
 
-static cl_int event_span(cl_event ev, cl_ulong *start, cl_ulong *end)
-{
-    *start = *end = 0;
-    cl_int st =
-        BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof *start, start, NULL);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL);
-    return st;
-}
-
 /* Fills buf (bytes, a multiple of 16) with pseudo-random bytes from a fixed
  * seed: a block of up to RANDOM_BLOCK bytes written over and over. The
  * block is far larger than any compression unit, so the repetition gives a
@@ -276,10 +268,7 @@ static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
     uint64_t *host = malloc(block);
     if (!host)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    bcl_rng r;
-    bcl_rng_seed(&r, 0x5eed5eedu);
-    for (size_t i = 0; i < block / sizeof *host; i++)
-        host[i] = bcl_rng_next(&r);
+    bcl_rng_fill(0x5eed5eedu, host, block);
     cl_command_queue q = bcl_context_queue(c);
     cl_int st = CL_SUCCESS;
     for (size_t off = 0; off < bytes && st == CL_SUCCESS; off += block) {
@@ -296,12 +285,11 @@ static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
     return BCL_OK;
 }
 
-size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes)
+void bcl_bandwidth_size(const bcl_device_info *d, size_t *bytes, unsigned *repeats)
 {
-    if (d->max_alloc && bytes > d->max_alloc)
-        bytes = (size_t)d->max_alloc;
-    bytes = bytes / 16 * 16;
-    return bytes ? bytes : 16;
+    size_t b = d->max_alloc && *bytes > d->max_alloc ? (size_t)d->max_alloc : *bytes;
+    *bytes = b / 16 ? b / 16 * 16 : 16;
+    *repeats = bcl_repeats(*repeats);
 }
 
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
@@ -310,11 +298,7 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
     memset(gb_per_s, 0, sizeof *gb_per_s);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    if (repeats == 0)
-        repeats = 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
+    bcl_bandwidth_size(d, &bytes, &repeats);
     cl_int st;
     int rc = BCL_OK;
     cl_mem src = NULL, dst = NULL;
@@ -352,22 +336,12 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
             rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
             goto out;
         }
-        st = BCL_CL(clWaitForEvents, 1, &ev);
-        host[i] = (bcl_now_ms() - t0) * 1e6;
-        bcl_span_check span = {.host_ms = host[i] / 1e6,
-                               .launches = 1,
-                               .bytes = 2.0 * (double)bytes,
-                               .compute_units = d->compute_units,
-                               .clock_mhz = d->clock_mhz};
-        if (st == CL_SUCCESS)
-            st = event_span(ev, &span.start_ns, &span.end_ns);
-        clReleaseEvent(ev);
-        if (st != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", d->name);
+        bcl_span_check span = {.bytes = 2.0 * (double)bytes};
+        bool believed;
+        if ((rc = bcl_event_span(d, ev, t0, &span, &believed, e)))
             goto out;
-        }
-        double ns = (double)(span.end_ns - span.start_ns);
-        x[i] = bcl_profiling_check(d->device, &span) ? 2.0 * (double)bytes / ns : 0;
+        host[i] = span.host_ms * 1e6;
+        x[i] = believed ? span.bytes / (double)(span.end_ns - span.start_ns) : 0;
     }
     /* Once the device's profiling failed a check, every copy is timed by
      * the host clock (bytes per ns = GB/s). */

@@ -11,6 +11,8 @@
 /* Median, minimum and maximum of x[0..n) (n >= 1); sorts x in place. The
  * median of an even count is the mean of the two middle values. */
 void bcl_stats_compute(double *x, unsigned n, bcl_stats *out);
+/* The most repeats of a figure (bcl_repeats caps them). */
+#define BCL_MAX_REPEATS 1000
 
 /* Times plan p on s: warm-up and calibration, then mo->repeats runs. */
 int bcl_measure_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, bcl_measurement *out,
@@ -31,9 +33,10 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_st
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
-/* The size of the buffer a bandwidth figure moves for `bytes` asked:
- * within one allocation (max_alloc), whole balls (16 bytes), at least one. */
-size_t bcl_buffer_bytes(const bcl_device_info *d, size_t bytes);
+/* The size of a bandwidth figure: the buffer it moves for the *bytes
+ * asked, within one allocation (max_alloc), whole balls (16 bytes), at
+ * least one; and its *repeats, capped (bcl_repeats). */
+void bcl_bandwidth_size(const bcl_device_info *d, size_t *bytes, unsigned *repeats);
 
 /* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
  * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
@@ -84,8 +87,6 @@ typedef enum bcl_peak_kind {
     BCL_PEAK_FMA64 = 3, /* double fma(): GFLOP/s (needs fp64) */
     BCL_PEAK_FMA16 = 4, /* half fma(): GFLOP/s (needs cl_khr_fp16) */
 } bcl_peak_kind;
-/* "float FMA", "int32 add", ... for messages. */
-const char *bcl_peak_name(bcl_peak_kind k);
 /* The rate of kind on c's device: mo->repeats repeats (ten launches of
  * about mo->repeat_ms / 10 each) of 8 and 16 chains per work-item, the
  * best median kept; every chain checked against the host's operations (a
@@ -100,20 +101,59 @@ int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e);
 
-/* `count` launches of k (1-D, global and local) queued back to back, waited
- * for; the host's time since t0 (bcl_now_ms) and the profiling clock's span
- * from the first one's start to the last one's end (launch_span.c). A
- * failed call is reported by name. */
-typedef struct bcl_launch_times {
-    double host_ms;
-    cl_ulong start_ns, end_ns;
-} bcl_launch_times;
+/* `count` launches of k (1-D, global and local) queued back to back,
+ * waited for; *ms the time they took: the profiling clock's span from the
+ * first one's start to the last one's end when bcl_profiling_check believes
+ * it, the host's since t0 (bcl_now_ms) otherwise. The caller sets span's
+ * bytes, flops and cpu_vector_width; the rest is filled here. A failed call
+ * is reported by name (launch_span.c). */
 int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
-                    size_t local, unsigned count, double t0, bcl_launch_times *out, bcl_error *e);
-/* The same for a kernel whose argument iters_arg is its loop count: set to
- * iters, then `count` launches, the host's time taken from before the set. */
-int bcl_launch_span_iters(const bcl_device_info *d, cl_command_queue q, cl_kernel k,
-                          cl_uint iters_arg, unsigned iters, size_t global, size_t local,
-                          unsigned count, bcl_launch_times *out, bcl_error *e);
+                    size_t local, unsigned count, double t0, bcl_span_check *span, double *ms,
+                    bcl_error *e);
+
+/* Waits for ev, one command enqueued at t0 (bcl_now_ms), and releases it;
+ * fills span like bcl_launch_span (the caller sets bytes) and *believed:
+ * whether bcl_profiling_check believes the span. */
+int bcl_event_span(const bcl_device_info *d, cl_event ev, double t0, bcl_span_check *span,
+                   bool *believed, bcl_error *e);
+/* Repeats asked for, 0 counting as 1, at most 1000. */
+unsigned bcl_repeats(unsigned repeats);
+
+/* ---- the chain kernels of the add rate and the peaks (launch_span.c) ----- */
+
+/* The widest power of two from 1 to 16 not above a native vector width w. */
+unsigned bcl_chain_width(unsigned w);
+/* Builds cl/<file> for c's device with the build options and defines. */
+int bcl_chain_build(bcl_context *c, const char *file, const char *defines, cl_program *prog,
+                    bcl_error *e);
+/* The launch shape from device queries: a CPU gets one work-item per group
+ * (a runtime such as PoCL runs each work-item's chains as written, in
+ * vector registers) and 16 per compute unit, except that when kernel is
+ * given (a chain kernel of native width 1) the group is as wide as that
+ * kernel's preferred multiple: such a driver (Mesa's llvmpipe) makes its
+ * SIMD lanes of the work-items of a group. Any other device gets groups of
+ * up to 256 and 2048 work-items per compute unit, enough to fill a GPU's
+ * multiprocessor. */
+typedef struct bcl_chain_size {
+    size_t global, local;
+} bcl_chain_size;
+int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kernel,
+                    bcl_chain_size *sh, bcl_error *e);
+/* A read-only buffer holding the size bytes at host. */
+int bcl_chain_input(bcl_context *c, const void *host, size_t size, cl_mem *mem, bcl_error *e);
+/* Kernel `name` of prog and its output buffer of out_bytes: argument 0 is
+ * start, 1 the value arg1, 3 the output (2 is the loop count). */
+int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem start,
+                     size_t arg1_size, const void *arg1, size_t out_bytes, cl_kernel *k,
+                     cl_mem *out, bcl_error *e);
+/* `count` launches of iters rounds each (bcl_launch_span), checked against
+ * `flops` float32 operations per launch. */
+int bcl_chain_launch(bcl_context *c, cl_kernel k, const bcl_chain_size *sh, unsigned iters,
+                     unsigned count, double flops, double *ms, bcl_error *e);
+/* A warm-up launch (PoCL compiles the work-group function at the first
+ * launch), one of a tenth of target ms, then one of target ms, whose round
+ * count is *iters (at most 65535: llvmpipe ends longer loops). */
+int bcl_chain_calibrate(bcl_context *c, cl_kernel k, const bcl_chain_size *sh,
+                        double flops_per_iter, double target, unsigned *iters, bcl_error *e);
 
 #endif

@@ -1,22 +1,13 @@
 /*
  * Host <-> device transfer bandwidth (docs/SURVEY.md), what clpeak calls
- * "transfer bandwidth": clEnqueueWriteBuffer (host to device) and
- * clEnqueueReadBuffer (device to host) of one buffer, timed by profiling
- * events, from one of two kinds of host memory:
- *
- *   pageable  memory from malloc: what most programs hand the runtime; a
- *             GPU driver copies it through a pinned staging buffer of its own
- *   pinned    memory the runtime allocates (a CL_MEM_ALLOC_HOST_PTR buffer,
- *             mapped once): page-locked on GPU drivers, so the copy engine
- *             reads and writes it directly; the fastest path OpenCL offers
- *
- * and a third way, by mapping (bcl_measure_transfer_mapped): the device
- * buffer itself is a CL_MEM_ALLOC_HOST_PTR one, mapped with
- * clEnqueueMapBuffer and filled or read by the host's memcpy, then
- * unmapped; for a CPU device or one sharing the host's memory there is then
- * no copy by the runtime at all.
- *
- * A CPU device has no bus between host and device: both are memory copies.
+ * "transfer bandwidth"; src/measure/timing.h says what each figure times.
+ * Pageable memory (malloc) is what most programs hand the runtime: a GPU
+ * driver copies it through a pinned staging buffer of its own. Pinned
+ * memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer) is page-locked on GPU
+ * drivers, so the copy engine reads and writes it directly, the fastest
+ * path OpenCL offers; mapping the device buffer itself spares a CPU device,
+ * or one sharing the host's memory, any copy by the runtime. A CPU device
+ * has no bus between host and device: both are memory copies.
  */
 #include "measure/timing.h"
 #include "models/rng.h"
@@ -25,18 +16,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_TRANSFER_REPEATS 1000
-
-static cl_int span(cl_event ev, cl_ulong *start, cl_ulong *end)
-{
-    *start = *end = 0;
-    cl_int st =
-        BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof *start, start, NULL);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL);
-    return st;
-}
 
 /* One timed transfer of bytes between host and dev; GB/s into *gb. The
  * profiling span is checked against the host's time for the transfer
@@ -54,22 +33,32 @@ static int timed(bcl_context *c, bool write, cl_mem dev, void *host, size_t byte
                       : BCL_CL(clEnqueueReadBuffer, q, dev, CL_FALSE, 0, bytes, host, 0, NULL, &ev);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, call, d->name);
-    st = BCL_CL(clWaitForEvents, 1, &ev);
-    double host_ms = bcl_now_ms() - t0;
-    bcl_span_check sc = {.host_ms = host_ms,
-                         .launches = 1,
-                         .bytes = (double)bytes,
-                         .compute_units = d->compute_units,
-                         .clock_mhz = d->clock_mhz};
-    if (st == CL_SUCCESS)
-        st = span(ev, &sc.start_ns, &sc.end_ns);
-    clReleaseEvent(ev);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clWaitForEvents", d->name);
-    double ns =
-        bcl_profiling_check(d->device, &sc) ? (double)(sc.end_ns - sc.start_ns) : host_ms * 1e6;
+    bcl_span_check sc = {.bytes = (double)bytes};
+    bool believed;
+    int rc = bcl_event_span(d, ev, t0, &sc, &believed, e);
+    if (rc)
+        return rc;
+    double ns = believed ? (double)(sc.end_ns - sc.start_ns) : sc.host_ms * 1e6;
     *gb = ns > 0 ? (double)bytes / ns : 0; /* bytes per ns = GB/s */
     return BCL_OK;
+}
+
+/* One way of moving bytes between host and dev, timed: GB/s into *gb. */
+typedef int (*move_fn)(bcl_context *c, bool write, cl_mem dev, void *host, size_t bytes, double *gb,
+                       bcl_error *e);
+
+/* One untimed move each way (first-touch of the device buffer and any lazy
+ * set-up in the driver), then `repeats` of each: writes from src and reads
+ * into dst alternate, so a busy moment weighs on both. */
+static int alternate(bcl_context *c, move_fn move, cl_mem dev, void *src, void *dst, size_t bytes,
+                     unsigned repeats, double *w, double *r, bcl_error *e)
+{
+    double ignore;
+    int rc = BCL_OK;
+    for (unsigned i = 0; i <= repeats && rc == BCL_OK; i++)
+        if ((rc = move(c, true, dev, src, bytes, i ? &w[i - 1] : &ignore, e)) == BCL_OK)
+            rc = move(c, false, dev, dst, bytes, i ? &r[i - 1] : &ignore, e);
+    return rc;
 }
 
 int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
@@ -79,10 +68,7 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
     memset(read_gb, 0, sizeof *read_gb);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    repeats = repeats ? repeats : 1;
-    if (repeats > MAX_TRANSFER_REPEATS)
-        repeats = MAX_TRANSFER_REPEATS;
+    bcl_bandwidth_size(d, &bytes, &repeats);
     double *w = malloc(2 * repeats * sizeof *w);
     cl_mem dev = NULL, staging = NULL;
     void *host = NULL;
@@ -120,23 +106,9 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
     /* Pseudo-random bytes: a GPU that compresses would move zeros faster
      * than any real data. Writing them also touches every host page, so
      * no page fault is timed. */
-    bcl_rng rng;
-    bcl_rng_seed(&rng, 0x7a5f3e11u);
-    for (size_t i = 0; i + 8 <= bytes; i += 8) {
-        uint64_t x = bcl_rng_next(&rng);
-        memcpy((char *)host + i, &x, 8);
-    }
-    /* One untimed transfer each way: first-touch of the device buffer and
-     * any lazy set-up in the driver. */
-    double ignore;
-    if ((rc = timed(c, true, dev, host, bytes, &ignore, e)) ||
-        (rc = timed(c, false, dev, host, bytes, &ignore, e)))
+    bcl_rng_fill(0x7a5f3e11u, host, bytes);
+    if ((rc = alternate(c, timed, dev, host, host, bytes, repeats, w, r, e)))
         goto out;
-    /* Writes and reads alternate, so a busy moment weighs on both. */
-    for (unsigned i = 0; i < repeats; i++)
-        if ((rc = timed(c, true, dev, host, bytes, &w[i], e)) ||
-            (rc = timed(c, false, dev, host, bytes, &r[i], e)))
-            goto out;
     bcl_stats_compute(w, repeats, write_gb);
     bcl_stats_compute(r, repeats, read_gb);
 out:
@@ -193,10 +165,7 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
     memset(read_gb, 0, sizeof *read_gb);
     const bcl_device_info *d = bcl_context_device(c);
     cl_command_queue q = bcl_context_queue(c);
-    bytes = bcl_buffer_bytes(d, bytes);
-    repeats = repeats ? repeats : 1;
-    if (repeats > MAX_TRANSFER_REPEATS)
-        repeats = MAX_TRANSFER_REPEATS;
+    bcl_bandwidth_size(d, &bytes, &repeats);
     double *w = malloc(2 * repeats * sizeof *w);
     unsigned char *src = malloc(bytes), *dst = malloc(bytes);
     cl_mem buf = NULL, other = NULL;
@@ -216,21 +185,10 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
         rc = bcl_cl_fail(e, st, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", d->name);
         goto out;
     }
-    bcl_rng rng;
-    bcl_rng_seed(&rng, 0x3a9f0c17u);
-    for (size_t i = 0; i + 8 <= bytes; i += 8) {
-        uint64_t x = bcl_rng_next(&rng);
-        memcpy(src + i, &x, 8);
-    }
+    bcl_rng_fill(0x3a9f0c17u, src, bytes);
     memset(dst, 0, bytes);
-    double ignore;
-    if ((rc = mapped(c, true, buf, src, bytes, &ignore, e)) ||
-        (rc = mapped(c, false, buf, dst, bytes, &ignore, e)))
+    if ((rc = alternate(c, mapped, buf, src, dst, bytes, repeats, w, r, e)))
         goto out;
-    for (unsigned i = 0; i < repeats; i++)
-        if ((rc = mapped(c, true, buf, src, bytes, &w[i], e)) ||
-            (rc = mapped(c, false, buf, dst, bytes, &r[i], e)))
-            goto out;
     /* Validated: what the host wrote through the mapping is in the device
      * buffer (a device-side copy to another buffer, read back) and came
      * back through the read mapping, byte for byte. */

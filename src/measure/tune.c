@@ -126,24 +126,11 @@ static int prepare(tuner *t, size_t i, bcl_timer **timer, bcl_error *e)
     return bcl_timer_sim(t->sim, &plan, &t->o->measure, timer, e);
 }
 
-/* Validates, then times candidate i. */
-static int evaluate(tuner *t, size_t i, bcl_error *e)
-{
-    bcl_timer *timer = NULL;
-    int rc = prepare(t, i, &timer, e);
-    for (unsigned k = 0; timer && rc == BCL_OK && k < t->o->measure.repeats; k++)
-        rc = bcl_timer_repeat(timer, e);
-    if (rc == BCL_OK && timer)
-        bcl_timer_result(timer, &t->r->cand[i].m);
-    bcl_timer_free(timer);
-    return rc;
-}
-
 /* Validates and times the candidates idx[0..n) with their repeats
  * interleaved (repeat 1 of each, then repeat 2, ...), so that a busy
  * moment of a shared machine weighs on all of them alike: the K sweep
  * compares candidates whose times differ by a few percent. */
-static int evaluate_together(tuner *t, const size_t *idx, size_t n, bcl_error *e)
+static int evaluate(tuner *t, const size_t *idx, size_t n, bcl_error *e)
 {
     bcl_timer **timers = calloc(n, sizeof *timers);
     if (!timers)
@@ -270,7 +257,7 @@ static int run_tune(tuner *t, bcl_error *e)
     /* The K sweep is known only later; count it now. */
     t->total = (unsigned)(fused_end + nks);
     for (size_t i = 0; i < fused_end && rc == BCL_OK; i++)
-        rc = evaluate(t, i, e);
+        rc = evaluate(t, &i, 1, e);
     if (rc)
         return rc;
 
@@ -309,7 +296,7 @@ static int run_tune(tuner *t, bcl_error *e)
             t->o->progress(t->o->progress_arg, t->done, t->total, "k-step, every K side by side");
         t->done += (unsigned)(n - 1);
         if (rc == BCL_OK)
-            rc = evaluate_together(t, idx, n, e);
+            rc = evaluate(t, idx, n, e);
         free(idx);
         if (rc)
             return rc;

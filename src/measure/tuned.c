@@ -16,7 +16,6 @@
 #include "cache/cache.h"
 #include "ocl/clcall.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -214,6 +213,16 @@ static void describe_tuned(const char *dir, const char *name, bcl_tuned_file_inf
     json_decref(root);
 }
 
+static bool take_tuned(const char *dir, const char *name, void *row)
+{
+    size_t len = strlen(name);
+    /* <model>-<key>.json; temporaries of an interrupted write are not. */
+    if (len < 6 || strcmp(name + len - 5, ".json") != 0 || name[0] == '.')
+        return false;
+    describe_tuned(dir, name, row);
+    return true;
+}
+
 int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e)
 {
     *files = NULL;
@@ -221,40 +230,9 @@ int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *c
     char dir[4096];
     if (snprintf(dir, sizeof dir, "%s/tuned", cache_dir) >= (int)sizeof dir)
         return bcl_fail(e, BCL_EXIT_INPUT, "cache folder path is too long");
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT)
-            return BCL_OK;
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read folder '%s': %s", dir, strerror(errno));
-    }
-    size_t n = 0, cap = 0;
-    bcl_tuned_file_info *list = NULL;
-    struct dirent *de;
-    int rc = BCL_OK;
-    while ((de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name);
-        /* <model>-<key>.json; temporaries of an interrupted write are not. */
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 8;
-            bcl_tuned_file_info *grown = realloc(list, cap * sizeof *list);
-            if (!grown) {
-                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory listing '%s'", dir);
-                break;
-            }
-            list = grown;
-        }
-        describe_tuned(dir, de->d_name, &list[n++]);
-    }
-    closedir(d);
-    if (rc) {
-        free(list);
-        return rc;
-    }
-    if (n)
-        qsort(list, n, sizeof *list, by_tuned_file);
-    *files = list;
-    *count = n;
-    return BCL_OK;
+    void *rows;
+    int rc =
+        bcl_list_dir(dir, "folder", sizeof **files, take_tuned, by_tuned_file, &rows, count, e);
+    *files = rows;
+    return rc;
 }

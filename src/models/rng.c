@@ -57,3 +57,13 @@ float bcl_rng_mixed(bcl_rng *r, int emin, int emax)
     memcpy(&f, &word, sizeof f);
     return f;
 }
+
+void bcl_rng_fill(uint64_t seed, void *buf, size_t bytes)
+{
+    bcl_rng r;
+    bcl_rng_seed(&r, seed);
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+        uint64_t x = bcl_rng_next(&r);
+        memcpy((char *)buf + i, &x, 8);
+    }
+}

@@ -2,6 +2,7 @@
 #ifndef BALLCL_RNG_H
 #define BALLCL_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* SplitMix64 (Steele, Lea, Flood 2014): same sequence on every machine. */
@@ -13,6 +14,10 @@ void bcl_rng_seed(bcl_rng *r, uint64_t seed);
  * O(1): SplitMix64's state after d draws is seed + d * gamma. */
 void bcl_rng_seed_at(bcl_rng *r, uint64_t seed, uint64_t draws);
 uint64_t bcl_rng_next(bcl_rng *r);
+/* Fills the whole 8-byte words of buf (bytes long) with draws of the
+ * generator seeded with seed: the pseudo-random bits of the bandwidth
+ * figures, which a GPU that compresses memory cannot squeeze. */
+void bcl_rng_fill(uint64_t seed, void *buf, size_t bytes);
 /* Uniform integer in [0, bound), by the multiply-shift of the top 32 bits. */
 uint32_t bcl_rng_below(bcl_rng *r, uint32_t bound);
 /* Uniform float in [lo, hi) built from 24 random bits. */

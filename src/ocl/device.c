@@ -66,19 +66,26 @@ static void fill_info(bcl_device_info *di)
     di->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
 }
 
-/* Notes a platform whose devices could not be listed, naming the platform
- * and the status, for the caller to print as a warning. */
-static void platform_warning(bcl_device_list *list, cl_platform_id p, const char *call, cl_int st,
-                             char name[128])
+/* Notes a platform whose devices could not be listed (clGetDeviceIDs
+ * failed with st), naming the platform and the status, for the caller to
+ * print as a warning; the first such failure is kept in *failed and
+ * failed_name, the error when no device is found at all. */
+static void platform_warning(bcl_device_list *list, cl_platform_id p, cl_int st, cl_int *failed,
+                             char failed_name[128])
 {
-    memset(name, 0, 128);
+    char name[128] = "";
     if (BCL_CL(clGetPlatformInfo, p, CL_PLATFORM_NAME, 127, name, NULL) != CL_SUCCESS)
         strcpy(name, "?");
     size_t used = strlen(list->warnings);
     const char *hint = bcl_cl_status_hint(st);
     snprintf(list->warnings + used, sizeof list->warnings - used,
-             "%s%s failed on platform '%s': %s%s%s%s; its devices are left out", used ? "\n" : "",
-             call, name, bcl_cl_status_name(st), *hint ? " (" : "", hint, *hint ? ")" : "");
+             "%sclGetDeviceIDs failed on platform '%s': %s%s%s%s; its devices are left out",
+             used ? "\n" : "", name, bcl_cl_status_name(st), *hint ? " (" : "", hint,
+             *hint ? ")" : "");
+    if (*failed == CL_SUCCESS) {
+        *failed = st;
+        snprintf(failed_name, 128, "%s", name);
+    }
 }
 
 int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
@@ -105,7 +112,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     }
     int rc = BCL_OK;
     cl_int query_failed = CL_SUCCESS;
-    char failed_platform[128] = "", name[128];
+    char failed_platform[128] = "";
     for (cl_uint p = 0; p < np && rc == BCL_OK; p++) {
         cl_uint nd = 0;
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
@@ -114,11 +121,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         if (st != CL_SUCCESS) {
             /* One broken platform must not hide the devices of the others:
              * it is a warning, or the error if no device is found at all. */
-            platform_warning(list, plats[p], "clGetDeviceIDs", st, name);
-            if (query_failed == CL_SUCCESS) {
-                query_failed = st;
-                snprintf(failed_platform, sizeof failed_platform, "%s", name);
-            }
+            platform_warning(list, plats[p], st, &query_failed, failed_platform);
             continue;
         }
         cl_device_id *ids = calloc(nd, sizeof *ids);
@@ -134,11 +137,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
         if (st != CL_SUCCESS) {
             free(ids);
-            platform_warning(list, plats[p], "clGetDeviceIDs", st, name);
-            if (query_failed == CL_SUCCESS) {
-                query_failed = st;
-                snprintf(failed_platform, sizeof failed_platform, "%s", name);
-            }
+            platform_warning(list, plats[p], st, &query_failed, failed_platform);
             continue;
         }
         for (cl_uint d = 0; d < nd; d++) {

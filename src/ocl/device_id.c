@@ -2,7 +2,7 @@
  * The identity of a device as one digest: what tells one driver build of
  * one device from every other. The binary cache key and the tuned file's
  * device key both derive from it, so "the same device" means one thing; the
- * tuned key adds what sets the device's speed (bcl_device_speed_identity).
+ * tuned key adds what sets the device's speed (bcl_device_key).
  */
 #include "ocl/ocl.h"
 
@@ -48,15 +48,10 @@ int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_err
     return identity(d, false, out, e);
 }
 
-int bcl_device_speed_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e)
-{
-    return identity(d, true, out, e);
-}
-
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e)
 {
     unsigned char id[32];
-    int rc = bcl_device_speed_identity(d, id, e);
+    int rc = identity(d, true, id, e);
     if (rc)
         return rc;
     for (unsigned i = 0; i < 16; i++)

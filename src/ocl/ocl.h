@@ -70,15 +70,13 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
  * name, vendor and version, driver version and address bits. A driver
  * update changes it. */
 int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e);
-/* The identity and what sets the device's speed beside it: its compute
- * units and clock. A binary fits any device of one identity, but a tuned
- * figure is a speed: a PoCL device limited to fewer threads
+/* The device key of the tuned and launch-cost files: the first 32 hex
+ * digits of the identity with what sets the device's speed beside it (its
+ * compute units and clock), so a driver update, or other compute units or
+ * clock, starts afresh. A binary fits any device of one identity, but a
+ * tuned figure is a speed: a PoCL device limited to fewer threads
  * (POCL_MAX_PTHREAD_COUNT), a partitioned GPU or one at another clock has
  * never been measured. */
-int bcl_device_speed_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e);
-/* The device key of the tuned and launch-cost files: the first 32 hex
- * digits of bcl_device_speed_identity, so a driver update, or other compute
- * units or clock, starts afresh. */
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
 const bcl_device_info *bcl_context_device(const bcl_context *c);

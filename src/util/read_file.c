@@ -9,6 +9,7 @@
  */
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -108,4 +109,43 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
 int bcl_read_fd(int fd, uint64_t limit, char **out, size_t *len)
 {
     return read_fd(fd, limit, false, out, len);
+}
+
+int bcl_list_dir(const char *dir, const char *what, size_t row_size, bcl_list_take take,
+                 int (*cmp)(const void *, const void *), void **rows, size_t *count, bcl_error *e)
+{
+    *rows = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT)
+            return BCL_OK;
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read %s '%s': %s", what, dir, strerror(errno));
+    }
+    size_t n = 0, cap = 0;
+    char *list = NULL;
+    struct dirent *de;
+    int rc = BCL_OK;
+    while ((de = readdir(d)) != NULL) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char *grown = realloc(list, cap * row_size);
+            if (!grown) {
+                rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory listing '%s'", dir);
+                break;
+            }
+            list = grown;
+        }
+        if (take(dir, de->d_name, list + n * row_size))
+            n++;
+    }
+    closedir(d);
+    if (rc || n == 0) {
+        free(list);
+        return rc;
+    }
+    qsort(list, n, row_size, cmp);
+    *rows = list;
+    *count = n;
+    return BCL_OK;
 }

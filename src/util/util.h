@@ -78,6 +78,13 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
 int bcl_read_fd(int fd, uint64_t limit, char **out, size_t *len);
 /* strerror, with words for BCL_READ_NOT_REGULAR. */
 const char *bcl_read_error(int err);
+/* Lists folder dir: take fills a row (row_size bytes) for each name it
+ * accepts and returns false to skip one; the rows, sorted by cmp, are a
+ * malloc'ed *rows. A missing folder is an empty list; one that cannot be
+ * read is BCL_EXIT_INPUT "cannot read <what> '<dir>': <why>". */
+typedef bool (*bcl_list_take)(const char *dir, const char *name, void *row);
+int bcl_list_dir(const char *dir, const char *what, size_t row_size, bcl_list_take take,
+                 int (*cmp)(const void *, const void *), void **rows, size_t *count, bcl_error *e);
 
 /* ---- what tools/ and the tests use beside the installed header ---------- */
 
