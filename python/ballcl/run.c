@@ -7,6 +7,8 @@
  */
 #include "core.h"
 
+#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +36,7 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     size_t di;
     PyObject *ret = NULL;
-    const char *eff = sel ? sel : getenv("BALLCL_DEVICE");
+    const char *eff = cli_selector(sel);
     size_t bad;
     if (!(cache && !bpy_is_device_list(eff)) &&
         !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
