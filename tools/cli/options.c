@@ -1,6 +1,9 @@
 /* The shared options (options.h): one table, one handler, one message each. */
 #include "options.h"
 
+#include "ranks.h"
+
+#include <pthread.h>
 #include <string.h>
 
 enum {
@@ -44,6 +47,10 @@ static const cli_option_decl shared[] = {
     {0, "run bench", {"steps-per-launch", required_argument, NULL, OPT_SPL}, "",
      "steps_per_launch", 1, 1u << 24, "--steps-per-launch K",
      "steps applied per kernel launch (default: see below)"},
+    {0, "run", {"quiet", no_argument, NULL, 'q'}, "q", "progress", 0, 0, "-q, --quiet",
+     "no progress line on stderr (without -q: after the first" MORE
+     "2 s of steps, one every 2 s on a terminal, else every" MORE
+     "BALLCL_PROGRESS_SECONDS, as bench prints; rank 0 alone)"},
     {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", 0, 0,
      "--no-cache", "build from source, bypassing the binary cache"},
     {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, 0, 0, "--json",
@@ -177,6 +184,8 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
     case OPT_NO_CACHE:
         o->use_cache = false;
         return true;
+    case 'q': /* read from o->seen by cli_options_finish */
+        return true;
     case OPT_JSON:
         o->json = true;
         return true;
@@ -233,10 +242,37 @@ int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *
     return -1;
 }
 
+/* The steps of a run (bcl_sim_progress) on bench's and tune's printer;
+ * each device of a group reports, one line at a time. */
+static void run_progress(void *arg, uint64_t done, uint64_t steps)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static bool shown;
+    char line[96];
+    snprintf(line, sizeof line, "step %llu of %llu (%.0f%%)", (unsigned long long)done,
+             (unsigned long long)steps, 100.0 * (double)done / (double)steps);
+    pthread_mutex_lock(&lock);
+    if (done < steps)
+        cli_progress(arg, 0, 0, line);
+    else if (shown)
+        cli_progress_end();
+    shown = done < steps;
+    pthread_mutex_unlock(&lock);
+}
+
 int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
 {
     if (o->help)
         return -1;
+    /* run: progress unless -q, from rank 0 alone under MPI. */
+    bool quiet = false;
+    for (size_t i = 0; i < o->nseen; i++)
+        quiet = quiet || strcmp(o->seen[i], "quiet") == 0;
+#ifdef BALLCL_HAVE_MPI
+    quiet = quiet || (ranks_active() && ranks_rank() != 0);
+#endif
+    if (strcmp(o->cmd, "run") == 0 && !quiet)
+        bcl_sim_progress(run_progress, "run", 2000);
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");
