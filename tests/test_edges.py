@@ -159,6 +159,17 @@ check(r.rc == 0 and len(prog) > 5 and all(re.match(r"tune: \[\d+/\d+\] ", l) for
 r2 = testlib.run(["run", "-d", dev, "-n", "1000", "-s", "5"],
                  env={**env, "BALLCL_PROGRESS_SECONDS": None})
 check(r2.rc == 0 and r2.err == "", "a short run prints no progress", r2.describe())
+# A run of a few seconds (K fixed: not the tuned record): a line at most
+# every 2 s once 2 s of steps have passed, none with -q.
+long_run = ["run", "-d", dev, "-n", "100000", "-s", "500000", "--no-validate",
+            "--steps-per-launch", "2000"]
+r2 = testlib.run(long_run, env={**env, "BALLCL_PROGRESS_SECONDS": "0"}, timeout=300)
+done = [int(m.group(1)) for m in (re.fullmatch(r"run: step (\d+) of 500000 \(\d+%\)", l)
+                                  for l in r2.err_lines()) if m]
+check(r2.rc == 0 and done and len(done) == len(r2.err_lines()) and done == sorted(done)
+      and "\r" not in r2.err, "run: progress lines off a terminal, steps increasing", r2.describe())
+r2 = testlib.run(long_run + ["-q"], env={**env, "BALLCL_PROGRESS_SECONDS": "0"}, timeout=300)
+check(r2.rc == 0 and r2.err == "", "run -q: no progress", r2.describe())
 path = re.search(r"stored in (\S+)", r.out).group(1)
 rec = json.load(open(path))
 check(rec["fused"] is not None and rec["single"] is not None, "tune stored both entries",

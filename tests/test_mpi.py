@@ -234,4 +234,20 @@ check(rcs == {0: 1, 1: 1} and v.get("mismatches") == 4096
       "a wrong kernel under mpirun -n 2: exit 1 on both, 4096 mismatches, no output",
       r.describe() + f" {rcs}")
 
+# ---- progress: rank 0 alone writes it --------------------------------------------------------
+errs = os.path.join(tmp, "progress")
+os.makedirs(errs)
+p = subprocess.run([MPIRUN, "--oversubscribe", "-n", "2", "sh", "-c",
+                    '"$0" "$@" 2> "' + errs + '/err.$OMPI_COMM_WORLD_RANK"', testlib.BALLCL,
+                    "run", "-d", dev, "-n", "100000", "-s", "300000", "--no-validate",
+                    "--steps-per-launch", "2000"],
+                   env=dict(ENV, BALLCL_PROGRESS_SECONDS="0"), capture_output=True, text=True,
+                   timeout=300)
+err = {}
+for k in (0, 1):
+    with open(os.path.join(errs, f"err.{k}")) as f:
+        err[k] = f.read()
+check(p.returncode == 0 and "run: step" in err[0] and "run: step" not in err[1],
+      "run under mpirun -n 2: progress lines from rank 0 alone", f"{p.stdout[-300:]} {err}")
+
 testlib.finish()

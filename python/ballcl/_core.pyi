@@ -2,7 +2,7 @@
 # ballcl/__init__.py re-exports. Checked by mypy in the tests (tests/meson.build,
 # 'mypy') together with examples/*.py.
 from types import TracebackType
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,9 @@ def run(state: npt.NDArray[np.float32], steps: int, *, device: Optional[str] = .
         model: Optional[str] = ..., params: Optional[Mapping[str, _ParamValue]] = ...,
         steps_per_launch: Optional[int] = ..., local: _Local = ...,
         validate: bool = ..., out: Optional[npt.NDArray[np.float32]] = ...,
-        cache: bool = ...) -> Tuple[npt.NDArray[np.float32], Result]: ...
+        cache: bool = ...,
+        progress: Union[bool, Callable[[int, int], object]] = ...
+        ) -> Tuple[npt.NDArray[np.float32], Result]: ...
 
 def cached() -> List[Dict[str, Any]]: ...
 

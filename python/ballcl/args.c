@@ -5,15 +5,12 @@
  */
 #include "core.h"
 
+#include "options.h" /* the run options' names and ranges, declared once */
+
 #include <stdint.h>
 
 #include <math.h>
 #include <string.h>
-
-/* The CLI's limits (tools/cli/cmd_run.c). */
-#define MAX_STEPS          ((uint64_t)1 << 40)
-#define MAX_STEPS_PER_LAUN (1u << 24)
-#define MAX_LOCAL          (1u << 20)
 
 /* A whole number (int or anything with __index__, not bool) in [lo, hi]. */
 static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -42,9 +39,30 @@ static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, ui
     return 0;
 }
 
+bcl_plan_request bpy_request(const bpy_args *a, size_t balls)
+{
+    return (bcl_plan_request){
+        .params = a->params,
+        .balls = balls,
+        .steps = a->steps,
+        .steps_per_launch = a->steps_per_launch,
+        .sync = BCL_SYNC_END,
+        .launch = a->launch,
+        .local_given = a->local_given,
+    };
+}
+
+/* A whole number in the declared range of the program's option `opt`,
+ * named by its Python keyword. */
+static int option_arg(PyObject *o, const char *opt, uint64_t *out)
+{
+    const cli_option_decl *d = cli_option_find(opt);
+    return whole_arg(o, d->py, d->min, d->max, out);
+}
+
 int bpy_steps_arg(PyObject *steps, bpy_args *a)
 {
-    return whole_arg(steps, "steps", 0, MAX_STEPS, &a->steps);
+    return option_arg(steps, "steps", &a->steps);
 }
 
 int bpy_spl_arg(PyObject *spl, bpy_args *a)
@@ -53,7 +71,7 @@ int bpy_spl_arg(PyObject *spl, bpy_args *a)
     if (!spl || spl == Py_None)
         return 0;
     uint64_t v;
-    if (whole_arg(spl, "steps_per_launch", 1, MAX_STEPS_PER_LAUN, &v))
+    if (option_arg(spl, "steps-per-launch", &v))
         return -1;
     a->steps_per_launch = (unsigned)v;
     return 0;
@@ -80,13 +98,13 @@ int bpy_local_arg(PyObject *local, bpy_args *a)
         else {
             bpy_input_error("local: '%.60s': expected 'auto', 'driver', 'tuned' or a work-group "
                             "size from 1 to %u",
-                            s, MAX_LOCAL);
+                            s, (unsigned)cli_option_find("local")->max);
             return -1;
         }
         return 0;
     }
     uint64_t v;
-    if (whole_arg(local, "local", 1, MAX_LOCAL, &v))
+    if (option_arg(local, "local", &v))
         return -1;
     l->mode = BCL_LOCAL_FIXED;
     l->local = (size_t)v;

@@ -90,6 +90,8 @@ typedef struct bpy_args {
     bool validate;
 } bpy_args;
 
+/* The request of a run of `balls` (0: the group's range) from a. */
+bcl_plan_request bpy_request(const bpy_args *a, size_t balls);
 /* Each returns 0, or -1 with TypeError or InputError set. */
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
 int bpy_steps_arg(PyObject *steps, bpy_args *a);

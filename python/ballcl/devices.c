@@ -5,6 +5,8 @@
  */
 #include "core.h"
 
+#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +74,7 @@ int bpy_device_pick(const char *sel, size_t *index)
     const bcl_device_list *list = bpy_devices();
     if (!list)
         return -1;
-    if (!sel)
-        sel = getenv("BALLCL_DEVICE");
+    sel = cli_selector(sel);
     bcl_error e = {0};
     if (bcl_device_select(list, sel, index, &e)) {
         bpy_raise(&e);
@@ -106,7 +107,7 @@ static bool is_default(const bcl_device_list *list, size_t i)
 {
     size_t def;
     bcl_error e = {0};
-    bool yes = bcl_device_select(list, getenv("BALLCL_DEVICE"), &def, &e) == BCL_OK && def == i;
+    bool yes = bcl_device_select(list, cli_selector(NULL), &def, &e) == BCL_OK && def == i;
     bcl_error_clear(&e);
     return yes;
 }

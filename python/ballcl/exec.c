@@ -35,13 +35,7 @@ int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t ba
         .ctx = {.use_cache = true},
         /* The request of bpy_exec_run, which the weighing of several
          * devices plans with. */
-        .req = {.params = a->params,
-                .balls = balls,
-                .steps = a->steps,
-                .steps_per_launch = a->steps_per_launch,
-                .sync = BCL_SYNC_END,
-                .launch = a->launch,
-                .local_given = a->local_given},
+        .req = bpy_request(a, balls),
     };
     return bcl_group_open(devs, count, &o, g, e);
 }
@@ -83,14 +77,7 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
     const bpy_args *a = x->args;
     /* What the call chose; what it left open the plan chooses, the tuned
      * record whole or not at all (the library's one tuned rule). */
-    bcl_plan_request req = {
-        .params = a->params,
-        .steps = a->steps,
-        .steps_per_launch = a->steps_per_launch,
-        .sync = BCL_SYNC_END,
-        .launch = a->launch,
-        .local_given = a->local_given,
-    };
+    bcl_plan_request req = bpy_request(a, 0);
     bcl_exec ex = {
         .steps = a->steps,
         .req = &req,

@@ -28,7 +28,7 @@ static PyMethodDef methods[] = {
      "    DeviceError: the OpenCL loader or a driver failed (no platform at all).\n"},
     {"run", (PyCFunction)(void (*)(void))bpy_run_py, METH_VARARGS | METH_KEYWORDS,
      "run(state, steps, *, device=None, model='seed', params=None, steps_per_launch=None,\n"
-     "    local=None, validate=True, out=None, cache=True)\n--\n\n"
+     "    local=None, validate=True, out=None, cache=True, progress=False)\n--\n\n"
      "Applies `steps` steps of the model to state on one device or several.\n\n"
      "Parameters:\n"
      "    state: numpy.ndarray of shape (N, 4), N >= 1, dtype float32 in the\n"
@@ -48,7 +48,11 @@ static PyMethodDef methods[] = {
      "    out: numpy.ndarray or None: a writable C-contiguous float32 (N, 4) array to\n"
      "        read the new state into (it may be state itself); one device only.\n"
      "    cache: bool: keep the context of (device, model) for the process (True) or\n"
-     "        open and close one for this call (False).\n\n"
+     "        open and close one for this call (False).\n"
+     "    progress: False; True: a line on stderr as `ballcl run` prints (the first\n"
+     "        after 2 s of steps); or a callable(steps_done, steps_total), called\n"
+     "        as the steps go, steps_done increasing to steps_total (what it raises\n"
+     "        is raised once the run is over).\n\n"
      "Returns:\n"
      "    (new_state, Result): new_state is a new read-only float32 (N, 4) array\n"
      "    (numpy.array(new_state) is a writable copy), or out when given; passing it\n"

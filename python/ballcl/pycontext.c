@@ -32,6 +32,8 @@
  */
 #include "core.h"
 
+#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+
 #include <pythread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,10 +134,10 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
     size_t di;
     if (bpy_model_arg(model_o, params_o, &c->base) || bpy_device_arg(device_o, &sel))
         return -1;
-    if (bpy_is_device_list(sel ? sel : getenv("BALLCL_DEVICE"))) {
+    if (bpy_is_device_list(cli_selector(sel))) {
         bpy_input_error("Context: device '%s' names several devices: a Context holds one "
                         "(ballcl.run takes several)",
-                        sel ? sel : getenv("BALLCL_DEVICE"));
+                        cli_selector(sel));
         return -1;
     }
     if (bpy_device_pick(sel, &di))

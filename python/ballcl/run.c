@@ -7,21 +7,71 @@
  */
 #include "core.h"
 
+#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+#include "ocl/program.h" /* bcl_now_ms */
+
 #include <stdlib.h>
 #include <string.h>
+
+/* progress=: the steps done, from the run loop's waits (bcl_sim_progress),
+ * to a callable or to stderr as `ballcl run` shows them. */
+typedef struct progress {
+    PyObject *fn;        /* the callable, or Py_True: stderr */
+    uint64_t total;      /* the call's steps */
+    uint64_t ended;      /* steps of the chunks ended, summed over the devices */
+    size_t ndev;         /* devices that each report every chunk */
+    uint64_t shown;      /* the steps told last */
+    double line_ms;      /* when stderr got its last line (or the run began) */
+    PyObject *exc[3];    /* what the callable raised, raised after the run */
+} progress;
+
+#define PROGRESS_MS 2000.0
+
+/* A run of many steps goes in chunks (exec.c): each device reports each
+ * chunk's end (done == steps), and its waits within a long chunk. */
+static void progress_hook(void *arg, uint64_t done, uint64_t steps)
+{
+    progress *p = arg;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    p->ended += done == steps ? steps : 0;
+    uint64_t now = (p->ended + (done < steps ? done : 0)) / p->ndev;
+    now = now < p->total ? now : p->total;
+    if (now > p->shown && !p->exc[0] && p->fn != Py_True) {
+        p->shown = now;
+        PyObject *r = PyObject_CallFunction(p->fn, "KK", (unsigned long long)now,
+                                            (unsigned long long)p->total);
+        if (!r)
+            PyErr_Fetch(&p->exc[0], &p->exc[1], &p->exc[2]);
+        Py_XDECREF(r);
+    } else if (now > p->shown && p->fn == Py_True && bcl_now_ms() - p->line_ms >= PROGRESS_MS) {
+        char line[96];
+        snprintf(line, sizeof line, "step %llu of %llu (%.0f%%)", (unsigned long long)now,
+                 (unsigned long long)p->total, 100.0 * (double)now / (double)p->total);
+        cli_progress("run", 0, 0, line);
+        p->shown = now;
+        p->line_ms = bcl_now_ms();
+    }
+    PyGILState_Release(gil);
+}
 
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"state", "steps",    "device", "model", "params", "steps_per_launch",
-                            "local", "validate", "out",    "cache", NULL};
+    static char *names[] = {"state",    "steps", "device", "model", "params",   "steps_per_launch",
+                            "local",    "validate", "out", "cache", "progress", NULL};
     PyObject *state_o, *steps_o, *device_o = Py_None, *model_o = Py_None, *params_o = Py_None;
     PyObject *spl_o = Py_None, *local_o = Py_None, *validate_o = NULL, *out_o = Py_None;
+    PyObject *progress_o = Py_False;
     int cache = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOp:run", names, &state_o, &steps_o,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOpO:run", names, &state_o, &steps_o,
                                      &device_o, &model_o, &params_o, &spl_o, &local_o, &validate_o,
-                                     &out_o, &cache))
+                                     &out_o, &cache, &progress_o))
         return NULL;
+    if (progress_o != Py_False && progress_o != Py_True && !PyCallable_Check(progress_o))
+        return PyErr_Format(PyExc_TypeError,
+                            "progress: expected False, True (stderr) or a callable "
+                            "(steps_done, steps_total), got %.80s",
+                            Py_TYPE(progress_o)->tp_name);
     bpy_args a = {0};
     const char *sel;
     if (bpy_model_arg(model_o, params_o, &a) || bpy_steps_arg(steps_o, &a) ||
@@ -34,28 +84,37 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     size_t di;
     PyObject *ret = NULL;
-    const char *eff = sel ? sel : getenv("BALLCL_DEVICE");
+    const char *eff = cli_selector(sel);
     size_t bad;
     if (!(cache && !bpy_is_device_list(eff)) &&
         !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
         bpy_nonfinite_error(PyArray_DATA(in), bad);
         goto done;
     }
-    if (bpy_is_device_list(eff)) {
-        size_t idx[BCL_MAX_DEVICES], count;
-        if (out_o != Py_None) {
-            bpy_input_error("out: not taken with several devices ('%s')", eff);
-            goto done;
-        }
-        if (bpy_device_pick_list(eff, idx, &count) == 0)
-            ret = bpy_run_group(in, &a, idx, count, Py_None);
+    size_t idx[BCL_MAX_DEVICES], count = 1;
+    bool list = bpy_is_device_list(eff);
+    if (list && out_o != Py_None) {
+        bpy_input_error("out: not taken with several devices ('%s')", eff);
         goto done;
     }
-    if (bpy_device_pick(sel, &di))
+    if (list ? bpy_device_pick_list(eff, idx, &count) : bpy_device_pick(sel, &di))
         goto done;
-    /* One device: its process-wide context, or (cache=False) a group of
-     * its own for this call. */
-    ret = cache ? bpy_run_cached(&a, di, in, out_o) : bpy_run_group(in, &a, &di, 1, out_o);
+    progress p = {.fn = progress_o, .total = a.steps, .ndev = count, .line_ms = bcl_now_ms()};
+    if (progress_o != Py_False)
+        bcl_sim_progress(progress_hook, &p, PROGRESS_MS);
+    /* Several devices: a group for this call. One device: its process-wide
+     * context, or (cache=False) a group of its own for this call. */
+    if (list)
+        ret = bpy_run_group(in, &a, idx, count, Py_None);
+    else
+        ret = cache ? bpy_run_cached(&a, di, in, out_o) : bpy_run_group(in, &a, &di, 1, out_o);
+    bcl_sim_progress(NULL, NULL, 0);
+    if (p.fn == Py_True && p.shown)
+        cli_progress_end();
+    if (p.exc[0]) {
+        Py_CLEAR(ret);
+        PyErr_Restore(p.exc[0], p.exc[1], p.exc[2]);
+    }
 done:
     Py_XDECREF(in);
     return ret;

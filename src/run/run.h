@@ -154,6 +154,16 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
 bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 
+/* Progress of long runs (`ballcl run`, ballcl.run(progress=)): while fn is
+ * set, bcl_sim_run calls fn(arg, done, steps) with the steps of the run the
+ * device has done, at most every every_ms, from the events the run takes
+ * anyway (a queue window's wait; once all is queued, one wait for a sampled
+ * launch per report, at most LAUNCH_SAMPLES), and once at the end; not in a
+ * calibration's runs. Process-wide; called from each device's thread of a
+ * group. NULL: none, and the run's OpenCL calls are those without it. */
+typedef void (*bcl_steps_fn)(void *arg, uint64_t done, uint64_t steps);
+void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms);
+
 /* Launches queued at most between two waits of bcl_sim_run (host memory
  * stays flat whatever the step count). */
 #define BCL_QUEUE_WINDOW 1024

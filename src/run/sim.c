@@ -488,6 +488,47 @@ int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float 
     return run(s, p, steps, state, flag, t, e);
 }
 
+static struct {
+    bcl_steps_fn fn;
+    void *arg;
+    double every_ms;
+} progress;
+
+void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
+{
+    progress.fn = fn;
+    progress.arg = arg;
+    progress.every_ms = every_ms;
+}
+
+/* Once the launches are queued: the sampled launches (spread evenly over
+ * the run, their events taken anyway) are the marks. One wait for the one
+ * the rate so far says the device passes by the next report, and the
+ * report once it is due; *next is when. */
+static int tell_progress(const sample *x, unsigned got, unsigned nx, uint64_t launches,
+                         unsigned kper, uint64_t steps, double w0, double *next, const char *dev,
+                         bcl_error *e)
+{
+    double rate = 0; /* steps per ms */
+    for (unsigned j = 0; j + 1 < got;) {
+        uint64_t done = (sample_at(j, nx, launches) + 1) * kper;
+        while (rate > 0 && j + 2 < got &&
+               (double)(sample_at(j + 1, nx, launches) + 1) * kper <= rate * (*next - w0))
+            done = (sample_at(++j, nx, launches) + 1) * kper;
+        cl_int st = BCL_CL(clWaitForEvents, 1, &x[j].l);
+        if (st != CL_SUCCESS)
+            return bcl_cl_fail(e, st, "clWaitForEvents", dev);
+        double now = bcl_now_ms();
+        rate = now > w0 ? (double)done / (now - w0) : 0;
+        if (now >= *next) {
+            progress.fn(progress.arg, done, steps);
+            *next = now + progress.every_ms;
+        }
+        j++;
+    }
+    return BCL_OK;
+}
+
 static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
                bcl_sim_timing *t, bcl_error *e)
 {
@@ -513,6 +554,12 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
+    /* Progress: reported at the windows' waits when due, then at the
+     * sampled launches (tell_progress); a calibration's runs report none.
+     * With none asked for, nothing here changes. */
+    bool watch = progress.fn && p->sync == BCL_SYNC_END && !p->bare && !p->untimed_launches;
+    double next = w0 + progress.every_ms;
+    uint64_t mark_done = 0;
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
@@ -536,7 +583,12 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
                     rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
                 clReleaseEvent(mark);
             }
+            if (watch && rc == BCL_OK && mark && bcl_now_ms() >= next) {
+                progress.fn(progress.arg, mark_done, steps);
+                next = bcl_now_ms() + progress.every_ms;
+            }
             mark = l;
+            mark_done = done + ksteps;
             if (sampled)
                 clRetainEvent(l);
         }
@@ -544,9 +596,15 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
             x[got++] = (sample){f, l};
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
             rc = finish(s, e);
+        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && progress.fn && bcl_now_ms() >= next) {
+            progress.fn(progress.arg, done + ksteps, steps);
+            next = bcl_now_ms() + progress.every_ms;
+        }
     }
     if (mark)
         clReleaseEvent(mark);
+    if (rc == BCL_OK && watch)
+        rc = tell_progress(x, got, nx, launches, kper, steps, w0, &next, d->name, e);
     /* Queued behind the last launch, so that one wait covers all: a round
      * trip to the device fewer per frame. */
     if (rc == BCL_OK && flag)
@@ -555,6 +613,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         rc = enqueue_read(s, read_to, e);
     if (rc == BCL_OK)
         rc = finish(s, e);
+    if (rc == BCL_OK && progress.fn)
+        progress.fn(progress.arg, steps, steps);
     t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
     /* After an error the events are released unread. */

@@ -3,7 +3,10 @@ the Result's fields against `ballcl run --json`, and what it does with every
 kind of state array."""
 import json
 import os
+import re
 import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -144,3 +147,37 @@ def test_non_finite_state(dev, value, name):
     s[5, 2] = value
     with pytest.raises(ballcl.InputError, match=f"ball 5 holds {name}"):
         ballcl.run(s, 1, device=dev)
+
+
+def test_progress(dev):
+    """progress=: a callable gets increasing steps_done ending at the total;
+    True writes on stderr; another type is a TypeError; what it raises is
+    raised after the run."""
+    s = np.zeros((20000, 4), np.float32)
+    seen = []
+    new, r = ballcl.run(s, 20000, device=dev, validate=False, steps_per_launch=100,
+                        progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (20000, 20000), seen
+    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:])) and {t for _, t in seen} == {20000}
+    quiet, _ = ballcl.run(s, 20000, device=dev, validate=False, steps_per_launch=100)
+    assert np.array_equal(bits(new), bits(quiet)), "progress changes no bits"
+    with pytest.raises(TypeError, match="progress: expected False, True"):
+        ballcl.run(s, 10, device=dev, progress="yes")
+
+    def bad(done, total):
+        raise KeyError("from the callable")
+
+    with pytest.raises(KeyError, match="from the callable"):
+        ballcl.run(s, 2000, device=dev, validate=False, progress=bad)
+    code = ("import numpy as np, ballcl\n"
+            "ballcl.run(np.zeros((100000, 4), np.float32), 300000, device=%r, "
+            "validate=False, steps_per_launch=2000, progress=True)\n" % dev)
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, BALLCL_PROGRESS_SECONDS="0"))
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.splitlines()
+    # A line once 2 s of steps have passed (the program's start and build
+    # come before them: at least one in a call of more than 4 s).
+    assert lines or time.monotonic() - t0 < 4, p.stderr
+    assert all(re.fullmatch(r"run: step \d+ of 300000 \(\d+%\)", l) for l in lines), p.stderr

@@ -59,11 +59,16 @@ int cli_enumerate(bcl_device_list *list, bcl_error *e)
     return BCL_OK;
 }
 
-int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e)
+const char *cli_selector(const char *sel)
 {
     /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
-    if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
-        sel_text = getenv("BALLCL_DEVICE");
+    const char *env = getenv("BALLCL_DEVICE");
+    return sel ? sel : env && *env ? env : NULL;
+}
+
+int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e)
+{
+    sel_text = cli_selector(sel_text);
     /* The text first: a malformed selector opens no device. */
     int rc = bcl_device_select(NULL, sel_text, index, e);
     if (rc == BCL_OK)
@@ -74,9 +79,7 @@ int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, 
 int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index, size_t cap,
                      size_t *count, bcl_error *e)
 {
-    /* An empty BALLCL_DEVICE counts as unset, as usual for variables. */
-    if (!sel_text && getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE"))
-        sel_text = getenv("BALLCL_DEVICE");
+    sel_text = cli_selector(sel_text);
     /* The text first: a malformed selector opens no device. */
     int rc = bcl_device_select_list(NULL, sel_text, index, cap, count, e);
     if (rc == BCL_OK)

@@ -39,6 +39,10 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* bcl_devices_enumerate, printing each of list->warnings as a line
  * "ballcl: warning: ..." on stderr when it succeeds. */
 int cli_enumerate(bcl_device_list *list, bcl_error *e);
+/* The selector a device is picked by: sel when given, else $BALLCL_DEVICE
+ * (empty counts as unset), else NULL (the default rule). The one place the
+ * variable is read, for the program and the Python module alike. */
+const char *cli_selector(const char *sel);
 /* Enumerates devices and picks one by selector text (NULL: BALLCL_DEVICE,
  * then the default). list stays owned by the caller. */
 int cli_pick_device(const char *sel_text, bcl_device_list *list, size_t *index, bcl_error *e);

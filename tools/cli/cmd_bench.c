@@ -51,12 +51,11 @@ static void help(void)
            BCL_LAUNCH_BUDGET_MS, CLI_PROGRESS_SECONDS);
 }
 
-enum { OPT_SPL = CLI_OWN_OPT_BASE, OPT_CSV, OPT_SWEEP, OPT_SWEEP_K, OPT_SWEEP_LOCAL };
+enum { OPT_CSV = CLI_OWN_OPT_BASE, OPT_SWEEP, OPT_SWEEP_K, OPT_SWEEP_LOCAL };
 
 static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
 {
     static const struct option own[] = {
-        {"steps-per-launch", required_argument, NULL, OPT_SPL},
         {"csv", required_argument, NULL, OPT_CSV},
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"sweep-k", required_argument, NULL, OPT_SWEEP_K},
@@ -74,10 +73,6 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     int c, rc = BCL_OK;
     while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
         switch (c) {
-        case OPT_SPL:
-            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->k, e);
-            a->k_given = true;
-            break;
         case OPT_CSV:
             a->csv = optarg;
             break;
@@ -103,6 +98,8 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     }
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
+    a->k = a->o.steps_per_launch;
+    a->k_given = a->k != 0;
     if (!a->sweep && (a->nsweep_ks || a->nsweep_locals))
         return bcl_fail(e, BCL_EXIT_INPUT, "--sweep-k and --sweep-local need --sweep");
     if (a->sweep && (a->csv || a->k_given))

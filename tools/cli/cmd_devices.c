@@ -253,7 +253,7 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
 static void default_device(const bcl_device_list *list, size_t *index, bool *has)
 {
     *has = false;
-    const char *env = getenv("BALLCL_DEVICE");
+    const char *env = cli_selector(NULL);
     bcl_error e = {0};
     if (bcl_device_select(list, env, index, &e) == BCL_OK)
         *has = true;
@@ -333,7 +333,7 @@ int cmd_devices(int argc, char **argv)
         }
         if (has_def)
             printf("* the default device: %s\n",
-                   getenv("BALLCL_DEVICE") && *getenv("BALLCL_DEVICE")
+                   cli_selector(NULL)
                        ? "selected by $BALLCL_DEVICE"
                        : "the first GPU, else accelerator, else CPU; -d SEL picks another");
     }

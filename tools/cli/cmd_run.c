@@ -10,32 +10,25 @@
 #include <string.h>
 #include <strings.h>
 
+/* The shared options a run takes (options.h). */
+#define TAKES                                                                                      \
+    (CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED | CLI_LOCAL | CLI_CACHE | \
+     CLI_JSON | CLI_BUDGET)
+
 static void help(void)
 {
     printf("usage: ballcl run [options]\n\n"
            "Runs N balls for S steps on one device, or split over several (-d A,B or all),\n"
            "keeping the state on the device, and compares the final state bit for bit with\n"
-           "the scalar C reference.\n\n"
-           "  -d, --device SEL       P:D, gpu, cpu, accelerator, or part of a device or\n"
-           "                         platform name (default: $BALLCL_DEVICE, else the first\n"
-           "                         GPU, accelerator, CPU); a comma-separated list of them,\n"
-           "                         or all, runs on several devices at once, the balls\n"
-           "                         split by each one's measured rate (docs/DESIGN.md)\n"
-           "  -n, --balls N          number of balls (default 100000)\n"
-           "  -s, --steps S          number of steps (default 1000)\n");
+           "the scalar C reference.\n\n");
+    cli_print_options_help("run", TAKES);
     cli_print_model_help(stdout);
-    printf("  --init seed|random     initial state (default seed: the seed's data)\n"
-           "  --seed S               PRNG seed for --init (default 1)\n"
-           "  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
+    printf("  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
            "  --output FILE.npy      save the final state (written atomically)\n"
            "  --snapshot FILE.png    save a PNG picture of the final state: the box, each\n"
            "                         ball a dot, darker where many overlap (written\n"
            "                         atomically; the name must end in .png)\n"
            "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
-           "  --local L              work-group size: auto, driver, tuned, or a number;\n"
-           "                         --local 1 alone runs the seed's launch: single steps\n"
-           "                         of the base kernel, one ball per work-group\n"
-           "  --steps-per-launch K   steps applied per kernel launch (default: see below)\n"
            "  --launch-budget-ms MS  the longest a launch of the default K should take\n"
            "                         (default %g; $BALLCL_LAUNCH_BUDGET_MS)\n"
            "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
@@ -43,8 +36,6 @@ static void help(void)
            "                         end (default end)\n"
            "  --no-validate          skip the comparison with the C reference\n"
            "  --tolerance-ulp U      accept differences up to U ULP (default 0: bitwise)\n"
-           "  --no-cache             build from source, bypassing the binary cache\n"
-           "  --json                 one JSON object on stdout instead of the report\n"
            "  -v, --verbose          more detail\n"
            "  -h, --help             this help\n\n"
            "Launch configuration (K, variant and local size are taken together, never mixed):\n"
@@ -69,7 +60,6 @@ static void help(void)
 enum {
     OPT_INPUT = CLI_OWN_OPT_BASE,
     OPT_OUTPUT,
-    OPT_SPL,
     OPT_SYNC,
     OPT_NO_VALIDATE,
     OPT_TOL,
@@ -83,7 +73,6 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     static const struct option own[] = {
         {"input", required_argument, NULL, OPT_INPUT},
         {"output", required_argument, NULL, OPT_OUTPUT},
-        {"steps-per-launch", required_argument, NULL, OPT_SPL},
         {"sync", required_argument, NULL, OPT_SYNC},
         {"variant", required_argument, NULL, OPT_VARIANT},
         {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
@@ -94,16 +83,13 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
         {0},
     };
     memset(a, 0, sizeof *a);
-    cli_options_init(&a->o, "run", help,
-                     CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_LOCAL | CLI_CACHE | CLI_JSON | CLI_BUDGET,
-                     own, "v");
+    cli_options_init(&a->o, "run", help, TAKES, own, "v");
     /* The kernels index balls with a uint per buffer; more than 2^32 balls
      * would need 64 GiB of state anyway. */
-    a->o.balls_max = (uint64_t)1 << 40;
+    a->o.balls_max = cli_option_find("balls")->max;
     a->o.steps = 1000;
-    a->o.steps_min = 0;
-    a->o.steps_max = (uint64_t)1 << 40;
+    a->o.steps_min = cli_option_find("steps")->min;
+    a->o.steps_max = cli_option_find("steps")->max;
     a->validate = true;
     int c, rc = BCL_OK;
     while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
@@ -113,9 +99,6 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
             break;
         case OPT_OUTPUT:
             a->output = optarg;
-            break;
-        case OPT_SPL:
-            rc = bcl_parse_u64(optarg, "--steps-per-launch", 1, 1u << 24, &a->steps_per_launch, e);
             break;
         case OPT_SYNC:
             if (strcmp(optarg, "every") == 0)
@@ -165,6 +148,21 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
                         "--snapshot: '%s': the picture is a PNG: expected a name ending in .png",
                         a->snapshot);
     return BCL_OK;
+}
+
+bcl_plan_request run_request(const run_args *a, size_t n)
+{
+    return (bcl_plan_request){
+        .params = a->o.model.params,
+        .balls = n,
+        .steps = a->o.steps,
+        .steps_per_launch = (unsigned)a->o.steps_per_launch,
+        .sync = a->sync,
+        .launch = a->o.launch,
+        .local_given = a->o.local_given,
+        .variant = a->variant,
+        .launch_budget_ms = a->o.launch_budget_ms,
+    };
 }
 
 /* The picture frames the model's box when it has one, else the balls. */
@@ -244,18 +242,7 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
     bcl_group_opts o = {
         .model = a->o.model.model,
         .ctx = {.use_cache = a->o.use_cache},
-        .req =
-            {
-                .params = a->o.model.params,
-                .balls = n,
-                .steps = a->o.steps,
-                .steps_per_launch = (unsigned)a->steps_per_launch,
-                .sync = a->sync,
-                .launch = a->o.launch,
-                .local_given = a->o.local_given,
-                .variant = a->variant,
-                .launch_budget_ms = a->o.launch_budget_ms,
-            },
+        .req = run_request(a, n),
     };
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
         goto out;

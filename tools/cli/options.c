@@ -1,6 +1,9 @@
 /* The shared options (options.h): one table, one handler, one message each. */
 #include "options.h"
 
+#include "ranks.h"
+
+#include <pthread.h>
 #include <string.h>
 
 enum {
@@ -12,26 +15,89 @@ enum {
     OPT_JSON,
     OPT_REPEAT_MS,
     OPT_BUDGET,
+    OPT_SPL,
 };
 
-static const struct {
-    unsigned flag;
-    struct option opt;
-    const char *letter; /* its getopt letters, or "" */
-} shared[] = {
-    {CLI_DEVICE, {"device", required_argument, NULL, 'd'}, "d:"},
-    {CLI_BALLS | CLI_BALLS_LIST, {"balls", required_argument, NULL, 'n'}, "n:"},
-    {CLI_STEPS, {"steps", required_argument, NULL, 's'}, "s:"},
-    {CLI_MODEL, {"model", required_argument, NULL, OPT_MODEL}, ""},
-    {CLI_INIT, {"init", required_argument, NULL, OPT_INIT}, ""},
-    {CLI_SEED, {"seed", required_argument, NULL, OPT_SEED}, ""},
-    {CLI_LOCAL, {"local", required_argument, NULL, OPT_LOCAL}, ""},
-    {CLI_CACHE, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, ""},
-    {CLI_JSON, {"json", no_argument, NULL, OPT_JSON}, ""},
-    {CLI_MEASURE, {"repeats", required_argument, NULL, 'r'}, "r:"},
-    {CLI_MEASURE, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, ""},
-    {CLI_BUDGET, {"launch-budget-ms", required_argument, NULL, OPT_BUDGET}, ""},
+#define MORE "\n                         "
+/* Every shared option, once. A run's ranges are Python's too: steps from 0
+ * (the state read back unchanged) to 2^40, K up to 2^24 (the kernels' step
+ * counter), a work-group of at most 2^20 (src/run/launch.c). */
+static const cli_option_decl shared[] = {
+    {CLI_DEVICE, NULL, {"device", required_argument, NULL, 'd'}, "d:", "device", 0, 0,
+     "-d, --device SEL",
+     "P:D, gpu, cpu, accelerator, or part of a device or" MORE
+     "platform name (default: $BALLCL_DEVICE, else the first" MORE
+     "GPU, accelerator, CPU); a comma-separated list of them," MORE
+     "or all, runs on several devices at once, the balls" MORE
+     "split by each one's measured rate (docs/DESIGN.md)"},
+    {CLI_BALLS | CLI_BALLS_LIST, NULL, {"balls", required_argument, NULL, 'n'}, "n:", NULL, 1,
+     (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)"},
+    {CLI_STEPS, NULL, {"steps", required_argument, NULL, 's'}, "s:", "steps", 0, (uint64_t)1 << 40,
+     "-s, --steps S", "number of steps (default 1000)"},
+    {CLI_MODEL, NULL, {"model", required_argument, NULL, OPT_MODEL}, "", "model", 0, 0, NULL, NULL},
+    {CLI_INIT, NULL, {"init", required_argument, NULL, OPT_INIT}, "", NULL, 0, 0,
+     "--init seed|random", "initial state (default seed: the seed's data)"},
+    {CLI_SEED, NULL, {"seed", required_argument, NULL, OPT_SEED}, "", NULL, 0, UINT64_MAX,
+     "--seed S", "PRNG seed for --init (default 1)"},
+    {CLI_LOCAL, NULL, {"local", required_argument, NULL, OPT_LOCAL}, "", "local", 1, 1u << 20,
+     "--local L",
+     "work-group size: auto, driver, tuned, or a number;" MORE
+     "--local 1 alone runs the seed's launch: single steps" MORE
+     "of the base kernel, one ball per work-group"},
+    {0, "run bench", {"steps-per-launch", required_argument, NULL, OPT_SPL}, "",
+     "steps_per_launch", 1, 1u << 24, "--steps-per-launch K",
+     "steps applied per kernel launch (default: see below)"},
+    {0, "run", {"quiet", no_argument, NULL, 'q'}, "q", "progress", 0, 0, "-q, --quiet",
+     "no progress line on stderr (without -q: after the first" MORE
+     "2 s of steps, one every 2 s on a terminal, else every" MORE
+     "BALLCL_PROGRESS_SECONDS, as bench prints; rank 0 alone)"},
+    {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", 0, 0,
+     "--no-cache", "build from source, bypassing the binary cache"},
+    {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, 0, 0, "--json",
+     "one JSON object on stdout instead of the report"},
+    {CLI_MEASURE, NULL, {"repeats", required_argument, NULL, 'r'}, "r:", NULL, 1, 1000, NULL, NULL},
+    {CLI_MEASURE, NULL, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, "", NULL, 1, 600000,
+     NULL, NULL},
+    {CLI_BUDGET, NULL, {"launch-budget-ms", required_argument, NULL, OPT_BUDGET}, "", NULL, 0, 0,
+     NULL, NULL},
 };
+#define NSHARED (sizeof shared / sizeof shared[0])
+
+/* Whether command cmd (with `takes`) takes shared option i. */
+static bool takes_option(const char *cmd, unsigned takes, size_t i)
+{
+    for (const char *c = shared[i].cmds; c && *c; c += strspn(c, " ")) {
+        size_t w = strcspn(c, " ");
+        if (w == strlen(cmd) && strncmp(c, cmd, w) == 0)
+            return true;
+        c += w;
+    }
+    return (shared[i].flag & takes) != 0;
+}
+
+const cli_option_decl *cli_option_find(const char *name)
+{
+    for (size_t i = 0; i < NSHARED; i++)
+        if (strcmp(shared[i].opt.name, name) == 0)
+            return &shared[i];
+    return NULL;
+}
+
+void cli_print_options_help(const char *cmd, unsigned takes)
+{
+    for (size_t i = 0; i < NSHARED; i++)
+        if (shared[i].help && takes_option(cmd, takes, i))
+            printf("  %-22s %s\n", shared[i].usage, shared[i].help);
+}
+
+/* A number for the option of long name `name`, in its declared range. */
+static int number(const char *name, const char *arg, uint64_t *v, bcl_error *e)
+{
+    const cli_option_decl *d = cli_option_find(name);
+    char opt[40];
+    snprintf(opt, sizeof opt, "--%s", name);
+    return bcl_parse_u64(arg, opt, d->min, d->max, v, e);
+}
 
 void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsigned takes,
                       const struct option *own, const char *own_short)
@@ -40,6 +106,7 @@ void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsig
     o->cmd = cmd;
     o->help_fn = help;
     o->takes = takes;
+    /* The measuring commands' ranges; a run's are the table's. */
     o->balls_max = (uint64_t)1 << 32;
     o->steps_min = 1;
     o->steps_max = (uint64_t)1 << 32;
@@ -54,8 +121,8 @@ void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsig
     size_t n = 0;
     /* ':' first: a missing value is reported as such, not as unknown. */
     strcpy(o->shortopts, ":");
-    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
-        if (!(shared[i].flag & takes))
+    for (size_t i = 0; i < NSHARED; i++) {
+        if (!takes_option(cmd, takes, i))
             continue;
         o->longopts[n++] = shared[i].opt;
         strcat(o->shortopts, shared[i].letter);
@@ -117,16 +184,21 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
     case OPT_NO_CACHE:
         o->use_cache = false;
         return true;
+    case 'q': /* read from o->seen by cli_options_finish */
+        return true;
     case OPT_JSON:
         o->json = true;
         return true;
     case 'r':
-        *rc = bcl_parse_u64(arg, "--repeats", 1, 1000, &v, e);
+        *rc = number("repeats", arg, &v, e);
         o->measure.repeats = (unsigned)v;
         return true;
     case OPT_REPEAT_MS:
-        *rc = bcl_parse_u64(arg, "--repeat-ms", 1, 600000, &v, e);
+        *rc = number("repeat-ms", arg, &v, e);
         o->measure.repeat_ms = (double)v;
+        return true;
+    case OPT_SPL:
+        *rc = number("steps-per-launch", arg, &o->steps_per_launch, e);
         return true;
     case OPT_BUDGET:
         *rc = bcl_launch_budget_parse(arg, "--launch-budget-ms", &o->launch_budget_ms, e);
@@ -170,10 +242,37 @@ int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *
     return -1;
 }
 
+/* The steps of a run (bcl_sim_progress) on bench's and tune's printer;
+ * each device of a group reports, one line at a time. */
+static void run_progress(void *arg, uint64_t done, uint64_t steps)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static bool shown;
+    char line[96];
+    snprintf(line, sizeof line, "step %llu of %llu (%.0f%%)", (unsigned long long)done,
+             (unsigned long long)steps, 100.0 * (double)done / (double)steps);
+    pthread_mutex_lock(&lock);
+    if (done < steps)
+        cli_progress(arg, 0, 0, line);
+    else if (shown)
+        cli_progress_end();
+    shown = done < steps;
+    pthread_mutex_unlock(&lock);
+}
+
 int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
 {
     if (o->help)
         return -1;
+    /* run: progress unless -q, from rank 0 alone under MPI. */
+    bool quiet = false;
+    for (size_t i = 0; i < o->nseen; i++)
+        quiet = quiet || strcmp(o->seen[i], "quiet") == 0;
+#ifdef BALLCL_HAVE_MPI
+    quiet = quiet || (ranks_active() && ranks_rank() != 0);
+#endif
+    if (strcmp(o->cmd, "run") == 0 && !quiet)
+        bcl_sim_progress(run_progress, "run", 2000);
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");

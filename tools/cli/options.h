@@ -1,11 +1,15 @@
 /*
- * The options several commands share, parsed in one place so that each
- * means the same and fails with the same message in every command:
+ * The options several commands share, declared once (options.c's table:
+ * name, letter, range, help line and Python keyword) and parsed in one
+ * place, so that each means the same and fails with the same message in
+ * every command and in the Python module (python/ballcl/args.c reads the
+ * names and ranges of its run arguments here):
  *
  *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
  *   --model M and every model's parameters (--gravity ...)
  *   --init seed|random   --seed S          --local L     --no-cache
  *   --json               -r, --repeats R   --repeat-ms MS            -h, --help
+ *   --steps-per-launch K (run, bench)
  *
  * A command names those it takes (CLI_*), sets its defaults and ranges,
  * adds its own options and handles only those:
@@ -37,6 +41,26 @@ enum {
     CLI_BUDGET = 1 << 11,    /* --launch-budget-ms */
 };
 
+/* One shared option: taken by the commands whose `takes` has flag, or
+ * named in cmds; min and max bound a number; py is the Python keyword of
+ * the same argument (NULL: none); usage and help make its help line
+ * (help NULL: the command says it in its own words). */
+typedef struct cli_option_decl {
+    unsigned flag;
+    const char *cmds;
+    struct option opt;
+    const char *letter; /* its getopt letters, or "" */
+    const char *py;
+    uint64_t min, max;
+    const char *usage, *help;
+} cli_option_decl;
+
+/* The declaration of the option of long name `name` (NULL: none). */
+const cli_option_decl *cli_option_find(const char *name);
+/* The help lines of the shared options command cmd takes (with `takes`)
+ * that have their own text, in the table's order. */
+void cli_print_options_help(const char *cmd, unsigned takes);
+
 /* Option values from this on are the command's own long options. */
 #define CLI_OWN_OPT_BASE 300
 #define CLI_MAX_BALLS    32
@@ -61,6 +85,7 @@ typedef struct cli_options {
     uint64_t seed;     /* default 1 */
     bcl_launch launch; /* default auto */
     bool local_given;
+    uint64_t steps_per_launch; /* --steps-per-launch; 0: not given */
     bool use_cache; /* false with --no-cache */
     bool json;
     double launch_budget_ms;  /* --launch-budget-ms; 0: not given (the environment's or

@@ -43,7 +43,7 @@ int ranks_node_devices(const bcl_device_list *list, const char *text, bool every
 
 int ranks_pick_devices(job *j, bcl_error *e)
 {
-    const char *text = j->a->o.device ? j->a->o.device : getenv("BALLCL_DEVICE");
+    const char *text = cli_selector(j->a->o.device);
     int rc = bcl_devices_enumerate(&j->list, e);
     size_t idx[RANK_MAX_DEVICES];
     if (rc == BCL_OK)

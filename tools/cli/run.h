@@ -15,7 +15,6 @@ typedef struct run_args {
     const char *input, *output;
     const char *snapshot;
     unsigned snap_w, snap_h;   /* 0: from the box's aspect */
-    uint64_t steps_per_launch; /* 0: not given */
     const char *variant;       /* --variant, NULL when not given */
     char tuned_note[200];      /* the report's 'tuned' line: used or not, and why */
     bcl_sync sync;
@@ -23,6 +22,10 @@ typedef struct run_args {
     uint64_t tol_ulp;
 } run_args;
 
+/* The request of a run of n balls: what the options chose, the rest left
+ * to the plan (the one place the options become a request, for the run in
+ * one process and under MPI). */
+bcl_plan_request run_request(const run_args *a, size_t n);
 /* Writes the final state into the outputs prepared before the run (--output
  * first, then --snapshot) and commits them, all or none. */
 int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,

@@ -117,18 +117,7 @@ static int open_group(job *j, bcl_error *e)
     bcl_group_opts o = {
         .model = a->o.model.model,
         .ctx = {.use_cache = a->o.use_cache},
-        .req =
-            {
-                .params = a->o.model.params,
-                .balls = j->n,
-                .steps = a->o.steps,
-                .steps_per_launch = (unsigned)a->steps_per_launch,
-                .sync = a->sync,
-                .launch = a->o.launch,
-                .local_given = a->o.local_given,
-                .variant = a->variant,
-                .launch_budget_ms = a->o.launch_budget_ms,
-            },
+        .req = run_request(a, j->n),
     };
     int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
     for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
