@@ -676,16 +676,8 @@ static int load_one(member *m, bcl_error *e)
     return rc ? rc : group_prepare(m, e);
 }
 
-int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
-{
-    for (size_t i = 0; i < g->count; i++) {
-        g->m[i].in = state;
-        g->m[i].async = g->m[i].check = false;
-    }
-    return group_each(g, load_one, true, true, e);
-}
-
-int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_error *e)
+/* The state each member's upload takes its shard from. */
+static void set_input(bcl_group *g, const float *state, bool async, bool check)
 {
     for (size_t i = 0; i < g->count; i++) {
         g->m[i].in = state;
@@ -693,81 +685,18 @@ int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_e
         g->m[i].check = check;
         g->m[i].in_bad = 0;
     }
+}
+
+int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
+{
+    set_input(g, state, false, false);
+    return group_each(g, load_one, true, true, e);
+}
+
+int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_error *e)
+{
+    set_input(g, state, async, check);
     return group_each(g, upload_one, true, true, e);
-}
-
-static int run_one(member *m, bcl_error *e)
-{
-    m->t0 = bcl_now_ms();
-    int rc = bcl_sim_run(m->sim, &m->pub.plan, m->steps, &m->pub.timing, e);
-    m->t1 = bcl_now_ms();
-    return rc;
-}
-
-int bcl_group_run(bcl_group *g, uint64_t steps, bcl_group_timing *t, bcl_error *e)
-{
-    memset(t, 0, sizeof *t);
-    for (size_t i = 0; i < g->count; i++) {
-        g->m[i].steps = steps;
-        memset(&g->m[i].pub.timing, 0, sizeof g->m[i].pub.timing);
-        g->m[i].pub.wait_ms = 0;
-    }
-    int rc = group_each(g, run_one, true, true, e);
-    if (rc)
-        return rc;
-    double start = 0, end = 0;
-    bool any = false;
-    for (size_t i = 0; i < g->count; i++) {
-        member *m = &g->m[i];
-        if (!m->pub.shard.count)
-            continue;
-        if (!any || m->t0 < start)
-            start = m->t0;
-        if (!any || m->t1 > end)
-            end = m->t1;
-        any = true;
-    }
-    for (size_t i = 0; i < g->count; i++)
-        if (g->m[i].pub.shard.count)
-            g->m[i].pub.wait_ms = end - g->m[i].t1;
-    t->wall_ms = end - start;
-    t->steps = steps;
-    return BCL_OK;
-}
-
-static int read_one(member *m, bcl_error *e)
-{
-    return bcl_sim_read(m->sim, m->out + 4 * (m->pub.shard.first - m->g->o.req.first), e);
-}
-
-int bcl_group_read(bcl_group *g, float *state, bcl_error *e)
-{
-    for (size_t i = 0; i < g->count; i++)
-        g->m[i].out = state;
-    return group_each(g, read_one, true, true, e);
-}
-
-int bcl_group_validate(bcl_group *g, const float *init, const float *result, uint64_t steps,
-                       uint64_t tol_ulp, bcl_validation *total, bcl_error *e)
-{
-    memset(total, 0, sizeof *total);
-    /* One shard after the other on this thread: the reference uses every
-     * host core by itself. */
-    for (size_t i = 0; i < g->count; i++) {
-        bcl_group_member *p = &g->m[i].pub;
-        memset(&p->v, 0, sizeof p->v);
-        if (!p->shard.count)
-            continue;
-        size_t off = p->shard.first - g->o.req.first;
-        int rc = bcl_validate(g->o.model, g->params, init + 4 * off, result + 4 * off,
-                              p->shard.count, steps, tol_ulp, &p->v, e);
-        if (rc)
-            return rc;
-        for (size_t k = 0; k < p->v.nreported; k++)
-            p->v.first[k].ball += p->shard.first;
-        bcl_validation_merge(total, &p->v);
-    }
-    return BCL_OK;
 }
 
 void bcl_group_close(bcl_group *g)

@@ -41,6 +41,10 @@ double bcl_group_rate(const bcl_group *g);
  * resolved again for the new shards at the next load or exec. */
 int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e);
 
+/* Resolves each plan for its shard, uploads the shard from state (the
+ * group's range) and does the warm-up launch, one thread per device: what
+ * an MPI rank does before its timed exec (bcl_group_exec loads too). */
+int bcl_group_load(bcl_group *g, const float *state, bcl_error *e);
 /* The simulation of member i's shard once loaded (NULL without balls), for
  * timing it alone (bench). */
 bcl_sim *bcl_group_sim(bcl_group *g, size_t i);

@@ -101,7 +101,10 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
         goto out;
     cli_progress("bench", 0, 0, "splitting by rate");
-    if ((rc = bcl_group_split(g, init, e)) || (rc = bcl_group_load(g, init, e)))
+    /* Loaded with no steps: the plans and warm-up launches, nothing timed. */
+    bcl_exec x = {.load = init, .load_balls = n};
+    bcl_exec_result t;
+    if ((rc = bcl_group_split(g, init, e)) || (rc = bcl_group_exec(g, &x, &t, e)))
         goto out;
     res->calibrate_ms = bcl_group_calibrate_ms(g);
     cli_progress("bench", 0, 0, "validating every shard");
@@ -134,8 +137,8 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         steps = want < k ? k : ((uint64_t)want + k - 1) / k * k;
     }
     res->steps = steps;
-    bcl_group_timing t;
-    if ((rc = bcl_group_run(g, steps, &t, e))) /* untimed: the first pass at this size */
+    x = (bcl_exec){.steps = steps};
+    if ((rc = bcl_group_exec(g, &x, &t, e))) /* untimed: the first pass at this size */
         goto out;
     unsigned repeats = a->o.measure.repeats ? a->o.measure.repeats : 1;
     char line[96];
@@ -145,7 +148,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         for (size_t i = 0; i < ndev; i++)
             if (timers[i] && (rc = bcl_timer_repeat(timers[i], e)))
                 goto out;
-        if ((rc = bcl_group_run(g, steps, &t, e)))
+        if ((rc = bcl_group_exec(g, &x, &t, e)))
             goto out;
         wall[rep] = t.wall_ms * 1e3 / (double)steps;
     }
