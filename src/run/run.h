@@ -73,7 +73,8 @@ const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsign
  * (k_rule.c). */
 unsigned bcl_default_k(uint64_t type);
 
-/* ---- the launch costs the K rule needs (src/run/launch_costs.c) ---- */
+/* ---- the launch costs the K rule needs (kept: launch_costs.c; measured:
+ * plan.c, which resolves the plans the measurement runs) ---- */
 
 /* The launch costs of the context's device and model: kept in the context
  * once known, else read from <cache>/launch/<model>-<device key>.json,
@@ -82,6 +83,11 @@ unsigned bcl_default_k(uint64_t type);
  * which, out->note why they were not kept. An OpenCL failure while
  * measuring is an error. */
 int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e);
+/* The kept file's figures into k (zeroed first; known, source "stored")
+ * when they can be used; else false with k->note saying why (empty: no
+ * file) and k->warn when a file is there but unusable. *keep: a measurement
+ * may be kept in that file. */
+bool bcl_launch_costs_read(bcl_context *c, bcl_launch_costs *k, bool *keep);
 /* Writes launch costs measured in this process beside the binary cache
  * (once; failing to is no error). bcl_context_destroy calls it, so that
  * the file comes after the run's own outputs. */
