@@ -109,14 +109,13 @@ int main(int argc, char **argv)
     /* One call loads init, runs the steps, reads the state back and
      * validates it against the C reference. */
     bcl_exec x;
-    bcl_exec_result r;
     memset(&x, 0, sizeof x);
     x.steps = steps;
-    x.load = init;
+    x.load = x.init = init;
     x.load_balls = n;
     x.out = state;
-    x.init = init;
     x.validate = true;
+    bcl_exec_result r;
     if (rc == BCL_OK)
         rc = bcl_group_exec(g, &x, &r, &e);
     if (rc == BCL_OK) {

@@ -33,7 +33,9 @@ void bcl_validation_merge(bcl_validation *total, const bcl_validation *part)
         total->first[total->nreported++] = part->first[i];
 }
 
-int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
+/* The input error for the overflow o of a run of `steps` steps, as every
+ * caller words it; note is added to the message. */
+static int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
 {
     char at[64] = "";
     if (o->step)

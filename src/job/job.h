@@ -58,8 +58,5 @@ int bcl_group_keep_launch_costs(bcl_group *g, bcl_error *e);
 /* Merges part (one shard's comparison) into total: sums, the largest
  * distance, the first mismatches in order. */
 void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
-/* The input error for the overflow o of a run of `steps` steps, as every
- * caller words it; note is added to the message. */
-int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e);
 
 #endif

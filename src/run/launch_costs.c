@@ -53,21 +53,8 @@ static bool cache_folder_usable(const char *path)
 /* <cache>/launch/<model>-<key>.json */
 static int costs_path(bcl_context *c, char *out, size_t size, bcl_error *e)
 {
-    char dir[4096], key[33];
-    const char *cd = bcl_context_cache_dir(c);
-    int rc = BCL_OK;
-    if (cd)
-        snprintf(dir, sizeof dir, "%s", cd);
-    else
-        rc = bcl_cache_dir(dir, sizeof dir, e);
-    if (rc == BCL_OK)
-        rc = bcl_device_key(bcl_context_device(c), key, e);
-    if (rc)
-        return rc;
-    int w = snprintf(out, size, "%s/launch/%s-%s.json", dir, bcl_context_model(c)->name, key);
-    if (w < 0 || (size_t)w >= size)
-        return bcl_fail(e, BCL_EXIT_INPUT, "launch costs path is too long");
-    return BCL_OK;
+    return bcl_cache_file_path(bcl_context_cache_dir(c), "launch", "launch costs",
+                               bcl_context_device(c), bcl_context_model(c), out, size, e);
 }
 
 static bool figure_ok(double v)

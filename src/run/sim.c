@@ -230,11 +230,6 @@ int bcl_sim_finish(bcl_sim *s, bcl_error *e)
     return BCL_OK;
 }
 
-size_t bcl_sim_capacity(const bcl_sim *s)
-{
-    return s->cap;
-}
-
 void bcl_sim_destroy(bcl_sim *s)
 {
     if (!s)
@@ -250,30 +245,33 @@ int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
     return write_state(s, state, CL_TRUE, e);
 }
 
-static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
+/* Every chunk written from the host's state `from`, or read back into
+ * `to` (the other NULL); waited for when blocking. */
+static int transfer(bcl_sim *s, const float *from, float *to, cl_bool blocking, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
+    cl_command_queue q = bcl_context_queue(s->c);
     for (size_t i = 0; i < s->nchunks; i++) {
         chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueWriteBuffer, bcl_context_queue(s->c), ch->buf, blocking, 0,
-                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
+        size_t bytes = ch->n * BALL_BYTES, at = 4 * ch->first;
+        cl_int st = from ? BCL_CL(clEnqueueWriteBuffer, q, ch->buf, blocking, 0, bytes, from + at,
+                                  0, NULL, NULL)
+                         : BCL_CL(clEnqueueReadBuffer, q, ch->buf, blocking, 0, bytes, to + at, 0,
+                                  NULL, NULL);
         if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);
+            return bcl_cl_fail(e, st, from ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
+                               bcl_context_device(s->c)->name);
     }
     return BCL_OK;
 }
 
+static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
+{
+    return transfer(s, state, NULL, blocking, e);
+}
+
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(s->c), ch->buf, CL_TRUE, 0,
-                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
-    }
-    return BCL_OK;
+    return transfer(s, NULL, state, CL_TRUE, e);
 }
 
 static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, const float *params,
@@ -351,14 +349,6 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
     return BCL_OK;
 }
 
-static int finish(bcl_sim *s, bcl_error *e)
-{
-    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
-    return BCL_OK;
-}
-
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
 {
     double t0 = bcl_now_ms();
@@ -368,24 +358,10 @@ int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
     if (rc == BCL_OK)
         rc = launch_chunks(s, p, k, p->steps_per_launch, true, &as, NULL, NULL, e);
     if (rc == BCL_OK)
-        rc = finish(s, e);
+        rc = bcl_sim_finish(s, e);
     if (ms)
         *ms = bcl_now_ms() - t0;
     return rc;
-}
-
-/* Queues the read-back of every chunk into state, not waited for. */
-static int enqueue_read(bcl_sim *s, float *state, bcl_error *e)
-{
-    const bcl_device_info *d = bcl_context_device(s->c);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(s->c), ch->buf, CL_FALSE, 0,
-                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
-    }
-    return BCL_OK;
 }
 
 int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
@@ -470,12 +446,6 @@ int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t
     return run(s, p, steps, NULL, NULL, t, e);
 }
 
-int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
-                     bcl_error *e)
-{
-    return bcl_sim_run_read_check(s, p, steps, state, NULL, t, e);
-}
-
 int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
                            uint32_t *flag, bcl_sim_timing *t, bcl_error *e)
 {
@@ -543,7 +513,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (sampled)
             x[got++] = (sample){f, l};
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
-            rc = finish(s, e);
+            rc = bcl_sim_finish(s, e);
     }
     if (mark)
         clReleaseEvent(mark);
@@ -552,9 +522,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc == BCL_OK && flag)
         rc = bcl_sim_check_finite(s, flag, e);
     if (rc == BCL_OK && read_to)
-        rc = enqueue_read(s, read_to, e);
+        rc = transfer(s, NULL, read_to, CL_FALSE, e);
     if (rc == BCL_OK)
-        rc = finish(s, e);
+        rc = bcl_sim_finish(s, e);
     t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
     /* After an error the events are released unread. */
