@@ -23,16 +23,6 @@
 #define SLICE_BALL_STEPS 250000000.0
 #define SLICE_MIN_BALLS  (1u << 17)
 
-void bcl_validation_merge(bcl_validation *total, const bcl_validation *part)
-{
-    total->compared += part->compared;
-    total->mismatches += part->mismatches;
-    if (part->max_ulp > total->max_ulp)
-        total->max_ulp = part->max_ulp;
-    for (size_t i = 0; i < part->nreported && total->nreported < BCL_MAX_REPORTED_MISMATCHES; i++)
-        total->first[total->nreported++] = part->first[i];
-}
-
 /* The input error for the overflow o of a run of `steps` steps, as every
  * caller words it; note is added to the message. */
 static int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)

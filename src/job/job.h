@@ -53,10 +53,4 @@ bcl_sim *bcl_group_sim(bcl_group *g, size_t i);
  * own files; the first failure is the error. */
 int bcl_group_keep_launch_costs(bcl_group *g, bcl_error *e);
 
-/* ---- the one run (group_exec.c) ---- */
-
-/* Merges part (one shard's comparison) into total: sums, the largest
- * distance, the first mismatches in order. */
-void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
-
 #endif

@@ -187,6 +187,9 @@ int bcl_tuned_entry_parse(struct json_t *j, const char *what, const char *path, 
 /* ULP distance between two floats: 0 for the same bits (NaN included),
  * UINT64_MAX for a NaN against anything else. */
 uint64_t bcl_ulp_distance(float a, float b);
+/* Merges part (one slice's or shard's comparison) into total: sums, the
+ * largest distance, the first mismatches in order. */
+void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
                  bcl_validation *v);

@@ -10,6 +10,7 @@
 #include "bench.h"
 
 #include "job/job.h"
+#include "measure/timing.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +32,7 @@ typedef struct multi_result {
     bcl_group_member *members; /* a copy of the group's, which the rows point into */
 } multi_result;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median, minimum and maximum of x[0..n), n >= 1 (sorts x). */
-static void stats(double *x, unsigned n, bcl_stats *out)
-{
-    qsort(x, n, sizeof *x, cmp_double);
-    out->count = n;
-    out->min = x[0];
-    out->max = x[n - 1];
-    out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
-static int validate_shards(bcl_group *g, const float *init, float *scratch, size_t n, bool *all_ok,
+static int validate_shards(bcl_group *g, const float *init, float *scratch, bool *all_ok,
                            bcl_error *e)
 {
     *all_ok = true;
@@ -62,7 +47,6 @@ static int validate_shards(bcl_group *g, const float *init, float *scratch, size
             return rc;
         *all_ok &= v.mismatches == 0;
     }
-    (void)n;
     return BCL_OK;
 }
 
@@ -108,7 +92,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         goto out;
     res->calibrate_ms = bcl_group_calibrate_ms(g);
     cli_progress("bench", 0, 0, "validating every shard");
-    if ((rc = validate_shards(g, init, scratch, n, &res->validated, e)))
+    if ((rc = validate_shards(g, init, scratch, &res->validated, e)))
         goto out;
     if (!res->validated)
         goto out; /* never timed */
@@ -164,7 +148,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     }
     multi_row *all = &res->rows[res->nrows++];
     snprintf(all->name, sizeof all->name, "all-devices");
-    stats(wall, repeats, &all->meas.wall_us);
+    bcl_stats_compute(wall, repeats, &all->meas.wall_us);
     all->meas.steps = steps;
     all->rate = (double)n / (all->meas.wall_us.median * 1e-6);
     res->efficiency = res->sum_alone > 0 ? all->rate / res->sum_alone : 0;
