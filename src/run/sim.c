@@ -274,15 +274,21 @@ int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
     return transfer(s, NULL, state, CL_TRUE, e);
 }
 
+/* The chunk's buffer and ball count: the first two arguments of every
+ * kernel here (the models' and the state check's). */
+static cl_int set_chunk(cl_kernel k, const chunk *ch)
+{
+    cl_uint n32 = (cl_uint)ch->n;
+    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
+    return st == CL_SUCCESS ? BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32) : st;
+}
+
 static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, const float *params,
                     bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(s->c);
     const bcl_model *m = bcl_context_model(s->c);
-    cl_uint n32 = (cl_uint)ch->n;
-    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32);
+    cl_int st = set_chunk(k, ch);
     if (st == CL_SUCCESS)
         st = BCL_CL(clSetKernelArg, k, 2, sizeof steps, &steps);
     unsigned np = bcl_model_param_floats(m);
@@ -390,14 +396,11 @@ int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
         return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
     for (size_t i = 0; i < s->nchunks; i++) {
         const chunk *ch = &s->chunks[i];
-        cl_uint n4 = (cl_uint)ch->n; /* one uint4 per ball */
         /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop,
-         * few enough that any device has items for all its units. */
+         * few enough that any device has items for all its units. The
+         * count is of balls, one uint4 each. */
         size_t items = (ch->n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
-        st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clSetKernelArg, k, 1, sizeof n4, &n4);
-        if (st != CL_SUCCESS)
+        if ((st = set_chunk(k, ch)) != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
         st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL);
         if (st != CL_SUCCESS)
