@@ -226,20 +226,20 @@ static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tun
                      tuned->local ? "" : ": NULL local size, the runtime chooses");
             return BCL_OK;
         }
-        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                  d->compute_units, items, l->why, sizeof l->why);
-        l->how = "auto";
+        break; /* none stored for this kernel: the automatic rule, which says so */
+    case BCL_LOCAL_AUTO:
+    default:
+        break;
+    }
+    l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
+                              items, l->why, sizeof l->why);
+    l->how = "auto";
+    if (l->mode == BCL_LOCAL_TUNED) {
         char tmp[sizeof l->why];
         memcpy(tmp, l->why, sizeof tmp);
         snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
-        return BCL_OK;
-    case BCL_LOCAL_AUTO:
-    default:
-        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                  d->compute_units, items, l->why, sizeof l->why);
-        l->how = "auto";
-        return BCL_OK;
     }
+    return BCL_OK;
 }
 
 int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e)

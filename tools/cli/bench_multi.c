@@ -226,20 +226,17 @@ static json_t *result_json(const multi_result *res)
                               row->meas.wall_us.min, "max", row->meas.wall_us.max, "count",
                               (int)row->meas.wall_us.count, "steps", (json_int_t)row->meas.steps,
                               "ball_steps_per_s", row->rate);
-        if (row->m) {
-            json_object_set_new(j, "selector", json_string(row->m->selector));
-            json_object_set_new(j, "device", json_string(row->m->dev->name));
-            json_object_set_new(j, "balls", json_integer((json_int_t)row->m->shard.count));
-            json_object_set_new(j, "share", json_real(row->m->share));
-            json_object_set_new(j, "kernel", json_string(row->m->plan.kernel));
-            json_object_set_new(j, "steps_per_launch", json_integer(row->m->plan.steps_per_launch));
-            json_object_set_new(j, "split_rate_how", json_string(row->m->rate_how));
-        } else {
-            json_object_set_new(j, "balls", json_integer((json_int_t)res->balls));
-            json_object_set_new(j, "efficiency", json_real(res->efficiency));
-            json_object_set_new(j, "sum_alone_ball_steps_per_s", json_real(res->sum_alone));
-            json_object_set_new(j, "fastest_alone_ball_steps_per_s", json_real(res->fastest_alone));
-        }
+        const bcl_group_member *m = row->m;
+        json_t *more =
+            m ? json_pack("{s:s, s:s, s:I, s:f, s:s, s:I, s:s}", "selector", m->selector, "device",
+                          m->dev->name, "balls", (json_int_t)m->shard.count, "share", m->share,
+                          "kernel", m->plan.kernel, "steps_per_launch",
+                          (json_int_t)m->plan.steps_per_launch, "split_rate_how", m->rate_how)
+              : json_pack("{s:I, s:f, s:f, s:f}", "balls", (json_int_t)res->balls, "efficiency",
+                          res->efficiency, "sum_alone_ball_steps_per_s", res->sum_alone,
+                          "fastest_alone_ball_steps_per_s", res->fastest_alone);
+        json_object_update(j, more);
+        json_decref(more);
         json_array_append_new(rows, j);
     }
     return json_pack("{s:I, s:b, s:f, s:o}", "balls", (json_int_t)res->balls, "validated",
