@@ -120,12 +120,12 @@ int main(int argc, char **argv)
         rc = bcl_group_exec(g, &x, &r, &e);
     if (rc == BCL_OK) {
         const bcl_group_member *mb = bcl_group_member_at(g, 0);
-        printf("%s: %llu balls, %llu steps of %s_%s (K %u, local %zu), %.3f ms on the device: "
-               "%s\n",
-               mb->dev->name, (unsigned long long)n, (unsigned long long)steps, m->name,
-               mb->plan.kernel, mb->plan.steps_per_launch, mb->plan.launch.local,
-               mb->timing.device_ms,
-               r.v.mismatches ? "DIFFERS from the C reference" : "bit-identical to the C reference");
+        printf(
+            "%s: %llu balls, %llu steps of %s_%s (K %u, local %zu), %.3f ms on the device: "
+            "%s\n",
+            mb->dev->name, (unsigned long long)n, (unsigned long long)steps, m->name,
+            mb->plan.kernel, mb->plan.steps_per_launch, mb->plan.launch.local, mb->timing.device_ms,
+            r.v.mismatches ? "DIFFERS from the C reference" : "bit-identical to the C reference");
         rc = r.v.mismatches ? BCL_EXIT_MISMATCH : BCL_OK;
     } else if (e.code) {
         rc = fail(&e);

@@ -706,23 +706,24 @@ typedef struct bcl_exec {
 #define BCL_EXEC_STOPPED (-1)
 
 typedef struct bcl_exec_result {
-    double wall_ms;         /* the steps: first device's start to the last one's end,
-                               summed over the chunks */
-    double device_ms;       /* the slowest member's device time (profiling); wall_ms when
-                               host_clock */
-    uint64_t launches;      /* the most launches of a member */
-    bool host_clock;        /* a member's profiling failed its check */
-    double max_launch_ms;   /* the longest launch of any member */
-    double first_launch_ms; /* the longest warm-up launch (0: none needed) */
-    bool plan_reused;       /* every member ran the plan of the previous exec */
-    bool input_bad;         /* load_check: the devices found NaN or infinity in the load
-                               (the steps ran; nothing was validated) */
-    bcl_validation v;       /* all members' (ball indices of the whole state) */
+    double wall_ms;             /* the steps: first device's start to the last one's end,
+                                   summed over the chunks */
+    double device_ms;           /* the slowest member's device time (profiling); wall_ms when
+                                   host_clock */
+    uint64_t launches;          /* the most launches of a member */
+    bool host_clock;            /* a member's profiling failed its check */
+    double max_launch_ms;       /* the longest launch of any member */
+    double first_launch_ms;     /* the longest warm-up launch (0: none needed) */
+    bool plan_reused;           /* every member ran the plan of the previous exec */
+    bool input_bad;             /* load_check: the devices found NaN or infinity in the load
+                                   (the steps ran; nothing was validated) */
+    bcl_validation v;           /* all members' (ball indices of the whole state) */
     unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_exec_result;
 
 /* Runs x on the group, loading x->load first (the first call must), else
- * on the state the devices hold: the one run path. Members' timing, validation and plans say what each did. */
+ * on the state the devices hold: the one run path. Members' timing,
+ * validation and plans say what each did. */
 int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e);
 
 /* ---- the sizes the reserves keep (see the top) ---------------------------- */
