@@ -331,18 +331,15 @@ def self_test():
     loop["src/ocl/q.h"] = '#include "ocl/p.h"\n'
     cli_loop = dict(good)
     cli_loop["tools/cli/y.c"] = '#include "y.h"\n#include "x.h"\n'
-    calls = dict(good)
-    calls["src/util/u.c"] = "int u(void) { return 0; }\n"
-    calls["src/ocl/o.c"] = "int u(void);\nint o(void) { return u(); }\n"
-    upcall = dict(calls)
-    upcall["src/util/w.c"] = "int o(void);\nint w(void) { return o(); }\n"
-    call_loop = dict(calls)
-    call_loop["python/ballcl/p.c"] = "int q(void);\nint p(void) { return q(); }\n"
-    call_loop["python/ballcl/q.c"] = "int r(void);\nint q(void) { return r(); }\n"
-    call_loop["python/ballcl/r.c"] = "int p(void);\nint r(void) { return p(); }\n"
-    calls_both = dict(calls)
-    calls_both["tools/cli/x.c"] = "int y(void);\nint x(void) { return y(); }\n"
-    calls_both["tools/cli/y.c"] = "int x(void);\nint y(void) { return x(); }\n"
+    # Trees for the calls (built by run_built): f calls g when f's body calls it.
+    def calling(f, g):
+        return f"int {g}(void);\nint {f}(void) {{ return {g}(); }}\n"
+    calls = {**good, "src/util/u.c": "int u(void) { return 0; }\n",
+             "src/ocl/o.c": calling("o", "u")}
+    upcall = {**calls, "src/util/w.c": calling("w", "o")}
+    call_loop = {**calls, "python/ballcl/p.c": calling("p", "q"),
+                 "python/ballcl/q.c": calling("q", "r"), "python/ballcl/r.c": calling("r", "p")}
+    calls_both = {**calls, "tools/cli/x.c": calling("x", "y"), "tools/cli/y.c": calling("y", "x")}
     cases = [("a good tree", good, 0, None, (False,)),
              ("calls down the stack", calls, 0, None, (False, False, "build")),
              ("an upward call", upcall, 1, "src/util/w.c: calls src/ocl/o.c", (False, False,
