@@ -72,9 +72,11 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
                                      : "the local size (--local, local)");
 }
 
-/* K by the rule of k_rule.c, from the device's launch costs (measured once
- * and kept) for this plan's balls; the old constants only when S is 1. */
-static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e)
+/* K by the rule of k_rule.c within budget (ms), from the device's launch
+ * costs (measured once and kept) for this plan's balls; the old constants
+ * only when S is 1. */
+static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_plan *p,
+                  bcl_error *e)
 {
     p->k_how = "default rule";
     if (r->steps == 1 || (r->steps == 0 && !r->fused)) {
@@ -82,12 +84,9 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_er
         p->k_reason = "steps";
         return BCL_OK;
     }
-    double budget = r->launch_budget_ms;
-    int rc = budget > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
-    if (rc)
-        return rc;
     p->launch_budget_ms = budget;
-    if ((rc = bcl_launch_costs_get(c, r->params, &p->costs, e)))
+    int rc = bcl_launch_costs_get(c, r->params, &p->costs, e);
+    if (rc)
         return rc;
     if (p->costs.warn && !p->warning[0])
         snprintf(p->warning, sizeof p->warning, "launch costs: %.200s; measured again",
@@ -100,8 +99,8 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_er
 }
 
 /* K and where it came from. */
-static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p,
-                    bcl_error *e)
+static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, double budget,
+                    bcl_plan *p, bcl_error *e)
 {
     if (r->steps_per_launch) {
         p->steps_per_launch = r->steps_per_launch;
@@ -120,7 +119,7 @@ static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *
         p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
         p->k_how = p->k_reason = "tuned";
     } else {
-        return rule_k(c, r, p, e);
+        return rule_k(c, r, budget, p, e);
     }
     return BCL_OK;
 }
@@ -266,10 +265,10 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
     }
     /* $BALLCL_LAUNCH_BUDGET_MS is checked whether or not the rule uses it:
      * a bad value is an input error, not one a tuned record hides. */
-    double budget;
-    int rc = r->launch_budget_ms > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
+    double budget = r->launch_budget_ms;
+    int rc = budget > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
     if (rc == BCL_OK)
-        rc = choose_k(c, r, t, p, e);
+        rc = choose_k(c, r, t, budget, p, e);
     if (rc)
         return rc;
     p->fused = p->steps_per_launch > 1 || r->fused;
