@@ -106,25 +106,27 @@ int main(int argc, char **argv)
     /* One device: the split gives it every ball without measuring. */
     if (rc == BCL_OK)
         rc = bcl_group_split(g, init, &e);
+    /* One call loads init, runs the steps, reads the state back and
+     * validates it against the C reference. */
+    bcl_exec x;
+    memset(&x, 0, sizeof x);
+    x.steps = steps;
+    x.load = x.init = init;
+    x.load_balls = n;
+    x.out = state;
+    x.validate = true;
+    bcl_exec_result r;
     if (rc == BCL_OK)
-        rc = bcl_group_load(g, init, &e);
-    bcl_group_timing t;
-    if (rc == BCL_OK)
-        rc = bcl_group_run(g, steps, &t, &e);
-    if (rc == BCL_OK)
-        rc = bcl_group_read(g, state, &e);
-    bcl_validation v;
-    if (rc == BCL_OK)
-        rc = bcl_group_validate(g, init, state, steps, 0, &v, &e);
+        rc = bcl_group_exec(g, &x, &r, &e);
     if (rc == BCL_OK) {
         const bcl_group_member *mb = bcl_group_member_at(g, 0);
-        printf("%s: %llu balls, %llu steps of %s_%s (K %u, local %zu), %.3f ms on the device: "
-               "%s\n",
-               mb->dev->name, (unsigned long long)n, (unsigned long long)steps, m->name,
-               mb->plan.kernel, mb->plan.steps_per_launch, mb->plan.launch.local,
-               mb->timing.device_ms,
-               v.mismatches ? "DIFFERS from the C reference" : "bit-identical to the C reference");
-        rc = v.mismatches ? BCL_EXIT_MISMATCH : BCL_OK;
+        printf(
+            "%s: %llu balls, %llu steps of %s_%s (K %u, local %zu), %.3f ms on the device: "
+            "%s\n",
+            mb->dev->name, (unsigned long long)n, (unsigned long long)steps, m->name,
+            mb->plan.kernel, mb->plan.steps_per_launch, mb->plan.launch.local, mb->timing.device_ms,
+            r.v.mismatches ? "DIFFERS from the C reference" : "bit-identical to the C reference");
+        rc = r.v.mismatches ? BCL_EXIT_MISMATCH : BCL_OK;
     } else if (e.code) {
         rc = fail(&e);
     }

@@ -5,7 +5,7 @@
  * over several (BALLCL_TEST_MAX_ALLOC); values next to the edge (FLT_MAX,
  * denormals, -0) count as finite; the flag is zeroed before each check. And
  * bcl_sim_run_read_check: a state that overflows at step 3 passes after 2
- * steps and fails after 3, with the state read back as bcl_sim_run_read
+ * steps and fails after 3, with the state read back as bcl_sim_run_read_check
  * reads it. And bcl_sim_create_tiled: a block repeated over a state of
  * several sizes, in one buffer and split, read back ball for ball. Exits 77
  * (skipped) without a device.

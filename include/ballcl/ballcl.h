@@ -7,9 +7,9 @@
  * A program finds devices (bcl_devices_enumerate, bcl_device_select), picks
  * a model (bcl_model_find) and its parameters, fills a state
  * (bcl_model_fill), opens a group of one or more devices on it
- * (bcl_group_open), splits it (bcl_group_split), loads it
- * (bcl_group_load), runs (bcl_group_run), reads it back (bcl_group_read)
- * and validates it (bcl_group_validate, or bcl_validate on any state).
+ * (bcl_group_open), splits it (bcl_group_split) and runs it
+ * (bcl_group_exec: load, steps, read-back and validation in one call;
+ * bcl_validate checks any state).
  * bcl_survey_run measures devices and returns the survey as its JSON
  * document; bcl_version says which library was loaded.
  *
@@ -27,7 +27,7 @@
  * Nothing here is thread-safe on one object; separate groups may be used
  * from separate threads.
  *
- * Growing without an ABI break (libballcl.so.1): every public struct ends
+ * Growing without an ABI break (libballcl.so.2): every public struct ends
  * in `unsigned char reserved[N]`, which a caller must leave zero (zero the
  * whole struct: `bcl_error e = {0};`, memset). A field added later takes
  * its bytes from the front of the reserve, so the size of the struct and
@@ -573,10 +573,10 @@ typedef enum {
  * its calls with the device's position (bcl_fault_device) so that the
  * fault injection can target one device.
  *
- * Order: bcl_group_open, bcl_group_split, bcl_group_load, then any number
- * of bcl_group_run (and bcl_group_read / bcl_group_validate), then
- * bcl_group_close. An error of one device ends the phase for all and names
- * the device ("device 0:1 'name': ..."), with that device's exit class.
+ * Order: bcl_group_open, bcl_group_split, then any number of
+ * bcl_group_exec (the first one loads a state), then bcl_group_close. An
+ * error of one device ends the phase for all and names the device
+ * ("device 0:1 'name': ..."), with that device's exit class.
  */
 typedef struct bcl_group bcl_group;
 
@@ -613,17 +613,11 @@ typedef struct bcl_group_member {
                                     (bcl_plan_tuned_note); "" when none is stored */
     unsigned long plan_gen;      /* counts the plans resolved for it: unchanged, the plan is
                                     the previous run's */
-    bcl_sim_timing timing;       /* of the last bcl_group_run, or summed over bcl_group_exec */
+    bcl_sim_timing timing;       /* summed over the chunks of the last bcl_group_exec */
     double wait_ms;              /* from its end to the slowest device's end */
     bcl_validation v;            /* of its shard (ball indices of the whole state) */
     unsigned char reserved[128]; /* zero (the top of this header says why) */
 } bcl_group_member;
-
-typedef struct bcl_group_timing {
-    double wall_ms; /* first device's start to the last one's end */
-    uint64_t steps;
-    unsigned char reserved[32]; /* zero (the top of this header says why) */
-} bcl_group_timing;
 
 /* Whether n balls can run on devs together, checked before anything is
  * allocated for them: the devices' memories together hold the state, and
@@ -650,17 +644,6 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e);
 int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e);
 /* Total time the calibrations of bcl_group_split took (0: none ran). */
 double bcl_group_calibrate_ms(const bcl_group *g);
-/* Resolves each plan for its shard, uploads the shard from state (the
- * group's range) and does the warm-up launch, one thread per device. */
-int bcl_group_load(bcl_group *g, const float *state, bcl_error *e);
-/* Applies steps steps on every device at once; waits for all. */
-int bcl_group_run(bcl_group *g, uint64_t steps, bcl_group_timing *t, bcl_error *e);
-/* Reads every shard back into state (the group's range, original order). */
-int bcl_group_read(bcl_group *g, float *state, bcl_error *e);
-/* Compares every shard of result with the C reference run from init (both
- * the group's range) into each member's v, and all of them into *total. */
-int bcl_group_validate(bcl_group *g, const float *init, const float *result, uint64_t steps,
-                       uint64_t tol_ulp, bcl_validation *total, bcl_error *e);
 size_t bcl_group_size(const bcl_group *g);
 const bcl_group_member *bcl_group_member_at(const bcl_group *g, size_t i);
 void bcl_group_close(bcl_group *g);
@@ -723,22 +706,24 @@ typedef struct bcl_exec {
 #define BCL_EXEC_STOPPED (-1)
 
 typedef struct bcl_exec_result {
-    double wall_ms;         /* the steps: first device's start to the last one's end,
-                               summed over the chunks */
-    double device_ms;       /* the slowest member's device time (profiling); wall_ms when
-                               host_clock */
-    uint64_t launches;      /* the most launches of a member */
-    bool host_clock;        /* a member's profiling failed its check */
-    double max_launch_ms;   /* the longest launch of any member */
-    double first_launch_ms; /* the longest warm-up launch (0: none needed) */
-    bool plan_reused;       /* every member ran the plan of the previous exec */
-    bool input_bad;         /* load_check: the devices found NaN or infinity in the load
-                               (the steps ran; nothing was validated) */
-    bcl_validation v;       /* all members' (ball indices of the whole state) */
+    double wall_ms;             /* the steps: first device's start to the last one's end,
+                                   summed over the chunks */
+    double device_ms;           /* the slowest member's device time (profiling); wall_ms when
+                                   host_clock */
+    uint64_t launches;          /* the most launches of a member */
+    bool host_clock;            /* a member's profiling failed its check */
+    double max_launch_ms;       /* the longest launch of any member */
+    double first_launch_ms;     /* the longest warm-up launch (0: none needed) */
+    bool plan_reused;           /* every member ran the plan of the previous exec */
+    bool input_bad;             /* load_check: the devices found NaN or infinity in the load
+                                   (the steps ran; nothing was validated) */
+    bcl_validation v;           /* all members' (ball indices of the whole state) */
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
 } bcl_exec_result;
 
-/* Runs x on the group, loaded (bcl_group_load) or loading x->load: the one
- * run path. Members' timing, validation and plans say what each did. */
+/* Runs x on the group, loading x->load first (the first call must), else
+ * on the state the devices hold: the one run path. Members' timing,
+ * validation and plans say what each did. */
 int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e);
 
 /* ---- the sizes the reserves keep (see the top) ---------------------------- */
@@ -775,9 +760,8 @@ BCL_SIZE(bcl_measure_opts, 64);
 BCL_SIZE(bcl_survey_opts, 216);
 BCL_SIZE(bcl_group_opts, 496);
 BCL_SIZE(bcl_group_member, 3984);
-BCL_SIZE(bcl_group_timing, 48);
 BCL_SIZE(bcl_exec, 192);
-BCL_SIZE(bcl_exec_result, 432);
+BCL_SIZE(bcl_exec_result, 496);
 #undef BCL_SIZE
 #endif
 #undef BCL_STATIC_ASSERT

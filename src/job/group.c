@@ -43,22 +43,17 @@ static int member_failed(bcl_group *g, bcl_error *e)
         member *m = &g->m[i];
         if (!m->rc)
             continue;
-        int code = m->err.code ? m->err.code : m->rc;
-        /* A group of one is a run on one device: its error as it is. */
-        if (g->count == 1) {
-            int rc = bcl_fail(e, code, "%s", m->err.msg);
-            if (m->err.detail)
-                bcl_error_set_detail(e, m->err.detail);
-            if (m->err.cl_call[0] && !e->cl_call[0])
-                bcl_error_set_cl(e, m->err.cl_call, m->err.cl_status);
-            return rc;
-        }
-        /* Most messages name the device already; the selector tells apart
+        int code = m->err.code ? m->err.code : m->rc, rc;
+        /* A group of one is a run on one device: its error as it is. Else
+         * most messages name the device already; the selector tells apart
          * two devices of one name. */
-        int rc = strstr(m->err.msg, m->pub.dev->name)
-                     ? bcl_fail(e, code, "device %s: %s", m->pub.selector, m->err.msg)
-                     : bcl_fail(e, code, "device %s '%s': %s", m->pub.selector, m->pub.dev->name,
-                                m->err.msg);
+        if (g->count == 1)
+            rc = bcl_fail(e, code, "%s", m->err.msg);
+        else if (strstr(m->err.msg, m->pub.dev->name))
+            rc = bcl_fail(e, code, "device %s: %s", m->pub.selector, m->err.msg);
+        else
+            rc = bcl_fail(e, code, "device %s '%s': %s", m->pub.selector, m->pub.dev->name,
+                          m->err.msg);
         if (m->err.detail)
             bcl_error_set_detail(e, m->err.detail);
         if (m->err.cl_call[0] && !e->cl_call[0])
@@ -78,17 +73,8 @@ int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_er
     for (size_t i = 0; i < g->count; i++)
         working += !(busy_only && g->m[i].pub.shard.count == 0);
     parallel = parallel && working > 1;
-    pthread_t *th = NULL;
-    bool *started = NULL;
-    if (parallel) {
-        th = calloc(g->count, sizeof *th);
-        started = calloc(g->count, sizeof *started);
-        if (!th || !started) {
-            free(th);
-            free(started);
-            return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        }
-    }
+    pthread_t th[BCL_MAX_DEVICES];
+    bool started[BCL_MAX_DEVICES] = {false};
     for (size_t i = 0; i < g->count; i++) {
         member *m = &g->m[i];
         if (m->err.code || m->err.detail)
@@ -106,8 +92,6 @@ int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_er
     for (size_t i = 0; parallel && i < g->count; i++)
         if (started[i])
             pthread_join(th[i], NULL);
-    free(th);
-    free(started);
     return member_failed(g, e);
 }
 
@@ -189,6 +173,9 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
     *out = NULL;
     if (count == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no device to run on");
+    if (count > BCL_MAX_DEVICES)
+        return bcl_fail(e, BCL_EXIT_INPUT, "%zu devices: a run uses at most %d", count,
+                        BCL_MAX_DEVICES);
     /* A fault aimed at a device beyond the list is a mistake in a test of
      * several devices; a run on one device ignores one aimed elsewhere. */
     if (count > 1)
@@ -529,22 +516,16 @@ int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
         size_t one = balls;
         return bcl_group_split_given_as(g, &one, g->m[0].pub.rate_how, e);
     }
-    {
-        size_t counts[BCL_MAX_DEVICES];
-        int trc;
-        if (c <= BCL_MAX_DEVICES && test_split(g, counts, e, &trc))
-            return trc ? trc : bcl_group_split_given(g, counts, e);
-    }
+    /* A group holds at most BCL_MAX_DEVICES (bcl_group_open). */
+    size_t counts[BCL_MAX_DEVICES];
+    int rc;
+    if (test_split(g, counts, e, &rc))
+        return rc ? rc : bcl_group_split_given(g, counts, e);
     if (!g->weighed)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "the devices were not weighed before the split");
-    double *rate = calloc(c, sizeof *rate), *fixed = calloc(c, sizeof *fixed);
-    bcl_shard *sh = calloc(c, sizeof *sh);
-    bcl_split_why *why = calloc(c, sizeof *why);
-    int rc = BCL_OK;
-    if (!rate || !fixed || !sh || !why) {
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
+    double rate[BCL_MAX_DEVICES], fixed[BCL_MAX_DEVICES];
+    bcl_shard sh[BCL_MAX_DEVICES];
+    bcl_split_why why[BCL_MAX_DEVICES];
     uint64_t k = 0;
     for (size_t i = 0; i < c; i++) {
         rate[i] = g->m[i].pub.rate;
@@ -554,18 +535,9 @@ int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
         fixed[i] = g->m[i].pub.launch_ms * 1e-3 * (double)launches;
     }
     double steps = g->o.req.steps ? (double)g->o.req.steps : (double)(k ? k : 1);
-    if (bcl_split(balls, c, rate, fixed, steps, group_block(g), BCL_SPLIT_MIN_SHARE, sh, why) ==
-        0) {
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "no device has a usable rate to split the balls by");
-        goto out;
-    }
-    rc = apply_split(g, sh, why, e);
-out:
-    free(rate);
-    free(fixed);
-    free(sh);
-    free(why);
-    return rc;
+    if (bcl_split(balls, c, rate, fixed, steps, group_block(g), BCL_SPLIT_MIN_SHARE, sh, why) == 0)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "no device has a usable rate to split the balls by");
+    return apply_split(g, sh, why, e);
 }
 
 int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
@@ -580,15 +552,10 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
 static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
                                     bcl_error *e)
 {
-    size_t c = g->count, sum = 0;
-    bcl_shard *sh = calloc(c, sizeof *sh);
-    bcl_split_why *why = calloc(c, sizeof *why);
-    int rc = BCL_OK;
-    if (!sh || !why) {
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < c; i++) {
+    size_t sum = 0;
+    bcl_shard sh[BCL_MAX_DEVICES];
+    bcl_split_why why[BCL_MAX_DEVICES];
+    for (size_t i = 0; i < g->count; i++) {
         sh[i].first = sum;
         sh[i].count = counts[i];
         sum += counts[i];
@@ -597,14 +564,9 @@ static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const ch
             g->m[i].pub.rate_how = how;
     }
     if (sum != g->o.req.balls)
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
-                      g->o.req.balls);
-    else
-        rc = apply_split(g, sh, why, e);
-out:
-    free(sh);
-    free(why);
-    return rc;
+        return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
+                        g->o.req.balls);
+    return apply_split(g, sh, why, e);
 }
 
 /* Puts the member's shard of m->in on its device: the simulation's
@@ -676,16 +638,8 @@ static int load_one(member *m, bcl_error *e)
     return rc ? rc : group_prepare(m, e);
 }
 
-int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
-{
-    for (size_t i = 0; i < g->count; i++) {
-        g->m[i].in = state;
-        g->m[i].async = g->m[i].check = false;
-    }
-    return group_each(g, load_one, true, true, e);
-}
-
-int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_error *e)
+/* The state each member's upload takes its shard from. */
+static void set_input(bcl_group *g, const float *state, bool async, bool check)
 {
     for (size_t i = 0; i < g->count; i++) {
         g->m[i].in = state;
@@ -693,81 +647,18 @@ int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_e
         g->m[i].check = check;
         g->m[i].in_bad = 0;
     }
+}
+
+int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
+{
+    set_input(g, state, false, false);
+    return group_each(g, load_one, true, true, e);
+}
+
+int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_error *e)
+{
+    set_input(g, state, async, check);
     return group_each(g, upload_one, true, true, e);
-}
-
-static int run_one(member *m, bcl_error *e)
-{
-    m->t0 = bcl_now_ms();
-    int rc = bcl_sim_run(m->sim, &m->pub.plan, m->steps, &m->pub.timing, e);
-    m->t1 = bcl_now_ms();
-    return rc;
-}
-
-int bcl_group_run(bcl_group *g, uint64_t steps, bcl_group_timing *t, bcl_error *e)
-{
-    memset(t, 0, sizeof *t);
-    for (size_t i = 0; i < g->count; i++) {
-        g->m[i].steps = steps;
-        memset(&g->m[i].pub.timing, 0, sizeof g->m[i].pub.timing);
-        g->m[i].pub.wait_ms = 0;
-    }
-    int rc = group_each(g, run_one, true, true, e);
-    if (rc)
-        return rc;
-    double start = 0, end = 0;
-    bool any = false;
-    for (size_t i = 0; i < g->count; i++) {
-        member *m = &g->m[i];
-        if (!m->pub.shard.count)
-            continue;
-        if (!any || m->t0 < start)
-            start = m->t0;
-        if (!any || m->t1 > end)
-            end = m->t1;
-        any = true;
-    }
-    for (size_t i = 0; i < g->count; i++)
-        if (g->m[i].pub.shard.count)
-            g->m[i].pub.wait_ms = end - g->m[i].t1;
-    t->wall_ms = end - start;
-    t->steps = steps;
-    return BCL_OK;
-}
-
-static int read_one(member *m, bcl_error *e)
-{
-    return bcl_sim_read(m->sim, m->out + 4 * (m->pub.shard.first - m->g->o.req.first), e);
-}
-
-int bcl_group_read(bcl_group *g, float *state, bcl_error *e)
-{
-    for (size_t i = 0; i < g->count; i++)
-        g->m[i].out = state;
-    return group_each(g, read_one, true, true, e);
-}
-
-int bcl_group_validate(bcl_group *g, const float *init, const float *result, uint64_t steps,
-                       uint64_t tol_ulp, bcl_validation *total, bcl_error *e)
-{
-    memset(total, 0, sizeof *total);
-    /* One shard after the other on this thread: the reference uses every
-     * host core by itself. */
-    for (size_t i = 0; i < g->count; i++) {
-        bcl_group_member *p = &g->m[i].pub;
-        memset(&p->v, 0, sizeof p->v);
-        if (!p->shard.count)
-            continue;
-        size_t off = p->shard.first - g->o.req.first;
-        int rc = bcl_validate(g->o.model, g->params, init + 4 * off, result + 4 * off,
-                              p->shard.count, steps, tol_ulp, &p->v, e);
-        if (rc)
-            return rc;
-        for (size_t k = 0; k < p->v.nreported; k++)
-            p->v.first[k].ball += p->shard.first;
-        bcl_validation_merge(total, &p->v);
-    }
-    return BCL_OK;
 }
 
 void bcl_group_close(bcl_group *g)

@@ -23,17 +23,9 @@
 #define SLICE_BALL_STEPS 250000000.0
 #define SLICE_MIN_BALLS  (1u << 17)
 
-void bcl_validation_merge(bcl_validation *total, const bcl_validation *part)
-{
-    total->compared += part->compared;
-    total->mismatches += part->mismatches;
-    if (part->max_ulp > total->max_ulp)
-        total->max_ulp = part->max_ulp;
-    for (size_t i = 0; i < part->nreported && total->nreported < BCL_MAX_REPORTED_MISMATCHES; i++)
-        total->first[total->nreported++] = part->first[i];
-}
-
-int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
+/* The input error for the overflow o of a run of `steps` steps, as every
+ * caller words it; note is added to the message. */
+static int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
 {
     char at[64] = "";
     if (o->step)
@@ -116,6 +108,15 @@ static int read_check_one(member *m, bcl_error *e)
     return bcl_sim_run_read_check(m->sim, &m->pub.plan, 0, to, &m->out_bad, &none, e);
 }
 
+/* Every shard read back into out (the range), with the device's finite
+ * check. */
+static int read_back(bcl_group *g, float *out, bcl_error *e)
+{
+    for (size_t i = 0; i < g->count; i++)
+        g->m[i].out = out;
+    return group_each(g, read_check_one, true, true, e);
+}
+
 /* One chunk on every member with balls; its wall time (first start to
  * last end) into *wall_ms, each member's wait for the slowest added. */
 static int run_chunk(bcl_group *g, uint64_t steps, float *out, double *wall_ms, bcl_error *e)
@@ -164,11 +165,8 @@ static int steps_in_chunks(bcl_group *g, const bcl_exec *x, float *out, bcl_exec
         double fit = x->chunk_ms / (g->chunk_ball_ms * (double)g->o.req.balls);
         per = fit >= (double)((uint64_t)1 << 40) ? (uint64_t)1 << 40 : fit >= 1 ? (uint64_t)fit : 1;
     }
-    if (left == 0 && out) {
-        for (size_t i = 0; i < g->count; i++)
-            g->m[i].out = out;
-        return group_each(g, read_check_one, true, true, e);
-    }
+    if (left == 0 && out)
+        return read_back(g, out, e);
     while (left) {
         uint64_t chunk = x->chunk_ms > 0 && per <= left / k ? per * k : left;
         double wall = 0;
@@ -261,11 +259,10 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         rc = bcl_group_cut(g, g->o.req.first, x->load_balls, e);
     if (rc == BCL_OK && x->load)
         rc = group_upload(g, x->load, x->load_async, x->load_check, e);
-    for (size_t i = 0; i < g->count; i++)
-        g->m[i].warm_ms_now = 0;
-    unsigned long gen[BCL_MAX_DEVICES];
-    for (size_t i = 0; i < g->count && i < BCL_MAX_DEVICES; i++) {
+    unsigned long gen[BCL_MAX_DEVICES]; /* a group has at most that many (bcl_group_open) */
+    for (size_t i = 0; i < g->count; i++) {
         member *m = &g->m[i];
+        m->warm_ms_now = 0;
         gen[i] = m->pub.plan_gen;
         memset(&m->pub.timing, 0, sizeof m->pub.timing);
         m->pub.wait_ms = 0;
@@ -284,14 +281,10 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         rc = x->ran(x->arg, rc, e);
     if (rc)
         return rc;
-    if (x->out && !fused_out) {
-        for (size_t i = 0; i < g->count; i++)
-            g->m[i].out = x->out;
-        if ((rc = group_each(g, read_check_one, true, true, e)))
-            return rc;
-    }
+    if (x->out && !fused_out && (rc = read_back(g, x->out, e)))
+        return rc;
     sum_up(g, r);
-    for (size_t i = 0; i < g->count && i < BCL_MAX_DEVICES; i++)
+    for (size_t i = 0; i < g->count; i++)
         if (g->m[i].pub.shard.count && g->m[i].pub.plan_gen != gen[i])
             r->plan_reused = false;
     if (x->load && x->load_check) {

@@ -41,6 +41,10 @@ double bcl_group_rate(const bcl_group *g);
  * resolved again for the new shards at the next load or exec. */
 int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e);
 
+/* Resolves each plan for its shard, uploads the shard from state (the
+ * group's range) and does the warm-up launch, one thread per device: what
+ * an MPI rank does before its timed exec (bcl_group_exec loads too). */
+int bcl_group_load(bcl_group *g, const float *state, bcl_error *e);
 /* The simulation of member i's shard once loaded (NULL without balls), for
  * timing it alone (bench). */
 bcl_sim *bcl_group_sim(bcl_group *g, size_t i);
@@ -48,14 +52,5 @@ bcl_sim *bcl_group_sim(bcl_group *g, size_t i);
  * (bcl_context_keep_launch_costs of every device): call it after the run's
  * own files; the first failure is the error. */
 int bcl_group_keep_launch_costs(bcl_group *g, bcl_error *e);
-
-/* ---- the one run (group_exec.c) ---- */
-
-/* Merges part (one shard's comparison) into total: sums, the largest
- * distance, the first mismatches in order. */
-void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
-/* The input error for the overflow o of a run of `steps` steps, as every
- * caller words it; note is added to the message. */
-int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e);
 
 #endif

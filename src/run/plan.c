@@ -25,8 +25,11 @@
  */
 #include "run/run.h"
 #include "ocl/clcall.h"
+#include "ocl/program.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t bcl_check_steps(unsigned k)
@@ -69,9 +72,11 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
                                      : "the local size (--local, local)");
 }
 
-/* K by the rule of k_rule.c, from the device's launch costs (measured once
- * and kept) for this plan's balls; the old constants only when S is 1. */
-static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e)
+/* K by the rule of k_rule.c within budget (ms), from the device's launch
+ * costs (measured once and kept) for this plan's balls; the old constants
+ * only when S is 1. */
+static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_plan *p,
+                  bcl_error *e)
 {
     p->k_how = "default rule";
     if (r->steps == 1 || (r->steps == 0 && !r->fused)) {
@@ -79,12 +84,9 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_er
         p->k_reason = "steps";
         return BCL_OK;
     }
-    double budget = r->launch_budget_ms;
-    int rc = budget > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
-    if (rc)
-        return rc;
     p->launch_budget_ms = budget;
-    if ((rc = bcl_launch_costs_get(c, r->params, &p->costs, e)))
+    int rc = bcl_launch_costs_get(c, r->params, &p->costs, e);
+    if (rc)
         return rc;
     if (p->costs.warn && !p->warning[0])
         snprintf(p->warning, sizeof p->warning, "launch costs: %.200s; measured again",
@@ -97,8 +99,8 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_er
 }
 
 /* K and where it came from. */
-static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, bcl_plan *p,
-                    bcl_error *e)
+static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, double budget,
+                    bcl_plan *p, bcl_error *e)
 {
     if (r->steps_per_launch) {
         p->steps_per_launch = r->steps_per_launch;
@@ -117,7 +119,7 @@ static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *
         p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
         p->k_how = p->k_reason = "tuned";
     } else {
-        return rule_k(c, r, p, e);
+        return rule_k(c, r, budget, p, e);
     }
     return BCL_OK;
 }
@@ -223,20 +225,20 @@ static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tun
                      tuned->local ? "" : ": NULL local size, the runtime chooses");
             return BCL_OK;
         }
-        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                  d->compute_units, items, l->why, sizeof l->why);
-        l->how = "auto";
+        break; /* none stored for this kernel: the automatic rule, which says so */
+    case BCL_LOCAL_AUTO:
+    default:
+        break;
+    }
+    l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
+                              items, l->why, sizeof l->why);
+    l->how = "auto";
+    if (l->mode == BCL_LOCAL_TUNED) {
         char tmp[sizeof l->why];
         memcpy(tmp, l->why, sizeof tmp);
         snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
-        return BCL_OK;
-    case BCL_LOCAL_AUTO:
-    default:
-        l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0],
-                                  d->compute_units, items, l->why, sizeof l->why);
-        l->how = "auto";
-        return BCL_OK;
     }
+    return BCL_OK;
 }
 
 int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e)
@@ -263,10 +265,10 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
     }
     /* $BALLCL_LAUNCH_BUDGET_MS is checked whether or not the rule uses it:
      * a bad value is an input error, not one a tuned record hides. */
-    double budget;
-    int rc = r->launch_budget_ms > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
+    double budget = r->launch_budget_ms;
+    int rc = budget > 0 ? BCL_OK : bcl_launch_budget_env(&budget, e);
     if (rc == BCL_OK)
-        rc = choose_k(c, r, t, p, e);
+        rc = choose_k(c, r, t, budget, p, e);
     if (rc)
         return rc;
     p->fused = p->steps_per_launch > 1 || r->fused;
@@ -291,5 +293,203 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
         return rc;
     p->global = p->launch.local ? bcl_round_up(items, p->launch.local) : items;
     p->check_steps = bcl_check_steps(p->steps_per_launch);
+    return BCL_OK;
+}
+
+/* ---- the launch costs the K rule needs: kept ones (launch_costs.c), else
+ * measured here, in at most about 50 ms, with plans of the model's default
+ * variant and local size: the fixed cost from single-step launches at two
+ * sizes, the steps from the slope of longer launches. Times are the host's
+ * clock around enqueue and wait: what a run waits for, and the same on
+ * every device whether or not its profiling passes its check. Each figure
+ * is the least of its repeats: on a shared machine a busy moment only ever
+ * adds time. ---- */
+
+/* The measurement stops adding launches after this much time. */
+#define MEASURE_MS 40.0
+/* A timed launch long enough for its slope to stand out of the noise. */
+#define LONG_LAUNCH_MS 2.0
+
+/* Host time of `launches` launches of K steps each, queued back to back
+ * with one wait at the end: the least of `repeats`. */
+static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned launches,
+                         unsigned repeats, double *ms, bcl_error *e)
+{
+    bcl_plan p = *base;
+    p.steps_per_launch = k;
+    p.untimed_launches = true; /* the host clock is the figure here */
+    *ms = INFINITY;
+    for (unsigned r = 0; r < repeats; r++) {
+        bcl_sim_timing t;
+        int rc = bcl_sim_run(s, &p, (uint64_t)k * launches, &t, e);
+        if (rc)
+            return rc;
+        if (t.wall_ms < *ms)
+            *ms = t.wall_ms;
+    }
+    return BCL_OK;
+}
+
+/* Grows K from k0 until one launch takes LONG_LAUNCH_MS or the time is
+ * spent (few launches, few calls): by 8, or by what the last launch says
+ * is enough when that is less (2 at least), so that the last launch stays
+ * near LONG_LAUNCH_MS rather than up to 8 times it. The last two points
+ * give the time per step (*slope_ms). */
+static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, double *slope_ms,
+                     bcl_error *e)
+{
+    unsigned k = k0, kprev = k0;
+    double prev = 0, now = 0;
+    int rc = time_launches(s, p, k, 1, 2, &prev, e);
+    while (rc == BCL_OK) {
+        double grow = prev > 0 ? ceil(LONG_LAUNCH_MS / prev) : 8;
+        grow = grow > 8 ? 8 : grow < 2 ? 2 : grow;
+        kprev = k;
+        k = (unsigned)(k * grow);
+        rc = time_launches(s, p, k, 1, 2, &now, e);
+        if (rc)
+            break;
+        if (now >= LONG_LAUNCH_MS || bcl_now_ms() - t0 > MEASURE_MS || k >= (1u << 21))
+            break;
+        prev = now;
+    }
+    if (rc)
+        return rc;
+    double slope = (now - prev) / (double)(k - kprev);
+    if (!(slope > 0))
+        slope = now / k; /* noise: the whole launch as steps, an upper bound */
+    *slope_ms = slope;
+    return BCL_OK;
+}
+
+/* Balls that fill the device: some 32768 work-items per compute unit —
+ * more than a GPU's multiprocessors hold at once, and a state beyond its
+ * last-level cache (on the H200 2048 a unit made 4 MB, which sat in its
+ * L2 and showed a tenth of the loading and storing of a large state) — at
+ * least 64 Ki balls so that loading and storing stand out, at most 16 Mi
+ * (256 MB), and within one allocation and a sixty-fourth of the device's
+ * memory. */
+static size_t fill_balls(const bcl_device_info *d)
+{
+    size_t n = (size_t)(d->compute_units ? d->compute_units : 1) * 32768;
+    if (n < ((size_t)1 << 16))
+        n = (size_t)1 << 16;
+    if (n > ((size_t)1 << 24))
+        n = (size_t)1 << 24;
+    if (d->max_alloc && n > d->max_alloc / 16)
+        n = (size_t)(d->max_alloc / 16);
+    if (d->global_mem && n > d->global_mem / 64 / 16)
+        n = (size_t)(d->global_mem / 64 / 16);
+    return n ? n : 1;
+}
+
+/* Random balls of the model, drawn for the first FILL_DRAWN and repeated
+ * after (on the device: bcl_sim_create_tiled): drawing, holding and sending
+ * millions would cost more than the whole measurement, and the timing
+ * depends on the mix of balls, not on which. */
+#define FILL_DRAWN ((size_t)1 << 16)
+
+static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *k, bcl_error *e)
+{
+    double t0 = bcl_now_ms();
+    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_model *m = bcl_context_model(c);
+    size_t nfill = fill_balls(d);
+    /* The default variant and local size at the fill; K set per launch. */
+    float defaults[BCL_MAX_PARAMS];
+    if (!params) {
+        bcl_model_param_defaults(m, defaults);
+        params = defaults;
+    }
+    bcl_plan_request req = {.params = params,
+                            .balls = nfill,
+                            .steps_per_launch = 2,
+                            .fused = true,
+                            .launch = {.mode = BCL_LOCAL_AUTO}};
+    bcl_plan full, tiny;
+    int rc = bcl_plan_resolve(c, &req, &full, e);
+    if (rc)
+        return rc;
+    /* One work-item's balls per compute unit: the latency of a step when
+     * nothing overlaps, and the cost of a launch that wakes every compute
+     * unit (on a CPU each is a thread a launch wakes: a launch of one
+     * work-item would wake one, and miss that cost). */
+    size_t units = d->compute_units ? d->compute_units : 1;
+    req.balls = full.balls_per_item * units < nfill ? full.balls_per_item * units : nfill;
+    if ((rc = bcl_plan_resolve(c, &req, &tiny, e)))
+        return rc;
+    size_t drawn = nfill < FILL_DRAWN ? nfill : FILL_DRAWN;
+    float *state = malloc(drawn * 4 * sizeof(float));
+    if (!state)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", drawn);
+    bcl_model_fill(m, state, 0, drawn, BCL_INIT_RANDOM, 1, params);
+    bcl_sim *sf = NULL, *st = NULL;
+    rc = bcl_sim_create_tiled(c, state, drawn, nfill, &sf, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_create_tiled(c, state, drawn, tiny.balls, &st, e);
+    free(state);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(sf, &full, NULL, e);
+    if (rc == BCL_OK)
+        rc = bcl_sim_warmup(st, &tiny, NULL, e);
+    /* The fixed cost at two sizes: 16 single-step launches back to back,
+     * the way a run queues them, of the few balls and of the full device.
+     * Less one step each, the rest is the launch and the loading and
+     * storing of every ball once: a line in N (launch, io). Measured
+     * directly rather than as the intercept of the step fits below, which
+     * extrapolate from long launches and carry their noise. */
+    double small16 = 0, full16 = 0, floor_ms = 0, slope = 0;
+    if (rc == BCL_OK)
+        rc = time_launches(st, &tiny, 1, 16, 2, &small16, e);
+    if (rc == BCL_OK)
+        rc = time_launches(sf, &full, 1, 16, 2, &full16, e);
+    if (rc == BCL_OK)
+        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, e);
+    if (rc == BCL_OK)
+        rc = fit_steps(sf, &full, 16, t0, &slope, e);
+    bcl_sim_destroy(sf);
+    bcl_sim_destroy(st);
+    if (rc)
+        return rc;
+    k->step_floor_us = floor_ms * 1e3;
+    k->step_ns_per_ball = slope * 1e6 / (double)nfill;
+    double small_us = small16 * 1e3 / 16 - k->step_floor_us;
+    double full_us = full16 * 1e3 / 16 - slope * 1e3;
+    k->launch_us = small_us > 0 ? small_us : 0;
+    double io =
+        nfill > tiny.balls ? (full_us - k->launch_us) * 1e3 / (double)(nfill - tiny.balls) : 0;
+    k->io_ns_per_ball = io > 0 ? io : 0;
+    k->fill_balls = nfill;
+    k->measure_ms = bcl_now_ms() - t0;
+    return BCL_OK;
+}
+
+int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e)
+{
+    bcl_launch_costs *k = bcl_context_costs(c);
+    bool keep;
+    if (k->known || bcl_launch_costs_read(c, k, &keep)) {
+        *out = *k;
+        return BCL_OK;
+    }
+    char why[sizeof k->note];
+    snprintf(why, sizeof why, "%s", k->note);
+    bool warn = k->warn;
+    int rc = costs_measure(c, params, k, e);
+    if (rc) {
+        memset(k, 0, sizeof *k);
+        return rc;
+    }
+    k->warn = warn;
+    k->known = true;
+    k->source = "measured";
+    /* Kept later, by bcl_launch_costs_keep when the context is destroyed,
+     * once the run's own files are written: a file of ours must not come
+     * between a run and its outputs. */
+    k->unsaved = keep;
+    if (keep)
+        bcl_context_on_destroy(c, bcl_launch_costs_keep);
+    snprintf(k->note, sizeof k->note, "%s", why);
+    *out = *k;
     return BCL_OK;
 }

@@ -73,7 +73,8 @@ const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsign
  * (k_rule.c). */
 unsigned bcl_default_k(uint64_t type);
 
-/* ---- the launch costs the K rule needs (src/run/launch_costs.c) ---- */
+/* ---- the launch costs the K rule needs (kept: launch_costs.c; measured:
+ * plan.c, which resolves the plans the measurement runs) ---- */
 
 /* The launch costs of the context's device and model: kept in the context
  * once known, else read from <cache>/launch/<model>-<device key>.json,
@@ -82,6 +83,11 @@ unsigned bcl_default_k(uint64_t type);
  * which, out->note why they were not kept. An OpenCL failure while
  * measuring is an error. */
 int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e);
+/* The kept file's figures into k (zeroed first; known, source "stored")
+ * when they can be used; else false with k->note saying why (empty: no
+ * file) and k->warn when a file is there but unusable. *keep: a measurement
+ * may be kept in that file. */
+bool bcl_launch_costs_read(bcl_context *c, bcl_launch_costs *k, bool *keep);
 /* Writes launch costs measured in this process beside the binary cache
  * (once; failing to is no error). bcl_context_destroy calls it, so that
  * the file comes after the run's own outputs. */
@@ -169,33 +175,31 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms);
 #define BCL_QUEUE_WINDOW 1024
 
 /* ---- the tuned file, read for a plan (src/run/tuned_read.c) ---- */
+/* <cache_dir>/<folder>/<model>-<device key>.json, the file of (d, m) that
+ * 'ballcl tune' (folder "tuned") or the launch costs ("launch") keep;
+ * cache_dir NULL: bcl_cache_dir's. `what` names it in the error of a path
+ * too long. */
+int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *what,
+                        const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                        bcl_error *e);
 #define BCL_TUNED_FORMAT "ballcl-tuned/1"
 /* A tuned file lists a few hundred candidates at most: a larger one is an
  * input error, never read. */
 #define BCL_MAX_TUNED_BYTES ((uint64_t)16 << 20)
-/* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
-int bcl_tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                      char *out, size_t size, bcl_error *e);
-/* bcl_tuned_load from the cache folder cache_dir (NULL: bcl_cache_dir's),
- * for a context given its own folder. */
-int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                      bcl_tuned *t, bcl_error *e);
 /* Reads one entry of a tuned file (what, the entry's name, and path for
  * messages); a missing or null entry is "not found". */
 struct json_t;
 int bcl_tuned_entry_parse(struct json_t *j, const char *what, const char *path, bool fused,
                           bcl_tuned_entry *t, bcl_error *e);
-/* Forgets every entry of t whose variant the kernels of c's model do not
- * define (a tuned file from other kernels): the default rule then
- * decides. warning gets a line naming the file, or "" when all is well.
- * bcl_context_tuned applies it. */
-void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size);
 
 /* ---- validation (validate.c) ---- */
 
 /* ULP distance between two floats: 0 for the same bits (NaN included),
  * UINT64_MAX for a NaN against anything else. */
 uint64_t bcl_ulp_distance(float a, float b);
+/* Merges part (one slice's or shard's comparison) into total: sums, the
+ * largest distance, the first mismatches in order. */
+void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
 /* Compares got against want (n balls), accumulating into v. */
 void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
                  bcl_validation *v);
@@ -246,12 +250,6 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e);
 /* Applies `steps` steps as plan p says; the state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
-/* bcl_sim_run, then the state read back into state (n balls), queued
- * behind the last launch so that the host waits once for both: one round
- * trip to the device fewer. t->wall_ms then includes the read-back;
- * device_ms, from the launches' events, does not. */
-int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
-                     bcl_error *e);
 /* The state check on the device (src/ocl/state_check.c): queues, behind what
  * is queued, a scan of the state the simulation holds for NaN and infinity
  * and the non-blocking read-back of its verdict into *flag (1: some float
@@ -260,7 +258,11 @@ int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state
  * returns, and must stay valid until then. It says whether, not where: a
  * caller that needs the ball scans the state on the host. */
 int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e);
-/* bcl_sim_run_read with bcl_sim_check_finite (when flag is not NULL)
+/* bcl_sim_run, then the state read back into state (n balls), queued
+ * behind the last launch so that the host waits once for both: one round
+ * trip to the device fewer. t->wall_ms then includes the read-back;
+ * device_ms, from the launches' events, does not. With
+ * bcl_sim_check_finite (when flag is not NULL)
  * queued between the last launch and the read-back: the host still waits
  * once, for the steps, the verdict and the state. */
 int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
@@ -272,7 +274,7 @@ int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
 /* Puts a state of n balls (any n >= 1) on the simulation and uploads it:
  * the buffers are kept when they hold n balls, else replaced by buffers for
  * n (the old ones freed first). The buffers are thus sized to the largest
- * state loaded (bcl_sim_capacity); runs and reads cover the n balls. After
+ * state loaded; runs and reads cover the n balls. After
  * a failure the simulation holds no balls until a load succeeds. */
 int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
 /* bcl_sim_load with the upload queued, not waited for: the host may work
@@ -282,8 +284,6 @@ int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
 int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e);
 /* Waits until everything queued for the simulation is done. */
 int bcl_sim_finish(bcl_sim *s, bcl_error *e);
-/* The balls the device buffers can hold (16 bytes each). */
-size_t bcl_sim_capacity(const bcl_sim *s);
 /* The number of device buffers the state is split into. */
 size_t bcl_sim_buffers(const bcl_sim *s);
 void bcl_sim_destroy(bcl_sim *s);

@@ -230,11 +230,6 @@ int bcl_sim_finish(bcl_sim *s, bcl_error *e)
     return BCL_OK;
 }
 
-size_t bcl_sim_capacity(const bcl_sim *s)
-{
-    return s->cap;
-}
-
 void bcl_sim_destroy(bcl_sim *s)
 {
     if (!s)
@@ -250,30 +245,42 @@ int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
     return write_state(s, state, CL_TRUE, e);
 }
 
-static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
+/* Every chunk written from the host's state `from`, or read back into
+ * `to` (the other NULL); waited for when blocking. */
+static int transfer(bcl_sim *s, const float *from, float *to, cl_bool blocking, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
+    cl_command_queue q = bcl_context_queue(s->c);
     for (size_t i = 0; i < s->nchunks; i++) {
         chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueWriteBuffer, bcl_context_queue(s->c), ch->buf, blocking, 0,
-                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
+        size_t bytes = ch->n * BALL_BYTES, at = 4 * ch->first;
+        cl_int st = from ? BCL_CL(clEnqueueWriteBuffer, q, ch->buf, blocking, 0, bytes, from + at,
+                                  0, NULL, NULL)
+                         : BCL_CL(clEnqueueReadBuffer, q, ch->buf, blocking, 0, bytes, to + at, 0,
+                                  NULL, NULL);
         if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);
+            return bcl_cl_fail(e, st, from ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
+                               bcl_context_device(s->c)->name);
     }
     return BCL_OK;
 }
 
+static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
+{
+    return transfer(s, state, NULL, blocking, e);
+}
+
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(s->c), ch->buf, CL_TRUE, 0,
-                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
-    }
-    return BCL_OK;
+    return transfer(s, NULL, state, CL_TRUE, e);
+}
+
+/* The chunk's buffer and ball count: the first two arguments of every
+ * kernel here (the models' and the state check's). */
+static cl_int set_chunk(cl_kernel k, const chunk *ch)
+{
+    cl_uint n32 = (cl_uint)ch->n;
+    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
+    return st == CL_SUCCESS ? BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32) : st;
 }
 
 static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, const float *params,
@@ -281,10 +288,7 @@ static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, con
 {
     const bcl_device_info *d = bcl_context_device(s->c);
     const bcl_model *m = bcl_context_model(s->c);
-    cl_uint n32 = (cl_uint)ch->n;
-    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32);
+    cl_int st = set_chunk(k, ch);
     if (st == CL_SUCCESS)
         st = BCL_CL(clSetKernelArg, k, 2, sizeof steps, &steps);
     unsigned np = bcl_model_param_floats(m);
@@ -351,14 +355,6 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
     return BCL_OK;
 }
 
-static int finish(bcl_sim *s, bcl_error *e)
-{
-    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
-    return BCL_OK;
-}
-
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
 {
     double t0 = bcl_now_ms();
@@ -368,24 +364,10 @@ int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
     if (rc == BCL_OK)
         rc = launch_chunks(s, p, k, p->steps_per_launch, true, &as, NULL, NULL, e);
     if (rc == BCL_OK)
-        rc = finish(s, e);
+        rc = bcl_sim_finish(s, e);
     if (ms)
         *ms = bcl_now_ms() - t0;
     return rc;
-}
-
-/* Queues the read-back of every chunk into state, not waited for. */
-static int enqueue_read(bcl_sim *s, float *state, bcl_error *e)
-{
-    const bcl_device_info *d = bcl_context_device(s->c);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(s->c), ch->buf, CL_FALSE, 0,
-                           ch->n * BALL_BYTES, state + 4 * ch->first, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
-    }
-    return BCL_OK;
 }
 
 int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
@@ -414,14 +396,11 @@ int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
         return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
     for (size_t i = 0; i < s->nchunks; i++) {
         const chunk *ch = &s->chunks[i];
-        cl_uint n4 = (cl_uint)ch->n; /* one uint4 per ball */
         /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop,
-         * few enough that any device has items for all its units. */
+         * few enough that any device has items for all its units. The
+         * count is of balls, one uint4 each. */
         size_t items = (ch->n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
-        st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clSetKernelArg, k, 1, sizeof n4, &n4);
-        if (st != CL_SUCCESS)
+        if ((st = set_chunk(k, ch)) != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
         st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL);
         if (st != CL_SUCCESS)
@@ -468,12 +447,6 @@ static void release_samples(sample *x, unsigned n)
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
 {
     return run(s, p, steps, NULL, NULL, t, e);
-}
-
-int bcl_sim_run_read(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state, bcl_sim_timing *t,
-                     bcl_error *e)
-{
-    return bcl_sim_run_read_check(s, p, steps, state, NULL, t, e);
 }
 
 int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
@@ -595,7 +568,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (sampled)
             x[got++] = (sample){f, l};
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
-            rc = finish(s, e);
+            rc = bcl_sim_finish(s, e);
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && progress.fn && bcl_now_ms() >= next) {
             progress.fn(progress.arg, done + ksteps, steps);
             next = bcl_now_ms() + progress.every_ms;
@@ -610,9 +583,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc == BCL_OK && flag)
         rc = bcl_sim_check_finite(s, flag, e);
     if (rc == BCL_OK && read_to)
-        rc = enqueue_read(s, read_to, e);
+        rc = transfer(s, NULL, read_to, CL_FALSE, e);
     if (rc == BCL_OK)
-        rc = finish(s, e);
+        rc = bcl_sim_finish(s, e);
     if (rc == BCL_OK && progress.fn)
         progress.fn(progress.arg, steps, steps);
     t->wall_ms = bcl_now_ms() - w0;

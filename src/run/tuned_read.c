@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The tuned file of (d, m) under cache_dir (NULL: bcl_cache_dir's). */
-int bcl_tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                      char *out, size_t size, bcl_error *e)
+int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *what,
+                        const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                        bcl_error *e)
 {
     char dir[4096], key[33];
     int rc = BCL_OK;
@@ -32,9 +32,9 @@ int bcl_tuned_path_in(const char *cache_dir, const bcl_device_info *d, const bcl
         rc = bcl_device_key(d, key, e);
     if (rc)
         return rc;
-    int w = snprintf(out, size, "%s/tuned/%s-%s.json", dir, m->name, key);
+    int w = snprintf(out, size, "%s/%s/%s-%s.json", dir, folder, m->name, key);
     if (w < 0 || (size_t)w >= size)
-        return bcl_fail(e, BCL_EXIT_INPUT, "tuned file path is too long");
+        return bcl_fail(e, BCL_EXIT_INPUT, "%s path is too long", what);
     return BCL_OK;
 }
 
@@ -121,20 +121,17 @@ int bcl_tuned_entry_parse(json_t *j, const char *what, const char *path, bool fu
 int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
                    bcl_error *e)
 {
-    return bcl_tuned_path_in(NULL, d, m, out, size, e);
+    return bcl_cache_file_path(NULL, "tuned", "tuned file", d, m, out, size, e);
 }
 
-int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e)
-{
-    return bcl_tuned_load_in(NULL, d, m, t, e);
-}
-
-int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
-                      bcl_tuned *t, bcl_error *e)
+/* bcl_tuned_load from the cache folder cache_dir (NULL: bcl_cache_dir's),
+ * for a context given its own folder. */
+static int tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl_model *m,
+                         bcl_tuned *t, bcl_error *e)
 {
     memset(t, 0, sizeof *t);
     char path[4096], key[33];
-    int rc = bcl_tuned_path_in(cache_dir, d, m, path, sizeof path, e);
+    int rc = bcl_cache_file_path(cache_dir, "tuned", "tuned file", d, m, path, sizeof path, e);
     if (rc == BCL_OK)
         rc = bcl_device_key(d, key, e);
     if (rc)
@@ -219,7 +216,16 @@ int bcl_tuned_load_in(const char *cache_dir, const bcl_device_info *d, const bcl
     json_decref(root);
     return rc;
 }
-void bcl_tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size)
+
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e)
+{
+    return tuned_load_in(NULL, d, m, t, e);
+}
+
+/* Forgets every entry of t whose variant the kernels of c's model do not
+ * define (a tuned file from other kernels): the default rule then
+ * decides. warning gets a line naming the file, or "" when all is well. */
+static void tuned_check(bcl_context *c, bcl_tuned *t, char *warning, size_t size)
 {
     if (size)
         warning[0] = '\0';
@@ -258,11 +264,11 @@ const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem)
         bcl_error e = {0};
         /* An unreadable file counts as nothing tuned; the problem is kept
          * for the caller to show. */
-        if (bcl_tuned_load_in(bcl_context_cache_dir(c), bcl_context_device(c), bcl_context_model(c),
-                              &m->tuned, &e) != BCL_OK)
+        if (tuned_load_in(bcl_context_cache_dir(c), bcl_context_device(c), bcl_context_model(c),
+                          &m->tuned, &e) != BCL_OK)
             snprintf(m->problem, sizeof m->problem, "%s", e.msg);
         else /* a variant the kernels lack: the rule decides, and says so */
-            bcl_tuned_check(c, &m->tuned, m->problem, sizeof m->problem);
+            tuned_check(c, &m->tuned, m->problem, sizeof m->problem);
         /* A damaged entry (dropped while reading) is said too. */
         if (!m->problem[0] && m->tuned.damaged[0])
             snprintf(m->problem, sizeof m->problem, "%s", m->tuned.damaged);

@@ -64,7 +64,7 @@ void bcl_compare(const float *want, const float *got, size_t n, size_t first_bal
     }
 }
 
-static void merge(bcl_validation *into, const bcl_validation *part)
+void bcl_validation_merge(bcl_validation *into, const bcl_validation *part)
 {
     into->compared += part->compared;
     into->mismatches += part->mismatches;
@@ -100,7 +100,7 @@ int bcl_validate(const bcl_model *m, const float *p, const float *init, const fl
             }
             /* In ball order, so the first mismatches reported are the first. */
 #pragma omp ordered
-            merge(v, &part);
+            bcl_validation_merge(v, &part);
         }
         free(work);
     }

@@ -10,6 +10,7 @@
 #include "bench.h"
 
 #include "job/job.h"
+#include "measure/timing.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +32,7 @@ typedef struct multi_result {
     bcl_group_member *members; /* a copy of the group's, which the rows point into */
 } multi_result;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median, minimum and maximum of x[0..n), n >= 1 (sorts x). */
-static void stats(double *x, unsigned n, bcl_stats *out)
-{
-    qsort(x, n, sizeof *x, cmp_double);
-    out->count = n;
-    out->min = x[0];
-    out->max = x[n - 1];
-    out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
-static int validate_shards(bcl_group *g, const float *init, float *scratch, size_t n, bool *all_ok,
+static int validate_shards(bcl_group *g, const float *init, float *scratch, bool *all_ok,
                            bcl_error *e)
 {
     *all_ok = true;
@@ -62,7 +47,6 @@ static int validate_shards(bcl_group *g, const float *init, float *scratch, size
             return rc;
         *all_ok &= v.mismatches == 0;
     }
-    (void)n;
     return BCL_OK;
 }
 
@@ -101,11 +85,14 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
         goto out;
     cli_progress("bench", 0, 0, "splitting by rate");
-    if ((rc = bcl_group_split(g, init, e)) || (rc = bcl_group_load(g, init, e)))
+    /* Loaded with no steps: the plans and warm-up launches, nothing timed. */
+    bcl_exec x = {.load = init, .load_balls = n};
+    bcl_exec_result t;
+    if ((rc = bcl_group_split(g, init, e)) || (rc = bcl_group_exec(g, &x, &t, e)))
         goto out;
     res->calibrate_ms = bcl_group_calibrate_ms(g);
     cli_progress("bench", 0, 0, "validating every shard");
-    if ((rc = validate_shards(g, init, scratch, n, &res->validated, e)))
+    if ((rc = validate_shards(g, init, scratch, &res->validated, e)))
         goto out;
     if (!res->validated)
         goto out; /* never timed */
@@ -134,8 +121,8 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         steps = want < k ? k : ((uint64_t)want + k - 1) / k * k;
     }
     res->steps = steps;
-    bcl_group_timing t;
-    if ((rc = bcl_group_run(g, steps, &t, e))) /* untimed: the first pass at this size */
+    x = (bcl_exec){.steps = steps};
+    if ((rc = bcl_group_exec(g, &x, &t, e))) /* untimed: the first pass at this size */
         goto out;
     unsigned repeats = a->o.measure.repeats ? a->o.measure.repeats : 1;
     char line[96];
@@ -145,7 +132,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         for (size_t i = 0; i < ndev; i++)
             if (timers[i] && (rc = bcl_timer_repeat(timers[i], e)))
                 goto out;
-        if ((rc = bcl_group_run(g, steps, &t, e)))
+        if ((rc = bcl_group_exec(g, &x, &t, e)))
             goto out;
         wall[rep] = t.wall_ms * 1e3 / (double)steps;
     }
@@ -161,7 +148,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     }
     multi_row *all = &res->rows[res->nrows++];
     snprintf(all->name, sizeof all->name, "all-devices");
-    stats(wall, repeats, &all->meas.wall_us);
+    bcl_stats_compute(wall, repeats, &all->meas.wall_us);
     all->meas.steps = steps;
     all->rate = (double)n / (all->meas.wall_us.median * 1e-6);
     res->efficiency = res->sum_alone > 0 ? all->rate / res->sum_alone : 0;
@@ -239,20 +226,17 @@ static json_t *result_json(const multi_result *res)
                               row->meas.wall_us.min, "max", row->meas.wall_us.max, "count",
                               (int)row->meas.wall_us.count, "steps", (json_int_t)row->meas.steps,
                               "ball_steps_per_s", row->rate);
-        if (row->m) {
-            json_object_set_new(j, "selector", json_string(row->m->selector));
-            json_object_set_new(j, "device", json_string(row->m->dev->name));
-            json_object_set_new(j, "balls", json_integer((json_int_t)row->m->shard.count));
-            json_object_set_new(j, "share", json_real(row->m->share));
-            json_object_set_new(j, "kernel", json_string(row->m->plan.kernel));
-            json_object_set_new(j, "steps_per_launch", json_integer(row->m->plan.steps_per_launch));
-            json_object_set_new(j, "split_rate_how", json_string(row->m->rate_how));
-        } else {
-            json_object_set_new(j, "balls", json_integer((json_int_t)res->balls));
-            json_object_set_new(j, "efficiency", json_real(res->efficiency));
-            json_object_set_new(j, "sum_alone_ball_steps_per_s", json_real(res->sum_alone));
-            json_object_set_new(j, "fastest_alone_ball_steps_per_s", json_real(res->fastest_alone));
-        }
+        const bcl_group_member *m = row->m;
+        json_t *more =
+            m ? json_pack("{s:s, s:s, s:I, s:f, s:s, s:I, s:s}", "selector", m->selector, "device",
+                          m->dev->name, "balls", (json_int_t)m->shard.count, "share", m->share,
+                          "kernel", m->plan.kernel, "steps_per_launch",
+                          (json_int_t)m->plan.steps_per_launch, "split_rate_how", m->rate_how)
+              : json_pack("{s:I, s:f, s:f, s:f}", "balls", (json_int_t)res->balls, "efficiency",
+                          res->efficiency, "sum_alone_ball_steps_per_s", res->sum_alone,
+                          "fastest_alone_ball_steps_per_s", res->fastest_alone);
+        json_object_update(j, more);
+        json_decref(more);
         json_array_append_new(rows, j);
     }
     return json_pack("{s:I, s:b, s:f, s:o}", "balls", (json_int_t)res->balls, "validated",
