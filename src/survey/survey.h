@@ -93,16 +93,16 @@ typedef enum {
 } bcl_fig;
 
 enum {
-    BCL_FIG_ROW = 1,       /* a row of the survey's table */
-    BCL_FIG_MODEL = 2,     /* each model's: under the model's object, not "measured" */
-    BCL_FIG_OPTIONAL = 4,  /* may be absent (null or left out on a device without the type) */
-    BCL_FIG_COLUMN = 8,    /* a column of the report page's device table */
-    BCL_FIG_HISTORY = 16,  /* drawn in a device's history on the page */
-    BCL_FIG_CHECK = 32,    /* compared with the fleet by `survey check` */
-    BCL_FIG_GB = 64,       /* flagged above the plausible GB/s */
-    BCL_FIG_PEAK = 128,    /* flagged above the plausible operations per clock */
-    BCL_FIG_PEAK2 = 256,   /* the same, doubled (packed half) */
-    BCL_FIG_RATE = 512,    /* flagged above the plausible ball-steps/s of its model */
+    BCL_FIG_ROW = 1,      /* a row of the survey's table */
+    BCL_FIG_MODEL = 2,    /* each model's: under the model's object, not "measured" */
+    BCL_FIG_OPTIONAL = 4, /* may be absent (null or left out on a device without the type) */
+    BCL_FIG_COLUMN = 8,   /* a column of the report page's device table */
+    BCL_FIG_HISTORY = 16, /* drawn in a device's history on the page */
+    BCL_FIG_CHECK = 32,   /* compared with the fleet by `survey check` */
+    BCL_FIG_GB = 64,      /* flagged above the plausible GB/s */
+    BCL_FIG_PEAK = 128,   /* flagged above the plausible operations per clock */
+    BCL_FIG_PEAK2 = 256,  /* the same, doubled (packed half) */
+    BCL_FIG_RATE = 512,   /* flagged above the plausible ball-steps/s of its model */
 };
 
 /* One figure: its key (dotted path under "measured", or under a model's

@@ -455,11 +455,12 @@ static int add_facts(importer *im, const json_t *obj, const char *prefix)
  * "measured" they are the default model's. */
 static bool is_model_key(const char *k)
 {
-    static const char *const keys[] = {"small",          "large",       "best_local",
-                                       "local1_penalty", "local_sweep", "fused_ball_steps_per_s",
-                                       "fused",          NULL};
-    for (size_t i = 0; keys[i]; i++)
-        if (strcmp(k, keys[i]) == 0)
+    static const char *const parts[] = {"small", "large", "local_sweep", "fused", NULL};
+    for (size_t i = 0; parts[i]; i++)
+        if (strcmp(k, parts[i]) == 0)
+            return true;
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++)
+        if ((bcl_survey_figures[f].flags & BCL_FIG_MODEL) && strcmp(k, bcl_survey_key(f)) == 0)
             return true;
     return false;
 }
@@ -605,7 +606,7 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
         (rc = add_facts(im, json_object_get(dev, "capabilities"), "capabilities")))
         return rc;
     const json_t *m = json_object_get(dev, "measured");
-    const char *dflt = str_or(m, "model", "seed");
+    const char *dflt = str_or(m, "model", bcl_models[0]->name);
     if ((rc = add_figures(im, m, "", "", 0)) || (rc = add_figures(im, m, dflt, "", 1)))
         return rc;
     const char *name;

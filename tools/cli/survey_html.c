@@ -338,6 +338,11 @@ double page_figure(const json_t *d, const char *key)
     return page_plausible(v) ? v : NAN;
 }
 
+void page_figure_key(bcl_fig f, const char *model, char *out, size_t size)
+{
+    snprintf(out, size, "%s%s%s", model ? model : "", model ? ":" : "", bcl_survey_key(f));
+}
+
 double page_fact(const json_t *d, const char *key)
 {
     double v = page_raw(d, "facts", key);
@@ -347,26 +352,38 @@ double page_fact(const json_t *d, const char *key)
 /* ---- sections ---------------------------------------------------------------- */
 
 typedef struct column {
-    const char *head;
-    const char *key; /* a figure, or "fact:..." */
-    int decimals;    /* -1: fmt_num */
+    char head[96];
+    char key[160]; /* a figure (model:key for a model's), or "fact:..." */
+    int decimals;  /* -1: page_num, -2: bytes as GiB */
 } column;
 
-static const column device_columns[] = {
-    {"CUs", "fact:limits.compute_units", 0},
-    {"clock MHz", "fact:limits.clock_mhz", 0},
-    {"memory GiB", "fact:limits.global_mem_bytes", -2},
-    {"copy GB/s", "copy_gb_per_s", -1},
-    {"read-only GB/s", "read_only_gb_per_s", -1},
-    {"add GFLOP/s", "add_gflop_per_s", -1},
-    {"FMA GFLOP/s", "fma_gflop_per_s", -1},
-    {"launch µs", "launch_latency_us", -1},
-    {"to device GB/s", "write_gb_per_s", -1},
-    {"from device GB/s", "read_gb_per_s", -1},
-    {"seed fused ball-steps/s", "seed:fused_ball_steps_per_s", -1},
-    {"seed local=1 ×", "seed:local1_penalty", -1},
-};
-#define NCOLUMNS (sizeof device_columns / sizeof device_columns[0])
+#define MAX_COLUMNS (3 + BCL_FIG_COUNT)
+
+/* Three facts, then the figures of the table marked for a column (a
+ * model's: the default model's). Returns the count. */
+static size_t device_columns(column *cols)
+{
+    static const column facts[] = {
+        {"CUs", "fact:limits.compute_units", 0},
+        {"clock MHz", "fact:limits.clock_mhz", 0},
+        {"memory GiB", "fact:limits.global_mem_bytes", -2},
+    };
+    size_t n = 0;
+    for (; n < sizeof facts / sizeof facts[0]; n++)
+        cols[n] = facts[n];
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
+        const bcl_survey_figure *g = &bcl_survey_figures[f];
+        if (!(g->flags & BCL_FIG_COLUMN))
+            continue;
+        const char *model = g->flags & BCL_FIG_MODEL ? bcl_models[0]->name : NULL;
+        column *c = &cols[n++];
+        snprintf(c->head, sizeof c->head, "%s%s%s %s", model ? model : "", model ? " " : "",
+                 g->title, g->unit);
+        page_figure_key(f, model, c->key, sizeof c->key);
+        c->decimals = -1;
+    }
+    return n;
+}
 
 static void device_table(report *r, sbuf *p)
 {
@@ -377,8 +394,10 @@ static void device_table(report *r, sbuf *p)
                "</span></p>\n<div class=\"scroll\"><table class=\"sortable\" "
                "id=\"device-table\"><thead><tr><th>#</th><th>device</th><th>platform</th>"
                "<th>type</th><th>driver</th><th>where</th>");
-    for (size_t c = 0; c < NCOLUMNS; c++)
-        sb_printf(p, "<th class=\"num\">%s</th>", device_columns[c].head);
+    column cols[MAX_COLUMNS];
+    size_t ncols = device_columns(cols);
+    for (size_t c = 0; c < ncols; c++)
+        sb_printf(p, "<th class=\"num\">%s</th>", cols[c].head);
     sb_puts(p, "<th class=\"num\">surveys</th><th>latest</th></tr></thead><tbody>\n");
     size_t i;
     json_t *d;
@@ -398,8 +417,8 @@ static void device_table(report *r, sbuf *p)
         sb_puts(p, "</td><td>");
         page_where(p, d);
         sb_puts(p, "</td>");
-        for (size_t c = 0; c < NCOLUMNS; c++) {
-            const column *col = &device_columns[c];
+        for (size_t c = 0; c < ncols; c++) {
+            const column *col = &cols[c];
             double v = strncmp(col->key, "fact:", 5) == 0 ? page_fact(d, col->key + 5)
                                                           : page_figure(d, col->key);
             if (col->decimals == -2)

@@ -55,6 +55,10 @@ bool page_plausible(double v);
 double page_raw(const json_t *d, const char *set, const char *key);
 double page_fact(const json_t *d, const char *key);
 
+/* The page's key of figure f (src/survey/figures.c): its key, or
+ * "model:key" for a model's (model set). */
+void page_figure_key(bcl_fig f, const char *model, char *out, size_t size);
+
 /* The section of bar charts, one per figure group and per model. */
 int survey_page_charts(report *r, sbuf *page);
 /* A section (anchor dev-N) per device, with its history drawn inline
