@@ -1,4 +1,5 @@
-/* What the report page's parts share (survey_html.c, survey_html_charts.c):
+/* What the report page's parts share (survey_page.c, used by survey_html.c,
+ * survey_html_charts.c and survey_page_devices.c):
  * the text buffer the page grows in, the data loaded from the database, and
  * the helpers that read it. Internal to the report. */
 #ifndef BALLCL_SURVEY_PAGE_H
