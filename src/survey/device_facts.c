@@ -314,9 +314,8 @@ int bcl_survey_platforms(json_t **out, bcl_error *e)
 
 /* ---- the public side ----------------------------------------------------- */
 
-int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e)
+json_t *bcl_survey_describe(const bcl_device_info *d)
 {
-    *json = NULL;
     bcl_error xe = {0};
     char *ext = bcl_device_extensions(d, &xe);
     bcl_error_clear(&xe);
@@ -326,24 +325,10 @@ int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e)
      * device's own is capabilities.preferred_work_group_size_multiple. */
     json_object_del(json_object_get(dev, "limits"), "preferred_work_group_multiple");
     json_t *caps = dev ? bcl_survey_capabilities(d) : NULL;
-    if (!dev || !caps) {
+    if (!caps) {
         json_decref(dev);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        return NULL;
     }
     json_object_set_new(dev, "capabilities", caps);
-    *json = json_dumps(dev, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(dev);
-    return *json ? BCL_OK : bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-}
-
-int bcl_platforms_describe(char **json, bcl_error *e)
-{
-    *json = NULL;
-    json_t *arr;
-    int rc = bcl_survey_platforms(&arr, e);
-    if (rc)
-        return rc;
-    *json = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(arr);
-    return *json ? BCL_OK : bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    return dev;
 }

@@ -253,6 +253,28 @@ static int new_sim(model_run *r, size_t n, bcl_sim **sim, bcl_error *e)
     return bcl_sim_create(r->ctx, r->init, n, sim, e);
 }
 
+/* Plans req over n balls, then validates and times it (time_config; a
+ * fused plan's variant goes into fig). False, with the error recorded
+ * under figure, when any of it fails. */
+static bool measure_config(model_run *r, const bcl_plan_request *req, size_t n, json_t *fig,
+                           const char *figure, double *us)
+{
+    bcl_error e = {0};
+    bcl_sim *sim = NULL;
+    bcl_plan so;
+    int rc = bcl_plan_resolve(r->ctx, req, &so, &e);
+    if (rc == BCL_OK && req->fused)
+        json_object_set_new(fig, "variant", json_string(so.variant));
+    if (rc == BCL_OK)
+        rc = new_sim(r, n, &sim, &e);
+    if (rc == BCL_OK)
+        rc = time_config(r, sim, &so, fig, us, &e);
+    bcl_sim_destroy(sim);
+    if (rc)
+        failed(r->s, figure, &e);
+    return rc == BCL_OK;
+}
+
 /* "small" or "large": the one-step kernel, local size auto, at n balls. */
 static void ball_step(model_run *r, const char *key, size_t n)
 {
@@ -263,21 +285,10 @@ static void ball_step(model_run *r, const char *key, size_t n)
     json_t *fig = json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "us_per_step",
                             "gb_per_s", "ball_steps_per_s", "local", "validated");
     json_object_set_new(r->obj, key, fig);
-    bcl_error e = {0};
-    bcl_sim *sim = NULL;
     bcl_plan_request req = base_request(r, n);
-    bcl_plan so;
     double us;
-    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
-    if (rc == BCL_OK)
-        rc = new_sim(r, n, &sim, &e);
-    if (rc == BCL_OK)
-        rc = time_config(r, sim, &so, fig, &us, &e);
-    bcl_sim_destroy(sim);
-    if (rc) {
-        failed(r->s, figure, &e);
+    if (!measure_config(r, &req, n, fig, figure, &us))
         return;
-    }
     json_object_set_new(fig, "us_per_step", number(us));
     json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
     json_object_set_new(fig, "ball_steps_per_s", number((double)n / (us * 1e-6)));
@@ -297,26 +308,13 @@ static void fused(model_run *r, size_t n)
     json_t *fig = json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "k",
                             (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
     json_object_set_new(r->obj, "fused", fig);
-    bcl_error e = {0};
-    bcl_sim *sim = NULL;
     bcl_plan_request req = base_request(r, n);
     req.fused = true;
     req.steps_per_launch = o->fused_k ? o->fused_k : 1;
     req.variant = NULL; /* the rule's */
-    bcl_plan so;
     double us;
-    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
-    if (rc == BCL_OK) {
-        json_object_set_new(fig, "variant", json_string(so.variant));
-        rc = new_sim(r, n, &sim, &e);
-    }
-    if (rc == BCL_OK)
-        rc = time_config(r, sim, &so, fig, &us, &e);
-    bcl_sim_destroy(sim);
-    if (rc) {
-        failed(r->s, figure, &e);
+    if (!measure_config(r, &req, n, fig, figure, &us))
         return;
-    }
     json_object_set_new(fig, "us_per_step", number(us));
     json_object_set_new(r->obj, key, number((double)n / (us * 1e-6)));
 }

@@ -126,15 +126,10 @@ const char *bcl_survey_key(bcl_fig f);
  * set, and writes what holds into note. Must run before the first OpenCL
  * call: drivers read these once, when they start. */
 void bcl_survey_driver_caches_off(char *note, size_t size);
-/* The facts of device d as a survey records them, without measuring:
- * a JSON object (malloc'ed text) with "selector", "identity", "limits" and
- * "capabilities" (docs/SURVEY.md); `ballcl devices` shows these. */
-int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e);
-/* Every OpenCL platform, those that list no device included, as a JSON
- * array (malloc'ed text) of objects with "index", "name", "vendor",
- * "version", "status" (of clGetDeviceIDs), "devices" and "hint" (a setting
- * the driver is known to need, or null). No platform: "[]". */
-int bcl_platforms_describe(char **json, bcl_error *e);
+/* The facts of device d as a survey records them, without measuring: a
+ * new JSON object with "selector", "identity", "limits" and "capabilities"
+ * (docs/SURVEY.md); `ballcl devices` shows these. NULL when out of memory. */
+json_t *bcl_survey_describe(const bcl_device_info *d);
 /* Reads the survey file at path and checks it (valid JSON, the schema,
  * every required key with its type); *json is its text (malloc'ed,
  * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */

@@ -68,26 +68,16 @@ void sb_html(sbuf *b, const char *text)
 {
     char esc[2048];
     survey_db_escape(text ? text : "", esc, sizeof esc);
+    static const char *const entity[][2] = {
+        {"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&#39;"}};
     for (const char *p = esc; *p; p++) {
-        switch (*p) {
-        case '&':
-            sb_puts(b, "&amp;");
-            break;
-        case '<':
-            sb_puts(b, "&lt;");
-            break;
-        case '>':
-            sb_puts(b, "&gt;");
-            break;
-        case '"':
-            sb_puts(b, "&quot;");
-            break;
-        case '\'':
-            sb_puts(b, "&#39;");
-            break;
-        default:
+        size_t i = 0;
+        while (i < 5 && *p != entity[i][0][0])
+            i++;
+        if (i < 5)
+            sb_puts(b, entity[i][1]);
+        else
             sb_add(b, p, 1);
-        }
     }
 }
 
