@@ -201,13 +201,23 @@ static const key keys[] = {
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 /* The query's bytes (malloc'ed, NUL-terminated for text), NULL when the
- * driver refuses it or answers with nothing or more than 1 MiB. */
+ * driver refuses it or answers with more than 1 MiB. One call when the
+ * answer fits 64 bytes (every number does), two otherwise. */
 static void *raw(cl_device_id d, cl_uint param, size_t *n)
 {
-    if (BCL_CL(clGetDeviceInfo, d, param, 0, NULL, n) != CL_SUCCESS || *n > (1u << 20))
+    unsigned char small[64];
+    cl_int st = BCL_CL(clGetDeviceInfo, d, param, sizeof small, small, n);
+    bool fits = st == CL_SUCCESS && *n <= sizeof small;
+    /* Too long for small (or a driver that said so wrongly): its size. */
+    if (!fits && ((st != CL_SUCCESS && st != CL_INVALID_VALUE) ||
+                  BCL_CL(clGetDeviceInfo, d, param, 0, NULL, n) != CL_SUCCESS))
+        return NULL;
+    if (*n > (1u << 20))
         return NULL;
     char *b = calloc(1, *n + 1);
-    if (b && *n && BCL_CL(clGetDeviceInfo, d, param, *n, b, NULL) != CL_SUCCESS) {
+    if (b && fits) {
+        memcpy(b, small, *n);
+    } else if (b && *n && BCL_CL(clGetDeviceInfo, d, param, *n, b, NULL) != CL_SUCCESS) {
         free(b);
         return NULL;
     }
@@ -327,6 +337,19 @@ static json_t *value(cl_device_id d, const key *k)
     }
     free(b);
     return j;
+}
+
+json_t *bcl_survey_clinfo_value(const bcl_device_info *di, const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strcmp(keys[i].name, name) != 0)
+            continue;
+        json_t *v = NULL;
+        if (keys[i].since < 20 || bcl_opencl_version(di) >= keys[i].since)
+            v = value(di->device, &keys[i]);
+        return v ? v : json_null();
+    }
+    return json_null();
 }
 
 json_t *bcl_survey_clinfo(const bcl_device_info *di, const char *extensions)

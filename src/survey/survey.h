@@ -49,6 +49,10 @@ json_t *bcl_survey_capabilities(const bcl_device_info *d);
  * driver refuses left out; extensions is the CL_DEVICE_EXTENSIONS text.
  * NULL only when out of memory. */
 json_t *bcl_survey_clinfo(const bcl_device_info *d, const char *extensions);
+/* One of those keys, by its CL_... name, queried the same way: null when
+ * the driver refuses it, or it is of OpenCL 2.0 or later and the device
+ * is older (a query of OpenCL 1.x is asked of any device). */
+json_t *bcl_survey_clinfo_value(const bcl_device_info *d, const char *name);
 /* Every OpenCL platform, those without devices included, with the status
  * of clGetDeviceIDs and a hint for drivers known to need a setting, as a
  * new JSON array (empty when there is no platform). */
