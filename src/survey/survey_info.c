@@ -191,19 +191,6 @@ static const char *const interesting[] = {
     "cl_amd_device_attribute_query",
 };
 
-/* True when word is one of the space-separated names in list. */
-static bool has_word(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
-        bool starts = p == list || p[-1] == ' ';
-        bool ends = p[n] == '\0' || p[n] == ' ';
-        if (starts && ends)
-            return true;
-    }
-    return false;
-}
-
 static json_t *extensions_json(const char *ext, json_int_t *total)
 {
     json_t *a = json_array();
@@ -211,7 +198,7 @@ static json_t *extensions_json(const char *ext, json_int_t *total)
     if (!ext)
         return a;
     for (size_t i = 0; i < sizeof interesting / sizeof interesting[0]; i++)
-        if (has_word(ext, interesting[i]))
+        if (bcl_survey_listed(ext, interesting[i]))
             json_array_append_new(a, json_string(interesting[i]));
     for (const char *p = ext; *p;) {
         while (*p == ' ')
