@@ -264,14 +264,9 @@ static void device_table(report *r, sbuf *p)
                   "<tr><td data-v=\"%zu\">%zu</td><td class=\"device-name\"><a "
                   "href=\"#dev-%zu\">",
                   i + 1, i + 1, i + 1);
-        sb_html(p, page_str(d, "name"));
-        sb_puts(p, "</a></td><td>");
-        sb_html(p, page_str(d, "platform"));
-        sb_puts(p, "</td><td>");
-        sb_html(p, page_str(d, "type"));
-        sb_puts(p, "</td><td>");
-        sb_html(p, page_str(d, "driver"));
-        sb_puts(p, "</td><td>");
+        page_fields(p, d,
+                    (const char *const[]){"name", "</a></td><td>", "platform", "</td><td>", "type",
+                                          "</td><td>", "driver", "</td><td>", NULL});
         page_where(p, d);
         sb_puts(p, "</td>");
         for (size_t c = 0; c < ncols; c++) {
@@ -420,12 +415,9 @@ static int platforms(report *r, sbuf *p)
         json_array_foreach(rows, i, row)
         {
             sb_puts(p, "<tr><td>");
-            sb_html(p, page_str(row, "name"));
-            sb_puts(p, "</td><td>");
-            sb_html(p, page_str(row, "status"));
-            sb_puts(p, "</td><td>");
-            sb_html(p, page_str(row, "date"));
-            sb_puts(p, "</td></tr>\n");
+            page_fields(p, row,
+                        (const char *const[]){"name", "</td><td>", "status", "</td><td>", "date",
+                                              "</td></tr>\n", NULL});
         }
         sb_puts(p, "</tbody></table>\n");
     }

@@ -115,6 +115,14 @@ const char *page_str(const json_t *d, const char *key)
     return s ? s : "";
 }
 
+void page_fields(sbuf *b, const json_t *d, const char *const *parts)
+{
+    for (size_t i = 0; parts[i]; i += 2) {
+        sb_html(b, page_str(d, parts[i]));
+        sb_puts(b, parts[i + 1]);
+    }
+}
+
 /* A figure of d as a number, NAN when absent or null. */
 double page_raw(const json_t *d, const char *set, const char *key)
 {

@@ -46,6 +46,9 @@ int page_load_run(report *r, json_t *run);
 /* A string of d ("" when absent); a figure or fact as a number, NAN when
  * absent or null. */
 const char *page_str(const json_t *d, const char *key);
+/* The strings of d at parts[0], parts[2], ... escaped, each followed by
+ * the markup parts[1], parts[3], ...; NULL ends. */
+void page_fields(sbuf *b, const json_t *d, const char *const *parts);
 double page_figure(const json_t *d, const char *key);
 /* The rule for every figure and fact the page shows or draws: a number of
  * magnitude 1e-30 to 1e30, or 0. Anything else (1e308, 5e-324, an

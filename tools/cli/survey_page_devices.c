@@ -149,13 +149,9 @@ void survey_page_devices(report *r, sbuf *p)
         sb_printf(p, "<section class=\"device\" id=\"dev-%zu\"><h3>%zu. ", i + 1, i + 1);
         page_label(p, d);
         sb_puts(p, "</h3><p>");
-        sb_html(p, page_str(d, "platform"));
-        sb_puts(p, ", ");
-        sb_html(p, page_str(d, "type"));
-        sb_puts(p, "; latest driver ");
-        sb_html(p, page_str(d, "driver"));
-        sb_puts(p, " on ");
-        sb_html(p, page_str(d, "date"));
+        page_fields(p, d,
+                    (const char *const[]){"platform", ", ", "type", "; latest driver ", "driver",
+                                          " on ", "date", "", NULL});
         sb_printf(p, "; %zu extensions.</p>\n", json_array_size(json_object_get(d, "extensions")));
         history(p, d, r->models);
         sb_puts(p, "</section>\n");
