@@ -505,14 +505,12 @@ static void embedded_data(report *r, sbuf *p)
             json_array_append_new(xs, json_integer(index_of(exts, ext_index, page_str(e, NULL))));
         /* where was cut at its buffer's end, maybe inside a character:
          * then the run goes in without it rather than not at all. */
-        json_t *row =
-            json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id), page_str(dev, "name"),
-                      page_str(dev, "platform"), page_str(dev, "type"), page_str(run, "driver"),
-                      page_str(run, "date"), where, vals, xs);
-        if (!row)
-            row = json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
-                            page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
-                            page_str(run, "driver"), page_str(run, "date"), "", vals, xs);
+        json_t *row = NULL;
+        for (int k = 0; !row && k < 2; k++)
+            row =
+                json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
+                          page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
+                          page_str(run, "driver"), page_str(run, "date"), k ? "" : where, vals, xs);
         json_decref(vals);
         json_decref(xs);
         if (!row)

@@ -239,6 +239,15 @@ static const json_t *flag_of(const json_t *dev, const char *full)
     return NULL;
 }
 
+/* The number of the footnote holding text (added when new), made safe for
+ * a terminal. */
+static size_t footnote(notes *n, const char *text)
+{
+    char esc[1200];
+    cell_text(text, esc, sizeof esc);
+    return note_add(n, esc);
+}
+
 /* fig: the figure of the table the cell shows, or BCL_FIG_COUNT. */
 static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, notes *n)
 {
@@ -259,9 +268,7 @@ static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, no
                      "%s: %s needs the device's profiling clock, which failed "
                      "its check: %s",
                      c->head, full, json_string_value(why));
-            char esc[1200];
-            cell_text(note, esc, sizeof esc);
-            printf(" n/a [%zu] |", note_add(n, esc));
+            printf(" n/a [%zu] |", footnote(n, note));
             return;
         }
         /* Null by design: the device lacks the number type. */
@@ -274,9 +281,7 @@ static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, no
             return;
         }
         snprintf(note, sizeof note, "%s: %s: %s", c->head, key, err);
-        char esc[1200];
-        cell_text(note, esc, sizeof esc);
-        printf(" n/a [%zu] |", note_add(n, esc));
+        printf(" n/a [%zu] |", footnote(n, note));
         return;
     }
     format_value(v, f, out, sizeof out);
@@ -290,9 +295,7 @@ static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, no
                  "%s: profiling failed its check (%s): its times are the host "
                  "clock's",
                  c->head, json_string_value(why));
-        char esc[1200];
-        cell_text(note, esc, sizeof esc);
-        printf(" %s [%zu] |", shown, note_add(n, esc));
+        printf(" %s [%zu] |", shown, footnote(n, note));
         return;
     }
     const json_t *flag = flag_of(c->dev, full);
@@ -302,9 +305,7 @@ static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, no
                  json_number_value(json_object_get(flag, "value")),
                  json_number_value(json_object_get(flag, "limit")),
                  json_string_value(json_object_get(flag, "rule")));
-        char esc[1200];
-        cell_text(note, esc, sizeof esc);
-        printf(" %s (!) [%zu] |", shown, note_add(n, esc));
+        printf(" %s (!) [%zu] |", shown, footnote(n, note));
         return;
     }
     printf(" %s |", shown);
