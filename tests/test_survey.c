@@ -469,8 +469,8 @@ static void test_flags(void **state)
     json_t *flags = json_object_get(dev, "flags");
     const char *want[] = {"measured.copy_gb_per_s",
                           "measured.read_only_gb_per_s",
-                          "measured.transfer.mapped_read_gb_per_s",
                           "measured.fma_gflop_per_s",
+                          "measured.transfer.mapped_read_gb_per_s",
                           "measured.large.gb_per_s",
                           "measured.large.ball_steps_per_s",
                           "measured.models.bounce.large.ball_steps_per_s"};

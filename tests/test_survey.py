@@ -451,6 +451,17 @@ if SANITIZED:
     # does not. The plain build runs it.
     print("skip a kernel giving other bits: not in the sanitizer build")
     testlib.finish()
+def survey_with(kdir):
+    """A quick survey with the kernels of kdir, its JSON on stdout: the run and the document."""
+    r = testlib.run(["survey", "-d", dev, "--quick", "--json", "-"], timeout=600,
+                    env={**cache_on, "BALLCL_KERNEL_DIR": kdir})
+    try:
+        return r, json.loads(r.out)
+    except ValueError:
+        check(False, "--json -: the JSON on stdout", r.describe())
+        testlib.finish()
+
+
 kdir = os.path.join(tmp, "cl-wrong")
 shutil.copytree(testlib.KERNEL_DIR, kdir)
 src = open(os.path.join(kdir, "bounce.cl")).read()
@@ -460,15 +471,9 @@ wrong_src = wrong_src.replace("vy = vy + gdt;", "vy = vy - gdt;")
 check(wrong_src.count("vy = vy - g") == 2, "bounce.cl has the gravity lines this test changes")
 open(os.path.join(kdir, "bounce.cl"), "w").write(wrong_src)
 # (--json - : the JSON on stdout instead of the table.)
-r = testlib.run(["survey", "-d", dev, "--quick", "--json", "-"], timeout=600,
-                env={**cache_on, "BALLCL_KERNEL_DIR": kdir})
+r, vdoc = survey_with(kdir)
 check(r.rc == 1 and len(r.err_lines()) == 1 and "validation failed" in r.err,
       "a kernel giving other bits: exit 1, one line", r.describe())
-try:
-    vdoc = json.loads(r.out)
-except ValueError:
-    check(False, "--json -: the JSON on stdout", r.describe())
-    testlib.finish()
 vm = vdoc["devices"][0]["measured"]
 bounce = vm["models"]["bounce"]
 verr = vdoc["devices"][0]["errors"]
@@ -492,13 +497,7 @@ wrong_peaks = wrong_peaks.replace("out[g] = acc.x + acc.y + acc.z + acc.w;",
 check(wrong_peaks.count("c + c") == 1 and wrong_peaks.count("acc.y + acc.z;") == 2,
       "peak.cl has the lines this test changes")
 open(os.path.join(kdir2, "peak.cl"), "w").write(wrong_peaks)
-r = testlib.run(["survey", "-d", dev, "--quick", "--json", "-"], timeout=600,
-                env={**cache_on, "BALLCL_KERNEL_DIR": kdir2})
-try:
-    wdoc = json.loads(r.out)
-except ValueError:
-    check(False, "--json -: the JSON on stdout", r.describe())
-    testlib.finish()
+r, wdoc = survey_with(kdir2)
 wm = wdoc["devices"][0]["measured"]
 werr = wdoc["devices"][0]["errors"]
 wrong_keys = ["read_only_gb_per_s", "fma_gflop_per_s"] + (["fp64_gflop_per_s"] if LIM["fp64"] else []) \

@@ -24,6 +24,7 @@ import subprocess
 import time
 
 import testlib
+from fleetlib import host_fleet
 from testlib import check
 
 ROOT = testlib.SOURCE_ROOT
@@ -33,27 +34,9 @@ db = os.path.join(tmp, "fleet.db")
 rng = random.Random(36)
 
 
-def vary(obj):
-    """Every number of measured, times 0.9 to 1.1 (integers kept)."""
-    if isinstance(obj, dict):
-        return {k: vary(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [vary(v) for v in obj]
-    if isinstance(obj, float):
-        return obj * rng.uniform(0.9, 1.1)
-    return obj
-
-
 folder = os.path.join(tmp, "fleet")
 os.mkdir(folder)
-for i in range(1000):
-    doc = copy.deepcopy(BASE)
-    dev = doc["devices"][0]
-    dev["identity"]["host"] = f"node{i:04d}"
-    dev["measured"] = vary(dev["measured"])
-    doc["date"] = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z"
-    with open(os.path.join(folder, f"node{i:04d}.json"), "w") as f:
-        json.dump(doc, f)
+host_fleet(BASE, folder, rng)
 
 t0 = time.monotonic()
 r = testlib.run(["survey", "import", "--db", db, "--json", folder], timeout=300)

@@ -26,6 +26,7 @@ import shutil
 import time
 
 import testlib
+from fleetlib import host_fleet, vary
 from testlib import check
 
 ROOT = testlib.SOURCE_ROOT
@@ -39,17 +40,6 @@ MAX_REPORT_S, MAX_LOAD_S = 10.0, 3.0
 # the plain build, where they are the figures the page promises.
 SANITIZED = bool(os.environ.get("BALLCL_ASAN_RUNTIME"))
 SLACK = 2.0  # a shared test machine: fail only well past the bound
-
-
-def vary(obj):
-    """Every float under measured, times 0.9 to 1.1 (integers kept)."""
-    if isinstance(obj, dict):
-        return {k: vary(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [vary(v) for v in obj]
-    if isinstance(obj, float):
-        return obj * rng.uniform(0.9, 1.1)
-    return obj
 
 
 def one_device_survey(doc, dev):
@@ -81,7 +71,7 @@ def fleet_of_250(folder):
             d["identity"]["host"] = host
             d["identity"]["driver"] = f"{dev['identity']['driver']}-r{k % 3}"
             d["limits"]["compute_units"] = cu
-            d["measured"] = vary(d["measured"])
+            d["measured"] = vary(d["measured"], rng)
             s = one_device_survey(doc, d)
             s["date"] = f"2026-{1 + k * 3:02d}-{1 + j % 28:02d}T{j % 24:02d}:00:00Z"
             with open(os.path.join(folder, f"d{j:03d}-{k}.json"), "w") as f:
@@ -91,18 +81,8 @@ def fleet_of_250(folder):
 
 def fleet_of_hosts(folder):
     """1000 hosts of one device model; returns the devices' (name, host)."""
-    doc = json.load(open(os.path.join(ROOT, "docs", "surveys", "pocl-amd-epyc.json")))
-    devices = []
-    for i in range(1000):
-        s = copy.deepcopy(doc)
-        dev = s["devices"][0]
-        dev["identity"]["host"] = f"node{i:04d}"
-        dev["measured"] = vary(dev["measured"])
-        s["date"] = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z"
-        devices.append((dev["identity"]["name"], f"node{i:04d}"))
-        with open(os.path.join(folder, f"node{i:04d}.json"), "w") as f:
-            json.dump(s, f)
-    return devices
+    return host_fleet(json.load(open(os.path.join(ROOT, "docs", "surveys", "pocl-amd-epyc.json"))),
+                      folder, rng)
 
 
 pages = []  # (what, page, devices)

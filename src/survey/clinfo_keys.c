@@ -44,6 +44,10 @@ typedef struct key {
     const char *ext; /* or the extension that must be listed */
 } key;
 
+#define NV   "cl_nv_device_attribute_query"
+#define USM  "cl_intel_unified_shared_memory"
+#define UUID "cl_khr_device_uuid"
+
 /* clinfo 3.0's device keys for the core, the KHR extensions, NVIDIA's
  * attributes and Intel's that PoCL has. */
 static const key keys[] = {
@@ -157,26 +161,25 @@ static const key keys[] = {
     {"CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR", 0x12AA, K_BITS, 10,
      "cl_khr_command_buffer"},
     {"CL_DEVICE_PCI_BUS_INFO_KHR", 0x410F, K_UINTS, 10, "cl_khr_pci_bus_info"},
-    {"CL_DEVICE_UUID_KHR", 0x106A, K_BYTES, 10, "cl_khr_device_uuid"},
-    {"CL_DRIVER_UUID_KHR", 0x106B, K_BYTES, 10, "cl_khr_device_uuid"},
-    {"CL_DEVICE_LUID_VALID_KHR", 0x106C, K_BOOL, 10, "cl_khr_device_uuid"},
-    {"CL_DEVICE_LUID_KHR", 0x106D, K_BYTES, 10, "cl_khr_device_uuid"},
-    {"CL_DEVICE_NODE_MASK_KHR", 0x106E, K_UINT, 10, "cl_khr_device_uuid"},
+    {"CL_DEVICE_UUID_KHR", 0x106A, K_BYTES, 10, UUID},
+    {"CL_DRIVER_UUID_KHR", 0x106B, K_BYTES, 10, UUID},
+    {"CL_DEVICE_LUID_VALID_KHR", 0x106C, K_BOOL, 10, UUID},
+    {"CL_DEVICE_LUID_KHR", 0x106D, K_BYTES, 10, UUID},
+    {"CL_DEVICE_NODE_MASK_KHR", 0x106E, K_UINT, 10, UUID},
     {"CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR", 0x1073, K_BITS, 10,
      "cl_khr_integer_dot_product"},
     /* NVIDIA's, where its driver lists them (an H200's clinfo shows them). */
-    {"CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV", 0x4000, K_UINT, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV", 0x4001, K_UINT, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_REGISTERS_PER_BLOCK_NV", 0x4002, K_UINT, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_WARP_SIZE_NV", 0x4003, K_UINT, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_GPU_OVERLAP_NV", 0x4004, K_BOOL, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV", 0x4005, K_BOOL, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_INTEGRATED_MEMORY_NV", 0x4006, K_BOOL, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT_NV", 0x4007, K_UINT, 10,
-     "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_PCI_BUS_ID_NV", 0x4008, K_UINT, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_PCI_SLOT_ID_NV", 0x4009, K_UINT, 10, "cl_nv_device_attribute_query"},
-    {"CL_DEVICE_PCI_DOMAIN_ID_NV", 0x400A, K_UINT, 10, "cl_nv_device_attribute_query"},
+    {"CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV", 0x4000, K_UINT, 10, NV},
+    {"CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV", 0x4001, K_UINT, 10, NV},
+    {"CL_DEVICE_REGISTERS_PER_BLOCK_NV", 0x4002, K_UINT, 10, NV},
+    {"CL_DEVICE_WARP_SIZE_NV", 0x4003, K_UINT, 10, NV},
+    {"CL_DEVICE_GPU_OVERLAP_NV", 0x4004, K_BOOL, 10, NV},
+    {"CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV", 0x4005, K_BOOL, 10, NV},
+    {"CL_DEVICE_INTEGRATED_MEMORY_NV", 0x4006, K_BOOL, 10, NV},
+    {"CL_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT_NV", 0x4007, K_UINT, 10, NV},
+    {"CL_DEVICE_PCI_BUS_ID_NV", 0x4008, K_UINT, 10, NV},
+    {"CL_DEVICE_PCI_SLOT_ID_NV", 0x4009, K_UINT, 10, NV},
+    {"CL_DEVICE_PCI_DOMAIN_ID_NV", 0x400A, K_UINT, 10, NV},
     /* External memory and semaphores (lists of cl_uint handle types). */
     {"CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR", 0x204F, K_UINTS, 10,
      "cl_khr_external_memory"},
@@ -187,27 +190,33 @@ static const key keys[] = {
      "cl_khr_external_semaphore"},
     /* Intel's unified shared memory and sub-group sizes (newer PoCL has
      * them too). */
-    {"CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL", 0x4190, K_BITS, 10, "cl_intel_unified_shared_memory"},
-    {"CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL", 0x4191, K_BITS, 10,
-     "cl_intel_unified_shared_memory"},
-    {"CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL", 0x4192, K_BITS, 10,
-     "cl_intel_unified_shared_memory"},
-    {"CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL", 0x4193, K_BITS, 10,
-     "cl_intel_unified_shared_memory"},
-    {"CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL", 0x4194, K_BITS, 10,
-     "cl_intel_unified_shared_memory"},
+    {"CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL", 0x4190, K_BITS, 10, USM},
+    {"CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL", 0x4191, K_BITS, 10, USM},
+    {"CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL", 0x4192, K_BITS, 10, USM},
+    {"CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL", 0x4193, K_BITS, 10, USM},
+    {"CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL", 0x4194, K_BITS, 10, USM},
     {"CL_DEVICE_SUB_GROUP_SIZES_INTEL", 0x4108, K_SIZES, 10, "cl_intel_required_subgroup_size"},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 /* The query's bytes (malloc'ed, NUL-terminated for text), NULL when the
- * driver refuses it or answers with nothing or more than 1 MiB. */
+ * driver refuses it or answers with more than 1 MiB. One call when the
+ * answer fits 64 bytes (every number does), two otherwise. */
 static void *raw(cl_device_id d, cl_uint param, size_t *n)
 {
-    if (BCL_CL(clGetDeviceInfo, d, param, 0, NULL, n) != CL_SUCCESS || *n > (1u << 20))
+    unsigned char small[64];
+    cl_int st = BCL_CL(clGetDeviceInfo, d, param, sizeof small, small, n);
+    bool fits = st == CL_SUCCESS && *n <= sizeof small;
+    /* Too long for small (or a driver that said so wrongly): its size. */
+    if (!fits && ((st != CL_SUCCESS && st != CL_INVALID_VALUE) ||
+                  BCL_CL(clGetDeviceInfo, d, param, 0, NULL, n) != CL_SUCCESS))
+        return NULL;
+    if (*n > (1u << 20))
         return NULL;
     char *b = calloc(1, *n + 1);
-    if (b && *n && BCL_CL(clGetDeviceInfo, d, param, *n, b, NULL) != CL_SUCCESS) {
+    if (b && fits) {
+        memcpy(b, small, *n);
+    } else if (b && *n && BCL_CL(clGetDeviceInfo, d, param, *n, b, NULL) != CL_SUCCESS) {
         free(b);
         return NULL;
     }
@@ -327,6 +336,19 @@ static json_t *value(cl_device_id d, const key *k)
     }
     free(b);
     return j;
+}
+
+json_t *bcl_survey_clinfo_value(const bcl_device_info *di, const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strcmp(keys[i].name, name) != 0)
+            continue;
+        json_t *v = NULL;
+        if (keys[i].since < 20 || bcl_opencl_version(di) >= keys[i].since)
+            v = value(di->device, &keys[i]);
+        return v ? v : json_null();
+    }
+    return json_null();
 }
 
 json_t *bcl_survey_clinfo(const bcl_device_info *di, const char *extensions)

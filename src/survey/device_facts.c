@@ -22,167 +22,107 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CL_DEVICE_HOST_UNIFIED_MEMORY
-#define CL_DEVICE_HOST_UNIFIED_MEMORY 0x1035
-#endif
-#ifndef CL_DEVICE_HALF_FP_CONFIG
-#define CL_DEVICE_HALF_FP_CONFIG 0x1033
-#endif
-
-static json_t *ulong_query(cl_device_id d, cl_device_info what)
+/* The bits of a bitfield (a clinfo number) as an object of names (bit[i]
+ * the bit of name[i]); null when the query failed, or gave 0 and zero is
+ * none (an fp_config: the device has no such type). */
+static json_t *named_bits(json_t *v, const char *const *name, const unsigned *bit, size_t n,
+                          bool zero_is_none)
 {
-    cl_ulong v = 0;
-    return BCL_CL(clGetDeviceInfo, d, what, sizeof v, &v, NULL) == CL_SUCCESS
-               ? json_integer((json_int_t)v)
-               : json_null();
+    json_int_t x = json_integer_value(v);
+    json_t *o = json_is_integer(v) && (x || !zero_is_none) ? json_object() : NULL;
+    for (size_t i = 0; o && i < n; i++)
+        json_object_set_new(o, name[i], json_boolean((x >> bit[i]) & 1));
+    json_decref(v);
+    return o ? o : json_null();
 }
 
-static json_t *uint_query(cl_device_id d, cl_device_info what)
+static json_t *fp_config(const bcl_device_info *di, const char *query)
 {
-    cl_uint v = 0;
-    return BCL_CL(clGetDeviceInfo, d, what, sizeof v, &v, NULL) == CL_SUCCESS
-               ? json_integer((json_int_t)v)
-               : json_null();
+    static const char *const name[] = {"denorm",
+                                       "inf_nan",
+                                       "round_to_nearest",
+                                       "round_to_zero",
+                                       "round_to_inf",
+                                       "fma",
+                                       "correctly_rounded_divide_sqrt",
+                                       "soft_float"};
+    static const unsigned bit[] = {0, 1, 2, 3, 4, 5, 7, 6}; /* CL_FP_... */
+    return named_bits(bcl_survey_clinfo_value(di, query), name, bit, 8, true);
 }
 
-static json_t *size_query(cl_device_id d, cl_device_info what)
+/* CL_DEVICE_<kind>_VECTOR_WIDTH_<type> of every type. */
+static json_t *vector_widths(const bcl_device_info *di, const char *kind)
 {
-    size_t v = 0;
-    return BCL_CL(clGetDeviceInfo, d, what, sizeof v, &v, NULL) == CL_SUCCESS
-               ? json_integer((json_int_t)v)
-               : json_null();
-}
-
-static json_t *bool_query(cl_device_id d, cl_device_info what)
-{
-    cl_bool v = CL_FALSE;
-    return BCL_CL(clGetDeviceInfo, d, what, sizeof v, &v, NULL) == CL_SUCCESS
-               ? json_boolean(v != CL_FALSE)
-               : json_null();
-}
-
-static json_t *string_query(cl_device_id d, cl_device_info what)
-{
-    size_t n = 0;
-    if (BCL_CL(clGetDeviceInfo, d, what, 0, NULL, &n) != CL_SUCCESS || n == 0 || n > 65536)
-        return json_null();
-    char *s = calloc(1, n + 1);
-    if (!s)
-        return json_null();
-    json_t *j = json_null();
-    if (BCL_CL(clGetDeviceInfo, d, what, n, s, NULL) == CL_SUCCESS) {
-        /* Drivers pad with spaces; an empty IL list means none. */
-        size_t len = strlen(s);
-        while (len && (s[len - 1] == ' ' || s[len - 1] == '\n'))
-            s[--len] = '\0';
-        j = bcl_survey_text(s);
-    }
-    free(s);
-    return j;
-}
-
-/* A cl_device_fp_config as an object of named bits, or null when the
- * query fails or the device has no such type (0). */
-static json_t *fp_config(cl_device_id d, cl_device_info what)
-{
-    cl_device_fp_config c = 0;
-    if (BCL_CL(clGetDeviceInfo, d, what, sizeof c, &c, NULL) != CL_SUCCESS || c == 0)
-        return json_null();
-    return json_pack(
-        "{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b}", "denorm", (c & CL_FP_DENORM) != 0, "inf_nan",
-        (c & CL_FP_INF_NAN) != 0, "round_to_nearest", (c & CL_FP_ROUND_TO_NEAREST) != 0,
-        "round_to_zero", (c & CL_FP_ROUND_TO_ZERO) != 0, "round_to_inf",
-        (c & CL_FP_ROUND_TO_INF) != 0, "fma", (c & CL_FP_FMA) != 0, "correctly_rounded_divide_sqrt",
-        (c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0, "soft_float", (c & CL_FP_SOFT_FLOAT) != 0);
-}
-
-static const char *const vector_types[] = {"char",  "short",  "int", "long",
-                                           "float", "double", "half"};
-
-static json_t *vector_widths(cl_device_id d, bool native)
-{
-    static const cl_device_info preferred_q[] = {
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR,  CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT,
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT,   CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG,
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE,
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF,
-    };
-    static const cl_device_info native_q[] = {
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR,  CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT,
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_INT,   CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG,
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE,
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF,
-    };
+    static const char *const types[] = {"char", "short", "int", "long", "float", "double", "half"};
     json_t *o = json_object();
-    for (size_t i = 0; i < sizeof vector_types / sizeof vector_types[0]; i++)
-        json_object_set_new(o, vector_types[i],
-                            uint_query(d, native ? native_q[i] : preferred_q[i]));
+    for (size_t i = 0; o && i < sizeof types / sizeof types[0]; i++) {
+        char name[64];
+        int n = snprintf(name, sizeof name, "CL_DEVICE_%s_VECTOR_WIDTH_", kind);
+        for (const char *t = types[i]; *t && n < (int)sizeof name - 1; t++)
+            name[n++] = (char)(*t - 'a' + 'A');
+        name[n] = '\0';
+        json_object_set_new(o, types[i], bcl_survey_clinfo_value(di, name));
+    }
     return o;
-}
-
-static json_t *svm(cl_device_id d)
-{
-    cl_device_svm_capabilities c = 0;
-    if (BCL_CL(clGetDeviceInfo, d, CL_DEVICE_SVM_CAPABILITIES, sizeof c, &c, NULL) != CL_SUCCESS)
-        return json_null();
-    return json_pack(
-        "{s:b, s:b, s:b, s:b}", "coarse_grain_buffer", (c & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0,
-        "fine_grain_buffer", (c & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0, "fine_grain_system",
-        (c & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM) != 0, "atomics", (c & CL_DEVICE_SVM_ATOMICS) != 0);
-}
-
-static json_t *cache_type(cl_device_id d)
-{
-    cl_device_mem_cache_type t = CL_NONE;
-    if (BCL_CL(clGetDeviceInfo, d, CL_DEVICE_GLOBAL_MEM_CACHE_TYPE, sizeof t, &t, NULL) !=
-        CL_SUCCESS)
-        return json_null();
-    return json_string(t == CL_READ_ONLY_CACHE    ? "read_only"
-                       : t == CL_READ_WRITE_CACHE ? "read_write"
-                                                  : "none");
 }
 
 json_t *bcl_survey_capabilities(const bcl_device_info *di)
 {
-    cl_device_id d = di->device;
-    int v = bcl_opencl_version(di);
+    /* In order; those of a clinfo key are its value as clinfo's table
+     * queries it, the others are set below. */
+    static const char *const keys[][2] = {
+        {"fp_config", NULL},
+        {"svm_capabilities", NULL},
+        /* Deprecated in OpenCL 2.0, still answered by the drivers that have it. */
+        {"host_unified_memory", "CL_DEVICE_HOST_UNIFIED_MEMORY"},
+        {"global_mem_cache_type", NULL},
+        {"global_mem_cache_size", "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE"},
+        {"global_mem_cacheline_size", "CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE"},
+        {"max_constant_buffer_size", "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE"},
+        {"max_constant_args", "CL_DEVICE_MAX_CONSTANT_ARGS"},
+        {"profiling_timer_resolution_ns", "CL_DEVICE_PROFILING_TIMER_RESOLUTION"},
+        {"preferred_vector_width", NULL},
+        {"native_vector_width", NULL},
+        {"preferred_work_group_size_multiple", NULL},
+        {"max_num_sub_groups", "CL_DEVICE_MAX_NUM_SUB_GROUPS"},
+        {"sub_group_independent_forward_progress",
+         "CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS"},
+        {"il_version", "CL_DEVICE_IL_VERSION"},
+        {"image_support", "CL_DEVICE_IMAGE_SUPPORT"},
+        {"max_parameter_size", "CL_DEVICE_MAX_PARAMETER_SIZE"},
+        {"mem_base_addr_align", "CL_DEVICE_MEM_BASE_ADDR_ALIGN"},
+    };
     json_t *c = json_object();
+    for (size_t i = 0; c && i < sizeof keys / sizeof keys[0]; i++)
+        json_object_set_new(c, keys[i][0],
+                            keys[i][1] ? bcl_survey_clinfo_value(di, keys[i][1]) : json_null());
     if (!c)
         return NULL;
     json_t *fp = json_object();
-    json_object_set_new(fp, "float", fp_config(d, CL_DEVICE_SINGLE_FP_CONFIG));
-    json_object_set_new(fp, "double", fp_config(d, CL_DEVICE_DOUBLE_FP_CONFIG));
+    json_object_set_new(fp, "float", fp_config(di, "CL_DEVICE_SINGLE_FP_CONFIG"));
+    json_object_set_new(fp, "double", fp_config(di, "CL_DEVICE_DOUBLE_FP_CONFIG"));
     json_object_set_new(fp, "half",
-                        di->fp16 ? fp_config(d, CL_DEVICE_HALF_FP_CONFIG) : json_null());
+                        di->fp16 ? fp_config(di, "CL_DEVICE_HALF_FP_CONFIG") : json_null());
     json_object_set_new(c, "fp_config", fp);
-    json_object_set_new(c, "svm_capabilities", v >= 20 ? svm(d) : json_null());
-    /* Deprecated in OpenCL 2.0, still answered by the drivers that have it. */
-    json_object_set_new(c, "host_unified_memory", bool_query(d, CL_DEVICE_HOST_UNIFIED_MEMORY));
-    json_object_set_new(c, "global_mem_cache_type", cache_type(d));
-    json_object_set_new(c, "global_mem_cache_size",
-                        ulong_query(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE));
-    json_object_set_new(c, "global_mem_cacheline_size",
-                        uint_query(d, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE));
-    json_object_set_new(c, "max_constant_buffer_size",
-                        ulong_query(d, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE));
-    json_object_set_new(c, "max_constant_args", uint_query(d, CL_DEVICE_MAX_CONSTANT_ARGS));
-    json_object_set_new(c, "profiling_timer_resolution_ns",
-                        size_query(d, CL_DEVICE_PROFILING_TIMER_RESOLUTION));
-    json_object_set_new(c, "preferred_vector_width", vector_widths(d, false));
-    json_object_set_new(c, "native_vector_width", vector_widths(d, true));
+    static const char *const svm[] = {"coarse_grain_buffer", "fine_grain_buffer",
+                                      "fine_grain_system", "atomics"};
+    static const unsigned svm_bit[] = {0, 1, 2, 3}; /* CL_DEVICE_SVM_... */
+    json_object_set_new(c, "svm_capabilities",
+                        named_bits(bcl_survey_clinfo_value(di, "CL_DEVICE_SVM_CAPABILITIES"), svm,
+                                   svm_bit, 4, false));
+    json_t *t = bcl_survey_clinfo_value(di, "CL_DEVICE_GLOBAL_MEM_CACHE_TYPE");
+    json_int_t type = json_integer_value(t);
+    json_object_set_new(c, "global_mem_cache_type",
+                        !json_is_integer(t)           ? json_null()
+                        : type == CL_READ_ONLY_CACHE  ? json_string("read_only")
+                        : type == CL_READ_WRITE_CACHE ? json_string("read_write")
+                                                      : json_string("none"));
+    json_decref(t);
+    json_object_set_new(c, "preferred_vector_width", vector_widths(di, "PREFERRED"));
+    json_object_set_new(c, "native_vector_width", vector_widths(di, "NATIVE"));
     json_object_set_new(c, "preferred_work_group_size_multiple",
                         di->preferred_multiple ? json_integer((json_int_t)di->preferred_multiple)
                                                : json_null());
-    json_object_set_new(c, "max_num_sub_groups",
-                        v >= 21 ? uint_query(d, CL_DEVICE_MAX_NUM_SUB_GROUPS) : json_null());
-    json_object_set_new(c, "sub_group_independent_forward_progress",
-                        v >= 21 ? bool_query(d, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS)
-                                : json_null());
-    json_object_set_new(c, "il_version",
-                        v >= 21 ? string_query(d, CL_DEVICE_IL_VERSION) : json_null());
-    json_object_set_new(c, "image_support", bool_query(d, CL_DEVICE_IMAGE_SUPPORT));
-    json_object_set_new(c, "max_parameter_size", size_query(d, CL_DEVICE_MAX_PARAMETER_SIZE));
-    json_object_set_new(c, "mem_base_addr_align", uint_query(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN));
     return c;
 }
 
@@ -314,9 +254,8 @@ int bcl_survey_platforms(json_t **out, bcl_error *e)
 
 /* ---- the public side ----------------------------------------------------- */
 
-int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e)
+json_t *bcl_survey_describe(const bcl_device_info *d)
 {
-    *json = NULL;
     bcl_error xe = {0};
     char *ext = bcl_device_extensions(d, &xe);
     bcl_error_clear(&xe);
@@ -326,24 +265,10 @@ int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e)
      * device's own is capabilities.preferred_work_group_size_multiple. */
     json_object_del(json_object_get(dev, "limits"), "preferred_work_group_multiple");
     json_t *caps = dev ? bcl_survey_capabilities(d) : NULL;
-    if (!dev || !caps) {
+    if (!caps) {
         json_decref(dev);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+        return NULL;
     }
     json_object_set_new(dev, "capabilities", caps);
-    *json = json_dumps(dev, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(dev);
-    return *json ? BCL_OK : bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-}
-
-int bcl_platforms_describe(char **json, bcl_error *e)
-{
-    *json = NULL;
-    json_t *arr;
-    int rc = bcl_survey_platforms(&arr, e);
-    if (rc)
-        return rc;
-    *json = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(arr);
-    return *json ? BCL_OK : bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    return dev;
 }

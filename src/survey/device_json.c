@@ -69,13 +69,7 @@ static json_t *device_json(const bcl_device_info *d, bool is_default, const char
     json_object_set_new(j, "extensions", extensions_json(ext));
     /* The survey's objects, under its keys (docs/SURVEY.md): identity,
      * limits and capabilities, as a survey records them. */
-    bcl_error e = {0};
-    char *facts_text = NULL;
-    json_t *facts = NULL;
-    if (bcl_device_describe(d, &facts_text, &e) == BCL_OK)
-        facts = json_loads(facts_text, 0, NULL);
-    free(facts_text);
-    bcl_error_clear(&e);
+    json_t *facts = bcl_survey_describe(d);
     static const char *const parts[] = {"identity", "limits", "capabilities"};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         json_t *part = json_object_get(facts, parts[i]);

@@ -65,12 +65,17 @@ static void failed(surveyor *s, const char *figure, bcl_error *e)
     bcl_error_clear(e);
 }
 
-/* Records why a figure computed from others (best_local from the sweep)
- * is null. The outcome is that of the figures it comes from, already
- * counted: a sweep that failed validation everywhere stays a mismatch. */
-static void derived_failed(surveyor *s, const char *figure, const char *why)
+/* Sets figure f of "measured", or records its error. */
+static void set_fig(surveyor *s, bcl_fig f, json_t *v)
 {
-    json_object_set_new(s->errors, figure, json_string(why));
+    json_object_set_new(s->measured, bcl_survey_key(f), v);
+}
+
+static void fig_failed(surveyor *s, bcl_fig f, bcl_error *e)
+{
+    char path[FIGURE];
+    snprintf(path, sizeof path, "measured.%s", bcl_survey_key(f));
+    failed(s, path, e);
 }
 
 static void progress(surveyor *s, const char *what)
@@ -155,21 +160,21 @@ static void measure_builds(surveyor *s, const bcl_model *m)
     bcl_stats st;
     progress(s, "build times");
     if (time_builds(s, m, NULL, &st, &e) == BCL_OK)
-        json_object_set_new(s->measured, "build_ms_cold", number(st.median));
+        set_fig(s, BCL_FIG_BUILD_COLD, number(st.median));
     else
-        failed(s, "measured.build_ms_cold", &e);
+        fig_failed(s, BCL_FIG_BUILD_COLD, &e);
     const char *tmp = getenv("TMPDIR");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/ballcl-survey-cache.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         bcl_fail(&e, BCL_EXIT_RUNTIME, "cannot make a cache folder '%s': %s", dir, strerror(errno));
-        failed(s, "measured.build_ms_cached", &e);
+        fig_failed(s, BCL_FIG_BUILD_CACHED, &e);
         return;
     }
     if (prime_cache(s, m, dir, &e) == BCL_OK && time_builds(s, m, dir, &st, &e) == BCL_OK)
-        json_object_set_new(s->measured, "build_ms_cached", number(st.median));
+        set_fig(s, BCL_FIG_BUILD_CACHED, number(st.median));
     else
-        failed(s, "measured.build_ms_cached", &e);
+        fig_failed(s, BCL_FIG_BUILD_CACHED, &e);
     bcl_error ignore = {0};
     bcl_cache_clear(dir, NULL, NULL, NULL, &ignore);
     rmdir(dir);
@@ -248,6 +253,28 @@ static int new_sim(model_run *r, size_t n, bcl_sim **sim, bcl_error *e)
     return bcl_sim_create(r->ctx, r->init, n, sim, e);
 }
 
+/* Plans req over n balls, then validates and times it (time_config; a
+ * fused plan's variant goes into fig). False, with the error recorded
+ * under figure, when any of it fails. */
+static bool measure_config(model_run *r, const bcl_plan_request *req, size_t n, json_t *fig,
+                           const char *figure, double *us)
+{
+    bcl_error e = {0};
+    bcl_sim *sim = NULL;
+    bcl_plan so;
+    int rc = bcl_plan_resolve(r->ctx, req, &so, &e);
+    if (rc == BCL_OK && req->fused)
+        json_object_set_new(fig, "variant", json_string(so.variant));
+    if (rc == BCL_OK)
+        rc = new_sim(r, n, &sim, &e);
+    if (rc == BCL_OK)
+        rc = time_config(r, sim, &so, fig, us, &e);
+    bcl_sim_destroy(sim);
+    if (rc)
+        failed(r->s, figure, &e);
+    return rc == BCL_OK;
+}
+
 /* "small" or "large": the one-step kernel, local size auto, at n balls. */
 static void ball_step(model_run *r, const char *key, size_t n)
 {
@@ -258,21 +285,10 @@ static void ball_step(model_run *r, const char *key, size_t n)
     json_t *fig = json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "us_per_step",
                             "gb_per_s", "ball_steps_per_s", "local", "validated");
     json_object_set_new(r->obj, key, fig);
-    bcl_error e = {0};
-    bcl_sim *sim = NULL;
     bcl_plan_request req = base_request(r, n);
-    bcl_plan so;
     double us;
-    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
-    if (rc == BCL_OK)
-        rc = new_sim(r, n, &sim, &e);
-    if (rc == BCL_OK)
-        rc = time_config(r, sim, &so, fig, &us, &e);
-    bcl_sim_destroy(sim);
-    if (rc) {
-        failed(r->s, figure, &e);
+    if (!measure_config(r, &req, n, fig, figure, &us))
         return;
-    }
     json_object_set_new(fig, "us_per_step", number(us));
     json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
     json_object_set_new(fig, "ball_steps_per_s", number((double)n / (us * 1e-6)));
@@ -286,33 +302,34 @@ static void fused(model_run *r, size_t n)
     char what[FIGURE], figure[FIGURE];
     snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
     progress(r->s, what);
-    snprintf(figure, sizeof figure, "%s.fused_ball_steps_per_s", r->path);
-    json_object_set_new(r->obj, "fused_ball_steps_per_s", json_null());
+    const char *key = bcl_survey_key(BCL_FIG_FUSED);
+    snprintf(figure, sizeof figure, "%s.%s", r->path, key);
+    json_object_set_new(r->obj, key, json_null());
     json_t *fig = json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "k",
                             (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
     json_object_set_new(r->obj, "fused", fig);
-    bcl_error e = {0};
-    bcl_sim *sim = NULL;
     bcl_plan_request req = base_request(r, n);
     req.fused = true;
     req.steps_per_launch = o->fused_k ? o->fused_k : 1;
     req.variant = NULL; /* the rule's */
-    bcl_plan so;
     double us;
-    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
-    if (rc == BCL_OK) {
-        json_object_set_new(fig, "variant", json_string(so.variant));
-        rc = new_sim(r, n, &sim, &e);
-    }
-    if (rc == BCL_OK)
-        rc = time_config(r, sim, &so, fig, &us, &e);
-    bcl_sim_destroy(sim);
-    if (rc) {
-        failed(r->s, figure, &e);
+    if (!measure_config(r, &req, n, fig, figure, &us))
         return;
-    }
     json_object_set_new(fig, "us_per_step", number(us));
-    json_object_set_new(r->obj, "fused_ball_steps_per_s", number((double)n / (us * 1e-6)));
+    json_object_set_new(r->obj, key, number((double)n / (us * 1e-6)));
+}
+
+/* Records why the figures computed from the sweep (best_local,
+ * local1_penalty) are null. The outcome is that of the figures they come
+ * from, already counted: a sweep that failed validation everywhere stays a
+ * mismatch. */
+static void derived_failed(model_run *r, const char *why)
+{
+    for (bcl_fig f = BCL_FIG_BEST_LOCAL; f <= BCL_FIG_LOCAL1_PENALTY; f++) {
+        char figure[FIGURE];
+        snprintf(figure, sizeof figure, "%s.%s", r->path, bcl_survey_key(f));
+        json_object_set_new(r->s->errors, figure, json_string(why));
+    }
 }
 
 /* One point of the local size sweep. */
@@ -355,8 +372,8 @@ static void local_sweep(model_run *r, size_t n)
     char what[FIGURE], figure[FIGURE];
     snprintf(what, sizeof what, "model %s, local size sweep, N = %zu", r->m->name, n);
     progress(s, what);
-    json_object_set_new(r->obj, "best_local", json_null());
-    json_object_set_new(r->obj, "local1_penalty", json_null());
+    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
+    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
     json_t *points = json_array();
     json_object_set_new(r->obj, "local_sweep",
                         json_pack("{s:I, s:o}", "n", (json_int_t)n, "points", points));
@@ -371,11 +388,7 @@ static void local_sweep(model_run *r, size_t n)
     if (rc) {
         snprintf(figure, sizeof figure, "%s.local_sweep", r->path);
         failed(s, figure, &e);
-        static const char *const keys[] = {"best_local", "local1_penalty"};
-        for (int i = 0; i < 2; i++) {
-            snprintf(figure, sizeof figure, "%s.%s", r->path, keys[i]);
-            derived_failed(s, figure, "the local size sweep did not run");
-        }
+        derived_failed(r, "the local size sweep did not run");
         return;
     }
     for (size_t i = 0; i < nl; i++) {
@@ -423,20 +436,18 @@ static void local_sweep(model_run *r, size_t n)
     }
     bcl_sim_destroy(sim);
     if (best == SIZE_MAX) {
-        static const char *const keys[] = {"best_local", "local1_penalty"};
-        for (int i = 0; i < 2; i++) {
-            snprintf(figure, sizeof figure, "%s.%s", r->path, keys[i]);
-            derived_failed(s, figure, "no local size of the sweep was measured");
-        }
+        derived_failed(r, "no local size of the sweep was measured");
         return;
     }
-    json_object_set_new(r->obj, "best_local", local_json(&pt[best].so.launch));
+    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_BEST_LOCAL),
+                        local_json(&pt[best].so.launch));
     /* Point 0 is local = 1. */
     if (pt[0].ok) {
-        json_object_set_new(r->obj, "local1_penalty", number(pt[0].us / pt[best].us));
+        json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY),
+                            number(pt[0].us / pt[best].us));
     } else {
-        snprintf(figure, sizeof figure, "%s.local1_penalty", r->path);
-        derived_failed(s, figure, "local = 1 was not measured");
+        snprintf(figure, sizeof figure, "%s.%s", r->path, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY));
+        json_object_set_new(s->errors, figure, json_string("local = 1 was not measured"));
     }
 }
 
@@ -479,11 +490,11 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
         json_t *big = json_deep_copy(none);
         json_object_set_new(big, "n", json_integer((json_int_t)large));
         json_object_set_new(obj, "large", big);
-        json_object_set_new(obj, "best_local", json_null());
-        json_object_set_new(obj, "local1_penalty", json_null());
+        json_object_set_new(obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
+        json_object_set_new(obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
         json_object_set_new(obj, "local_sweep",
                             json_pack("{s:I, s:[]}", "n", (json_int_t)o->sweep_n, "points"));
-        json_object_set_new(obj, "fused_ball_steps_per_s", json_null());
+        json_object_set_new(obj, bcl_survey_key(BCL_FIG_FUSED), json_null());
         json_object_set_new(obj, "fused",
                             json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n",
                                       (json_int_t)bcl_survey_fused_n(s->d, o), "k",
@@ -491,8 +502,9 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
                                       "validated"));
         s->done += 4;
         /* Each figure null with the error that stopped them all. */
-        static const char *const keys[] = {"small", "large", "best_local", "local1_penalty",
-                                           "fused_ball_steps_per_s"};
+        const char *keys[] = {"small", "large", bcl_survey_key(BCL_FIG_BEST_LOCAL),
+                              bcl_survey_key(BCL_FIG_LOCAL1_PENALTY),
+                              bcl_survey_key(BCL_FIG_FUSED)};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             char figure[FIGURE];
             bcl_error copy = e;
@@ -531,31 +543,38 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
     for (int i = 0; i < KINDS; i++) {
         ok[i] = (i == 2 ? bcl_measure_transfer_mapped(ctx, bytes, r, &w[i], &rd[i], &e)
                         : bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e)) == BCL_OK;
-        char wk[64], rk[64], path[96];
-        snprintf(wk, sizeof wk, "%s_write_gb_per_s", kind[i]);
-        snprintf(rk, sizeof rk, "%s_read_gb_per_s", kind[i]);
-        json_object_set_new(t, wk, ok[i] ? number(w[i].median) : json_null());
-        json_object_set_new(t, rk, ok[i] ? number(rd[i].median) : json_null());
+        /* The table's keys are "transfer.<kind>_write_gb_per_s" and _read_. */
+        bcl_fig wf = BCL_FIG_TRANSFER + 2 * i, rf = wf + 1;
+        json_object_set_new(t, strchr(bcl_survey_key(wf), '.') + 1,
+                            ok[i] ? number(w[i].median) : json_null());
+        json_object_set_new(t, strchr(bcl_survey_key(rf), '.') + 1,
+                            ok[i] ? number(rd[i].median) : json_null());
         if (!ok[i]) {
-            snprintf(path, sizeof path, "measured.transfer.%s", rk);
+            char path[96];
+            snprintf(path, sizeof path, "measured.%s", bcl_survey_key(rf));
             json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
-            snprintf(path, sizeof path, "measured.transfer.%s", wk);
-            failed(s, path, &e);
+            fig_failed(s, wf, &e);
         } else if (best < 0 || w[i].median + rd[i].median > w[best].median + rd[best].median) {
             best = i;
         }
     }
     json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
-    json_object_set_new(s->measured, "write_gb_per_s",
-                        best >= 0 ? number(w[best].median) : json_null());
-    json_object_set_new(s->measured, "read_gb_per_s",
-                        best >= 0 ? number(rd[best].median) : json_null());
-    if (best < 0) {
-        static const char *const none = "no way of transfer (pinned, pageable, mapped) could be "
-                                        "measured";
-        json_object_set_new(s->errors, "measured.write_gb_per_s", json_string(none));
-        json_object_set_new(s->errors, "measured.read_gb_per_s", json_string(none));
+    set_fig(s, BCL_FIG_WRITE, best >= 0 ? number(w[best].median) : json_null());
+    set_fig(s, BCL_FIG_READ, best >= 0 ? number(rd[best].median) : json_null());
+    for (bcl_fig f = BCL_FIG_WRITE; best < 0 && f <= BCL_FIG_READ; f++) {
+        char path[96];
+        snprintf(path, sizeof path, "measured.%s", bcl_survey_key(f));
+        json_object_set_new(s->errors, path,
+                            json_string("no way of transfer (pinned, pageable, mapped) could be "
+                                        "measured"));
     }
+}
+
+/* Whether the device lacks the type of figure f (fp64, half): then the
+ * figure is null, not an error. */
+static bool lacks(const surveyor *s, bcl_fig f)
+{
+    return (f == BCL_FIG_FP64 && !s->d->fp64) || (f == BCL_FIG_HALF && !s->d->fp16);
 }
 
 /* The peaks beside the add rate (src/measure/readonly.c, peak.c): read-only bandwidth
@@ -570,29 +589,26 @@ static void measure_peaks(surveyor *s, bcl_context *ctx, size_t bytes)
     progress(s, "read-only bandwidth");
     if (bcl_measure_read_only(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &st, &e) ==
         BCL_OK)
-        json_object_set_new(s->measured, "read_only_gb_per_s", number(st.median));
+        set_fig(s, BCL_FIG_READ_ONLY, number(st.median));
     else
-        failed(s, "measured.read_only_gb_per_s", &e);
+        fig_failed(s, BCL_FIG_READ_ONLY, &e);
     static const struct {
         bcl_peak_kind kind;
-        const char *key, *what;
+        bcl_fig fig;
     } rates[] = {
-        {BCL_PEAK_FMA32, "fma_gflop_per_s", "float FMA rate"},
-        {BCL_PEAK_INT32, "int_add_gop_per_s", "int32 add rate"},
-        {BCL_PEAK_FMA64, "fp64_gflop_per_s", "double FMA rate"},
-        {BCL_PEAK_FMA16, "half_gflop_per_s", "half FMA rate"},
+        {BCL_PEAK_FMA32, BCL_FIG_FMA},
+        {BCL_PEAK_INT32, BCL_FIG_INT_ADD},
+        {BCL_PEAK_FMA64, BCL_FIG_FP64},
+        {BCL_PEAK_FMA16, BCL_FIG_HALF},
     };
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
-        progress(s, rates[i].what);
-        if ((rates[i].kind == BCL_PEAK_FMA64 && !s->d->fp64) ||
-            (rates[i].kind == BCL_PEAK_FMA16 && !s->d->fp16))
+        progress(s, bcl_survey_figures[rates[i].fig].label);
+        if (lacks(s, rates[i].fig))
             continue;
-        char path[96];
-        snprintf(path, sizeof path, "measured.%s", rates[i].key);
         if (bcl_measure_peak_rate(ctx, rates[i].kind, &o->measure, &st, &e) == BCL_OK)
-            json_object_set_new(s->measured, rates[i].key, number(st.median));
+            set_fig(s, rates[i].fig, number(st.median));
         else
-            failed(s, path, &e);
+            fig_failed(s, rates[i].fig, &e);
     }
 }
 
@@ -614,26 +630,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
         /* Everything below needs the context: the same error for each. */
         bcl_error copy = e;
         copy.detail = NULL;
-        failed(s, "measured.launch_latency_us", &e);
-        e = copy;
-        failed(s, "measured.roundtrip_us", &e);
-        e = copy;
-        failed(s, "measured.copy_gb_per_s", &e);
-        e = copy;
-        failed(s, "measured.add_gflop_per_s", &e);
-        e = copy;
-        failed(s, "measured.write_gb_per_s", &e);
-        e = copy;
-        failed(s, "measured.read_gb_per_s", &e);
-        static const char *const peaks[] = {
-            "measured.read_only_gb_per_s", "measured.fma_gflop_per_s", "measured.int_add_gop_per_s",
-            "measured.fp64_gflop_per_s", "measured.half_gflop_per_s"};
-        for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++) {
-            bool lacks = (i == 3 && !s->d->fp64) || (i == 4 && !s->d->fp16);
-            if (!lacks) {
-                e = copy;
-                failed(s, peaks[i], &e);
-            }
+        bcl_error_clear(&e);
+        for (bcl_fig f = BCL_FIG_LATENCY; f <= BCL_FIG_READ; f++) {
+            e = copy;
+            if (!lacks(s, f))
+                fig_failed(s, f, &e);
         }
         s->done += 3 + 5;
         return;
@@ -652,26 +653,26 @@ static void measure_device(surveyor *s, const bcl_model *m)
     bcl_stats dispatch, roundtrip;
     if (planned && bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
         if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK) {
-            json_object_set_new(s->measured, "launch_latency_us", number(dispatch.median));
+            set_fig(s, BCL_FIG_LATENCY, number(dispatch.median));
         } else if (bcl_profiling_unusable(s->d)) {
             /* Not a failure: the figure needs the device's clock, which
              * failed its check. Null, not in "errors": profiling_note says
              * why (docs/SURVEY.md). */
             bcl_error_clear(&e);
         } else {
-            failed(s, "measured.launch_latency_us", &e);
+            fig_failed(s, BCL_FIG_LATENCY, &e);
         }
         if (bcl_measure_roundtrip(sim, &so, o->latency_repeats, &roundtrip, &e) == BCL_OK)
-            json_object_set_new(s->measured, "roundtrip_us", number(roundtrip.median));
+            set_fig(s, BCL_FIG_ROUNDTRIP, number(roundtrip.median));
         else
-            failed(s, "measured.roundtrip_us", &e);
+            fig_failed(s, BCL_FIG_ROUNDTRIP, &e);
     } else {
         if (!planned)
             e = plan_e;
         bcl_error copy = e;
         copy.detail = NULL;
-        failed(s, "measured.launch_latency_us", &e);
-        failed(s, "measured.roundtrip_us", &copy);
+        fig_failed(s, BCL_FIG_LATENCY, &e);
+        fig_failed(s, BCL_FIG_ROUNDTRIP, &copy);
     }
     bcl_sim_destroy(sim);
 
@@ -680,9 +681,9 @@ static void measure_device(surveyor *s, const bcl_model *m)
     bcl_stats gb;
     if (bcl_measure_copy(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &gb, &e) ==
         BCL_OK)
-        json_object_set_new(s->measured, "copy_gb_per_s", number(gb.median));
+        set_fig(s, BCL_FIG_COPY, number(gb.median));
     else
-        failed(s, "measured.copy_gb_per_s", &e);
+        fig_failed(s, BCL_FIG_COPY, &e);
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
     json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
@@ -690,9 +691,9 @@ static void measure_device(surveyor *s, const bcl_model *m)
     progress(s, "add-rate bound");
     bcl_add_rate add;
     if (bcl_measure_add_rate(ctx, &o->measure, &add, &e) == BCL_OK)
-        json_object_set_new(s->measured, "add_gflop_per_s", number(add.gflop_per_s.median));
+        set_fig(s, BCL_FIG_ADD, number(add.gflop_per_s.median));
     else
-        failed(s, "measured.add_gflop_per_s", &e);
+        fig_failed(s, BCL_FIG_ADD, &e);
     measure_peaks(s, ctx, bytes / 16 * 16);
     measure_transfer(s, ctx, bytes / 16 * 16);
     bcl_context_destroy(ctx);
@@ -733,12 +734,8 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     /* The keys in documented order, null until measured. */
     const bcl_model *def = bcl_models[0];
     json_object_set_new(s.measured, "model", json_string(def->name));
-    static const char *const figures[] = {
-        "build_ms_cold",     "build_ms_cached",    "launch_latency_us", "roundtrip_us",
-        "copy_gb_per_s",     "read_only_gb_per_s", "add_gflop_per_s",   "fma_gflop_per_s",
-        "int_add_gop_per_s", "fp64_gflop_per_s",   "half_gflop_per_s"};
-    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
-        json_object_set_new(s.measured, figures[i], json_null());
+    for (bcl_fig f = 0; f < BCL_FIG_WRITE; f++)
+        set_fig(&s, f, json_null());
     measure_builds(&s, def);
     measure_device(&s, def);
     survey_model(&s, def, s.measured, "measured");
@@ -757,7 +754,7 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
     /* The queued-to-start latency has no host-clock equivalent: measured
      * before a later figure failed the check, it is not believed either. */
     if (clock_note)
-        json_object_set_new(s.measured, "launch_latency_us", json_null());
+        set_fig(&s, BCL_FIG_LATENCY, json_null());
     json_object_set_new(s.dev, "profiling_usable", json_boolean(clock_note == NULL));
     json_object_set_new(s.dev, "profiling_note",
                         clock_note ? bcl_survey_text(clock_note) : json_null());

@@ -49,6 +49,10 @@ json_t *bcl_survey_capabilities(const bcl_device_info *d);
  * driver refuses left out; extensions is the CL_DEVICE_EXTENSIONS text.
  * NULL only when out of memory. */
 json_t *bcl_survey_clinfo(const bcl_device_info *d, const char *extensions);
+/* One of those keys, by its CL_... name, queried the same way: null when
+ * the driver refuses it, or it is of OpenCL 2.0 or later and the device
+ * is older (a query of OpenCL 1.x is asked of any device). */
+json_t *bcl_survey_clinfo_value(const bcl_device_info *d, const char *name);
 /* Every OpenCL platform, those without devices included, with the status
  * of clGetDeviceIDs and a hint for drivers known to need a setting, as a
  * new JSON array (empty when there is no platform). */
@@ -68,6 +72,57 @@ size_t bcl_survey_flag(json_t *dev);
  * defect; else *out is the document (the caller decrefs it). */
 int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out, bcl_error *e);
 
+/* ---- the figures (src/survey/figures.c) ---------------------------------- */
+
+typedef enum {
+    BCL_FIG_BUILD_COLD,
+    BCL_FIG_BUILD_CACHED,
+    BCL_FIG_LATENCY,
+    BCL_FIG_ROUNDTRIP,
+    BCL_FIG_COPY,
+    BCL_FIG_READ_ONLY,
+    BCL_FIG_ADD,
+    BCL_FIG_FMA,
+    BCL_FIG_INT_ADD,
+    BCL_FIG_FP64,
+    BCL_FIG_HALF,
+    BCL_FIG_WRITE,
+    BCL_FIG_READ,
+    BCL_FIG_TRANSFER, /* the six of "transfer": pinned, pageable, mapped; write, read */
+    BCL_FIG_LARGE_RATE = BCL_FIG_TRANSFER + 6,
+    BCL_FIG_BEST_LOCAL,
+    BCL_FIG_LOCAL1_PENALTY,
+    BCL_FIG_FUSED,
+    BCL_FIG_COUNT
+} bcl_fig;
+
+enum {
+    BCL_FIG_ROW = 1,      /* a row of the survey's table */
+    BCL_FIG_MODEL = 2,    /* each model's: under the model's object, not "measured" */
+    BCL_FIG_OPTIONAL = 4, /* may be absent (null or left out on a device without the type) */
+    BCL_FIG_COLUMN = 8,   /* a column of the report page's device table */
+    BCL_FIG_HISTORY = 16, /* drawn in a device's history on the page */
+    BCL_FIG_CHECK = 32,   /* compared with the fleet by `survey check` */
+    BCL_FIG_GB = 64,      /* flagged above the plausible GB/s */
+    BCL_FIG_PEAK = 128,   /* flagged above the plausible operations per clock */
+    BCL_FIG_PEAK2 = 256,  /* the same, doubled (packed half) */
+    BCL_FIG_RATE = 512,   /* flagged above the plausible ball-steps/s of its model */
+};
+
+/* One figure: its key (dotted path under "measured", or under a model's
+ * object), unit, the table's label, the page's short title, the page's
+ * chart (NULL: none), +1 when more is better and -1 when less is, the
+ * schema version that added it, and BCL_FIG_ flags. */
+typedef struct bcl_survey_figure {
+    const char *key, *unit, *label, *title, *group;
+    int better;
+    unsigned since, flags;
+} bcl_survey_figure;
+
+extern const bcl_survey_figure bcl_survey_figures[BCL_FIG_COUNT];
+/* The figure's key (bcl_survey_figures[f].key). */
+const char *bcl_survey_key(bcl_fig f);
+
 /* ---- what tools/ and the tests use beside the installed header ---------- */
 
 /* Turns the drivers' own program caches off for this process
@@ -75,15 +130,10 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
  * set, and writes what holds into note. Must run before the first OpenCL
  * call: drivers read these once, when they start. */
 void bcl_survey_driver_caches_off(char *note, size_t size);
-/* The facts of device d as a survey records them, without measuring:
- * a JSON object (malloc'ed text) with "selector", "identity", "limits" and
- * "capabilities" (docs/SURVEY.md); `ballcl devices` shows these. */
-int bcl_device_describe(const bcl_device_info *d, char **json, bcl_error *e);
-/* Every OpenCL platform, those that list no device included, as a JSON
- * array (malloc'ed text) of objects with "index", "name", "vendor",
- * "version", "status" (of clGetDeviceIDs), "devices" and "hint" (a setting
- * the driver is known to need, or null). No platform: "[]". */
-int bcl_platforms_describe(char **json, bcl_error *e);
+/* The facts of device d as a survey records them, without measuring: a
+ * new JSON object with "selector", "identity", "limits" and "capabilities"
+ * (docs/SURVEY.md); `ballcl devices` shows these. NULL when out of memory. */
+json_t *bcl_survey_describe(const bcl_device_info *d);
 /* Reads the survey file at path and checks it (valid JSON, the schema,
  * every required key with its type); *json is its text (malloc'ed,
  * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */

@@ -191,19 +191,6 @@ static const char *const interesting[] = {
     "cl_amd_device_attribute_query",
 };
 
-/* True when word is one of the space-separated names in list. */
-static bool has_word(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
-        bool starts = p == list || p[-1] == ' ';
-        bool ends = p[n] == '\0' || p[n] == ' ';
-        if (starts && ends)
-            return true;
-    }
-    return false;
-}
-
 static json_t *extensions_json(const char *ext, json_int_t *total)
 {
     json_t *a = json_array();
@@ -211,7 +198,7 @@ static json_t *extensions_json(const char *ext, json_int_t *total)
     if (!ext)
         return a;
     for (size_t i = 0; i < sizeof interesting / sizeof interesting[0]; i++)
-        if (has_word(ext, interesting[i]))
+        if (bcl_survey_listed(ext, interesting[i]))
             json_array_append_new(a, json_string(interesting[i]));
     for (const char *p = ext; *p;) {
         while (*p == ' ')
@@ -325,7 +312,9 @@ static void flag_model(json_t *flags, json_t *obj, const char *path, const char 
         check_max(flags, fig, "gb_per_s", sub, MAX_PLAUSIBLE_GB_PER_S, gb_rule);
         check_max(flags, fig, "ball_steps_per_s", sub, max_rate, rate_rule);
     }
-    check_max(flags, obj, "fused_ball_steps_per_s", path, max_rate, rate_rule);
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++)
+        if (bcl_survey_figures[f].flags & BCL_FIG_RATE)
+            check_max(flags, obj, bcl_survey_key(f), path, max_rate, rate_rule);
 }
 
 size_t bcl_survey_flag(json_t *dev)
@@ -340,25 +329,29 @@ size_t bcl_survey_flag(json_t *dev)
     double cu = (double)json_integer_value(json_object_get(lim, "compute_units"));
     double mhz = (double)json_integer_value(json_object_get(lim, "clock_mhz"));
     double flops_per_s = cu * mhz * 1e6 * MAX_FLOPS_PER_CLOCK_PER_CU;
-    check_max(flags, m, "copy_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
-    check_max(flags, m, "write_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
-    check_max(flags, m, "read_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
-    check_max(flags, m, "read_only_gb_per_s", "measured", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
-    json_t *t = json_object_get(m, "transfer");
-    static const char *const ways[] = {"pinned", "pageable", "mapped"};
-    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++)
-        for (int dir = 0; dir < 2; dir++) {
-            char key[64];
-            snprintf(key, sizeof key, "%s_%s_gb_per_s", ways[i], dir ? "read" : "write");
-            check_max(flags, t, key, "measured.transfer", MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+    /* The device's figures by their rule. The peaks: no device does more
+     * operations per clock and unit (an FMA counted as 2); packed half may
+     * do two per float32 lane. */
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
+        unsigned rule = bcl_survey_figures[f].flags;
+        const char *key = bcl_survey_key(f), *dot = strchr(key, '.');
+        if (rule & BCL_FIG_MODEL)
+            continue;
+        /* "transfer.x": x of the object "transfer" */
+        char obj[64] = "", path[96] = "measured";
+        if (dot) {
+            snprintf(obj, sizeof obj, "%.*s", (int)(dot - key), key);
+            snprintf(path, sizeof path, "measured.%s", obj);
+            key = dot + 1;
         }
-    /* The peaks: no device does more operations per clock and unit (an
-     * FMA counted as 2); packed half may do two per float32 lane. */
-    static const char *const rates[] = {"add_gflop_per_s", "fma_gflop_per_s", "int_add_gop_per_s",
-                                        "fp64_gflop_per_s"};
-    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        check_max(flags, m, rates[i], "measured", flops_per_s / 1e9, peak_rule);
-    check_max(flags, m, "half_gflop_per_s", "measured", 2 * flops_per_s / 1e9, half_rule);
+        json_t *o = *obj ? json_object_get(m, obj) : m;
+        if (rule & BCL_FIG_GB)
+            check_max(flags, o, key, path, MAX_PLAUSIBLE_GB_PER_S, gb_rule);
+        else if (rule & BCL_FIG_PEAK)
+            check_max(flags, o, key, path, flops_per_s / 1e9, peak_rule);
+        else if (rule & BCL_FIG_PEAK2)
+            check_max(flags, o, key, path, 2 * flops_per_s / 1e9, half_rule);
+    }
     /* The default model's figures at the top of "measured", then every
      * model's under "models". */
     flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s);

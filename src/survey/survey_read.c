@@ -32,6 +32,7 @@ enum {
     T_MAP = 128,      /* any keys, each value of type `elem` (and `sub`) */
     T_DRIVER = 256,   /* the string "driver" (a local size the runtime chose) */
     T_OPTIONAL = 512, /* may be missing: added within a version (older files lack it) */
+    T_FIGS = 1024,    /* the figures of the table whose key is key + a name (elem 1: a model's) */
     T_NUM = T_INT | T_REAL,
 };
 
@@ -83,43 +84,23 @@ static const field fused_fields[] = {
 static const field model_fields[] = {
     {"small", T_OBJ, ballstep_fields, 0},
     {"large", T_OBJ, ballstep_fields, 0},
-    {"best_local", T_INT | T_DRIVER | T_NULL, NULL, 0},
-    {"local1_penalty", T_NUM | T_NULL, NULL, 0},
     {"local_sweep", T_OBJ, sweep_fields, 0},
-    {"fused_ball_steps_per_s", T_NUM | T_NULL, NULL, 0},
     {"fused", T_OBJ, fused_fields, 0},
+    {"", T_FIGS, NULL, 1},
     END,
 };
 
 static const field transfer_fields[] = {
     {"bytes", T_INT, NULL, 0, 0},
     {"method", T_STR | T_NULL, NULL, 0, 0},
-    {"pinned_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
-    {"pinned_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
-    {"pageable_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
-    {"pageable_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 0},
-    {"mapped_write_gb_per_s", T_NUM | T_NULL, NULL, 0, 3},
-    {"mapped_read_gb_per_s", T_NUM | T_NULL, NULL, 0, 3},
+    {"transfer.", T_FIGS, NULL, 0},
     END,
 };
 
 static const field measured_fields[] = {
     {"model", T_STR, NULL, 0},
-    {"build_ms_cold", T_NUM | T_NULL, NULL, 0},
-    {"build_ms_cached", T_NUM | T_NULL, NULL, 0},
-    {"launch_latency_us", T_NUM | T_NULL, NULL, 0},
-    {"roundtrip_us", T_NUM | T_NULL, NULL, 0},
-    {"copy_gb_per_s", T_NUM | T_NULL, NULL, 0},
+    {"", T_FIGS, NULL, 0},
     {"copy_bytes", T_INT, NULL, 0},
-    {"read_only_gb_per_s", T_NUM | T_NULL, NULL, 0, 3},
-    {"add_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 0},
-    {"fma_gflop_per_s", T_NUM | T_NULL, NULL, 0, 3},
-    {"int_add_gop_per_s", T_NUM | T_NULL, NULL, 0, 3},
-    /* Null or absent on a device without the type. */
-    {"fp64_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 3},
-    {"half_gflop_per_s", T_NUM | T_NULL | T_OPTIONAL, NULL, 0, 3},
-    {"write_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
-    {"read_gb_per_s", T_NUM | T_NULL, NULL, 0, 2},
     {"transfer", T_OBJ, transfer_fields, 0, 2},
     {NULL, 0, model_fields, 0},
     {"models", T_MAP, model_fields, T_OBJ},
@@ -400,10 +381,40 @@ static int check_value(checker *c, const json_t *v, unsigned types, const field 
     return BCL_OK;
 }
 
+/* The figures of the table (src/survey/figures.c) whose key is prefix and a
+ * name without dots: a number or null (best_local: a local size or null),
+ * checked from the version that added each. */
+static int check_figures(checker *c, const json_t *obj, const char *prefix, bool model,
+                         const char *path)
+{
+    size_t len = strlen(prefix);
+    for (bcl_fig i = 0; i < BCL_FIG_COUNT; i++) {
+        const bcl_survey_figure *g = &bcl_survey_figures[i];
+        if (!(g->flags & BCL_FIG_MODEL) != !model || strncmp(g->key, prefix, len) != 0 ||
+            strchr(g->key + len, '.'))
+            continue;
+        unsigned types = (i == BCL_FIG_BEST_LOCAL ? T_INT | T_DRIVER : T_NUM) | T_NULL;
+        field one[] = {
+            {g->key + len, types | (g->flags & BCL_FIG_OPTIONAL ? T_OPTIONAL : 0), NULL, 0,
+             g->since},
+            END,
+        };
+        int rc = check_fields(c, obj, one, path);
+        if (rc)
+            return rc;
+    }
+    return BCL_OK;
+}
+
 static int check_fields(checker *c, const json_t *obj, const field *f, const char *path)
 {
     for (; f->key || f->sub; f++) {
         int rc;
+        if (f->types & T_FIGS) {
+            if ((rc = check_figures(c, obj, f->key, f->elem, path)))
+                return rc;
+            continue;
+        }
         if (!f->key) {
             if ((rc = check_fields(c, obj, f->sub, path)))
                 return rc;

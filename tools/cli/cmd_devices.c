@@ -2,7 +2,7 @@
  * the one a run takes by default; -v and --json give what a user reaches for
  * before choosing (clock, memories, work-group limits, extensions, the
  * floating-point configuration, vector widths, SVM, caches, sub-groups...),
- * the facts a survey records under the same keys (bcl_device_describe,
+ * the facts a survey records under the same keys (bcl_survey_describe,
  * docs/SURVEY.md), and every platform, those without devices included. */
 #include "options.h"
 
@@ -28,16 +28,13 @@ static void help(void)
            "  -h, --help     this help\n");
 }
 
-/* Every platform (bcl_platforms_describe), or null when they cannot be
+/* Every platform (bcl_survey_platforms), or null when they cannot be
  * listed. */
 static json_t *platforms_json(void)
 {
     bcl_error e = {0};
-    char *text = NULL;
     json_t *p = NULL;
-    if (bcl_platforms_describe(&text, &e) == BCL_OK)
-        p = json_loads(text, 0, NULL);
-    free(text);
+    bcl_survey_platforms(&p, &e);
     bcl_error_clear(&e);
     return p ? p : json_null();
 }
@@ -47,26 +44,27 @@ static const char *yes_no(json_t *v)
     return json_is_true(v) ? "yes" : json_is_false(v) ? "no" : "not reported";
 }
 
-/* One fp_config object as "denorm inf_nan round_to_nearest ..." (the bits
- * that are set). */
-static void print_fp(const char *label, json_t *fp)
+/* An object of named bits (an fp_config, the SVM capabilities) as
+ * "denorm inf_nan round_to_nearest ...", the bits that are set; missing
+ * when it is no object, empty when no bit is set. */
+static void print_bits(const char *label, json_t *bits, const char *missing, const char *empty)
 {
-    if (!json_is_object(fp)) {
-        printf("  %-22s none\n", label);
+    if (!json_is_object(bits)) {
+        printf("  %-22s %s\n", label, missing);
         return;
     }
     printf("  %-22s", label);
     const char *k;
     json_t *v;
     bool any = false;
-    json_object_foreach(fp, k, v)
+    json_object_foreach(bits, k, v)
     {
         if (json_is_true(v)) {
             printf(" %s", k);
             any = true;
         }
     }
-    printf("%s\n", any ? "" : " (no bits set)");
+    printf("%s\n", any ? "" : empty);
 }
 
 static void print_widths(const char *label, json_t *w)
@@ -92,44 +90,26 @@ static void print_int(const char *label, json_t *v, const char *unit)
         printf("  %-22s not reported\n", label);
 }
 
-/* -v: the capabilities of bcl_device_describe, one line each. */
+/* -v: the capabilities of bcl_survey_describe, one line each. */
 static void print_capabilities(const bcl_device_info *d)
 {
-    bcl_error e = {0};
-    char *text = NULL;
-    json_t *facts = NULL;
-    if (bcl_device_describe(d, &text, &e) == BCL_OK)
-        facts = json_loads(text, 0, NULL);
-    free(text);
+    json_t *facts = bcl_survey_describe(d);
     if (!facts) {
-        printf("  %-22s could not be queried: %s\n", "capabilities", cli_shown(e.msg));
-        bcl_error_clear(&e);
+        printf("  %-22s could not be queried: out of memory\n", "capabilities");
         return;
     }
     json_t *c = json_object_get(facts, "capabilities");
     json_t *fp = json_object_get(c, "fp_config");
-    print_fp("float config", json_object_get(fp, "float"));
-    print_fp("double config", json_object_get(fp, "double"));
-    print_fp("half config", json_object_get(fp, "half"));
+    static const char *const types[] = {"float", "double", "half"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "%s config", types[i]);
+        print_bits(label, json_object_get(fp, types[i]), "none", " (no bits set)");
+    }
     print_widths("preferred vectors", json_object_get(c, "preferred_vector_width"));
     print_widths("native vectors", json_object_get(c, "native_vector_width"));
-    json_t *svm = json_object_get(c, "svm_capabilities");
-    if (json_is_object(svm)) {
-        printf("  %-22s", "SVM");
-        const char *k;
-        json_t *v;
-        bool any = false;
-        json_object_foreach(svm, k, v)
-        {
-            if (json_is_true(v)) {
-                printf(" %s", k);
-                any = true;
-            }
-        }
-        printf("%s\n", any ? "" : " none");
-    } else {
-        printf("  %-22s not reported (an OpenCL 2.0 query)\n", "SVM");
-    }
+    print_bits("SVM", json_object_get(c, "svm_capabilities"), "not reported (an OpenCL 2.0 query)",
+               " none");
     printf("  %-22s %s\n", "host unified memory",
            yes_no(json_object_get(c, "host_unified_memory")));
     json_t *ct = json_object_get(c, "global_mem_cache_type");

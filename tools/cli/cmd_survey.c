@@ -216,13 +216,13 @@ static json_t *parse_json(const char *text, const char *what, bcl_error *e)
 
 /* Survey files hold six significant digits, indented, with a final
  * newline; written atomically. */
-/* Writes the survey into the output prepared before the survey ran, and
- * commits it. */
 static char *file_text(const json_t *doc)
 {
     return json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 }
 
+/* Writes the survey into the output prepared before the survey ran, and
+ * commits it. */
 static int save(bcl_outputs *outs, const json_t *doc, bcl_error *e)
 {
     char *text = file_text(doc);

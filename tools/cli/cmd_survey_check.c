@@ -13,23 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The figures checked, each with its direction: +1 when more is better,
- * -1 when less is (a latency). Paths under "measured"; the model keys are
- * the default model's. */
-static const struct {
-    const char *key;
-    bool model;
-    int dir;
-} checked[] = {
-    {"launch_latency_us", false, -1},     {"roundtrip_us", false, -1},
-    {"copy_gb_per_s", false, +1},         {"read_only_gb_per_s", false, +1},
-    {"add_gflop_per_s", false, +1},       {"fma_gflop_per_s", false, +1},
-    {"int_add_gop_per_s", false, +1},     {"fp64_gflop_per_s", false, +1},
-    {"half_gflop_per_s", false, +1},      {"write_gb_per_s", false, +1},
-    {"read_gb_per_s", false, +1},         {"large.ball_steps_per_s", true, +1},
-    {"fused_ball_steps_per_s", true, +1},
-};
-
 static void check_help(void)
 {
     printf("usage: ballcl survey check [--db FILE] [--json] [SURVEY.json]\n\n"
@@ -129,14 +112,16 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
         const json_t *id = json_object_get(dev, "identity");
         const char *model =
             json_string_value(json_object_get(json_object_get(dev, "measured"), "model"));
-        for (size_t k = 0; k < sizeof checked / sizeof checked[0]; k++) {
+        /* The figures of the table marked for the check (src/survey/figures.c);
+         * a model's are the default model's. */
+        for (bcl_fig k = 0; k < BCL_FIG_COUNT; k++) {
+            const bcl_survey_figure *g = &bcl_survey_figures[k];
             double v, *vals;
             size_t n;
-            if (!survey_value(dev, checked[k].key, &v))
+            if (!(g->flags & BCL_FIG_CHECK) || !survey_value(dev, g->key, &v))
                 continue;
-            int rc =
-                fleet_values(db, path, dev, quick, checked[k].model ? (model ? model : "seed") : "",
-                             checked[k].key, &vals, &n, e);
+            const char *fm = g->flags & BCL_FIG_MODEL ? (model ? model : bcl_models[0]->name) : "";
+            int rc = fleet_values(db, path, dev, quick, fm, g->key, &vals, &n, e);
             if (rc)
                 return rc;
             if (n == 0) {
@@ -150,7 +135,7 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
             qsort(vals, n, sizeof *vals, cmp_double);
             double spread = vals[n / 2];
             free(vals);
-            int dir = checked[k].dir;
+            int dir = g->better;
             bool bad = dir > 0 ? v < lo - spread : v > hi + spread;
             (*compared)++;
             *worse += bad;
@@ -158,9 +143,9 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
                 out, json_pack("{s:s?, s:s?, s:s?, s:s, s:f, s:f, s:f, s:f, s:I, s:s, s:b}",
                                "device", json_string_value(json_object_get(id, "name")), "host",
                                json_string_value(json_object_get(id, "host")), "driver",
-                               json_string_value(json_object_get(id, "driver")), "figure",
-                               checked[k].key, "value", v, "fleet_min", lo, "fleet_max", hi,
-                               "spread", spread, "surveys", (json_int_t)n, "direction",
+                               json_string_value(json_object_get(id, "driver")), "figure", g->key,
+                               "value", v, "fleet_min", lo, "fleet_max", hi, "spread", spread,
+                               "surveys", (json_int_t)n, "direction",
                                dir > 0 ? "higher is better" : "lower is better", "worse", bad));
         }
     }

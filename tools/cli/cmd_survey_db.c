@@ -300,43 +300,45 @@ static int print_query(sqlite3 *db, const char *path, const char *title, const c
     return BCL_OK;
 }
 
-static int list_devices(sqlite3 *db, const char *path, json_t *into, bcl_error *e)
-{
-    static const char *const heads[] = {"id", "type",    "name",   "platform",
-                                        "cu", "surveys", "driver", "last survey"};
-    static const size_t widths[] = {4, 11, 34, 28, 4, 7, 16, 0};
-    return print_query(
-        db, path, "devices:",
-        "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
-        " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
-        " l.date"
-        " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
-        heads, widths, 8, into, e);
-}
+/* The sections of 'survey list': a query each, its headings and their
+ * widths (0: the last, as wide as it is). */
+static const struct {
+    const char *title, *sql;
+    const char *heads[8];
+    size_t widths[8];
+    int ncol;
+} sections[] = {
+    {"devices:",
+     "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
+     " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
+     " l.date"
+     " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
+     {"id", "type", "name", "platform", "cu", "surveys", "driver", "last survey"},
+     {4, 11, 34, 28, 4, 7, 16, 0},
+     8},
+    {"surveys:",
+     "SELECT s.id, s.date, s.schema, s.ballcl_version,"
+     " (SELECT count(*) FROM runs r WHERE r.survey_id = s.id),"
+     " CASE s.quick WHEN 1 THEN 'yes' ELSE 'no' END, s.source"
+     " FROM surveys s ORDER BY s.date, s.id",
+     {"id", "date", "schema", "ballcl", "devices", "quick", "source"},
+     {4, 20, 15, 7, 7, 5, 0},
+     7},
+    {"drivers:",
+     "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
+     " FROM device_runs GROUP BY device_id, driver"
+     " ORDER BY platform, name, min(date)",
+     {"platform", "driver", "surveys", "first", "last", "device"},
+     {28, 16, 7, 20, 20, 0},
+     6},
+};
+#define NSECTIONS (sizeof sections / sizeof sections[0])
 
-static int list_surveys(sqlite3 *db, const char *path, json_t *into, bcl_error *e)
+/* Whether section i is what (a name without the colon; NULL: every one). */
+static bool section_is(size_t i, const char *what)
 {
-    static const char *const heads[] = {"id",      "date",  "schema", "ballcl",
-                                        "devices", "quick", "source"};
-    static const size_t widths[] = {4, 20, 15, 7, 7, 5, 0};
-    return print_query(db, path, "surveys:",
-                       "SELECT s.id, s.date, s.schema, s.ballcl_version,"
-                       " (SELECT count(*) FROM runs r WHERE r.survey_id = s.id),"
-                       " CASE s.quick WHEN 1 THEN 'yes' ELSE 'no' END, s.source"
-                       " FROM surveys s ORDER BY s.date, s.id",
-                       heads, widths, 7, into, e);
-}
-
-static int list_drivers(sqlite3 *db, const char *path, json_t *into, bcl_error *e)
-{
-    static const char *const heads[] = {"platform", "driver", "surveys", "first", "last", "device"};
-    static const size_t widths[] = {28, 16, 7, 20, 20, 0};
-    return print_query(
-        db, path, "drivers:",
-        "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
-        " FROM device_runs GROUP BY device_id, driver"
-        " ORDER BY platform, name, min(date)",
-        heads, widths, 6, into, e);
+    return !what || (strncmp(sections[i].title, what, strlen(what)) == 0 &&
+                     strcmp(sections[i].title + strlen(what), ":") == 0);
 }
 
 static int cmd_list(int argc, char **argv)
@@ -349,8 +351,10 @@ static int cmd_list(int argc, char **argv)
     if (a.first_arg + 1 < argc)
         return cli_usage_error("survey list", "one section at most, found '%s' after '%s'",
                                argv[a.first_arg + 1], what);
-    if (what && strcmp(what, "devices") != 0 && strcmp(what, "surveys") != 0 &&
-        strcmp(what, "drivers") != 0)
+    size_t known = 0;
+    for (size_t i = 0; i < NSECTIONS; i++)
+        known += section_is(i, what);
+    if (!known)
         return cli_usage_error("survey list",
                                "unknown section '%s': expected devices, "
                                "surveys or drivers",
@@ -362,18 +366,16 @@ static int cmd_list(int argc, char **argv)
     if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
         (rc = survey_db_open(path, false, false, &db, &e)))
         return cli_report(&e);
-    bool all = !what, gap = all && !a.json;
+    bool gap = !what && !a.json;
     json_t *into = a.json ? json_object() : NULL;
-    if (rc == BCL_OK && (all || strcmp(what, "devices") == 0))
-        rc = list_devices(db, path, into, &e);
-    if (rc == BCL_OK && gap)
-        printf("\n");
-    if (rc == BCL_OK && (all || strcmp(what, "surveys") == 0))
-        rc = list_surveys(db, path, into, &e);
-    if (rc == BCL_OK && gap)
-        printf("\n");
-    if (rc == BCL_OK && (all || strcmp(what, "drivers") == 0))
-        rc = list_drivers(db, path, into, &e);
+    for (size_t i = 0; rc == BCL_OK && i < NSECTIONS; i++) {
+        if (!section_is(i, what))
+            continue;
+        if (gap && i)
+            printf("\n");
+        rc = print_query(db, path, sections[i].title, sections[i].sql, sections[i].heads,
+                         sections[i].widths, sections[i].ncol, into, &e);
+    }
     if (rc == BCL_OK && into)
         cli_print_json(into);
     json_decref(into);

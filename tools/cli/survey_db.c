@@ -373,6 +373,14 @@ static const char *str_or(const json_t *obj, const char *key, const char *dflt)
 
 /* Binds a JSON scalar as its SQL value: booleans as 0/1, arrays and
  * objects as their JSON text. Returns the type's name. */
+/* The strings of obj at keys (NULL ends; "" when absent) into the
+ * columns from col on. */
+static void bind_strings(sqlite3_stmt *st, int col, const json_t *obj, const char *const *keys)
+{
+    for (int i = 0; keys[i]; i++)
+        sqlite3_bind_text(st, col + i, str_or(obj, keys[i], ""), -1, SQLITE_TRANSIENT);
+}
+
 static const char *bind_json(sqlite3_stmt *st, int col, const json_t *v)
 {
     switch (json_typeof(v)) {
@@ -455,11 +463,12 @@ static int add_facts(importer *im, const json_t *obj, const char *prefix)
  * "measured" they are the default model's. */
 static bool is_model_key(const char *k)
 {
-    static const char *const keys[] = {"small",          "large",       "best_local",
-                                       "local1_penalty", "local_sweep", "fused_ball_steps_per_s",
-                                       "fused",          NULL};
-    for (size_t i = 0; keys[i]; i++)
-        if (strcmp(k, keys[i]) == 0)
+    static const char *const parts[] = {"small", "large", "local_sweep", "fused", NULL};
+    for (size_t i = 0; parts[i]; i++)
+        if (strcmp(k, parts[i]) == 0)
+            return true;
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++)
+        if ((bcl_survey_figures[f].flags & BCL_FIG_MODEL) && strcmp(k, bcl_survey_key(f)) == 0)
             return true;
     return false;
 }
@@ -583,10 +592,9 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
     sqlite3_bind_int64(st, 1, survey);
     sqlite3_bind_int64(st, 2, dev_id);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)pos);
-    sqlite3_bind_text(st, 4, str_or(dev, "selector", ""), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, str_or(ident, "driver", ""), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 6, str_or(ident, "platform_version", ""), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 7, str_or(ident, "opencl_version", ""), -1, SQLITE_TRANSIENT);
+    bind_strings(st, 4, dev, (const char *const[]){"selector", NULL});
+    bind_strings(st, 5, ident,
+                 (const char *const[]){"driver", "platform_version", "opencl_version", NULL});
     rc = step_done(im, st, "cannot record a device's survey");
     sqlite3_finalize(st);
     if (rc)
@@ -605,7 +613,7 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
         (rc = add_facts(im, json_object_get(dev, "capabilities"), "capabilities")))
         return rc;
     const json_t *m = json_object_get(dev, "measured");
-    const char *dflt = str_or(m, "model", "seed");
+    const char *dflt = str_or(m, "model", bcl_models[0]->name);
     if ((rc = add_figures(im, m, "", "", 0)) || (rc = add_figures(im, m, dflt, "", 1)))
         return rc;
     const char *name;
@@ -700,10 +708,8 @@ static int import_rows(importer *im, const json_t *doc, const char *text, size_t
                            -1, &st, NULL) != SQLITE_OK)
         return survey_db_fail(im->db, im->path, "cannot record the survey", im->e);
     sqlite3_bind_text(st, 1, digest, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, str_or(doc, "date", ""), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, str_or(doc, "schema", ""), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, str_or(doc, "ballcl_version", ""), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, str_or(doc, "command", ""), -1, SQLITE_TRANSIENT);
+    bind_strings(st, 2, doc,
+                 (const char *const[]){"date", "schema", "ballcl_version", "command", NULL});
     sqlite3_bind_int(st, 6, json_is_true(json_object_get(doc, "quick")));
     sqlite3_bind_text(st, 7, source, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 8, now, -1, SQLITE_TRANSIENT);

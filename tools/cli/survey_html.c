@@ -12,117 +12,9 @@
 #include "survey_page.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *m = realloc(b->s, cap);
-        if (!m) {
-            b->oom = true;
-            return;
-        }
-        b->s = m, b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-void sb_puts(sbuf *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char small[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        sb_add(b, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_add(b, big, (size_t)n);
-    free(big);
-}
-
-/* Text from a survey file, for HTML: control characters shown as \xNN,
- * markup characters as entities. */
-void sb_html(sbuf *b, const char *text)
-{
-    char esc[2048];
-    survey_db_escape(text ? text : "", esc, sizeof esc);
-    for (const char *p = esc; *p; p++) {
-        switch (*p) {
-        case '&':
-            sb_puts(b, "&amp;");
-            break;
-        case '<':
-            sb_puts(b, "&lt;");
-            break;
-        case '>':
-            sb_puts(b, "&gt;");
-            break;
-        case '"':
-            sb_puts(b, "&quot;");
-            break;
-        case '\'':
-            sb_puts(b, "&#39;");
-            break;
-        default:
-            sb_add(b, p, 1);
-        }
-    }
-}
-
-/* A label for gnuplot's data file: printable ASCII without quotes or
- * backslashes (a data file has no escapes), at most 30 characters. */
-void page_plot_label(const char *text, char *out, size_t size)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)(text ? text : "");
-         *p && o + 1 < size && o < 30; p++) {
-        if ((*p & 0xC0) == 0x80)
-            continue; /* one '?' per UTF-8 character */
-        out[o++] =
-            (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' && *p != '\'') ? (char)*p : '?';
-    }
-    out[o] = '\0';
-}
-
-/* 4 significant digits, with k/M/G/T from a million on. */
-void page_num(double v, char *out, size_t size)
-{
-    static const char *const si[] = {"", "k", "M", "G", "T", "P"};
-    int i = 0;
-    double a = fabs(v);
-    if (a >= 1e6)
-        while (a >= 1000 && i < 5)
-            a /= 1000, v /= 1000, i++;
-    /* 32847, not 3.285e+04: whole numbers below a million. */
-    snprintf(out, size, a >= 1e4 && !i ? "%.0f%s%s" : "%.4g%s%s", v, i ? " " : "", si[i]);
-}
 
 /* ---- the data, from the database ------------------------------------------ */
 
@@ -314,59 +206,41 @@ static int load(report *r)
     return rc;
 }
 
-const char *page_str(const json_t *d, const char *key)
-{
-    const char *s = json_string_value(key ? json_object_get(d, key) : d);
-    return s ? s : "";
-}
-
-/* A figure of d as a number, NAN when absent or null. */
-double page_raw(const json_t *d, const char *set, const char *key)
-{
-    const json_t *v = json_object_get(json_object_get(d, set), key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-bool page_plausible(double v)
-{
-    return v == 0 || (fabs(v) >= 1e-30 && fabs(v) <= 1e30);
-}
-
-double page_figure(const json_t *d, const char *key)
-{
-    double v = page_raw(d, "figures", key);
-    return page_plausible(v) ? v : NAN;
-}
-
-double page_fact(const json_t *d, const char *key)
-{
-    double v = page_raw(d, "facts", key);
-    return page_plausible(v) ? v : NAN;
-}
-
 /* ---- sections ---------------------------------------------------------------- */
 
 typedef struct column {
-    const char *head;
-    const char *key; /* a figure, or "fact:..." */
-    int decimals;    /* -1: fmt_num */
+    char head[96];
+    char key[160]; /* a figure (model:key for a model's), or "fact:..." */
+    int decimals;  /* -1: page_num, -2: bytes as GiB */
 } column;
 
-static const column device_columns[] = {
-    {"CUs", "fact:limits.compute_units", 0},
-    {"clock MHz", "fact:limits.clock_mhz", 0},
-    {"memory GiB", "fact:limits.global_mem_bytes", -2},
-    {"copy GB/s", "copy_gb_per_s", -1},
-    {"read-only GB/s", "read_only_gb_per_s", -1},
-    {"add GFLOP/s", "add_gflop_per_s", -1},
-    {"FMA GFLOP/s", "fma_gflop_per_s", -1},
-    {"launch µs", "launch_latency_us", -1},
-    {"to device GB/s", "write_gb_per_s", -1},
-    {"from device GB/s", "read_gb_per_s", -1},
-    {"seed fused ball-steps/s", "seed:fused_ball_steps_per_s", -1},
-    {"seed local=1 ×", "seed:local1_penalty", -1},
-};
-#define NCOLUMNS (sizeof device_columns / sizeof device_columns[0])
+#define MAX_COLUMNS (3 + BCL_FIG_COUNT)
+
+/* Three facts, then the figures of the table marked for a column (a
+ * model's: the default model's). Returns the count. */
+static size_t device_columns(column *cols)
+{
+    static const column facts[] = {
+        {"CUs", "fact:limits.compute_units", 0},
+        {"clock MHz", "fact:limits.clock_mhz", 0},
+        {"memory GiB", "fact:limits.global_mem_bytes", -2},
+    };
+    size_t n = 0;
+    for (; n < sizeof facts / sizeof facts[0]; n++)
+        cols[n] = facts[n];
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
+        const bcl_survey_figure *g = &bcl_survey_figures[f];
+        if (!(g->flags & BCL_FIG_COLUMN))
+            continue;
+        const char *model = g->flags & BCL_FIG_MODEL ? bcl_models[0]->name : NULL;
+        column *c = &cols[n++];
+        snprintf(c->head, sizeof c->head, "%s%s%s %s", model ? model : "", model ? " " : "",
+                 g->title, g->unit);
+        page_figure_key(f, model, c->key, sizeof c->key);
+        c->decimals = -1;
+    }
+    return n;
+}
 
 static void device_table(report *r, sbuf *p)
 {
@@ -377,8 +251,10 @@ static void device_table(report *r, sbuf *p)
                "</span></p>\n<div class=\"scroll\"><table class=\"sortable\" "
                "id=\"device-table\"><thead><tr><th>#</th><th>device</th><th>platform</th>"
                "<th>type</th><th>driver</th><th>where</th>");
-    for (size_t c = 0; c < NCOLUMNS; c++)
-        sb_printf(p, "<th class=\"num\">%s</th>", device_columns[c].head);
+    column cols[MAX_COLUMNS];
+    size_t ncols = device_columns(cols);
+    for (size_t c = 0; c < ncols; c++)
+        sb_printf(p, "<th class=\"num\">%s</th>", cols[c].head);
     sb_puts(p, "<th class=\"num\">surveys</th><th>latest</th></tr></thead><tbody>\n");
     size_t i;
     json_t *d;
@@ -388,18 +264,13 @@ static void device_table(report *r, sbuf *p)
                   "<tr><td data-v=\"%zu\">%zu</td><td class=\"device-name\"><a "
                   "href=\"#dev-%zu\">",
                   i + 1, i + 1, i + 1);
-        sb_html(p, page_str(d, "name"));
-        sb_puts(p, "</a></td><td>");
-        sb_html(p, page_str(d, "platform"));
-        sb_puts(p, "</td><td>");
-        sb_html(p, page_str(d, "type"));
-        sb_puts(p, "</td><td>");
-        sb_html(p, page_str(d, "driver"));
-        sb_puts(p, "</td><td>");
+        page_fields(p, d,
+                    (const char *const[]){"name", "</a></td><td>", "platform", "</td><td>", "type",
+                                          "</td><td>", "driver", "</td><td>", NULL});
         page_where(p, d);
         sb_puts(p, "</td>");
-        for (size_t c = 0; c < NCOLUMNS; c++) {
-            const column *col = &device_columns[c];
+        for (size_t c = 0; c < ncols; c++) {
+            const column *col = &cols[c];
             double v = strncmp(col->key, "fact:", 5) == 0 ? page_fact(d, col->key + 5)
                                                           : page_figure(d, col->key);
             if (col->decimals == -2)
@@ -544,12 +415,9 @@ static int platforms(report *r, sbuf *p)
         json_array_foreach(rows, i, row)
         {
             sb_puts(p, "<tr><td>");
-            sb_html(p, page_str(row, "name"));
-            sb_puts(p, "</td><td>");
-            sb_html(p, page_str(row, "status"));
-            sb_puts(p, "</td><td>");
-            sb_html(p, page_str(row, "date"));
-            sb_puts(p, "</td></tr>\n");
+            page_fields(p, row,
+                        (const char *const[]){"name", "</td><td>", "status", "</td><td>", "date",
+                                              "</td></tr>\n", NULL});
         }
         sb_puts(p, "</tbody></table>\n");
     }
@@ -637,14 +505,12 @@ static void embedded_data(report *r, sbuf *p)
             json_array_append_new(xs, json_integer(index_of(exts, ext_index, page_str(e, NULL))));
         /* where was cut at its buffer's end, maybe inside a character:
          * then the run goes in without it rather than not at all. */
-        json_t *row =
-            json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id), page_str(dev, "name"),
-                      page_str(dev, "platform"), page_str(dev, "type"), page_str(run, "driver"),
-                      page_str(run, "date"), where, vals, xs);
-        if (!row)
-            row = json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
-                            page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
-                            page_str(run, "driver"), page_str(run, "date"), "", vals, xs);
+        json_t *row = NULL;
+        for (int k = 0; !row && k < 2; k++)
+            row =
+                json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
+                          page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
+                          page_str(run, "driver"), page_str(run, "date"), k ? "" : where, vals, xs);
         json_decref(vals);
         json_decref(xs);
         if (!row)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 typedef struct series {
-    const char *key; /* the figure's key (model:key for a model's) */
+    char key[160]; /* the figure's key (model:key for a model's) */
     const char *title;
 } series;
 
@@ -149,69 +149,51 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
     return rc;
 }
 
+/* The charts, each of the figures of one group of the table
+ * (src/survey/figures.c); a model's figure gets a bar per model. */
+static const struct {
+    const char *group, *title, *ylabel;
+    bool log;
+} charts[] = {
+    {"bandwidth", "Device memory bandwidth", "GB/s (log)", true},
+    {"transfer", "Host to device and back", "GB/s (log)", true},
+    {"rates", "Arithmetic rates", "10^9 operations/s (log)", true},
+    {"latency", "Launch latency", "µs", false},
+    {"build", "Program build", "ms (log)", true},
+    {"penalty", "The cost of local = 1: time / best time", "times slower", false},
+    {"fused", "Fused rate: K steps per launch in registers", "ball-steps/s (log)", true},
+};
+
 int survey_page_charts(report *r, sbuf *p)
 {
-    static const series bandwidth[] = {
-        {"copy_gb_per_s", "copy"},
-        {"read_only_gb_per_s", "read-only"},
-    };
-    static const series transfer[] = {
-        {"transfer.pinned_write_gb_per_s", "pinned to device"},
-        {"transfer.pinned_read_gb_per_s", "pinned from device"},
-        {"transfer.pageable_write_gb_per_s", "pageable to device"},
-        {"transfer.pageable_read_gb_per_s", "pageable from device"},
-        {"transfer.mapped_write_gb_per_s", "mapped to device"},
-        {"transfer.mapped_read_gb_per_s", "mapped from device"},
-    };
-    static const series rates[] = {
-        {"add_gflop_per_s", "float add"},   {"fma_gflop_per_s", "float FMA (2 FLOP)"},
-        {"int_add_gop_per_s", "int32 add"}, {"fp64_gflop_per_s", "fp64"},
-        {"half_gflop_per_s", "half"},
-    };
-    static const series latency[] = {
-        {"launch_latency_us", "launch latency (queued to start)"},
-        {"roundtrip_us", "round trip (enqueue + finish)"},
-    };
-    static const series build[] = {
-        {"build_ms_cold", "cold build"},
-        {"build_ms_cached", "from the binary cache"},
-    };
     sb_puts(p, "<h2 id=\"charts\">Figures per device</h2>\n<p>Bars are numbered as the "
                "device table; each chart shows at most the top 30 devices; a missing bar is a "
                "figure the survey lacks (an older schema, "
                "or a figure it could not measure).</p>\n");
-    int rc = bar_chart(r, p, "Device memory bandwidth", "GB/s (log)", true, false, bandwidth, 2);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Host to device and back", "GB/s (log)", true, false, transfer, 6);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Arithmetic rates", "10^9 operations/s (log)", true, false, rates, 5);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Launch latency", "µs", false, true, latency, 2);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Program build", "ms (log)", true, true, build, 2);
-    /* Per model, from whatever models the surveys have. */
     size_t nm = json_array_size(r->models);
-    series *pen = calloc(nm + 1, sizeof *pen), *fused = calloc(nm + 1, sizeof *fused);
-    char(*keys)[2][160] = calloc(nm + 1, sizeof *keys);
-    if (!pen || !fused || !keys)
-        rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    for (size_t m = 0; rc == BCL_OK && m < nm; m++) {
-        const char *name =
-            json_string_value(json_object_get(json_array_get(r->models, m), "model"));
-        snprintf(keys[m][0], sizeof keys[m][0], "%s:local1_penalty", name);
-        snprintf(keys[m][1], sizeof keys[m][1], "%s:fused_ball_steps_per_s", name);
-        pen[m] = (series){keys[m][0], name};
-        fused[m] = (series){keys[m][1], name};
+    series *ser = calloc(BCL_FIG_COUNT + nm, sizeof *ser);
+    int rc = ser ? BCL_OK : bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
+    for (size_t c = 0; rc == BCL_OK && c < sizeof charts / sizeof charts[0]; c++) {
+        size_t n = 0;
+        bool lower_better = false;
+        for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
+            const bcl_survey_figure *g = &bcl_survey_figures[f];
+            if (!g->group || strcmp(g->group, charts[c].group) != 0)
+                continue;
+            lower_better = g->better < 0;
+            for (size_t m = 0; m < (g->flags & BCL_FIG_MODEL ? nm : 1); m++) {
+                const char *name = NULL;
+                if (g->flags & BCL_FIG_MODEL)
+                    name =
+                        json_string_value(json_object_get(json_array_get(r->models, m), "model"));
+                page_figure_key(f, name, ser[n].key, sizeof ser[n].key);
+                ser[n++].title = name ? name : g->title;
+            }
+        }
+        rc =
+            bar_chart(r, p, charts[c].title, charts[c].ylabel, charts[c].log, lower_better, ser, n);
     }
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "The cost of local = 1 (the seed's launch): time / best time",
-                       "times slower", false, true, pen, nm);
-    if (rc == BCL_OK)
-        rc = bar_chart(r, p, "Fused rate: K steps per launch in registers", "ball-steps/s (log)",
-                       true, false, fused, nm);
-    free(pen);
-    free(fused);
-    free(keys);
+    free(ser);
     return rc;
 }
 

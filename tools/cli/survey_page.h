@@ -1,4 +1,5 @@
-/* What the report page's parts share (survey_html.c, survey_html_charts.c):
+/* What the report page's parts share (survey_page.c, used by survey_html.c,
+ * survey_html_charts.c and survey_page_devices.c):
  * the text buffer the page grows in, the data loaded from the database, and
  * the helpers that read it. Internal to the report. */
 #ifndef BALLCL_SURVEY_PAGE_H
@@ -45,6 +46,9 @@ int page_load_run(report *r, json_t *run);
 /* A string of d ("" when absent); a figure or fact as a number, NAN when
  * absent or null. */
 const char *page_str(const json_t *d, const char *key);
+/* The strings of d at parts[0], parts[2], ... escaped, each followed by
+ * the markup parts[1], parts[3], ...; NULL ends. */
+void page_fields(sbuf *b, const json_t *d, const char *const *parts);
 double page_figure(const json_t *d, const char *key);
 /* The rule for every figure and fact the page shows or draws: a number of
  * magnitude 1e-30 to 1e30, or 0. Anything else (1e308, 5e-324, an
@@ -54,6 +58,10 @@ double page_figure(const json_t *d, const char *key);
 bool page_plausible(double v);
 double page_raw(const json_t *d, const char *set, const char *key);
 double page_fact(const json_t *d, const char *key);
+
+/* The page's key of figure f (src/survey/figures.c): its key, or
+ * "model:key" for a model's (model set). */
+void page_figure_key(bcl_fig f, const char *model, char *out, size_t size);
 
 /* The section of bar charts, one per figure group and per model. */
 int survey_page_charts(report *r, sbuf *page);

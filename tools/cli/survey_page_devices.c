@@ -12,29 +12,13 @@
 #include "survey_page.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct history_figure {
-    const char *key; /* the figure's key (model:key for a model's) */
-    const char *title;
+    char key[160];     /* the figure's key (model:key for a model's) */
+    const char *title; /* escaped for HTML */
 } history_figure;
-
-/* The figures a history shows, when the device has them. */
-static const history_figure figures[] = {
-    {"launch_latency_us", "launch latency (µs)"},
-    {"roundtrip_us", "round trip (µs)"},
-    {"copy_gb_per_s", "copy (GB/s)"},
-    {"read_only_gb_per_s", "read-only (GB/s)"},
-    {"add_gflop_per_s", "add (GFLOP/s)"},
-    {"fma_gflop_per_s", "FMA (GFLOP/s)"},
-    {"write_gb_per_s", "host to device (GB/s)"},
-    {"read_gb_per_s", "device to host (GB/s)"},
-    {"build_ms_cold", "cold build (ms)"},
-    {"seed:fused_ball_steps_per_s", "seed fused (ball-steps/s)"},
-    {"seed:local1_penalty", "seed local = 1 penalty"},
-    {"bounce:fused_ball_steps_per_s", "bounce fused (ball-steps/s)"},
-};
-#define NFIGURES (sizeof figures / sizeof figures[0])
 
 void page_where(sbuf *b, const json_t *d)
 {
@@ -106,8 +90,10 @@ static void small_chart(sbuf *p, const json_t *runs, const history_figure *f)
     sb_printf(p, "\"/><text x=\"%.0f\" y=\"%.0f\" class=\"r\">%s</text></svg>", w - 4, 11.0, b);
 }
 
-/* For a device with several surveys: a small chart per figure it has. */
-static void history(sbuf *p, const json_t *dev)
+/* For a device with several surveys: a small chart per figure of the
+ * table marked for a history (src/survey/figures.c) that it has, a
+ * model's for each model. */
+static void history(sbuf *p, const json_t *dev, const json_t *models)
 {
     const json_t *runs = json_object_get(dev, "runs");
     size_t n = json_array_size(runs);
@@ -117,8 +103,27 @@ static void history(sbuf *p, const json_t *dev)
               "<figure class=\"history\"><figcaption>%zu surveys, oldest to newest; "
               "each axis from 0, the grey band the range of the device's surveys</figcaption>",
               n);
-    for (size_t f = 0; f < NFIGURES; f++)
-        small_chart(p, runs, &figures[f]);
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
+        const bcl_survey_figure *g = &bcl_survey_figures[f];
+        bool per_model = g->flags & BCL_FIG_MODEL;
+        for (size_t m = 0;
+             (g->flags & BCL_FIG_HISTORY) && m < (per_model ? json_array_size(models) : 1); m++) {
+            const char *model = NULL;
+            if (per_model)
+                model = json_string_value(json_object_get(json_array_get(models, m), "model"));
+            history_figure hf;
+            sbuf title = {0};
+            page_figure_key(f, model, hf.key, sizeof hf.key);
+            if (model) {
+                sb_html(&title, model);
+                sb_puts(&title, " ");
+            }
+            sb_printf(&title, "%s (%s)", g->title, g->unit);
+            hf.title = title.oom ? "?" : title.s;
+            small_chart(p, runs, &hf);
+            free(title.s);
+        }
+    }
     sb_puts(p, "<p class=\"drivers\">Drivers: ");
     const char *last = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -144,15 +149,11 @@ void survey_page_devices(report *r, sbuf *p)
         sb_printf(p, "<section class=\"device\" id=\"dev-%zu\"><h3>%zu. ", i + 1, i + 1);
         page_label(p, d);
         sb_puts(p, "</h3><p>");
-        sb_html(p, page_str(d, "platform"));
-        sb_puts(p, ", ");
-        sb_html(p, page_str(d, "type"));
-        sb_puts(p, "; latest driver ");
-        sb_html(p, page_str(d, "driver"));
-        sb_puts(p, " on ");
-        sb_html(p, page_str(d, "date"));
+        page_fields(p, d,
+                    (const char *const[]){"platform", ", ", "type", "; latest driver ", "driver",
+                                          " on ", "date", "", NULL});
         sb_printf(p, "; %zu extensions.</p>\n", json_array_size(json_object_get(d, "extensions")));
-        history(p, d);
+        history(p, d, r->models);
         sb_puts(p, "</section>\n");
     }
 }

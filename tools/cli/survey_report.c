@@ -52,22 +52,11 @@ static const row device_rows[] = {
     {"max sub-groups", "capabilities.max_num_sub_groups", F_INT},
     {"image support", "capabilities.image_support", F_BOOL},
     {"profiling usable", "profiling_usable", F_BOOL},
-    {"build, cold (ms)", "measured.build_ms_cold", F_NUM},
-    {"build, from cache (ms)", "measured.build_ms_cached", F_NUM},
-    {"launch latency, queued to start (us)", "measured.launch_latency_us", F_NUM},
-    {"round trip, enqueue + finish (us)", "measured.roundtrip_us", F_NUM},
-    {"copy bandwidth (GB/s)", "measured.copy_gb_per_s", F_NUM},
+};
+
+/* After the figures of the table (src/survey/figures.c). */
+static const row size_rows[] = {
     {"copy size", "measured.copy_bytes", F_BYTES},
-    {"read-only bandwidth (GB/s)", "measured.read_only_gb_per_s", F_NUM},
-    {"add-rate bound (GFLOP/s)", "measured.add_gflop_per_s", F_NUM},
-    {"float FMA rate (GFLOP/s, FMA = 2)", "measured.fma_gflop_per_s", F_NUM},
-    {"int32 add rate (GOP/s)", "measured.int_add_gop_per_s", F_NUM},
-    {"double FMA rate (GFLOP/s)", "measured.fp64_gflop_per_s", F_NUM},
-    {"half FMA rate (GFLOP/s)", "measured.half_gflop_per_s", F_NUM},
-    {"host to device (GB/s)", "measured.write_gb_per_s", F_NUM},
-    {"device to host (GB/s)", "measured.read_gb_per_s", F_NUM},
-    {"mapped write (GB/s)", "measured.transfer.mapped_write_gb_per_s", F_NUM},
-    {"mapped read (GB/s)", "measured.transfer.mapped_read_gb_per_s", F_NUM},
     {"transfer method", "measured.transfer.method", F_TEXT},
     {"transfer size", "measured.transfer.bytes", F_BYTES},
 };
@@ -80,13 +69,9 @@ static const row model_rows[] = {
     {"large N", "large.n", F_INT},
     {"large, us/step", "large.us_per_step", F_NUM},
     {"large, GB/s", "large.gb_per_s", F_NUM},
-    {"large, ball-steps/s", "large.ball_steps_per_s", F_NUM},
     {"sweep N", "local_sweep.n", F_INT},
-    {"best local size", "best_local", F_LOCAL},
-    {"local = 1 penalty", "local1_penalty", F_RATIO},
     {"fused K", "fused.k", F_INT},
     {"fused variant", "fused.variant", F_TEXT},
-    {"fused, ball-steps/s", "fused_ball_steps_per_s", F_NUM},
 };
 
 /* One column: a device of a document. */
@@ -254,7 +239,17 @@ static const json_t *flag_of(const json_t *dev, const char *full)
     return NULL;
 }
 
-static void print_cell(const column *c, const char *full, fmt f, notes *n)
+/* The number of the footnote holding text (added when new), made safe for
+ * a terminal. */
+static size_t footnote(notes *n, const char *text)
+{
+    char esc[1200];
+    cell_text(text, esc, sizeof esc);
+    return note_add(n, esc);
+}
+
+/* fig: the figure of the table the cell shows, or BCL_FIG_COUNT. */
+static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, notes *n)
 {
     char out[600], note[1200];
     const json_t *v = at(c->dev, full);
@@ -267,24 +262,18 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
         char key[256];
         const char *err = error_of(c->dev, full, key, sizeof key);
         const json_t *why = json_object_get(c->dev, "profiling_note");
-        if (!err && strcmp(full, "measured.launch_latency_us") == 0 && json_is_string(why)) {
+        if (!err && fig == BCL_FIG_LATENCY && json_is_string(why)) {
             /* Null by design: it needs the device's clock. */
             snprintf(note, sizeof note,
                      "%s: %s needs the device's profiling clock, which failed "
                      "its check: %s",
                      c->head, full, json_string_value(why));
-            char esc[1200];
-            cell_text(note, esc, sizeof esc);
-            printf(" n/a [%zu] |", note_add(n, esc));
+            printf(" n/a [%zu] |", footnote(n, note));
             return;
         }
         /* Null by design: the device lacks the number type. */
-        if (!err && strcmp(full, "measured.fp64_gflop_per_s") == 0) {
-            printf(" none (no fp64) |");
-            return;
-        }
-        if (!err && strcmp(full, "measured.half_gflop_per_s") == 0) {
-            printf(" none (no cl_khr_fp16) |");
+        if (!err && (fig == BCL_FIG_FP64 || fig == BCL_FIG_HALF)) {
+            printf(" none (no %s) |", fig == BCL_FIG_FP64 ? "fp64" : "cl_khr_fp16");
             return;
         }
         if (!err) {
@@ -292,9 +281,7 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
             return;
         }
         snprintf(note, sizeof note, "%s: %s: %s", c->head, key, err);
-        char esc[1200];
-        cell_text(note, esc, sizeof esc);
-        printf(" n/a [%zu] |", note_add(n, esc));
+        printf(" n/a [%zu] |", footnote(n, note));
         return;
     }
     format_value(v, f, out, sizeof out);
@@ -308,9 +295,7 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
                  "%s: profiling failed its check (%s): its times are the host "
                  "clock's",
                  c->head, json_string_value(why));
-        char esc[1200];
-        cell_text(note, esc, sizeof esc);
-        printf(" %s [%zu] |", shown, note_add(n, esc));
+        printf(" %s [%zu] |", shown, footnote(n, note));
         return;
     }
     const json_t *flag = flag_of(c->dev, full);
@@ -320,16 +305,14 @@ static void print_cell(const column *c, const char *full, fmt f, notes *n)
                  json_number_value(json_object_get(flag, "value")),
                  json_number_value(json_object_get(flag, "limit")),
                  json_string_value(json_object_get(flag, "rule")));
-        char esc[1200];
-        cell_text(note, esc, sizeof esc);
-        printf(" %s (!) [%zu] |", shown, note_add(n, esc));
+        printf(" %s (!) [%zu] |", shown, footnote(n, note));
         return;
     }
     printf(" %s |", shown);
 }
 
 static void print_row(const column *cols, size_t ncols, const char *label, const char *prefix,
-                      const char *path, fmt f, notes *n)
+                      const char *path, fmt f, bcl_fig fig, notes *n)
 {
     char full[256], esc[256];
     cell_text(label, esc, sizeof esc);
@@ -351,9 +334,43 @@ static void print_row(const column *cols, size_t ncols, const char *label, const
             snprintf(full, sizeof full, "%s.%s", pre, path);
         else
             snprintf(full, sizeof full, "%s", path);
-        print_cell(&cols[i], full, f, n);
+        print_cell(&cols[i], full, f, fig, n);
     }
     printf("\n");
+}
+
+#define NROWS(a) (sizeof(a) / sizeof(a)[0])
+
+/* The rows of a table; a model's (model set) labelled with its name. */
+static void print_rows(const column *cols, size_t ncols, const row *rows, size_t nrows,
+                       const char *model, notes *n)
+{
+    char label[160], prefix[96];
+    snprintf(prefix, sizeof prefix, "model:%s", model ? model : "");
+    for (size_t r = 0; r < nrows; r++) {
+        snprintf(label, sizeof label, "%s%s%s", model ? model : "", model ? ": " : "",
+                 rows[r].label);
+        print_row(cols, ncols, label, model ? prefix : NULL, rows[r].path, rows[r].f, BCL_FIG_COUNT,
+                  n);
+    }
+}
+
+/* The figures of the table with flag (BCL_FIG_ROW: the device's,
+ * BCL_FIG_MODEL: model's), each labelled "label (unit)". */
+static void print_figures(const column *cols, size_t ncols, unsigned flag, const char *model,
+                          notes *n)
+{
+    for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
+        const bcl_survey_figure *g = &bcl_survey_figures[f];
+        if (!(g->flags & flag))
+            continue;
+        char label[160], prefix[96];
+        snprintf(label, sizeof label, "%s%s%s%s%s%s", model ? model : "", model ? ": " : "",
+                 g->label, *g->unit ? " (" : "", g->unit, *g->unit ? ")" : "");
+        snprintf(prefix, sizeof prefix, "%s%s", model ? "model:" : "measured", model ? model : "");
+        fmt how = f == BCL_FIG_BEST_LOCAL ? F_LOCAL : f == BCL_FIG_LOCAL1_PENALTY ? F_RATIO : F_NUM;
+        print_row(cols, ncols, label, prefix, g->key, how, f, n);
+    }
 }
 
 /* Adds name to the list of models (no duplicates, at most cap). */
@@ -426,18 +443,13 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
         }
     }
     printf("\n");
-    print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, &n);
-    for (size_t r = 0; r < sizeof device_rows / sizeof device_rows[0]; r++)
-        print_row(cols, ncols, device_rows[r].label, NULL, device_rows[r].path, device_rows[r].f,
-                  &n);
+    print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, BCL_FIG_COUNT, &n);
+    print_rows(cols, ncols, device_rows, NROWS(device_rows), NULL, &n);
+    print_figures(cols, ncols, BCL_FIG_ROW, NULL, &n);
+    print_rows(cols, ncols, size_rows, NROWS(size_rows), NULL, &n);
     for (size_t m = 0; m < nmodels; m++) {
-        char prefix[96];
-        snprintf(prefix, sizeof prefix, "model:%s", models[m]);
-        for (size_t r = 0; r < sizeof model_rows / sizeof model_rows[0]; r++) {
-            char label[128];
-            snprintf(label, sizeof label, "%s: %s", models[m], model_rows[r].label);
-            print_row(cols, ncols, label, prefix, model_rows[r].path, model_rows[r].f, &n);
-        }
+        print_rows(cols, ncols, model_rows, NROWS(model_rows), models[m], &n);
+        print_figures(cols, ncols, BCL_FIG_MODEL, models[m], &n);
     }
     if (n.count)
         printf("\n");
