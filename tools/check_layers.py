@@ -46,15 +46,6 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # The folders whose .c files' calls are checked for circles.
 CALLERS = ("src", os.path.join("tools", "cli"), os.path.join("python", "ballcl"))
 
-# Circles of calls known and being removed by work of their own (each
-# entry: the files of one circle, sorted); reported, not failed. Delete an
-# entry once its circle is gone.
-KNOWN_CALL_CIRCLES = [
-    ["tools/cli/survey_html.c", "tools/cli/survey_html_charts.c",
-     "tools/cli/survey_page_devices.c"],
-    ["tools/cli/cmd_survey_check.c", "tools/cli/cmd_survey_db.c"],
-]
-
 
 def sources(folder):
     """Every .c and .h under folder, as paths relative to its parent's parent."""
@@ -253,13 +244,8 @@ def check_calls(root, build, problems):
             if theirs is None or theirs not in STACK or STACK.index(theirs) > STACK.index(mine):
                 problems.append(f"{rel}: calls {target}: src/{mine}/ may call only the folders "
                                 f"below it ({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
-    known = [sorted(c) for c in KNOWN_CALL_CIRCLES]
     for comp in components(edges):
-        words = " -> ".join(circle(comp, edges))
-        if comp in known:
-            print("known circle of calls, being removed: " + words)
-        else:
-            problems.append("circle of calls between files: " + words)
+        problems.append("circle of calls between files: " + " -> ".join(circle(comp, edges)))
 
 
 def graph(found):

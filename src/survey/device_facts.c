@@ -135,15 +135,6 @@ json_t *bcl_survey_capabilities(const bcl_device_info *di)
 #define CL_DEVICE_PCI_BUS_INFO_KHR 0x410F
 #endif
 
-bool bcl_survey_listed(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list ? strstr(list, word) : NULL; p; p = strstr(p + n, word))
-        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-            return true;
-    return false;
-}
-
 void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *extensions,
                              const char *host)
 {

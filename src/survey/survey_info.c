@@ -150,6 +150,16 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* Whether word stands in the space-separated list (an extension list). */
+bool bcl_survey_listed(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list ? strstr(list, word) : NULL; p; p = strstr(p + n, word))
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return true;
+    return false;
+}
+
 json_t *bcl_survey_text(const char *s)
 {
     size_t n = strlen(s);

@@ -496,13 +496,19 @@ static int cmd_survey_compare(int argc, char **argv)
     return rc;
 }
 
+/* The subcommands; any other first argument is a survey of devices. */
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+} subcommands[] = {
+    {"check", cmd_survey_check}, {"compare", cmd_survey_compare}, {"import", cmd_survey_import},
+    {"list", cmd_survey_list},   {"report", cmd_survey_report},
+};
+
 int cmd_survey(int argc, char **argv)
 {
-    bool handled;
-    int rc = cmd_survey_db(argc, argv, &handled);
-    if (handled)
-        return rc;
-    if (argc >= 2 && strcmp(argv[1], "compare") == 0)
-        return cmd_survey_compare(argc - 1, argv + 1);
+    for (size_t i = 0; argc >= 2 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].fn(argc - 1, argv + 1);
     return cmd_survey_devices(argc, argv);
 }

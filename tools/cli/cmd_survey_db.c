@@ -156,7 +156,7 @@ static int import_one(sqlite3 *db, const char *path, const char *src, bool json,
     return rc;
 }
 
-static int cmd_import(int argc, char **argv)
+int cmd_survey_import(int argc, char **argv)
 {
     survey_db_args a;
     int rc = survey_db_args_parse("survey import", argc, argv, NULL, &a, import_help);
@@ -341,7 +341,7 @@ static bool section_is(size_t i, const char *what)
                      strcmp(sections[i].title + strlen(what), ":") == 0);
 }
 
-static int cmd_list(int argc, char **argv)
+int cmd_survey_list(int argc, char **argv)
 {
     survey_db_args a;
     int rc = survey_db_args_parse("survey list", argc, argv, NULL, &a, list_help);
@@ -405,7 +405,7 @@ static void report_help(void)
            "  -h, --help   this help\n");
 }
 
-static int cmd_report(int argc, char **argv)
+int cmd_survey_report(int argc, char **argv)
 {
     survey_db_args a;
     int rc = survey_db_args_parse("survey report", argc, argv, "--html", &a, report_help);
@@ -446,30 +446,6 @@ static int cmd_report(int argc, char **argv)
         cli_report(&e);
     bcl_error_clear(&e);
     return rc;
-}
-
-static const struct {
-    const char *name;
-    int (*fn)(int, char **);
-} subcommands[] = {
-    {"check", cmd_survey_check},
-    {"import", cmd_import},
-    {"list", cmd_list},
-    {"report", cmd_report},
-};
-
-int cmd_survey_db(int argc, char **argv, bool *handled)
-{
-    *handled = false;
-    if (argc < 2)
-        return 0;
-    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
-        if (strcmp(argv[1], subcommands[i].name) == 0) {
-            *handled = true;
-            return subcommands[i].fn(argc - 1, argv + 1);
-        }
-    }
-    return 0;
 }
 
 int survey_db_record(const char *given, bool check_only, const char *text, char *where, size_t size,

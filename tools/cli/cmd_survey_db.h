@@ -7,9 +7,10 @@
 
 #include <stdbool.h>
 
-/* Runs the subcommand argv[1] names when it is one of the database's
- * (*handled true), returning its exit status. */
-int cmd_survey_db(int argc, char **argv, bool *handled);
+/* ballcl survey import, list and report: their exit status. */
+int cmd_survey_import(int argc, char **argv);
+int cmd_survey_list(int argc, char **argv);
+int cmd_survey_report(int argc, char **argv);
 
 /* Options shared by the database's subcommands: --db FILE, --json, -h;
  * own names the command's other option with a value (NULL: none), stored
