@@ -50,8 +50,6 @@ struct bpy_context {
     bool synced;           /* the device holds exactly the state returned last */
     size_t fit_balls;      /* the largest state bcl_memory_fit accepted */
     PyObject *pool;        /* pinned blocks for the returned arrays */
-    PyObject *result_tmpl; /* core.h: bpy_exec.result_tmpl */
-    unsigned long result_tmpl_gen;
     unsigned long long calls, builds, uploads;
 };
 
@@ -171,7 +169,6 @@ static void ctx_dealloc(PyObject *self)
     close_locked(c);
     Py_CLEAR(c->state);
     Py_CLEAR(c->pool);
-    Py_CLEAR(c->result_tmpl);
     if (c->lock)
         PyThread_free_lock(c->lock);
     Py_TYPE(self)->tp_free(self);
@@ -257,8 +254,6 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
          * then named without its step. */
         .init = bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : PyArray_DATA(in),
         .out = data,
-        .result_tmpl = &c->result_tmpl,
-        .result_tmpl_gen = &c->result_tmpl_gen,
         .readback = pinned ? "pinned" : "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
@@ -281,7 +276,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     /* A NaN or infinity in the input: the device ran on it (one wait per
      * frame), the host finds the ball, and the call is refused as before
      * the run. */
-    if (x.input_bad) {
+    if (x.r.input_bad) {
         size_t bad = 0;
         bool finite;
         Py_BEGIN_ALLOW_THREADS;
@@ -302,10 +297,10 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     c->build_told = true;
     bpy_ctx_report cr = {load != NULL, c->calls, c->builds, c->uploads};
-    PyObject *result = bpy_result(&x, c->dev, br, report ? &cr : NULL);
+    PyObject *result = bpy_result(&x, report ? &cr : NULL);
     if (!result)
         goto done;
-    if (a->validate && x.v.mismatches) {
+    if (a->validate && x.r.v.mismatches) {
         if (out == c->state)
             Py_CLEAR(c->state);
         bpy_raise_mismatch(result, out, &x);

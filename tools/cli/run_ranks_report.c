@@ -113,17 +113,13 @@ static json_t *report_json(const job *j, const rank_info *ri, const bcl_validati
     double steps = (double)j->a->o.steps;
     summary s;
     summarise(ri, size, &s);
-    /* The single-process report's fields, with rank 0's device and plan and
-     * the run's time between barriers; then the ranks. */
-    bcl_sim_timing t = {.device_ms = s.slowest, .wall_ms = s.slowest};
-    const bcl_group_member *l = lead(j);
-    bcl_plan none_plan = {.k_how = "", .launch = {.how = ""}};
-    bcl_build_report none_br = {0};
-    if (l)
-        t.launches = l->timing.launches;
-    json_t *root = run_report_json(j->a, l ? l->dev : j->devs[0], j->n, l ? &l->build : &none_br,
-                                   l ? &l->plan : &none_plan, l ? l->buffers : 0,
-                                   l ? l->first_launch_ms : 0, &t, v);
+    /* The report of one process (bcl_run_json), with rank 0's devices and
+     * the run's time between barriers (the slowest rank's); then the ranks
+     * and MPI, the keys of this report alone. */
+    bcl_exec_result all = j->r;
+    all.device_ms = all.wall_ms = s.slowest;
+    all.v = *v;
+    json_t *root = run_group_json(j->a, j->g, j->n, &all);
     json_t *ranks = json_array();
     for (int r = 0; r < size; r++) {
         const rank_info *x = &ri[r];
