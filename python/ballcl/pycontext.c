@@ -39,17 +39,17 @@
 struct bpy_context {
     PyObject_HEAD PyThread_type_lock lock;
     const bcl_device_info *dev;
-    bpy_args base;         /* model and parameters, fixed for the context */
-    bcl_group *g;          /* the device, a group of one; NULL once closed */
-    bool build_told;       /* the build's warning went out */
-    size_t balls;          /* the state on the device */
-    size_t capacity;       /* balls its buffers hold: they grow to the largest state loaded */
-    PyObject *state;       /* the array returned last, or NULL */
-    bool frozen;           /* `state` is read-only: the identity means "unchanged" */
-    uint64_t digest;       /* of `state`'s bytes when returned (frozen only) */
-    bool synced;           /* the device holds exactly the state returned last */
-    size_t fit_balls;      /* the largest state bcl_memory_fit accepted */
-    PyObject *pool;        /* pinned blocks for the returned arrays */
+    bpy_args base;    /* model and parameters, fixed for the context */
+    bcl_group *g;     /* the device, a group of one; NULL once closed */
+    bool build_told;  /* the build's warning went out */
+    size_t balls;     /* the state on the device */
+    size_t capacity;  /* balls its buffers hold: they grow to the largest state loaded */
+    PyObject *state;  /* the array returned last, or NULL */
+    bool frozen;      /* `state` is read-only: the identity means "unchanged" */
+    uint64_t digest;  /* of `state`'s bytes when returned (frozen only) */
+    bool synced;      /* the device holds exactly the state returned last */
+    size_t fit_balls; /* the largest state bcl_memory_fit accepted */
+    PyObject *pool;   /* pinned blocks for the returned arrays */
     unsigned long long calls, builds, uploads;
 };
 

@@ -74,8 +74,9 @@ PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
                                            (json_int_t)cr->uploads)
                                : json_null());
         json_object_set_new(root, "readback",
-                            json_pack("{s:s, s:b}", "memory", x->readback ? x->readback : "pageable",
-                                      "plan_reused", x->r.plan_reused));
+                            json_pack("{s:s, s:b}", "memory",
+                                      x->readback ? x->readback : "pageable", "plan_reused",
+                                      x->r.plan_reused));
     }
     PyObject *dict = root ? py_of(root) : PyErr_NoMemory();
     json_decref(root);

@@ -73,11 +73,11 @@ json_t *bcl_k_json(const bcl_plan *p)
                                     k->step_floor_us, "fill_balls", (json_int_t)k->fill_balls,
                                     "measure_ms", k->measure_ms, "note", k->note)
                         : json_null();
-    return json_pack(
-        "{s:s, s:o, s:o, s:o}", "k_reason", str(p->k_reason), "launch_budget_ms",
-        p->launch_budget_ms > 0 ? json_real(p->launch_budget_ms) : json_null(), "launch_expect_ms",
-        p->launch_expect_ms > 0 ? json_real(p->launch_expect_ms) : json_null(), "launch_costs",
-        costs);
+    return json_pack("{s:s, s:o, s:o, s:o}", "k_reason", str(p->k_reason), "launch_budget_ms",
+                     p->launch_budget_ms > 0 ? json_real(p->launch_budget_ms) : json_null(),
+                     "launch_expect_ms",
+                     p->launch_expect_ms > 0 ? json_real(p->launch_expect_ms) : json_null(),
+                     "launch_costs", costs);
 }
 
 /* The launch object of a plan: its figures, then why this K
@@ -101,22 +101,22 @@ static json_t *member_json(const bcl_exec *x, const bcl_group_member *m)
 {
     const bcl_device_info *d = m->dev;
     double us = bcl_us_per_step(m->timing.device_ms, x->steps);
-    json_t *j = json_pack(
-        "{s:s, s:o, s:o, s:s, s:I, s:I, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "selector",
-        m->selector, "name", bcl_survey_text(d->name), "platform",
-        bcl_survey_text(d->platform_name), "type", bcl_device_type_name(d->type), "first_ball",
-        (json_int_t)m->shard.first, "balls", (json_int_t)m->shard.count, "share", m->share,
-        "rate_how", str(m->rate_how), "split_rate_ball_steps_per_s", m->rate,
-        "launch_overhead_ms", m->launch_ms, "us_per_step", us, "wall_us_per_step",
-        bcl_us_per_step(m->timing.wall_ms, x->steps), "ball_steps_per_s",
-        bcl_ball_steps_per_s(m->shard.count, us), "wait_ms", m->wait_ms);
+    json_t *j = json_pack("{s:s, s:o, s:o, s:s, s:I, s:I, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f}",
+                          "selector", m->selector, "name", bcl_survey_text(d->name), "platform",
+                          bcl_survey_text(d->platform_name), "type", bcl_device_type_name(d->type),
+                          "first_ball", (json_int_t)m->shard.first, "balls",
+                          (json_int_t)m->shard.count, "share", m->share, "rate_how",
+                          str(m->rate_how), "split_rate_ball_steps_per_s", m->rate,
+                          "launch_overhead_ms", m->launch_ms, "us_per_step", us, "wall_us_per_step",
+                          bcl_us_per_step(m->timing.wall_ms, x->steps), "ball_steps_per_s",
+                          bcl_ball_steps_per_s(m->shard.count, us), "wait_ms", m->wait_ms);
     if (!m->shard.count) {
         json_object_set_new(j, "excluded", bcl_survey_text(m->excluded));
         json_object_set_new(j, "validation", json_null());
         return j;
     }
-    json_object_set_new(j, "launch",
-                        launch_json(&m->plan, json_pack("{s:I}", "buffers", (json_int_t)m->buffers)));
+    json_object_set_new(
+        j, "launch", launch_json(&m->plan, json_pack("{s:I}", "buffers", (json_int_t)m->buffers)));
     json_object_set_new(j, "max_launch_ms", json_real(m->timing.max_launch_ms));
     json_object_set_new(j, "cache",
                         json_pack("{s:b, s:f, s:o}", "hit", m->build.cache_hit, "program_ms",
@@ -143,9 +143,8 @@ json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_resul
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
     double us = bcl_us_per_step(r->device_ms, x->steps);
     double rate = bcl_ball_steps_per_s(balls, us);
-    json_t *launch = launch_json(
-        p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
-                     g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end"));
+    json_t *launch = launch_json(p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
+                                              g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end"));
     json_t *root = json_pack(
         "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:I, s:I, s:I, s:o,"
         " s:{s:b, s:f, s:o, s:b, s:f, s:f}, s:{s:b, s:b, s:o},"

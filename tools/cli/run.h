@@ -27,6 +27,8 @@ typedef struct run_args {
  * first, then --snapshot) and commits them, all or none. */
 int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
                       bcl_error *e);
+/* The report's "model" line: the model and where the state came from. */
+void run_print_model(const run_args *a);
 /* The report's validation lines; scope follows "the C reference (max N
  * ULP)" (", every rank" under MPI, or ""). */
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope);

@@ -23,8 +23,7 @@ static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
     bcl_escape(d->name, name, sizeof name);
     bcl_escape(d->platform_name, plat, sizeof plat);
     printf("device      %s (%s, selector %u:%u)\n", name, plat, d->platform_index, d->device_index);
-    printf("model       %s, %s\n", m->name,
-           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
+    run_print_model(a);
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
     printf("steps       %llu (%llu per launch: %s; %llu launch%s, sync %s)\n",
            (unsigned long long)a->o.steps, (unsigned long long)p->steps_per_launch, p->k_how,
@@ -48,6 +47,12 @@ static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
     printf("rate        %.3g ball-steps/s, %.1f GB/s effective\n", rate,
            rate * bytes_per_ball_step / 1e9);
     run_print_validation(a, v, "");
+}
+
+void run_print_model(const run_args *a)
+{
+    printf("model       %s, %s\n", a->o.model.model->name,
+           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
 }
 
 void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *indent)
@@ -128,15 +133,13 @@ static void print_member(const run_args *a, const bcl_group_member *m)
 static void print_multi(const run_args *a, bcl_group *g, size_t n, const bcl_exec_result *t,
                         const bcl_validation *v)
 {
-    const bcl_model *m = a->o.model.model;
     size_t nd = bcl_group_size(g);
     double cal = bcl_group_calibrate_ms(g);
     printf("devices     %zu, balls split by rate", nd);
     if (cal > 0)
         printf(" (calibration %.1f ms)", cal);
     printf("\n");
-    printf("model       %s, %s\n", m->name,
-           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
+    run_print_model(a);
     printf("balls       %zu\n", n);
     printf("steps       %llu (sync %s)\n", (unsigned long long)a->o.steps,
            a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
@@ -168,9 +171,9 @@ json_t *run_group_json(const run_args *a, bcl_group *g, size_t n, const bcl_exec
     json_t *j = bcl_run_json(g, &x, r, n);
     /* Where the state came from: the CLI's own keys (docs/DESIGN.md,
      * "Report and JSON"). */
-    json_object_set_new(j, "init",
-                        json_string(a->input ? "file"
-                                             : (a->o.init == BCL_INIT_SEED ? "seed" : "random")));
+    json_object_set_new(
+        j, "init",
+        json_string(a->input ? "file" : (a->o.init == BCL_INIT_SEED ? "seed" : "random")));
     json_object_set_new(j, "seed", json_integer((json_int_t)a->o.seed));
     return j;
 }
