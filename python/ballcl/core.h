@@ -118,6 +118,14 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i);
 /* A run of the library's one run path (bcl_group_exec) from Python: the
  * group's members hold the plans, the warm-ups and the tuned note; this
  * says what Python asks for and gathers what the Result shows. */
+/* A Context's last result tree (bcl_run_json_from) and the balls and steps
+ * it is for: a call of the same plan makes only what a run changes anew. */
+typedef struct bpy_tree {
+    struct json_t *last;
+    uint64_t steps;
+    size_t balls;
+} bpy_tree;
+
 typedef struct bpy_exec {
     /* in */
     bcl_group *g;
@@ -130,6 +138,7 @@ typedef struct bpy_exec {
                              step; NULL: neither (the step of an overflow is then unknown) */
     float *out;           /* receives the state after them */
     const char *readback; /* "pinned" or "pageable": the memory read into */
+    bpy_tree *tree;       /* a Context's last result tree; NULL for ballcl.run */
     /* out */
     bcl_exec_result r;
     const bcl_group_member *lead; /* the first member with balls (NULL until a run) */
@@ -162,8 +171,11 @@ typedef struct bpy_ctx_report {
 extern PyObject *bpy_result_type;
 /* A Result holding the library's result of x (bcl_run_json: the fields of
  * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
- * and "readback". */
+ * and "readback": the tree, converted to dicts when first asked
+ * (bpy_result_fields). */
 PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr);
+/* _core._result_fields(tree): the dict of a Result's tree. */
+PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
 /* Raises MismatchError for x's failed validation, with .result and .state. */
 PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x);
 /* Issues the plan's and the build's warnings as RuntimeWarnings; -1 when a

@@ -32,6 +32,7 @@
  */
 #include "core.h"
 
+#include <jansson.h>
 #include <pythread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ struct bpy_context {
     bool synced;      /* the device holds exactly the state returned last */
     size_t fit_balls; /* the largest state bcl_memory_fit accepted */
     PyObject *pool;   /* pinned blocks for the returned arrays */
+    bpy_tree tree;    /* the last call's result tree */
     unsigned long long calls, builds, uploads;
 };
 
@@ -75,6 +77,8 @@ static void close_locked(bpy_context *c)
     c->g = NULL;
     c->synced = false;
     c->balls = c->capacity = c->fit_balls = 0;
+    json_decref(c->tree.last);
+    c->tree.last = NULL;
     /* Arrays over its blocks stay valid: each block keeps what it needs. */
     bpy_pool_close(c->pool);
     if (bpy_forked())
@@ -255,6 +259,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         .init = bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : PyArray_DATA(in),
         .out = data,
         .readback = pinned ? "pinned" : "pageable",
+        .tree = &c->tree,
     };
     PyThreadState *ts = PyEval_SaveThread();
     int rc = bpy_exec_run(&x, &e, &ts);

@@ -60,30 +60,86 @@ static PyObject *py_of(json_t *j)
     }
 }
 
-PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
+/* What a Result keeps until its fields are first asked for (a frame loop
+ * that does not look pays for no tree and no dicts): the run's tree, or,
+ * for a Context's call of the plan of its last one, that call's tree and
+ * the member's values to make this one's from it (bcl_run_json_again). */
+typedef struct snap {
+    json_t *tree;
+    bool again;
+    bcl_group_member m;
+    bcl_exec x;
+    bcl_exec_result r;
+    size_t balls;
+    bool has_cr;
+    bpy_ctx_report cr;
+    const char *readback;
+} snap;
+
+static void snap_free(PyObject *capsule)
 {
-    bcl_exec ex = {.steps = x->args->steps, .validate = x->args->validate && x->init};
-    json_t *root = bcl_run_json(x->g, &ex, &x->r, x->balls);
+    snap *s = PyCapsule_GetPointer(capsule, "ballcl.snap");
+    json_decref(s->tree);
+    free(s);
+}
+
+PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
+{
+    (void)self;
+    const snap *s = PyCapsule_GetPointer(capsule, "ballcl.snap");
+    if (!s)
+        return NULL;
+    json_t *root = s->again ? bcl_run_json_again(s->tree, &s->m, &s->x, &s->r, s->balls)
+                            : json_copy(s->tree);
     /* Python's own keys: the Context's counters, where the state was read
      * into and whether the plan was reused (docs/PYTHON.md). */
+    const bpy_ctx_report *cr = &s->cr;
     if (root) {
         json_object_set_new(root, "context",
-                            cr ? json_pack("{s:b, s:I, s:I, s:I}", "uploaded", cr->uploaded,
-                                           "calls", (json_int_t)cr->calls, "builds",
-                                           (json_int_t)cr->builds, "uploads",
-                                           (json_int_t)cr->uploads)
-                               : json_null());
+                            s->has_cr ? json_pack("{s:b, s:I, s:I, s:I}", "uploaded", cr->uploaded,
+                                                  "calls", (json_int_t)cr->calls, "builds",
+                                                  (json_int_t)cr->builds, "uploads",
+                                                  (json_int_t)cr->uploads)
+                                      : json_null());
         json_object_set_new(root, "readback",
-                            json_pack("{s:s, s:b}", "memory",
-                                      x->readback ? x->readback : "pageable", "plan_reused",
-                                      x->r.plan_reused));
+                            json_pack("{s:s, s:b}", "memory", s->readback, "plan_reused",
+                                      s->r.plan_reused));
     }
     PyObject *dict = root ? py_of(root) : PyErr_NoMemory();
     json_decref(root);
-    if (!dict)
+    return dict;
+}
+
+PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
+{
+    snap *s = malloc(sizeof *s);
+    if (!s)
+        return PyErr_NoMemory();
+    *s = (snap){.x = {.steps = x->args->steps, .validate = x->args->validate && x->init},
+                .r = x->r,
+                .balls = x->balls,
+                .has_cr = cr != NULL,
+                .cr = cr ? *cr : (bpy_ctx_report){0},
+                .readback = x->readback ? x->readback : "pageable"};
+    /* A Context's call of the plan of its last one, the whole tree being
+     * most of a frame's host instructions. */
+    bpy_tree *t = x->tree;
+    s->again = t && t->last && x->r.plan_reused && t->steps == s->x.steps && t->balls == x->balls;
+    if (s->again) {
+        s->tree = json_incref(t->last);
+        s->m = *x->lead;
+    } else if ((s->tree = bcl_run_json(x->g, &s->x, &x->r, x->balls)) && t) {
+        json_decref(t->last);
+        *t = (bpy_tree){json_incref(s->tree), s->x.steps, x->balls};
+    }
+    PyObject *capsule = s->tree ? PyCapsule_New(s, "ballcl.snap", snap_free) : PyErr_NoMemory();
+    if (!capsule) {
+        json_decref(s->tree);
+        free(s);
         return NULL;
-    PyObject *r = PyObject_CallOneArg(bpy_result_type, dict);
-    Py_DECREF(dict);
+    }
+    PyObject *r = PyObject_CallOneArg(bpy_result_type, capsule);
+    Py_DECREF(capsule);
     return r;
 }
 

@@ -69,6 +69,12 @@ int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, b
  * has an entry per member, "aggregate" is there with several. NULL when
  * out of memory. */
 json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_result *r, size_t balls);
+/* The tree of a run on a group of one, m, that ran the plan of the run
+ * whose tree (or a copy of it) is `last`, over as many balls and steps:
+ * last's unchanged parts shared (json_copy), what a run changes made anew;
+ * last is left as it is. */
+json_t *bcl_run_json_again(const json_t *last, const bcl_group_member *m, const bcl_exec *x,
+                           const bcl_exec_result *r, size_t balls);
 /* Why a plan's K (docs/PERFORMANCE.md): k_reason, the launch budget, the
  * expected launch, the launch costs, as the launch object has them. */
 json_t *bcl_k_json(const bcl_plan *p);

@@ -125,57 +125,91 @@ static json_t *member_json(const bcl_exec *x, const bcl_group_member *m)
     return j;
 }
 
+/* The first member with balls, which leads: its device, plan and build
+ * are the run's. */
+static const bcl_group_member *lead(const bcl_group_member *const *ms, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (ms[i]->shard.count)
+            return ms[i];
+    return ms[0];
+}
+
+/* What a run changes of its tree (set in place where root has the key):
+ * the lead's cache with the warm-up, the timing (the whole run's;
+ * device_ms: the slowest device's, or the wall time on the host clock),
+ * the validation, the members' entries and the aggregate. */
+static void set_run(json_t *root, const bcl_group_member *const *ms, size_t count,
+                    double calibrate_ms, const bcl_exec *x, const bcl_exec_result *r, size_t balls)
+{
+    const bcl_group_member *l = lead(ms, count);
+    const bcl_plan *p = &l->plan;
+    double us = bcl_us_per_step(r->device_ms, x->steps);
+    double rate = bcl_ball_steps_per_s(balls, us);
+    json_object_set_new(root, "cache",
+                        json_pack("{s:b, s:f, s:o, s:b, s:f, s:f}", "hit", l->build.cache_hit,
+                                  "program_ms", l->build.program_ms, "note",
+                                  bcl_survey_text(l->build.note), "stored", l->build.cache_stored,
+                                  "store_ms", l->build.store_ms, "first_launch_ms",
+                                  r->first_launch_ms));
+    json_object_set_new(
+        root, "timing",
+        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:s, s:o, s:f}", "device_ms", r->device_ms,
+                  "wall_ms", r->wall_ms, "us_per_step", us, "wall_us_per_step",
+                  bcl_us_per_step(r->wall_ms, x->steps), "ball_steps_per_s", rate, "gb_per_s",
+                  p->steps_per_launch ? rate * 32.0 / (double)p->steps_per_launch / 1e9 : 0.0,
+                  "launches", (json_int_t)r->launches, "clock", r->host_clock ? "host" : "device",
+                  "clock_note",
+                  r->host_clock ? bcl_survey_text(bcl_clock_note(l->dev)) : json_null(),
+                  "max_launch_ms", r->max_launch_ms));
+    json_object_set_new(root, "validation", validation_json(x, &r->v));
+    json_t *devices = json_array();
+    for (size_t i = 0; i < count; i++)
+        json_array_append_new(devices, member_json(x, ms[i]));
+    json_object_set_new(root, "devices", devices);
+    if (count > 1) {
+        double all = bcl_ball_steps_per_s(balls, bcl_us_per_step(r->wall_ms, x->steps));
+        json_object_set_new(root, "aggregate",
+                            json_pack("{s:I, s:f, s:f, s:f}", "devices", (json_int_t)count,
+                                      "wall_ms", r->wall_ms, "ball_steps_per_s", all,
+                                      "calibrate_ms", calibrate_ms));
+    }
+}
+
 json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_result *r, size_t balls)
 {
-    /* The first device with balls leads: its device, plan and build are
-     * the run's; the timing is the whole run's (device_ms: the slowest
-     * device's, or the wall time on the host clock). */
-    const bcl_group_member *l = &g->m[0].pub;
-    size_t buffers = 0;
-    for (size_t i = g->count; i-- > 0;) {
-        buffers += g->m[i].pub.buffers;
-        if (g->m[i].pub.shard.count)
-            l = &g->m[i].pub;
+    const bcl_group_member *ms[BCL_MAX_DEVICES];
+    size_t count = g->count < BCL_MAX_DEVICES ? g->count : BCL_MAX_DEVICES, buffers = 0;
+    for (size_t i = 0; i < count; i++) {
+        ms[i] = &g->m[i].pub;
+        buffers += ms[i]->buffers;
     }
+    const bcl_group_member *l = lead(ms, count);
     const bcl_device_info *d = l->dev;
     const bcl_plan *p = &l->plan;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    double us = bcl_us_per_step(r->device_ms, x->steps);
-    double rate = bcl_ball_steps_per_s(balls, us);
-    json_t *launch = launch_json(p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
-                                              g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end"));
     json_t *root = json_pack(
-        "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:I, s:I, s:I, s:o,"
-        " s:{s:b, s:f, s:o, s:b, s:f, s:f}, s:{s:b, s:b, s:o},"
-        " s:{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:s, s:o, s:f}, s:o}",
-        "device", "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name),
+        "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:I, s:I, s:I, s:o, s:{s:b, s:b, s:o}}", "device",
+        "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name),
         "selector", sel, "type", bcl_device_type_name(d->type), "driver",
         bcl_survey_text(d->driver), "model", g->o.model->name, "params",
         params_json(g->o.model, g->params), "balls", (json_int_t)balls, "steps",
-        (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch", launch, "cache", "hit",
-        l->build.cache_hit, "program_ms", l->build.program_ms, "note",
-        bcl_survey_text(l->build.note), "stored", l->build.cache_stored, "store_ms",
-        l->build.store_ms, "first_launch_ms", r->first_launch_ms, "tuned", "stored",
-        l->tuned_note[0] != '\0', "used", p->tuned_used, "note", bcl_survey_text(l->tuned_note),
-        "timing", "device_ms", r->device_ms, "wall_ms", r->wall_ms, "us_per_step", us,
-        "wall_us_per_step", bcl_us_per_step(r->wall_ms, x->steps), "ball_steps_per_s", rate,
-        "gb_per_s", p->steps_per_launch ? rate * 32.0 / (double)p->steps_per_launch / 1e9 : 0.0,
-        "launches", (json_int_t)r->launches, "clock", r->host_clock ? "host" : "device",
-        "clock_note", r->host_clock ? bcl_survey_text(bcl_clock_note(d)) : json_null(),
-        "max_launch_ms", r->max_launch_ms, "validation", validation_json(x, &r->v));
-    if (!root)
-        return NULL;
-    json_t *devices = json_array();
-    for (size_t i = 0; i < g->count; i++)
-        json_array_append_new(devices, member_json(x, &g->m[i].pub));
-    json_object_set_new(root, "devices", devices);
-    if (g->count > 1) {
-        double all = bcl_ball_steps_per_s(balls, bcl_us_per_step(r->wall_ms, x->steps));
-        json_object_set_new(root, "aggregate",
-                            json_pack("{s:I, s:f, s:f, s:f}", "devices", (json_int_t)g->count,
-                                      "wall_ms", r->wall_ms, "ball_steps_per_s", all,
-                                      "calibrate_ms", g->calibrate_ms));
-    }
+        (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
+        launch_json(p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
+                                 g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end")),
+        "tuned", "stored", l->tuned_note[0] != '\0', "used", p->tuned_used, "note",
+        bcl_survey_text(l->tuned_note));
+    if (root)
+        set_run(root, ms, count, g->calibrate_ms, x, r, balls);
+    return root;
+}
+
+json_t *bcl_run_json_again(const json_t *last, const bcl_group_member *m, const bcl_exec *x,
+                           const bcl_exec_result *r, size_t balls)
+{
+    json_t *root = json_copy((json_t *)last);
+    if (root)
+        set_run(root, &m, 1, 0, x, r, balls);
     return root;
 }
