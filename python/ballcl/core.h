@@ -118,14 +118,6 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i);
 /* A run of the library's one run path (bcl_group_exec) from Python: the
  * group's members hold the plans, the warm-ups and the tuned note; this
  * says what Python asks for and gathers what the Result shows. */
-/* A Context's last result tree (bcl_run_json_from) and the balls and steps
- * it is for: a call of the same plan makes only what a run changes anew. */
-typedef struct bpy_tree {
-    struct json_t *last;
-    uint64_t steps;
-    size_t balls;
-} bpy_tree;
-
 typedef struct bpy_exec {
     /* in */
     bcl_group *g;
@@ -138,7 +130,8 @@ typedef struct bpy_exec {
                              step; NULL: neither (the step of an overflow is then unknown) */
     float *out;           /* receives the state after them */
     const char *readback; /* "pinned" or "pageable": the memory read into */
-    bpy_tree *tree;       /* a Context's last result tree; NULL for ballcl.run */
+    struct json_t **tree; /* a Context's last result tree (bcl_run_json_again); NULL
+                             for ballcl.run */
     /* out */
     bcl_exec_result r;
     const bcl_group_member *lead; /* the first member with balls (NULL until a run) */

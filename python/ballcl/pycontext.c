@@ -51,7 +51,7 @@ struct bpy_context {
     bool synced;      /* the device holds exactly the state returned last */
     size_t fit_balls; /* the largest state bcl_memory_fit accepted */
     PyObject *pool;   /* pinned blocks for the returned arrays */
-    bpy_tree tree;    /* the last call's result tree */
+    json_t *tree;     /* the result tree of the last call that made one */
     unsigned long long calls, builds, uploads;
 };
 
@@ -77,8 +77,8 @@ static void close_locked(bpy_context *c)
     c->g = NULL;
     c->synced = false;
     c->balls = c->capacity = c->fit_balls = 0;
-    json_decref(c->tree.last);
-    c->tree.last = NULL;
+    json_decref(c->tree);
+    c->tree = NULL;
     /* Arrays over its blocks stay valid: each block keeps what it needs. */
     bpy_pool_close(c->pool);
     if (bpy_forked())

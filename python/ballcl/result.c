@@ -10,56 +10,6 @@
 
 PyObject *bpy_result_type;
 
-/* The Python value of a JSON value: dict, list, str, int, float, bool or
- * None. */
-static PyObject *py_of(json_t *j)
-{
-    switch (json_typeof(j)) {
-    case JSON_OBJECT: {
-        PyObject *d = PyDict_New();
-        const char *k;
-        json_t *v;
-        json_object_foreach(j, k, v)
-        {
-            PyObject *pk = d ? PyUnicode_FromString(k) : NULL;
-            PyObject *pv = pk ? py_of(v) : NULL;
-            if (!pv || PyDict_SetItem(d, pk, pv) < 0) {
-                Py_XDECREF(pk);
-                Py_XDECREF(pv);
-                Py_CLEAR(d);
-                break;
-            }
-            Py_DECREF(pk);
-            Py_DECREF(pv);
-        }
-        return d;
-    }
-    case JSON_ARRAY: {
-        PyObject *l = PyList_New((Py_ssize_t)json_array_size(j));
-        for (size_t i = 0; l && i < json_array_size(j); i++) {
-            PyObject *pv = py_of(json_array_get(j, i));
-            if (!pv)
-                Py_CLEAR(l);
-            else
-                PyList_SET_ITEM(l, (Py_ssize_t)i, pv);
-        }
-        return l;
-    }
-    case JSON_STRING:
-        return bpy_text(json_string_value(j));
-    case JSON_INTEGER:
-        return PyLong_FromLongLong(json_integer_value(j));
-    case JSON_REAL:
-        return PyFloat_FromDouble(json_real_value(j));
-    case JSON_TRUE:
-        return Py_NewRef(Py_True);
-    case JSON_FALSE:
-        return Py_NewRef(Py_False);
-    default:
-        return Py_NewRef(Py_None);
-    }
-}
-
 /* What a Result keeps until its fields are first asked for (a frame loop
  * that does not look pays for no tree and no dicts): the run's tree, or,
  * for a Context's call of the plan of its last one, that call's tree and
@@ -89,8 +39,8 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
     const snap *s = PyCapsule_GetPointer(capsule, "ballcl.snap");
     if (!s)
         return NULL;
-    json_t *root = s->again ? bcl_run_json_again(s->tree, &s->m, &s->x, &s->r, s->balls)
-                            : json_copy(s->tree);
+    json_t *root =
+        s->again ? bcl_run_json_again(s->tree, &s->m, &s->x, &s->r, s->balls) : json_copy(s->tree);
     /* Python's own keys: the Context's counters, where the state was read
      * into and whether the plan was reused (docs/PYTHON.md). */
     const bpy_ctx_report *cr = &s->cr;
@@ -101,12 +51,15 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
                                                   (json_int_t)cr->builds, "uploads",
                                                   (json_int_t)cr->uploads)
                                       : json_null());
-        json_object_set_new(root, "readback",
-                            json_pack("{s:s, s:b}", "memory", s->readback, "plan_reused",
-                                      s->r.plan_reused));
+        json_object_set_new(
+            root, "readback",
+            json_pack("{s:s, s:b}", "memory", s->readback, "plan_reused", s->r.plan_reused));
     }
-    PyObject *dict = root ? py_of(root) : PyErr_NoMemory();
+    /* As `run --json` prints it, read by the module's one JSON reader. */
+    char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
     json_decref(root);
+    PyObject *dict = text ? bpy_json_loads(text) : PyErr_NoMemory();
+    free(text);
     return dict;
 }
 
@@ -121,16 +74,17 @@ PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
                 .has_cr = cr != NULL,
                 .cr = cr ? *cr : (bpy_ctx_report){0},
                 .readback = x->readback ? x->readback : "pageable"};
-    /* A Context's call of the plan of its last one, the whole tree being
+    /* A Context's call of the plan of its last one (the same steps, balls
+     * and parameters, bcl_group_exec's plan_reused): the whole tree was
      * most of a frame's host instructions. */
-    bpy_tree *t = x->tree;
-    s->again = t && t->last && x->r.plan_reused && t->steps == s->x.steps && t->balls == x->balls;
+    json_t **last = x->tree;
+    s->again = last && *last && x->r.plan_reused;
     if (s->again) {
-        s->tree = json_incref(t->last);
+        s->tree = json_incref(*last);
         s->m = *x->lead;
-    } else if ((s->tree = bcl_run_json(x->g, &s->x, &x->r, x->balls)) && t) {
-        json_decref(t->last);
-        *t = (bpy_tree){json_incref(s->tree), s->x.steps, x->balls};
+    } else if ((s->tree = bcl_run_json(x->g, &s->x, &x->r, x->balls)) && last) {
+        json_decref(*last);
+        *last = json_incref(s->tree);
     }
     PyObject *capsule = s->tree ? PyCapsule_New(s, "ballcl.snap", snap_free) : PyErr_NoMemory();
     if (!capsule) {

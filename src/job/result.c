@@ -125,24 +125,14 @@ static json_t *member_json(const bcl_exec *x, const bcl_group_member *m)
     return j;
 }
 
-/* The first member with balls, which leads: its device, plan and build
- * are the run's. */
-static const bcl_group_member *lead(const bcl_group_member *const *ms, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        if (ms[i]->shard.count)
-            return ms[i];
-    return ms[0];
-}
-
 /* What a run changes of its tree (set in place where root has the key):
- * the lead's cache with the warm-up, the timing (the whole run's;
+ * the cache of the lead l with the warm-up, the timing (the whole run's;
  * device_ms: the slowest device's, or the wall time on the host clock),
  * the validation, the members' entries and the aggregate. */
-static void set_run(json_t *root, const bcl_group_member *const *ms, size_t count,
-                    double calibrate_ms, const bcl_exec *x, const bcl_exec_result *r, size_t balls)
+static void set_run(json_t *root, const bcl_group_member *l, const bcl_group_member *const *ms,
+                    size_t count, double calibrate_ms, const bcl_exec *x, const bcl_exec_result *r,
+                    size_t balls)
 {
-    const bcl_group_member *l = lead(ms, count);
     const bcl_plan *p = &l->plan;
     double us = bcl_us_per_step(r->device_ms, x->steps);
     double rate = bcl_ball_steps_per_s(balls, us);
@@ -178,30 +168,32 @@ static void set_run(json_t *root, const bcl_group_member *const *ms, size_t coun
 
 json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_result *r, size_t balls)
 {
-    const bcl_group_member *ms[BCL_MAX_DEVICES];
+    /* The first member with balls leads: its device, plan and build are
+     * the run's. */
+    const bcl_group_member *ms[BCL_MAX_DEVICES], *l = &g->m[0].pub;
     size_t count = g->count < BCL_MAX_DEVICES ? g->count : BCL_MAX_DEVICES, buffers = 0;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = count; i-- > 0;) {
         ms[i] = &g->m[i].pub;
         buffers += ms[i]->buffers;
+        if (ms[i]->shard.count)
+            l = ms[i];
     }
-    const bcl_group_member *l = lead(ms, count);
     const bcl_device_info *d = l->dev;
     const bcl_plan *p = &l->plan;
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
     json_t *root = json_pack(
         "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:I, s:I, s:I, s:o, s:{s:b, s:b, s:o}}", "device",
-        "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name),
-        "selector", sel, "type", bcl_device_type_name(d->type), "driver",
-        bcl_survey_text(d->driver), "model", g->o.model->name, "params",
-        params_json(g->o.model, g->params), "balls", (json_int_t)balls, "steps",
-        (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
+        "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name), "selector",
+        sel, "type", bcl_device_type_name(d->type), "driver", bcl_survey_text(d->driver), "model",
+        g->o.model->name, "params", params_json(g->o.model, g->params), "balls", (json_int_t)balls,
+        "steps", (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
         launch_json(p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
                                  g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end")),
         "tuned", "stored", l->tuned_note[0] != '\0', "used", p->tuned_used, "note",
         bcl_survey_text(l->tuned_note));
     if (root)
-        set_run(root, ms, count, g->calibrate_ms, x, r, balls);
+        set_run(root, l, ms, count, g->calibrate_ms, x, r, balls);
     return root;
 }
 
@@ -210,6 +202,6 @@ json_t *bcl_run_json_again(const json_t *last, const bcl_group_member *m, const 
 {
     json_t *root = json_copy((json_t *)last);
     if (root)
-        set_run(root, &m, 1, 0, x, r, balls);
+        set_run(root, m, &m, 1, 0, x, r, balls);
     return root;
 }
