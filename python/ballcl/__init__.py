@@ -64,8 +64,9 @@ class Result:
     concurrent.futures process pool.
 
     Parameters:
-        fields: the fields by name, as the module makes them. The Result
-            keeps this dict (no copy).
+        fields: the fields by name (a dict the Result keeps, no copy), or the
+            module's tree of them, converted to that dict when first asked
+            (a frame loop that never looks pays for no dicts).
 
     Raises:
         AttributeError (for an attribute) or KeyError (for an item): a field
@@ -73,17 +74,26 @@ class Result:
         several devices).
     """
 
-    __slots__ = ("_fields",)
+    __slots__ = ("_made", "_tree")
     __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable
 
-    def __init__(self, fields: _Dict[str, _Any]) -> None:
-        self._fields = fields
+    def __init__(self, fields: _Any) -> None:
+        made = isinstance(fields, dict)
+        self._made: _Optional[_Dict[str, _Any]] = fields if made else None
+        self._tree = None if made else fields
+
+    @property
+    def _fields(self) -> _Dict[str, _Any]:
+        if self._made is None:
+            self._made = _core._result_fields(self._tree)
+            self._tree = None
+        return self._made
 
     def __getattr__(self, name: str) -> _Any:
         # Only called for a name that is no attribute: a Result made by
-        # pickle or copy before its state is set has no _fields yet, and
+        # pickle or copy before its state is set has no _made yet, and
         # must not look for it here (that was an endless recursion).
-        if name.startswith("__") or name == "_fields":
+        if name.startswith("_"):
             raise AttributeError(name)
         try:
             return self._fields[name]
@@ -137,8 +147,9 @@ class Result:
 
     @property
     def init(self) -> str:
-        """Where the state came from: 'array'."""
-        return self._fields["init"]  # type: ignore[no-any-return]
+        """Where the state came from: always the caller's array, 'array' (no
+        field: the CLI's key, docs/PYTHON.md)."""
+        return "array"
 
     @property
     def balls(self) -> int:

@@ -103,6 +103,7 @@ static PyMethodDef methods[] = {
      "Raises:\n"
      "    Nothing.\n"},
     {"_set_result_type", set_result_type, METH_O, NULL},
+    {"_result_fields", bpy_result_fields, METH_O, NULL},
     {"_cli", bpy_cli_py, METH_O,
      "_cli(argv, /)\n--\n\nRuns `ballcl argv[1] ...` (devices, survey, version) as the program\n"
      "does, printing on stdout and stderr. Returns its exit status."},
