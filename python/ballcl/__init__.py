@@ -137,8 +137,9 @@ class Result:
 
     @property
     def init(self) -> str:
-        """Where the state came from: 'array'."""
-        return self._fields["init"]  # type: ignore[no-any-return]
+        """Where the state came from: always the caller's array, 'array' (no
+        field: the CLI's key, docs/PYTHON.md)."""
+        return "array"
 
     @property
     def balls(self) -> int:

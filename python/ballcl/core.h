@@ -132,24 +132,9 @@ typedef struct bpy_exec {
                              step; NULL: neither (the step of an overflow is then unknown) */
     float *out;           /* receives the state after them */
     const char *readback; /* "pinned" or "pageable": the memory read into */
-    /* The Result of the last call whose plan was resolved, to copy while
-     * the plan is reused (result.c); NULL: build every Result whole. */
-    PyObject **result_tmpl;
-    unsigned long *result_tmpl_gen; /* the plan_gen it was made for */
-    /* out: of the first member with balls; the timing's device_ms is the
-     * slowest device's, its wall_ms the group's */
+    /* out */
     bcl_exec_result r;
-    const bcl_group_member *lead;
-    bcl_plan plan;
-    bool plan_ok;
-    bool plan_reused; /* the plan of the previous call (same request) */
-    unsigned long plan_gen;
-    const char *tuned_note; /* whether the tuned record was used, and why not */
-    size_t buffers;         /* device buffers the state is split into */
-    double first_ms;        /* the warm-up launch; 0 when none was needed */
-    bcl_sim_timing t;
-    bcl_validation v;
-    bool input_bad; /* load_check: the devices found NaN or infinity in the load */
+    const bcl_group_member *lead; /* the first member with balls (NULL until a run) */
     PyThreadState **ts;
 } bpy_exec;
 
@@ -177,34 +162,10 @@ typedef struct bpy_ctx_report {
 
 /* The ballcl.Result class, registered by __init__.py (borrowed). */
 extern PyObject *bpy_result_type;
-/* A Result holding the `run --json` fields of x (ctx: NULL for ballcl.run). */
-PyObject *bpy_result(const bpy_exec *x, const bcl_device_info *dev, const bcl_build_report *build,
-                     const bpy_ctx_report *ctx);
-/* One device's part of a run, as an entry of the result's "devices". */
-typedef struct bpy_member {
-    const bcl_device_info *dev;
-    const char *selector; /* "P:D" */
-    size_t first, balls;  /* its shard */
-    double share, rate, launch_ms;
-    const char *rate_how;
-    double device_ms, wall_ms, wait_ms; /* over the whole run */
-    double max_launch_ms;               /* its longest launch */
-    uint64_t steps;
-    const bcl_plan *plan; /* NULL when it got no balls */
-    size_t buffers;
-    const bcl_build_report *build;
-    const bcl_validation *v;
-    bool validate;
-    const char *excluded; /* why it got no balls */
-} bpy_member;
-PyObject *bpy_member_dict(const bpy_member *m);
-
-/* The same fields as a dict, and a dict made a Result (steals it). */
-PyObject *bpy_result_dict(const bpy_exec *x, const bcl_device_info *dev,
-                          const bcl_build_report *build, const bpy_ctx_report *ctx);
-PyObject *bpy_result_wrap(PyObject *dict);
-/* The "validation" fields of v (done: validation was asked for). */
-PyObject *bpy_validation_dict(const bcl_validation *v, bool done);
+/* A Result holding the library's result of x (bcl_run_json: the fields of
+ * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
+ * and "readback". */
+PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr);
 /* Raises MismatchError for x's failed validation, with .result and .state. */
 PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x);
 /* Issues the plan's and the build's warnings as RuntimeWarnings; -1 when a

@@ -8,8 +8,6 @@
  */
 #include "core.h"
 
-#include <string.h>
-
 #define CHUNK_MS 50.0
 
 /* Takes the GIL back, runs Python's signal handlers, releases it again.
@@ -40,38 +38,6 @@ int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t ba
     return bcl_group_open(devs, count, &o, g, e);
 }
 
-/* The Result's figures: the first member with balls leads (plan, tuned
- * note, build), as `ballcl run` reports a group. */
-static void gather(bpy_exec *x)
-{
-    size_t nd = bcl_group_size(x->g);
-    x->lead = bcl_group_member_at(x->g, 0);
-    for (size_t i = nd; i-- > 0;)
-        if (bcl_group_member_at(x->g, i)->shard.count)
-            x->lead = bcl_group_member_at(x->g, i);
-    x->plan = x->lead->plan;
-    x->plan_ok = true;
-    x->plan_gen = x->lead->plan_gen;
-    x->plan_reused = x->r.plan_reused;
-    x->tuned_note = x->lead->tuned_note;
-    x->first_ms = x->r.first_launch_ms;
-    x->v = x->r.v;
-    x->input_bad = x->r.input_bad;
-    x->buffers = 0;
-    for (size_t i = 0; i < nd; i++)
-        x->buffers += bcl_group_member_at(x->g, i)->buffers;
-    if (nd == 1) {
-        x->t = x->lead->timing;
-    } else {
-        memset(&x->t, 0, sizeof x->t);
-        x->t.device_ms = x->r.device_ms;
-        x->t.wall_ms = x->r.wall_ms;
-        x->t.launches = x->lead->timing.launches;
-        x->t.host_clock = x->r.host_clock;
-        x->t.max_launch_ms = x->r.max_launch_ms;
-    }
-}
-
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
 {
     const bpy_args *a = x->args;
@@ -94,11 +60,15 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
         .arg = x,
     };
     x->ts = ts;
-    x->plan_ok = false;
+    x->lead = NULL;
     int rc = bcl_group_exec(x->g, &ex, &x->r, e);
     if (rc == BCL_EXEC_STOPPED)
         return BPY_PENDING;
-    if (rc == BCL_OK)
-        gather(x);
+    /* The first member with balls leads, as `ballcl run` reports a group. */
+    for (size_t i = 0; rc == BCL_OK && i < bcl_group_size(x->g); i++) {
+        const bcl_group_member *m = bcl_group_member_at(x->g, i);
+        if (!x->lead || (!x->lead->shard.count && m->shard.count))
+            x->lead = m;
+    }
     return rc;
 }

@@ -10,75 +10,20 @@
 
 #include <string.h>
 
-static PyObject *member_dict(const bpy_exec *x, size_t i)
-{
-    const bcl_group_member *gm = bcl_group_member_at(x->g, i);
-    bpy_member m = {
-        .dev = gm->dev,
-        .selector = gm->selector,
-        .first = gm->shard.first,
-        .balls = gm->shard.count,
-        .share = gm->share,
-        .rate = gm->rate,
-        .launch_ms = gm->launch_ms,
-        .rate_how = gm->rate_how,
-        .device_ms = gm->timing.device_ms,
-        .wall_ms = gm->timing.wall_ms,
-        .wait_ms = gm->wait_ms,
-        .max_launch_ms = gm->timing.max_launch_ms,
-        .steps = x->args->steps,
-        .plan = gm->shard.count ? &gm->plan : NULL,
-        .buffers = gm->buffers,
-        .build = &gm->build,
-        .v = &gm->v,
-        .validate = x->args->validate,
-        .excluded = gm->excluded,
-    };
-    return bpy_member_dict(&m);
-}
-
-/* The one-device fields (of the first device with balls; device_ms the
- * slowest device's), plus "devices" and "aggregate", as `ballcl run --json`
- * gives them for several devices. */
+/* The Result of x on several devices, with the warnings of every device,
+ * as the CLI prints them. */
 static PyObject *group_result(const bpy_exec *x)
 {
     size_t nd = bcl_group_size(x->g);
-    PyObject *dict = bpy_result_dict(x, x->lead->dev, &x->lead->build, NULL);
-    /* "devices" lists every device of the group, not the lead alone. */
-    PyObject *devices = dict ? PyList_New((Py_ssize_t)nd) : NULL;
-    for (size_t i = 0; devices && i < nd; i++) {
-        PyObject *md = member_dict(x, i);
-        if (!md)
-            Py_CLEAR(devices);
-        else
-            PyList_SET_ITEM(devices, (Py_ssize_t)i, md);
-    }
-    double steps = (double)x->args->steps, wall = x->r.wall_ms;
-    PyObject *agg = devices
-                        ? Py_BuildValue("{s:n, s:d, s:d, s:d}", "devices", (Py_ssize_t)nd,
-                                        "wall_ms", wall, "ball_steps_per_s",
-                                        wall > 0 ? (double)x->balls * steps / (wall * 1e-3) : 0.0,
-                                        "calibrate_ms", bcl_group_calibrate_ms(x->g))
-                        : NULL;
-    if (!agg || PyDict_SetItemString(dict, "devices", devices) < 0 ||
-        PyDict_SetItemString(dict, "aggregate", agg) < 0)
-        Py_CLEAR(dict);
-    Py_XDECREF(devices);
-    Py_XDECREF(agg);
-    if (!dict)
-        return NULL;
-    /* Warnings of every device, as the CLI prints them. */
     for (size_t i = 0; i < nd; i++) {
         const bcl_group_member *m = bcl_group_member_at(x->g, i);
         const char *w[2] = {m->build.warning, m->plan.warning};
         for (int k = 0; k < 2; k++)
             if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: device %s: %s",
-                                            m->selector, w[k]) < 0) {
-                Py_DECREF(dict);
+                                            m->selector, w[k]) < 0)
                 return NULL;
-            }
     }
-    return bpy_result_wrap(dict);
+    return bpy_result(x, NULL);
 }
 
 /* The Result of x: one device's fields, or a group's. */
@@ -88,7 +33,7 @@ static PyObject *result_of(const bpy_exec *x)
         return group_result(x);
     if (bpy_warn(x, &x->lead->build) < 0)
         return NULL;
-    return bpy_result(x, x->lead->dev, &x->lead->build, NULL);
+    return bpy_result(x, NULL);
 }
 
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
@@ -145,7 +90,7 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
         bpy_raise(&e);
     } else if (rc == BCL_OK) {
         PyObject *result = result_of(&x);
-        if (result && a->validate && x.v.mismatches)
+        if (result && a->validate && x.r.v.mismatches)
             bpy_raise_mismatch(result, out, &x);
         else if (result)
             ret = PyTuple_Pack(2, out, result);

@@ -41,19 +41,17 @@
 struct bpy_context {
     PyObject_HEAD PyThread_type_lock lock;
     const bcl_device_info *dev;
-    bpy_args base;         /* model and parameters, fixed for the context */
-    bcl_group *g;          /* the device, a group of one; NULL once closed */
-    bool build_told;       /* the build's warning went out */
-    size_t balls;          /* the state on the device */
-    size_t capacity;       /* balls its buffers hold: they grow to the largest state loaded */
-    PyObject *state;       /* the array returned last, or NULL */
-    bool frozen;           /* `state` is read-only: the identity means "unchanged" */
-    uint64_t digest;       /* of `state`'s bytes when returned (frozen only) */
-    bool synced;           /* the device holds exactly the state returned last */
-    size_t fit_balls;      /* the largest state bcl_memory_fit accepted */
-    PyObject *pool;        /* pinned blocks for the returned arrays */
-    PyObject *result_tmpl; /* core.h: bpy_exec.result_tmpl */
-    unsigned long result_tmpl_gen;
+    bpy_args base;    /* model and parameters, fixed for the context */
+    bcl_group *g;     /* the device, a group of one; NULL once closed */
+    bool build_told;  /* the build's warning went out */
+    size_t balls;     /* the state on the device */
+    size_t capacity;  /* balls its buffers hold: they grow to the largest state loaded */
+    PyObject *state;  /* the array returned last, or NULL */
+    bool frozen;      /* `state` is read-only: the identity means "unchanged" */
+    uint64_t digest;  /* of `state`'s bytes when returned (frozen only) */
+    bool synced;      /* the device holds exactly the state returned last */
+    size_t fit_balls; /* the largest state bcl_memory_fit accepted */
+    PyObject *pool;   /* pinned blocks for the returned arrays */
     unsigned long long calls, builds, uploads;
 };
 
@@ -173,7 +171,6 @@ static void ctx_dealloc(PyObject *self)
     close_locked(c);
     Py_CLEAR(c->state);
     Py_CLEAR(c->pool);
-    Py_CLEAR(c->result_tmpl);
     if (c->lock)
         PyThread_free_lock(c->lock);
     Py_TYPE(self)->tp_free(self);
@@ -259,8 +256,6 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
          * then named without its step. */
         .init = bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : PyArray_DATA(in),
         .out = data,
-        .result_tmpl = &c->result_tmpl,
-        .result_tmpl_gen = &c->result_tmpl_gen,
         .readback = pinned ? "pinned" : "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
@@ -283,7 +278,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     /* A NaN or infinity in the input: the device ran on it (one wait per
      * frame), the host finds the ball, and the call is refused as before
      * the run. */
-    if (x.input_bad) {
+    if (x.r.input_bad) {
         size_t bad = 0;
         bool finite;
         Py_BEGIN_ALLOW_THREADS;
@@ -304,10 +299,10 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     c->build_told = true;
     bpy_ctx_report cr = {load != NULL, c->calls, c->builds, c->uploads};
-    PyObject *result = bpy_result(&x, c->dev, br, report ? &cr : NULL);
+    PyObject *result = bpy_result(&x, report ? &cr : NULL);
     if (!result)
         goto done;
-    if (a->validate && x.v.mismatches) {
+    if (a->validate && x.r.v.mismatches) {
         if (out == c->state)
             Py_CLEAR(c->state);
         bpy_raise_mismatch(result, out, &x);

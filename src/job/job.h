@@ -7,6 +7,8 @@
 
 #include "run/run.h"
 
+#include <jansson.h>
+
 /* ---- the split of a run over several devices or ranks (group_split.c) ---- */
 
 /* Cuts n balls into contiguous shards, one per part (device or rank) in the
@@ -52,5 +54,25 @@ bcl_sim *bcl_group_sim(bcl_group *g, size_t i);
  * (bcl_context_keep_launch_costs of every device): call it after the run's
  * own files; the first failure is the error. */
 int bcl_group_keep_launch_costs(bcl_group *g, bcl_error *e);
+
+/* ---- the result of a run (result.c) ---- */
+
+/* The result of the run x on g that returned r, over `balls` balls: the one
+ * JSON tree of `ballcl run --json`, Python's Result and the MPI report
+ * (docs/DESIGN.md, "Report and JSON"), which each add their own keys. The
+ * first device with balls leads (device, launch, cache, tuned); "devices"
+ * has an entry per member, "aggregate" is there with several. NULL when
+ * out of memory. */
+json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_result *r, size_t balls);
+/* Why a plan's K (docs/PERFORMANCE.md): k_reason, the launch budget, the
+ * expected launch, the launch costs, as the launch object has them. */
+json_t *bcl_k_json(const bcl_plan *p);
+/* Microseconds a step, from ms over `steps` steps (0 without steps), and
+ * the ball-steps a second of `balls` balls at that (0 without time). */
+double bcl_us_per_step(double ms, uint64_t steps);
+double bcl_ball_steps_per_s(size_t balls, double us_per_step);
+/* Why a run's timing is the host clock's: d's verdict, or (in a run over
+ * several devices, where d leads) another device's. */
+const char *bcl_clock_note(const bcl_device_info *d);
 
 #endif

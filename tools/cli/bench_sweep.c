@@ -132,7 +132,7 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
             }
         }
         json_object_set_new(one, "tuned", tuned);
-        json_object_set_new(one, "launch_costs", run_k_json(&def->plan));
+        json_object_set_new(one, "launch_costs", bcl_k_json(&def->plan));
         json_array_append_new(list, one);
         bcl_sweep_result_free(&r);
     }

@@ -138,7 +138,8 @@ static uint64_t field_hash(const char *name, const char *value)
 }
 
 /* Rank 0: "ranks disagree on -s: rank 0 5, rank 1 4", ranks with the same
- * value grouped ("ranks 0, 2 5, rank 1 4"). texts[r] is "name\1value". */
+ * value grouped ("ranks 0, 2 5, rank 1 4"). texts[r] is "name\1value";
+ * texts and each of them are freed. */
 static void print_disagreement(char **texts, int size)
 {
     const char *name0 = texts[0];
@@ -152,9 +153,7 @@ static void print_disagreement(char **texts, int size)
     bool *done = calloc((size_t)size, sizeof *done);
     if (!line || !done) {
         fprintf(stderr, "ballcl: the ranks disagree on the job\n");
-        free(line);
-        free(done);
-        return;
+        goto out;
     }
     size_t len =
         (size_t)snprintf(line, cap, "ranks disagree on %.*s:", same_name ? (int)name_len : 11,
@@ -203,8 +202,12 @@ static void print_disagreement(char **texts, int size)
         fprintf(stderr, "ballcl: the ranks disagree on the job\n");
     }
     free(shown);
+out:
     free(line);
     free(done);
+    for (int r = 0; r < size; r++)
+        free(texts[r]);
+    free(texts);
 }
 
 int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
@@ -257,12 +260,8 @@ int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
     }
     char **texts = ranks_gather_text(text ? text : "nothing\1");
     free(text);
-    if (texts) {
+    if (texts)
         print_disagreement(texts, size);
-        for (int r = 0; r < size; r++)
-            free(texts[r]);
-        free(texts);
-    }
     return BCL_EXIT_INPUT;
 }
 
@@ -373,25 +372,16 @@ int ranks_agree_content(const char *name, const char *path)
     }
     char **texts = !same && ranks_rank() == 0 ? calloc((size_t)size, sizeof *texts) : NULL;
     for (int r = 0; texts && r < size; r++) {
-        texts[r] = malloc(64);
+        size_t len = strlen(name) + 64;
+        texts[r] = malloc(len);
         if (texts[r])
-            snprintf(texts[r], 64, "\1digest %016llx", (unsigned long long)all[r].digest);
+            snprintf(texts[r], len, "the content of %s\1digest %016llx", name,
+                     (unsigned long long)all[r].digest);
+        else
+            texts[r] = strdup("?\1?");
     }
-    if (texts) {
-        char label[64];
-        snprintf(label, sizeof label, "the content of %s", name);
-        for (int r = 0; r < size; r++) {
-            char *t = malloc(strlen(label) + 64);
-            if (t && texts[r])
-                sprintf(t, "%s%s", label, texts[r]);
-            free(texts[r]);
-            texts[r] = t ? t : strdup("?\1?");
-        }
+    if (texts)
         print_disagreement(texts, size);
-        for (int r = 0; r < size; r++)
-            free(texts[r]);
-        free(texts);
-    }
     free(all);
     return same ? BCL_OK : BCL_EXIT_INPUT;
 }

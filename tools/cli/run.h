@@ -30,28 +30,18 @@ bcl_plan_request run_request(const run_args *a, size_t n);
  * first, then --snapshot) and commits them, all or none. */
 int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
                       bcl_error *e);
-/* The report of a run on one device, or the common fields of one over
- * several (the first device's launch, the aggregate timing). */
-json_t *run_report_json(const run_args *a, const bcl_device_info *d, size_t n,
-                        const bcl_build_report *br, const bcl_plan *p, size_t chunks,
-                        double first_ms, const bcl_sim_timing *t, const bcl_validation *v);
-/* One entry of the report's "devices" array. */
-json_t *run_member_json(const run_args *a, const bcl_group_member *m);
+/* The report's "model" line: the model and where the state came from. */
+void run_print_model(const run_args *a);
 /* The report's validation lines; scope follows "the C reference (max N
  * ULP)" (", every rank" under MPI, or ""). */
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope);
-/* The report's lines on why K is what it is and the longest launch, and
- * their JSON ("k_reason", "launch_budget_ms", "launch_expect_ms",
- * "launch_costs"), for the "launch" object. */
+/* The report's lines on why K is what it is and the longest launch (their
+ * JSON: bcl_k_json). */
 void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *indent);
-json_t *run_k_json(const bcl_plan *p);
-/* The "validation" object of the JSON report. */
-json_t *run_validation_json(const run_args *a, const bcl_validation *v);
 
 /* The report of a run of group g (run_report.c): one device's block, or
- * one per device with the aggregate; and its JSON ("devices" for one
- * device too). */
-const char *run_clock_note(const bcl_device_info *d);
+ * one per device with the aggregate; and its JSON, bcl_run_json's tree
+ * with the CLI's own keys "init" and "seed". */
 void run_print_report(const run_args *a, bcl_group *g, size_t n, const bcl_exec_result *r);
 json_t *run_group_json(const run_args *a, bcl_group *g, size_t n, const bcl_exec_result *r);
 

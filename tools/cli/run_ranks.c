@@ -239,7 +239,6 @@ static void reduce_validation(job *j, bcl_validation *all)
 /* This rank's devices for the report. */
 static void describe_devices(job *j)
 {
-    double steps = (double)j->a->o.steps;
     j->me.ndev = (int)j->ndev;
     for (size_t i = 0; i < j->ndev; i++) {
         rank_device *d = &j->me.dev[i];
@@ -252,7 +251,7 @@ static void describe_devices(job *j)
         d->rate = strcmp(m->rate_how, "only device") == 0 ? 0 : m->rate;
         d->first = j->count ? m->shard.first : 0;
         d->count = j->count ? m->shard.count : 0;
-        d->us_per_step = steps && m->shard.count ? m->timing.wall_ms * 1e3 / steps : 0;
+        d->us_per_step = m->shard.count ? bcl_us_per_step(m->timing.wall_ms, j->a->o.steps) : 0;
         d->wait_ms = m->wait_ms;
     }
 }

@@ -48,16 +48,14 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
 {
     const run_args *a = j->a;
     int size = ranks_size();
-    double steps = (double)a->o.steps;
     summary s;
     summarise(ri, size, &s);
-    double us = steps ? s.slowest * 1e3 / steps : 0;
-    double rate = us > 0 ? (double)j->n / (us * 1e-6) : 0;
+    double us = bcl_us_per_step(s.slowest, a->o.steps);
+    double rate = bcl_ball_steps_per_s(j->n, us);
     printf("ranks       %d on %d node%s (%s)\n", size, ranks_nodes(), ranks_nodes() == 1 ? "" : "s",
            ranks_library());
     printf("split       %s\n", size > 1 ? "by each rank's measured rate" : "one rank: all balls");
-    printf("model       %s, %s\n", a->o.model.model->name,
-           a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
+    run_print_model(a);
     printf("balls       %zu\n", j->n);
     const bcl_group_member *l = lead(j);
     if (l)
@@ -92,7 +90,7 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
         printf("%-5d %s %s %6llu %12llu %6.1f%% %11.3g %9.3f %9.1f\n", r, host_col, dev_col,
                (unsigned long long)x->first, (unsigned long long)x->count,
                j->n ? 100.0 * (double)x->count / (double)j->n : 0, x->rate,
-               steps && x->count ? x->run_ms * 1e3 / steps : 0, x->wait_ms);
+               x->count ? bcl_us_per_step(x->run_ms, a->o.steps) : 0, x->wait_ms);
         for (int i = 0; x->ndev > 1 && i < x->ndev; i++) {
             const rank_device *d = &x->dev[i];
             snprintf(dev, sizeof dev, "%s %s", d->selector, d->name);
@@ -110,20 +108,15 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
 static json_t *report_json(const job *j, const rank_info *ri, const bcl_validation *v)
 {
     int size = ranks_size();
-    double steps = (double)j->a->o.steps;
     summary s;
     summarise(ri, size, &s);
-    /* The single-process report's fields, with rank 0's device and plan and
-     * the run's time between barriers; then the ranks. */
-    bcl_sim_timing t = {.device_ms = s.slowest, .wall_ms = s.slowest};
-    const bcl_group_member *l = lead(j);
-    bcl_plan none_plan = {.k_how = "", .launch = {.how = ""}};
-    bcl_build_report none_br = {0};
-    if (l)
-        t.launches = l->timing.launches;
-    json_t *root = run_report_json(j->a, l ? l->dev : j->devs[0], j->n, l ? &l->build : &none_br,
-                                   l ? &l->plan : &none_plan, l ? l->buffers : 0,
-                                   l ? l->first_launch_ms : 0, &t, v);
+    /* The report of one process (bcl_run_json), with rank 0's devices and
+     * the run's time between barriers (the slowest rank's); then the ranks
+     * and MPI, the keys of this report alone. */
+    bcl_exec_result all = j->r;
+    all.device_ms = all.wall_ms = s.slowest;
+    all.v = *v;
+    json_t *root = run_group_json(j->a, j->g, j->n, &all);
     json_t *ranks = json_array();
     for (int r = 0; r < size; r++) {
         const rank_info *x = &ri[r];
@@ -135,12 +128,12 @@ static json_t *report_json(const job *j, const rank_info *ri, const bcl_validati
                           "name", x->dev[i].name, "first", (json_int_t)x->dev[i].first, "balls",
                           (json_int_t)x->dev[i].count, "rate_calibrated", x->dev[i].rate,
                           "us_per_step", x->dev[i].us_per_step, "wait_ms", x->dev[i].wait_ms));
-        json_t *o =
-            json_pack("{s:i, s:s, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "rank", r,
-                      "host", x->host, "devices", devs, "first", (json_int_t)x->first, "balls",
-                      (json_int_t)x->count, "rate_calibrated", x->rate, "calibrate_ms", x->cal_ms,
-                      "us_per_step", steps && x->count ? x->run_ms * 1e3 / steps : 0.0, "run_ms",
-                      x->run_ms, "wait_ms", x->wait_ms, "mpi_ms", x->mpi_ms, "io_ms", x->io_ms);
+        json_t *o = json_pack(
+            "{s:i, s:s, s:o, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "rank", r, "host",
+            x->host, "devices", devs, "first", (json_int_t)x->first, "balls", (json_int_t)x->count,
+            "rate_calibrated", x->rate, "calibrate_ms", x->cal_ms, "us_per_step",
+            x->count ? bcl_us_per_step(x->run_ms, j->a->o.steps) : 0.0, "run_ms", x->run_ms,
+            "wait_ms", x->wait_ms, "mpi_ms", x->mpi_ms, "io_ms", x->io_ms);
         json_object_set_new(o, "phases_ms",
                             json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "mpi_init", x->init_ms,
                                       "setup", x->setup_ms, "calibrate", x->cal_ms, "load",
