@@ -1,21 +1,10 @@
 /*
- * ballcl run under MPI (docs/SCALING.md): every rank runs a contiguous range
- * of the balls on its devices, sized in proportion to the rate it measured,
- * and holds only that range; the state file is read and written in slices
- * with MPI-IO; each phase ends in one verdict for all ranks, and rank 0
- * prints the one report.
- *
- * The phases, each closed by ranks_verdict so that a failure anywhere ends
- * every rank with the same exit class and the collectives always match:
- *   set-up (options, input header, devices), calibration and split, load
- *   (slice read or made, programs, upload), run between two barriers, read
- *   back and validation, output.
- *
- * A rank drives its devices through the library's one run path
- * (bcl_group_exec), as one process does: one host thread per device, each
- * with its shard of the rank's range, a device whose share is under the
- * least share sitting out. MPI adds its adapter: the range, the rate
- * exchange, the verdicts (the `ran` hook) and the MPI-IO state files.
+ * ballcl run under MPI (docs/SCALING.md, "What each rank does"): each phase
+ * ends in one verdict (ranks_verdict), so that a failure anywhere ends every
+ * rank with the same exit class and the collectives always match. A rank
+ * drives its devices through the library's one run path (bcl_group_exec);
+ * MPI adds the range, the rate exchange, the verdicts (the `ran` hook) and
+ * the MPI-IO state files.
  */
 #include "run_ranks.h"
 
@@ -84,7 +73,7 @@ static int set_up(job *j, bcl_error *e)
     if (!rates || !fixed || !sh || !why) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     } else {
-        ranks_allgather_double(j->me.rate, rates);
+        ranks_allgather(&j->me.rate, sizeof j->me.rate, rates);
         bcl_split(j->n, size, rates, fixed, (double)(a->o.steps ? a->o.steps : 1), RANK_BLOCK, 0,
                   sh, why);
         j->first = sh[ranks_rank()].first;
