@@ -346,12 +346,10 @@ int ranks_agree_content(const char *name, const char *path)
     }
     char **texts = !same && ranks_rank() == 0 ? calloc((size_t)size, sizeof *texts) : NULL;
     for (int r = 0; texts && r < size; r++) {
-        size_t len = strlen(name) + 64;
-        texts[r] = malloc(len);
-        if (texts[r])
-            snprintf(texts[r], len, "the content of %s\1digest %016llx", name,
-                     (unsigned long long)all[r].digest);
-        else
+        char digest[32];
+        snprintf(digest, sizeof digest, "\1digest %016llx", (unsigned long long)all[r].digest);
+        texts[r] = joined("the content of ", name, digest);
+        if (!texts[r])
             texts[r] = strdup("?\1?");
     }
     if (texts)

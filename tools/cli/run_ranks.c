@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int open_group(job *j, bcl_error *e);
-
 /* Rank 0 checks the input's header; every rank learns N and where the data
  * starts. */
 static int read_header(job *j, bcl_error *e)
@@ -33,6 +31,39 @@ static int read_header(job *j, bcl_error *e)
     j->n = (size_t)h.n;
     j->data_offset = h.offset;
     return BCL_OK;
+}
+
+/* The rank's devices as one group, opened for all balls and weighed (a
+ * calibration on the model's random fill, or the tuned rates): the rank's
+ * rate for the ranks' split. One device of one rank has nothing to weigh
+ * against. */
+static int open_group(job *j, bcl_error *e)
+{
+    const run_args *a = j->a;
+    double t0 = MPI_Wtime();
+    bcl_group_opts o = {
+        .model = a->o.model.model,
+        .ctx = {.use_cache = a->o.use_cache},
+        .req = run_request(a, j->n),
+    };
+    int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
+    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
+        const bcl_group_member *m = bcl_group_member_at(j->g, i);
+        if (m->build.warning[0])
+            fprintf(stderr, "ballcl: warning: rank %d, device %s: %s\n", ranks_rank(), m->selector,
+                    m->build.warning);
+        /* A tuned file shared by devices of one make: said once. */
+        bool said = false;
+        for (size_t k = 0; k < i && !said; k++)
+            said = strcmp(bcl_group_member_at(j->g, k)->plan.warning, m->plan.warning) == 0;
+        if (m->plan.warning[0] && ranks_rank() == 0 && !said)
+            cli_warn("device %s: %s", m->selector, m->plan.warning);
+    }
+    if (rc == BCL_OK)
+        rc = bcl_group_weigh(j->g, NULL, ranks_size() > 1, e);
+    j->me.rate = rc == BCL_OK ? bcl_group_rate(j->g) : 0;
+    j->me.cal_ms = (MPI_Wtime() - t0) * 1e3;
+    return rc;
 }
 
 /* Set-up: header, devices, their rates; then the ranks' ranges. */
@@ -93,39 +124,6 @@ static int set_up(job *j, bcl_error *e)
     if (rc == BCL_OK && j->count)
         rc = bcl_group_cut(j->g, j->first, j->count, e);
     return ranks_verdict(rc, e);
-}
-
-/* The rank's devices as one group, opened for all balls and weighed (a
- * calibration on the model's random fill, or the tuned rates): the rank's
- * rate for the ranks' split. One device of one rank has nothing to weigh
- * against. */
-static int open_group(job *j, bcl_error *e)
-{
-    const run_args *a = j->a;
-    double t0 = MPI_Wtime();
-    bcl_group_opts o = {
-        .model = a->o.model.model,
-        .ctx = {.use_cache = a->o.use_cache},
-        .req = run_request(a, j->n),
-    };
-    int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
-    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
-        const bcl_group_member *m = bcl_group_member_at(j->g, i);
-        if (m->build.warning[0])
-            fprintf(stderr, "ballcl: warning: rank %d, device %s: %s\n", ranks_rank(), m->selector,
-                    m->build.warning);
-        /* A tuned file shared by devices of one make: said once. */
-        bool said = false;
-        for (size_t k = 0; k < i && !said; k++)
-            said = strcmp(bcl_group_member_at(j->g, k)->plan.warning, m->plan.warning) == 0;
-        if (m->plan.warning[0] && ranks_rank() == 0 && !said)
-            cli_warn("device %s: %s", m->selector, m->plan.warning);
-    }
-    if (rc == BCL_OK)
-        rc = bcl_group_weigh(j->g, NULL, ranks_size() > 1, e);
-    j->me.rate = rc == BCL_OK ? bcl_group_rate(j->g) : 0;
-    j->me.cal_ms = (MPI_Wtime() - t0) * 1e3;
-    return rc;
 }
 
 /* The slice: read with MPI-IO, or made by the model's fill from the ball
@@ -204,9 +202,8 @@ static int run(job *j, bcl_error *e)
         if (j->t3 == 0)
             return rc;
         j->v = j->r.v;
-    } else {
-        if ((rc = ran(j, BCL_OK, e)))
-            return rc;
+    } else if ((rc = ran(j, BCL_OK, e))) {
+        return rc;
     }
     j->me.check_ms = (MPI_Wtime() - j->t3) * 1e3;
     return ranks_verdict(rc, e);
