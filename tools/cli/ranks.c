@@ -93,11 +93,9 @@ int ranks_start(int *argc, char ***argv)
     R.active = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &R.size);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &R.node_rank);
-    MPI_Comm_size(node, &R.node_size);
-    R.node = node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &R.node);
+    MPI_Comm_rank(R.node, &R.node_rank);
+    MPI_Comm_size(R.node, &R.node_size);
     int first = R.node_rank == 0;
     MPI_Allreduce(&first, &R.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int len = 0;
