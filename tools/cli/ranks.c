@@ -93,11 +93,9 @@ int ranks_start(int *argc, char ***argv)
     R.active = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &R.size);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &R.node_rank);
-    MPI_Comm_size(node, &R.node_size);
-    R.node = node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &R.node);
+    MPI_Comm_rank(R.node, &R.node_rank);
+    MPI_Comm_size(R.node, &R.node_size);
     int first = R.node_rank == 0;
     MPI_Allreduce(&first, &R.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int len = 0;
@@ -216,11 +214,6 @@ void ranks_bcast(void *buf, size_t len)
     TIMED(MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));
 }
 
-void ranks_allgather_double(double mine, double *all)
-{
-    TIMED(MPI_Allgather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD));
-}
-
 void ranks_node_allgather(const void *mine, size_t len, void *all)
 {
     TIMED(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, R.node));
@@ -236,19 +229,16 @@ void ranks_gather(const void *mine, size_t len, void *all)
     TIMED(MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));
 }
 
-void ranks_sum_u64(uint64_t *v, size_t count)
-{
-    TIMED(MPI_Allreduce(MPI_IN_PLACE, v, (int)count, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD));
-}
-
 void ranks_max_u64(uint64_t *v, size_t count)
 {
     TIMED(MPI_Allreduce(MPI_IN_PLACE, v, (int)count, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
 }
 
-void ranks_max_double(double *v, size_t count)
+int ranks_worst(int rc)
 {
-    TIMED(MPI_Allreduce(MPI_IN_PLACE, v, (int)count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    int worst = rc;
+    TIMED(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    return worst;
 }
 
 /* What a rank sends rank 0 when a phase failed. */
@@ -290,8 +280,7 @@ static void rank_list(const failure *all, int size, int upto, char *out, size_t 
 
 int ranks_verdict(int rc, const bcl_error *e)
 {
-    int worst = rc;
-    TIMED(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    int worst = ranks_worst(rc);
     if (worst == BCL_OK)
         return BCL_OK;
     failure mine = {.code = rc};
@@ -309,10 +298,15 @@ int ranks_verdict(int rc, const bcl_error *e)
     ranks_gather(&mine, sizeof mine, all);
     if (R.rank != 0)
         return worst;
-    int failed = 0;
+    /* The same message from every rank (a bad option, a missing file)
+     * reads as it does without MPI. */
+    int same = 0;
     for (int r = 0; r < R.size; r++)
-        failed += all[r].code != 0;
-    for (int r = 0; r < R.size; r++) {
+        same += all[r].code && strcmp(all[r].msg, all[0].msg) == 0;
+    bool one = same == R.size && all[0].msg[0];
+    if (one)
+        fprintf(stderr, "ballcl: %s\n", all[0].msg);
+    for (int r = 0; r < R.size && !one; r++) {
         if (!all[r].code || !all[r].msg[0])
             continue;
         bool seen = false;
@@ -320,29 +314,11 @@ int ranks_verdict(int rc, const bcl_error *e)
             seen = all[q].code && strcmp(all[q].msg, all[r].msg) == 0;
         if (seen)
             continue;
-        /* The same message from every rank (a bad option, a missing file)
-         * reads as it does without MPI. */
-        if (failed == R.size && strcmp(all[0].msg, all[r].msg) == 0 && r == 0) {
-            bool same = true;
-            for (int q = 1; q < R.size && same; q++)
-                same = strcmp(all[q].msg, all[0].msg) == 0;
-            if (same) {
-                fprintf(stderr, "ballcl: %s\n", all[0].msg);
-                break;
-            }
-        }
         char who[160];
         rank_list(all, R.size, r, who, sizeof who);
         fprintf(stderr, "ballcl: %s of %d: %s\n", who, R.size, all[r].msg);
     }
     free(all);
-    return worst;
-}
-
-int ranks_worst(int rc)
-{
-    int worst = rc;
-    TIMED(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     return worst;
 }
 
@@ -406,9 +382,7 @@ void ranks_capture_end(void)
         fclose(capture.tmp);
         capture.tmp = NULL;
     }
-    char host[sizeof R.host + 64];
-    snprintf(host, sizeof host, "%s", R.host);
-    char **hosts = ranks_gather_text(host);
+    char **hosts = ranks_gather_text(R.host);
     char **all = ranks_gather_text(text);
     free(text);
     for (int r = 0; all && r < R.size; r++) {

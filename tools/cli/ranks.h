@@ -1,17 +1,9 @@
 /*
  * The program's MPI layer (docs/SCALING.md): one process per rank under
- * mpirun, mpiexec or srun, and nothing at all otherwise.
- *
- * MPI is initialised only when a launcher started this process (it sets
- * OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMI_RANK or PMIX_RANK): a plain `ballcl`
- * never calls MPI_Init, whose singleton start-up costs seconds with Open MPI
- * (it forks a daemon) and may print its own warnings, so without mpirun the
- * program's output, exit status and start-up time are those of a build
- * without MPI. BALLCL_MPI=0 keeps MPI off under a launcher, BALLCL_MPI=1
- * turns it on without one (a singleton, for tests).
- *
- * Every collective here adds its time to ranks_mpi_ms(), which the run
- * report shows as the time spent in MPI.
+ * mpirun, mpiexec or srun, and nothing at all otherwise: MPI_Init only when
+ * a launcher started this process (its start-up costs seconds), so that a
+ * plain `ballcl` is a build without MPI. Every collective here adds its
+ * time to ranks_mpi_ms(), the report's time spent in MPI.
  */
 #ifndef BALLCL_RANKS_H
 #define BALLCL_RANKS_H
@@ -65,17 +57,13 @@ void ranks_barrier(void);
 /* A barrier of the ranks of this node only. */
 void ranks_node_barrier(void);
 void ranks_bcast(void *buf, size_t len);
-/* all[r] = rank r's value, on every rank. */
-void ranks_allgather_double(double mine, double *all);
 /* all[r] = rank r's len bytes, on every rank: of the whole run, or of the
  * ranks of this node (in node-rank order). */
 void ranks_allgather(const void *mine, size_t len, void *all);
 void ranks_node_allgather(const void *mine, size_t len, void *all);
 /* Rank 0 gets every rank's len bytes in rank order in all (others: NULL). */
 void ranks_gather(const void *mine, size_t len, void *all);
-void ranks_sum_u64(uint64_t *v, size_t count);
 void ranks_max_u64(uint64_t *v, size_t count);
-void ranks_max_double(double *v, size_t count);
 /* How long MPI_Init took (ms). */
 double ranks_init_ms(void);
 /* Mean time of one MPI_Allreduce of one double over every rank, from
@@ -102,13 +90,11 @@ int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_
  * it was. Returns the verdict (collective; rank 0 has printed failures). */
 int ranks_write_state(const char *path, size_t n, size_t first, size_t count, const float *slice);
 
-/* The devices of this rank among list (ranks_devices.c): the candidates
- * text names (a comma-separated list of selectors, where a type or "all"
- * names every device it matches; NULL or "": the GPUs, else the
- * accelerators, else the CPUs, or with `every` all devices); node-local
- * rank r of L takes candidate r mod G when L >= G and not `every`, else
- * every candidate j with j mod L == r (possibly none). Indices into list
- * in idx (at most cap, more is an input error), their count in *n. */
+/* The devices of this rank among list (ranks_devices.c), by the rule of
+ * docs/SCALING.md ("What each rank does", 1) over the candidates text
+ * names (NULL or "": the default; `every`: every device, each once).
+ * Indices into list in idx (at most cap, more is an input error), their
+ * count in *n. */
 int ranks_node_devices(const bcl_device_list *list, const char *text, bool every, size_t *idx,
                        size_t cap, size_t *n, bcl_error *e);
 /* The worst exit class over all ranks, printing nothing (each rank has
@@ -143,10 +129,6 @@ void ranks_job_add(ranks_job *j, const char *name, const char *fmt, ...)
 /* Adds a path field: "not given" for NULL, else the absolute path. */
 void ranks_job_add_path(ranks_job *j, const char *name, const char *path);
 void ranks_job_free(ranks_job *j);
-/* path made absolute: realpath when it exists, else its folder's realpath
- * and its name, else joined to the working folder (malloc'ed; NULL when
- * out of memory). */
-char *ranks_absolute_path(const char *path);
 /* The agreement: the first collective of every command, made exactly once
  * per process. j may be NULL (nothing to compare); rc is this rank's status
  * so far (a refused option), its message e, or reported when the rank
@@ -172,8 +154,7 @@ int ranks_agree_content(const char *name, const char *path);
 bool ranks_agreed(void);
 /* The agreement of the commands that are not `run`, before they start: the
  * command, its arguments as written but for the options whose values may
- * differ (-d, --device, --local, --variant, --steps-per-launch, --no-cache),
- * and the working folder. */
+ * differ (ranks_agree.c), and the working folder. */
 int ranks_agree_args(const char *command, int argc, char **argv);
 /* The agreement of a command that ended before making it (--help): its
  * status rc, already reported. */
@@ -187,35 +168,15 @@ int run_ranks(const run_args *a);
 
 #else
 
-static inline int ranks_start(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return BCL_OK;
-}
-static inline int ranks_finish(int rc)
-{
-    return rc;
-}
-static inline bool ranks_active(void)
-{
-    return false;
-}
-static inline int ranks_verdict(int rc, const bcl_error *e)
-{
-    (void)e;
-    return rc;
-}
-static inline int ranks_worst(int rc)
-{
-    return rc;
-}
-static inline bool ranks_agreed(void)
-{
-    return true;
-}
-static inline void ranks_capture_begin(void) {}
-static inline void ranks_capture_end(void) {}
+/* Without MPI: one process, its own verdicts. */
+#define ranks_start(argc, argv) BCL_OK
+#define ranks_finish(rc)        (rc)
+#define ranks_active()          false
+#define ranks_verdict(rc, e)    (rc)
+#define ranks_worst(rc)         (rc)
+#define ranks_agreed()          true
+#define ranks_capture_begin()   ((void)0)
+#define ranks_capture_end()     ((void)0)
 
 #endif
 

@@ -1,19 +1,9 @@
 /*
  * The ranks agree on what the job is (docs/SCALING.md, "What the ranks must
- * agree on"), before any collective that depends on it.
- *
- * Ranks started with different arguments (an MPMD line of mpirun, a wrapper
- * script, different environments or working folders) would otherwise run
- * one job with mixed meanings, or wait for ever in collectives that do not
- * match. So every rank describes its job as a list of fields (the command,
- * then the options that must agree, in a fixed order, paths resolved), and
- * the first collective of every command is one MPI_Allgather of a fixed
- * record: each field's hash, and the rank's status. Whatever a rank does
- * (a command that parses its options, a command that failed to, --help),
- * it makes exactly this one call first, so the call always matches and
- * never hangs. On a difference every rank finds the same first differing
- * field; its text is gathered and rank 0 prints one line, and every rank
- * ends with exit 2 before anything was created.
+ * agree on"), before any collective that depends on it. Whatever a rank
+ * does (a command that parses its options, one that failed to, --help), its
+ * first collective is one MPI_Allgather of a fixed record (each field's
+ * hash, its status), so the call always matches and never hangs.
  */
 #include "ranks.h"
 
@@ -42,6 +32,42 @@ typedef struct agree_record {
     uint64_t hash[RANKS_JOB_FIELDS];
 } agree_record;
 
+/* a, sep and b in one malloc'ed text (NULL when out of memory). */
+static char *joined(const char *a, const char *sep, const char *b)
+{
+    size_t len = strlen(a) + strlen(sep) + strlen(b) + 1;
+    char *s = malloc(len);
+    if (s)
+        snprintf(s, len, "%s%s%s", a, sep, b);
+    return s;
+}
+
+/* path made absolute (malloc'ed; NULL when out of memory): the whole path
+ * when it exists (links and '..' resolved); else its folder resolved and
+ * the name appended; else the path joined to the working folder, as
+ * written. */
+static char *absolute_path(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real)
+        return real;
+    const char *slash = strrchr(path, '/');
+    /* Its folder: "/" of "/name", "." of "name". */
+    char folder[PATH_MAX];
+    int len = slash && slash > path ? (int)(slash - path) : 1;
+    snprintf(folder, sizeof folder, "%.*s", len, slash ? path : ".");
+    const char *base = slash ? slash + 1 : path;
+    char *dir = realpath(folder, NULL);
+    char cwd[PATH_MAX];
+    if (!dir && path[0] != '/' && getcwd(cwd, sizeof cwd))
+        return joined(cwd, "/", path);
+    if (!dir)
+        return strdup(path);
+    char *abs = joined(dir, strcmp(dir, "/") ? "/" : "", base);
+    free(dir);
+    return abs;
+}
+
 void ranks_job_init(ranks_job *j, const char *command)
 {
     memset(j, 0, sizeof *j);
@@ -59,16 +85,9 @@ void ranks_job_add(ranks_job *j, const char *name, const char *fmt, ...)
     vsnprintf(value, sizeof value, fmt, ap);
     va_end(ap);
     snprintf(j->field[i].name, sizeof j->field[i].name, "%s", name);
-    if (j->field[i].value) {
-        size_t len = strlen(j->field[i].value) + strlen(value) + 2;
-        char *both = malloc(len);
-        if (both)
-            snprintf(both, len, "%s %s", j->field[i].value, value);
-        free(j->field[i].value);
-        j->field[i].value = both;
-    } else {
-        j->field[i].value = strdup(value);
-    }
+    char *old = j->field[i].value;
+    j->field[i].value = old ? joined(old, " ", value) : strdup(value);
+    free(old);
 }
 
 void ranks_job_add_path(ranks_job *j, const char *name, const char *path)
@@ -77,7 +96,7 @@ void ranks_job_add_path(ranks_job *j, const char *name, const char *path)
         ranks_job_add(j, name, "not given");
         return;
     }
-    char *abs = ranks_absolute_path(path);
+    char *abs = absolute_path(path);
     ranks_job_add(j, name, "'%s'", abs ? abs : path);
     free(abs);
 }
@@ -87,42 +106,6 @@ void ranks_job_free(ranks_job *j)
     for (size_t i = 0; i < j->count; i++)
         free(j->field[i].value);
     memset(j, 0, sizeof *j);
-}
-
-char *ranks_absolute_path(const char *path)
-{
-    /* The whole path when it exists (links and '..' resolved); else its
-     * folder resolved and the name appended; else the path joined to the
-     * working folder, as written. */
-    char *real = realpath(path, NULL);
-    if (real)
-        return real;
-    const char *slash = strrchr(path, '/');
-    char folder[PATH_MAX];
-    if (slash) {
-        snprintf(folder, sizeof folder, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1,
-                 path);
-    } else {
-        snprintf(folder, sizeof folder, ".");
-    }
-    const char *base = slash ? slash + 1 : path;
-    char *dir = realpath(folder, NULL);
-    char cwd[PATH_MAX];
-    if (!dir && path[0] != '/' && getcwd(cwd, sizeof cwd)) {
-        size_t len = strlen(cwd) + strlen(path) + 2;
-        char *joined = malloc(len);
-        if (joined)
-            snprintf(joined, len, "%s/%s", cwd, path);
-        return joined;
-    }
-    if (!dir)
-        return strdup(path);
-    size_t len = strlen(dir) + strlen(base) + 2;
-    char *joined = malloc(len);
-    if (joined)
-        snprintf(joined, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base);
-    free(dir);
-    return joined;
 }
 
 /* FNV-1a over the field's name and value. */
@@ -149,9 +132,9 @@ static void print_disagreement(char **texts, int size)
         same_name = same_name && strcspn(texts[r], "\1") == name_len &&
                     strncmp(texts[r], name0, name_len) == 0;
     size_t cap = 4096;
-    char *line = malloc(cap);
+    char *line = malloc(cap), *escaped = malloc(4 * cap + 1);
     bool *done = calloc((size_t)size, sizeof *done);
-    if (!line || !done) {
+    if (!line || !escaped || !done) {
         fprintf(stderr, "ballcl: the ranks disagree on the job\n");
         goto out;
     }
@@ -194,15 +177,10 @@ static void print_disagreement(char **texts, int size)
         groups++;
     }
     /* Paths and values are the user's text: no control characters raw. */
-    char *shown = malloc(4 * cap + 1);
-    if (shown) {
-        bcl_escape(line, shown, 4 * cap + 1);
-        fprintf(stderr, "ballcl: %s\n", shown);
-    } else {
-        fprintf(stderr, "ballcl: the ranks disagree on the job\n");
-    }
-    free(shown);
+    bcl_escape(line, escaped, 4 * cap + 1);
+    fprintf(stderr, "ballcl: %s\n", escaped);
 out:
+    free(escaped);
     free(line);
     free(done);
     for (int r = 0; r < size; r++)
@@ -252,12 +230,8 @@ int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
     if (differ == most)
         return BCL_OK;
     char *text = NULL;
-    if (j && differ < j->count) {
-        size_t len = strlen(j->field[differ].name) + strlen(j->field[differ].value) + 2;
-        text = malloc(len);
-        if (text)
-            snprintf(text, len, "%s\1%s", j->field[differ].name, j->field[differ].value);
-    }
+    if (j && differ < j->count)
+        text = joined(j->field[differ].name, "\1", j->field[differ].value);
     char **texts = ranks_gather_text(text ? text : "nothing\1");
     free(text);
     if (texts)
@@ -277,7 +251,7 @@ int ranks_check_file(const char *name, const char *path, bool write, bcl_error *
         return bcl_npy_read_header(path, &n, &offset, e);
     }
     /* The folder the temporary is made in (a link is followed). */
-    char *abs = ranks_absolute_path(path);
+    char *abs = absolute_path(path);
     char *slash = abs ? strrchr(abs, '/') : NULL;
     if (slash)
         *(slash == abs ? slash + 1 : slash) = '\0';
@@ -372,12 +346,10 @@ int ranks_agree_content(const char *name, const char *path)
     }
     char **texts = !same && ranks_rank() == 0 ? calloc((size_t)size, sizeof *texts) : NULL;
     for (int r = 0; texts && r < size; r++) {
-        size_t len = strlen(name) + 64;
-        texts[r] = malloc(len);
-        if (texts[r])
-            snprintf(texts[r], len, "the content of %s\1digest %016llx", name,
-                     (unsigned long long)all[r].digest);
-        else
+        char digest[32];
+        snprintf(digest, sizeof digest, "\1digest %016llx", (unsigned long long)all[r].digest);
+        texts[r] = joined("the content of ", name, digest);
+        if (!texts[r])
             texts[r] = strdup("?\1?");
     }
     if (texts)
@@ -423,7 +395,7 @@ int ranks_agree_args(const char *command, int argc, char **argv)
     }
     ranks_job_add(&j, "the arguments", "'%s'", args ? args : "?");
     /* Relative paths in them mean the same only from the same folder. */
-    char *cwd = ranks_absolute_path(".");
+    char *cwd = absolute_path(".");
     ranks_job_add(&j, "the working folder", "'%s'", cwd ? cwd : "?");
     free(cwd);
     free(args);

@@ -22,8 +22,12 @@
  * mishandle single transfers above 2 GiB. */
 #define ROUND_BALLS ((size_t)1 << 26)
 
-static int mpi_fail(bcl_error *e, int code, const char *path, const char *call, int status)
+/* rc, or when it is BCL_OK and the MPI call returned status, a failure of
+ * class code naming path and call. */
+static int mpi_check(int rc, int status, bcl_error *e, int code, const char *path, const char *call)
 {
+    if (rc || status == MPI_SUCCESS)
+        return rc;
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     if (MPI_Error_string(status, text, &len) != MPI_SUCCESS)
@@ -72,6 +76,13 @@ static uint64_t rounds_for(size_t count)
     return r;
 }
 
+/* The balls of round i of count, none after a failure rc. */
+static size_t round_balls(uint64_t i, size_t count, int rc)
+{
+    size_t done = (size_t)i * ROUND_BALLS;
+    return rc || done >= count ? 0 : (count - done < ROUND_BALLS ? count - done : ROUND_BALLS);
+}
+
 int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_t count, float *out,
                      bcl_error *e)
 {
@@ -86,17 +97,14 @@ int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_
     /* Rank 0 has checked the header: a failure here is a race with the file
      * changing, or a file system without MPI-IO support. */
     if (st != MPI_SUCCESS)
-        return mpi_fail(e, BCL_EXIT_INPUT, path, "MPI_File_open", st);
+        return mpi_check(rc, st, e, BCL_EXIT_INPUT, path, "MPI_File_open");
     uint64_t rounds = rounds_for(count);
     for (uint64_t i = 0; i < rounds; i++) {
-        size_t done = (size_t)i * ROUND_BALLS;
-        size_t now =
-            rc || done >= count ? 0 : (count - done < ROUND_BALLS ? count - done : ROUND_BALLS);
+        size_t done = (size_t)i * ROUND_BALLS, now = round_balls(i, count, rc);
         MPI_Offset at = (MPI_Offset)(data_offset + (uint64_t)(first + done) * BALL_BYTES);
         MPI_Status status;
         st = MPI_File_read_at_all(f, at, out + 4 * done, (int)now, ball_type(), &status);
-        if (st != MPI_SUCCESS && rc == BCL_OK)
-            rc = mpi_fail(e, BCL_EXIT_INPUT, path, "MPI_File_read_at_all", st);
+        rc = mpi_check(rc, st, e, BCL_EXIT_INPUT, path, "MPI_File_read_at_all");
         int got = 0;
         MPI_Get_count(&status, ball_type(), &got);
         if (st == MPI_SUCCESS && now && (size_t)got != now && rc == BCL_OK)
@@ -123,14 +131,11 @@ static int write_parts(MPI_File f, const char *path, size_t n, size_t first, siz
         bcl_npy_header(n, header, sizeof header);
         MPI_Status status;
         st = MPI_File_write_at(f, 0, header, (int)hlen, MPI_BYTE, &status);
-        if (st != MPI_SUCCESS)
-            rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at", st);
+        rc = mpi_check(rc, st, e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at");
     }
     uint64_t rounds = rounds_for(count);
     for (uint64_t i = 0; i < rounds; i++) {
-        size_t done = (size_t)i * ROUND_BALLS;
-        size_t now =
-            rc || done >= count ? 0 : (count - done < ROUND_BALLS ? count - done : ROUND_BALLS);
+        size_t done = (size_t)i * ROUND_BALLS, now = round_balls(i, count, rc);
         int fault = now ? write_fault() : 0;
         if (fault && rc == BCL_OK) {
             rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': cannot write balls %zu to %zu: %s", path,
@@ -140,17 +145,11 @@ static int write_parts(MPI_File f, const char *path, size_t n, size_t first, siz
         MPI_Offset at = (MPI_Offset)(hlen + (uint64_t)(first + done) * BALL_BYTES);
         MPI_Status status;
         st = MPI_File_write_at_all(f, at, slice + 4 * done, (int)now, ball_type(), &status);
-        if (st != MPI_SUCCESS && rc == BCL_OK)
-            rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at_all", st);
+        rc = mpi_check(rc, st, e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at_all");
     }
     /* On disk before the rename, as the atomic writer's fsync. */
-    st = MPI_File_sync(f);
-    if (st != MPI_SUCCESS && rc == BCL_OK)
-        rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_sync", st);
-    st = MPI_File_close(&f);
-    if (st != MPI_SUCCESS && rc == BCL_OK)
-        rc = mpi_fail(e, BCL_EXIT_RUNTIME, path, "MPI_File_close", st);
-    return rc;
+    rc = mpi_check(rc, MPI_File_sync(f), e, BCL_EXIT_RUNTIME, path, "MPI_File_sync");
+    return mpi_check(rc, MPI_File_close(&f), e, BCL_EXIT_RUNTIME, path, "MPI_File_close");
 }
 
 int ranks_write_state(const char *path, size_t n, size_t first, size_t count, const float *slice)
@@ -189,16 +188,14 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
     else
         close(fd);
     if ((rc = ranks_verdict(rc, &e))) {
-        if (ranks_rank() == 0)
-            bcl_outputs_discard(&outs);
+        bcl_outputs_discard(&outs); /* rank 0's; empty on the others */
         return rc;
     }
     MPI_File f;
     int st = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
     /* MPI_File_open is collective and agrees on its outcome. */
-    if (st != MPI_SUCCESS)
-        rc = mpi_fail(&e, BCL_EXIT_RUNTIME, path, "MPI_File_open", st);
-    else
+    rc = mpi_check(BCL_OK, st, &e, BCL_EXIT_RUNTIME, path, "MPI_File_open");
+    if (rc == BCL_OK)
         rc = write_parts(f, path, n, first, count, slice, &e);
     int written = ranks_verdict(rc, &e);
     int renamed = BCL_OK;

@@ -1,29 +1,16 @@
 /*
- * ballcl run under MPI (docs/SCALING.md): every rank runs a contiguous range
- * of the balls on its devices, sized in proportion to the rate it measured,
- * and holds only that range; the state file is read and written in slices
- * with MPI-IO; each phase ends in one verdict for all ranks, and rank 0
- * prints the one report.
- *
- * The phases, each closed by ranks_verdict so that a failure anywhere ends
- * every rank with the same exit class and the collectives always match:
- *   set-up (options, input header, devices), calibration and split, load
- *   (slice read or made, programs, upload), run between two barriers, read
- *   back and validation, output.
- *
- * A rank drives its devices through the library's one run path
- * (bcl_group_exec), as one process does: one host thread per device, each
- * with its shard of the rank's range, a device whose share is under the
- * least share sitting out. MPI adds its adapter: the range, the rate
- * exchange, the verdicts (the `ran` hook) and the MPI-IO state files.
+ * ballcl run under MPI (docs/SCALING.md, "What each rank does"): each phase
+ * ends in one verdict (ranks_verdict), so that a failure anywhere ends every
+ * rank with the same exit class and the collectives always match. A rank
+ * drives its devices through the library's one run path (bcl_group_exec);
+ * MPI adds the range, the rate exchange, the verdicts (the `ran` hook) and
+ * the MPI-IO state files.
  */
 #include "run_ranks.h"
 
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int open_group(job *j, bcl_error *e);
 
 /* Rank 0 checks the input's header; every rank learns N and where the data
  * starts. */
@@ -44,6 +31,39 @@ static int read_header(job *j, bcl_error *e)
     j->n = (size_t)h.n;
     j->data_offset = h.offset;
     return BCL_OK;
+}
+
+/* The rank's devices as one group, opened for all balls and weighed (a
+ * calibration on the model's random fill, or the tuned rates): the rank's
+ * rate for the ranks' split. One device of one rank has nothing to weigh
+ * against. */
+static int open_group(job *j, bcl_error *e)
+{
+    const run_args *a = j->a;
+    double t0 = MPI_Wtime();
+    bcl_group_opts o = {
+        .model = a->o.model.model,
+        .ctx = {.use_cache = a->o.use_cache},
+        .req = run_request(a, j->n),
+    };
+    int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
+    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
+        const bcl_group_member *m = bcl_group_member_at(j->g, i);
+        if (m->build.warning[0])
+            fprintf(stderr, "ballcl: warning: rank %d, device %s: %s\n", ranks_rank(), m->selector,
+                    m->build.warning);
+        /* A tuned file shared by devices of one make: said once. */
+        bool said = false;
+        for (size_t k = 0; k < i && !said; k++)
+            said = strcmp(bcl_group_member_at(j->g, k)->plan.warning, m->plan.warning) == 0;
+        if (m->plan.warning[0] && ranks_rank() == 0 && !said)
+            cli_warn("device %s: %s", m->selector, m->plan.warning);
+    }
+    if (rc == BCL_OK)
+        rc = bcl_group_weigh(j->g, NULL, ranks_size() > 1, e);
+    j->me.rate = rc == BCL_OK ? bcl_group_rate(j->g) : 0;
+    j->me.cal_ms = (MPI_Wtime() - t0) * 1e3;
+    return rc;
 }
 
 /* Set-up: header, devices, their rates; then the ranks' ranges. */
@@ -84,7 +104,7 @@ static int set_up(job *j, bcl_error *e)
     if (!rates || !fixed || !sh || !why) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     } else {
-        ranks_allgather_double(j->me.rate, rates);
+        ranks_allgather(&j->me.rate, sizeof j->me.rate, rates);
         bcl_split(j->n, size, rates, fixed, (double)(a->o.steps ? a->o.steps : 1), RANK_BLOCK, 0,
                   sh, why);
         j->first = sh[ranks_rank()].first;
@@ -104,39 +124,6 @@ static int set_up(job *j, bcl_error *e)
     if (rc == BCL_OK && j->count)
         rc = bcl_group_cut(j->g, j->first, j->count, e);
     return ranks_verdict(rc, e);
-}
-
-/* The rank's devices as one group, opened for all balls and weighed (a
- * calibration on the model's random fill, or the tuned rates): the rank's
- * rate for the ranks' split. One device of one rank has nothing to weigh
- * against. */
-static int open_group(job *j, bcl_error *e)
-{
-    const run_args *a = j->a;
-    double t0 = MPI_Wtime();
-    bcl_group_opts o = {
-        .model = a->o.model.model,
-        .ctx = {.use_cache = a->o.use_cache},
-        .req = run_request(a, j->n),
-    };
-    int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
-    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
-        const bcl_group_member *m = bcl_group_member_at(j->g, i);
-        if (m->build.warning[0])
-            fprintf(stderr, "ballcl: warning: rank %d, device %s: %s\n", ranks_rank(), m->selector,
-                    m->build.warning);
-        /* A tuned file shared by devices of one make: said once. */
-        bool said = false;
-        for (size_t k = 0; k < i && !said; k++)
-            said = strcmp(bcl_group_member_at(j->g, k)->plan.warning, m->plan.warning) == 0;
-        if (m->plan.warning[0] && ranks_rank() == 0 && !said)
-            cli_warn("device %s: %s", m->selector, m->plan.warning);
-    }
-    if (rc == BCL_OK)
-        rc = bcl_group_weigh(j->g, NULL, ranks_size() > 1, e);
-    j->me.rate = rc == BCL_OK ? bcl_group_rate(j->g) : 0;
-    j->me.cal_ms = (MPI_Wtime() - t0) * 1e3;
-    return rc;
 }
 
 /* The slice: read with MPI-IO, or made by the model's fill from the ball
@@ -215,9 +202,8 @@ static int run(job *j, bcl_error *e)
         if (j->t3 == 0)
             return rc;
         j->v = j->r.v;
-    } else {
-        if ((rc = ran(j, BCL_OK, e)))
-            return rc;
+    } else if ((rc = ran(j, BCL_OK, e))) {
+        return rc;
     }
     j->me.check_ms = (MPI_Wtime() - j->t3) * 1e3;
     return ranks_verdict(rc, e);

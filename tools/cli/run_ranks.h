@@ -64,10 +64,7 @@ typedef struct job {
     rank_info me;
 } job;
 
-/* The devices of this rank (ranks_devices.c): the candidates -d names (a
- * type or "all" every device it matches; default the GPUs, else the
- * accelerators, else the CPUs), node-local rank r of L taking candidate
- * r mod G when L >= G, else every candidate j with j mod L == r. */
+/* The devices of this rank: ranks_node_devices of -d (ranks_devices.c). */
 int ranks_pick_devices(job *j, bcl_error *e);
 /* Rank 0 gathers every rank's figures and prints the one report
  * (run_ranks_report.c). Collective. */
