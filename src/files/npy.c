@@ -323,26 +323,18 @@ static int parse_dict(const char *path, const char *h, size_t len, header *hd, b
         c.p++;
         skip_ws(&c);
 
-        bool *seen;
-        if (str_is(key, key_len, "descr"))
-            seen = &hd->have_descr;
-        else if (str_is(key, key_len, "fortran_order"))
-            seen = &hd->have_order;
-        else if (str_is(key, key_len, "shape"))
-            seen = &hd->have_shape;
-        else {
+        bool *seen = str_is(key, key_len, "descr")           ? &hd->have_descr
+                     : str_is(key, key_len, "fortran_order") ? &hd->have_order
+                     : str_is(key, key_len, "shape")         ? &hd->have_shape
+                                                             : NULL;
+        if (!seen || *seen) {
             char shown[48];
             printable(shown, sizeof shown, key, key_len);
             return bcl_fail(e, BCL_EXIT_INPUT,
-                            "'%s': unknown key '%s' in the .npy header: expected only "
-                            "'descr', 'fortran_order' and 'shape'",
-                            path, shown);
-        }
-        if (*seen) {
-            char shown[48];
-            printable(shown, sizeof shown, key, key_len);
-            return bcl_fail(e, BCL_EXIT_INPUT,
-                            "'%s': key '%s' appears twice in the .npy header: expected it once",
+                            seen ? "'%s': key '%s' appears twice in the .npy header: expected it "
+                                   "once"
+                                 : "'%s': unknown key '%s' in the .npy header: expected only "
+                                   "'descr', 'fortran_order' and 'shape'",
                             path, shown);
         }
         *seen = true;

@@ -68,9 +68,7 @@ static int add_candidate(tuner *t, bool fused, const char *variant, size_t local
     bcl_tune_candidate *c = &t->r->cand[t->r->count++];
     memset(c, 0, sizeof *c);
     c->fused = fused;
-    size_t len = strnlen(variant, sizeof c->variant - 1);
-    memcpy(c->variant, variant, len);
-    c->variant[len] = '\0';
+    snprintf(c->variant, sizeof c->variant, "%s", variant);
     c->local = local;
     c->steps_per_launch = k;
     return BCL_OK;
