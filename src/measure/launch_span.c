@@ -347,10 +347,7 @@ void bcl_chain_timer_end(bcl_chain_timer *t)
         if (t->set[i].out)
             clReleaseMemObject(t->set[i].out);
     }
-    if (t->start_mem)
-        clReleaseMemObject(t->start_mem);
-    if (t->arg_mem)
-        clReleaseMemObject(t->arg_mem);
+    bcl_release_buffers(t->start_mem, t->arg_mem);
     if (t->prog)
         clReleaseProgram(t->prog);
 }

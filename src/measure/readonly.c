@@ -114,10 +114,7 @@ out:
         clReleaseKernel(k);
     if (prog)
         clReleaseProgram(prog);
-    if (in)
-        clReleaseMemObject(in);
-    if (out)
-        clReleaseMemObject(out);
+    bcl_release_buffers(in, out);
     free(host);
     free(got);
     free(want);

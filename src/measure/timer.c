@@ -354,10 +354,7 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
             x[i] = host[i] > 0 ? 2.0 * (double)bytes / host[i] : 0;
     bcl_stats_compute(x, repeats, gb_per_s);
 out:
-    if (src)
-        clReleaseMemObject(src);
-    if (dst)
-        clReleaseMemObject(dst);
+    bcl_release_buffers(src, dst);
     free(x);
     return rc;
 }

@@ -119,10 +119,7 @@ out:
     } else if (!pinned) {
         free(host);
     }
-    if (staging)
-        clReleaseMemObject(staging);
-    if (dev)
-        clReleaseMemObject(dev);
+    bcl_release_buffers(staging, dev);
     return rc;
 }
 
@@ -201,10 +198,7 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
                       "mapped transfers on '%s': the bytes %s differ from those written", d->name,
                       back_ok ? "copied on the device" : "read back through the map");
 out:
-    if (buf)
-        clReleaseMemObject(buf);
-    if (other)
-        clReleaseMemObject(other);
+    bcl_release_buffers(buf, other);
     free(src);
     free(dst);
     return rc;

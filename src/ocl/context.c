@@ -250,3 +250,11 @@ int bcl_kernel_groups(const bcl_device_info *d, cl_kernel k, size_t *kwg, size_t
     *limit = item && item < *kwg ? item : *kwg;
     return BCL_OK;
 }
+
+void bcl_release_buffers(cl_mem a, cl_mem b)
+{
+    if (a)
+        clReleaseMemObject(a);
+    if (b)
+        clReleaseMemObject(b);
+}
