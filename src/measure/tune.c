@@ -99,11 +99,9 @@ static int plan_of(const tuner *t, const bcl_tune_candidate *c, bcl_plan *p, bcl
 static int prepare(tuner *t, size_t i, bcl_timer **timer, bcl_error *e)
 {
     bcl_tune_candidate *c = &t->r->cand[i];
-    char what[96], local[24];
+    char what[96], local[24] = "driver";
     if (c->local)
         snprintf(local, sizeof local, "%zu", c->local);
-    else
-        snprintf(local, sizeof local, "driver");
     snprintf(what, sizeof what, "%s %s%s local %s K %u", c->fused ? "k-step" : "one-step",
              c->variant[0] ? "variant " : "base", c->variant, local, c->steps_per_launch);
     if (t->o->progress)

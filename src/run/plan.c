@@ -24,6 +24,7 @@
  *            automatic rule of launch.c.
  */
 #include "run/run.h"
+#include "ocl/clcall.h"
 
 #include <stdio.h>
 #include <string.h>
