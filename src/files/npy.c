@@ -127,14 +127,25 @@ static int read_head(const char *path, int fd, uint64_t size, uint64_t *balls, s
     return rc;
 }
 
-/* Opens path (open_state) and reads its header (read_head); the open
- * *fd, for the body, only on success. */
-static int open_head(const char *path, int *fd, uint64_t *balls, size_t *offset, bcl_error *e)
+/* Opens path (open_state) and reads its header (read_head): *n balls at
+ * *offset, and the open *fd, for the body, only on success; without fd
+ * the file is closed. */
+static int open_head(const char *path, int *fd, size_t *n, uint64_t *offset, bcl_error *e)
 {
-    uint64_t size = 0;
-    int rc = open_state(path, fd, &size, e);
-    if (rc == BCL_OK && (rc = read_head(path, *fd, size, balls, offset, e)))
-        close(*fd);
+    uint64_t size = 0, balls = 0;
+    size_t off = 0;
+    int f = -1;
+    int rc = open_state(path, &f, &size, e);
+    if (rc)
+        return rc;
+    if ((rc = read_head(path, f, size, &balls, &off, e)) || !fd)
+        close(f);
+    else
+        *fd = f;
+    if (rc == BCL_OK) {
+        *n = (size_t)balls; /* read_head checked balls * 16 against the file's size */
+        *offset = off;
+    }
     return rc;
 }
 
@@ -312,26 +323,18 @@ static int parse_dict(const char *path, const char *h, size_t len, header *hd, b
         c.p++;
         skip_ws(&c);
 
-        bool *seen;
-        if (str_is(key, key_len, "descr"))
-            seen = &hd->have_descr;
-        else if (str_is(key, key_len, "fortran_order"))
-            seen = &hd->have_order;
-        else if (str_is(key, key_len, "shape"))
-            seen = &hd->have_shape;
-        else {
+        bool *seen = str_is(key, key_len, "descr")           ? &hd->have_descr
+                     : str_is(key, key_len, "fortran_order") ? &hd->have_order
+                     : str_is(key, key_len, "shape")         ? &hd->have_shape
+                                                             : NULL;
+        if (!seen || *seen) {
             char shown[48];
             printable(shown, sizeof shown, key, key_len);
             return bcl_fail(e, BCL_EXIT_INPUT,
-                            "'%s': unknown key '%s' in the .npy header: expected only "
-                            "'descr', 'fortran_order' and 'shape'",
-                            path, shown);
-        }
-        if (*seen) {
-            char shown[48];
-            printable(shown, sizeof shown, key, key_len);
-            return bcl_fail(e, BCL_EXIT_INPUT,
-                            "'%s': key '%s' appears twice in the .npy header: expected it once",
+                            seen ? "'%s': key '%s' appears twice in the .npy header: expected it "
+                                   "once"
+                                 : "'%s': unknown key '%s' in the .npy header: expected only "
+                                   "'descr', 'fortran_order' and 'shape'",
                             path, shown);
         }
         *seen = true;
@@ -507,14 +510,14 @@ int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t 
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
     int fd = -1;
-    uint64_t balls = 0;
-    size_t offset = 0;
+    size_t balls = 0;
+    uint64_t offset = 0;
     int rc = open_head(path, &fd, &balls, &offset, e);
     if (rc)
         return rc;
     /* The header matches the file's size; the body must also fit the
      * memory this process may use before it is allocated. */
-    uint64_t need = balls * BALL_BYTES;
+    uint64_t need = (uint64_t)balls * BALL_BYTES;
     char what[4096 + 2];
     snprintf(what, sizeof what, "'%s'", path);
     if ((rc = bcl_host_memory_fit(balls, 1, what, e)))
@@ -527,21 +530,21 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
     }
     size_t got = 0;
     int err = read_at(fd, f, (size_t)need, offset, &got);
-    if (err || got != need) {
-        rc = err ? bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err))
-                 : bcl_fail(e, BCL_EXIT_INPUT,
-                            "'%s': the file shrank while it was read (%zu of %" PRIu64
-                            " bytes of data): expected a file nothing else writes",
-                            path, got, need);
+    if (err)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    else if (got != need)
+        rc = bcl_fail(e, BCL_EXIT_INPUT,
+                      "'%s': the file shrank while it was read (%zu of %" PRIu64
+                      " bytes of data): expected a file nothing else writes",
+                      path, got, need);
+    else
+        rc = bcl_npy_check_finite(path, f, balls, 0, e);
+    if (rc == BCL_OK) {
+        *state = f;
+        *n = balls;
+    } else {
         free(f);
-        goto out;
     }
-    if ((rc = bcl_npy_check_finite(path, f, (size_t)balls, 0, e))) {
-        free(f);
-        goto out;
-    }
-    *state = f;
-    *n = (size_t)balls;
 out:
     close(fd);
     return rc;
@@ -549,16 +552,7 @@ out:
 
 int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e)
 {
-    int fd = -1;
-    uint64_t balls = 0;
-    size_t offset = 0;
-    int rc = open_head(path, &fd, &balls, &offset, e);
-    if (rc)
-        return rc;
-    close(fd);
-    *n = (size_t)balls;
-    *data_offset = offset;
-    return BCL_OK;
+    return open_head(path, NULL, n, data_offset, e);
 }
 
 /* The .npy header np.save writes for an (n, 4) float32 array: *len bytes

@@ -4,8 +4,8 @@
  * last one's end once bcl_profiling_check believes it, the host's
  * otherwise. The add-rate bound, the survey's peaks and the read-only
  * bandwidth all time their kernels this way; the chain kernels of the first
- * two (cl/addrate.cl, cl/peak.cl) also share their shape, build and
- * calibration here.
+ * two (cl/addrate.cl, cl/peak.cl) also share their whole timer here
+ * (bcl_chain_timer).
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CPU_ITEMS_PER 16 /* work-items (= work-groups) per compute unit on a CPU */
 #define GPU_ITEMS_PER 2048
@@ -21,7 +22,37 @@
 /* Mesa's llvmpipe (rusticl) ends any loop after 65535 trips (gallivm's
  * guard against shaders that never end), so a launch of more iterations
  * would silently do fewer operations; more work comes from more launches. */
-#define MAX_ITERS 65535u
+#define MAX_ITERS    65535u
+#define CHAIN_UNROLL 4 /* operations per chain per loop iteration (cl/addrate.cl, cl/peak.cl) */
+
+/* Waits for last, reads the profiling clock from first's start to last's
+ * end into span (with the host's time since t0 and the device's figures)
+ * and releases both events (one when they are the same). */
+static int events_span(const bcl_device_info *d, cl_event first, cl_event last, unsigned launches,
+                       double t0, bcl_span_check *span, bcl_error *e)
+{
+    const char *call = "clWaitForEvents";
+    cl_int st = BCL_CL(clWaitForEvents, 1, &last);
+    span->host_ms = bcl_now_ms() - t0;
+    span->start_ns = span->end_ns = 0;
+    if (st == CL_SUCCESS) {
+        call = "clGetEventProfilingInfo";
+        st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START,
+                    sizeof span->start_ns, &span->start_ns, NULL);
+    }
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof span->end_ns,
+                    &span->end_ns, NULL);
+    if (last != first)
+        clReleaseEvent(last);
+    clReleaseEvent(first);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, call, d->name);
+    span->launches = launches;
+    span->compute_units = d->compute_units;
+    span->clock_mhz = d->clock_mhz;
+    return BCL_OK;
+}
 
 int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
                     size_t local, unsigned count, double t0, bcl_span_check *span, double *ms,
@@ -35,34 +66,15 @@ int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, s
         cl_event *ev = i == 0 ? &first : i + 1 == count ? &last : NULL;
         st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, &local, 0, NULL, ev);
     }
-    if (!last)
-        last = first;
-    const char *call = "clEnqueueNDRangeKernel";
-    if (st == CL_SUCCESS) {
-        call = "clWaitForEvents";
-        st = BCL_CL(clWaitForEvents, 1, &last);
-    }
-    span->host_ms = bcl_now_ms() - t0;
-    span->start_ns = span->end_ns = 0;
-    if (st == CL_SUCCESS) {
-        call = "clGetEventProfilingInfo";
-        st = BCL_CL(clGetEventProfilingInfo, first, CL_PROFILING_COMMAND_START,
-                    sizeof span->start_ns, &span->start_ns, NULL);
-    }
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, last, CL_PROFILING_COMMAND_END, sizeof span->end_ns,
-                    &span->end_ns, NULL);
-    if (st != CL_SUCCESS)
-        BCL_CL(clFinish, q);
-    if (last && last != first)
-        clReleaseEvent(last);
-    if (first)
+    int rc = st != CL_SUCCESS ? bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name) : BCL_OK;
+    if (rc == BCL_OK)
+        rc = events_span(d, first, last ? last : first, count, t0, span, e);
+    else if (first)
         clReleaseEvent(first);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, call, d->name);
-    span->launches = count;
-    span->compute_units = d->compute_units;
-    span->clock_mhz = d->clock_mhz;
+    if (rc) {
+        BCL_CL(clFinish, q);
+        return rc;
+    }
     *ms = bcl_profiling_check(d->device, span) ? (double)(span->end_ns - span->start_ns) / 1e6
                                                : span->host_ms;
     return BCL_OK;
@@ -71,26 +83,10 @@ int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, s
 int bcl_event_span(const bcl_device_info *d, cl_event ev, double t0, bcl_span_check *span,
                    bool *believed, bcl_error *e)
 {
-    const char *call = "clWaitForEvents";
-    cl_int st = BCL_CL(clWaitForEvents, 1, &ev);
-    span->host_ms = bcl_now_ms() - t0;
-    span->start_ns = span->end_ns = 0;
-    if (st == CL_SUCCESS) {
-        call = "clGetEventProfilingInfo";
-        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof span->start_ns,
-                    &span->start_ns, NULL);
-    }
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof span->end_ns,
-                    &span->end_ns, NULL);
-    clReleaseEvent(ev);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, call, d->name);
-    span->launches = 1;
-    span->compute_units = d->compute_units;
-    span->clock_mhz = d->clock_mhz;
-    *believed = bcl_profiling_check(d->device, span);
-    return BCL_OK;
+    int rc = events_span(d, ev, ev, 1, t0, span, e);
+    if (rc == BCL_OK)
+        *believed = bcl_profiling_check(d->device, span);
+    return rc;
 }
 
 unsigned bcl_chain_width(unsigned w)
@@ -130,15 +126,11 @@ int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kerne
             cl_kernel k = BCL_CL_CREATE(&st, clCreateKernel, prog, kernel);
             if (st != CL_SUCCESS)
                 return bcl_cl_fail(e, st, "clCreateKernel", d->name);
-            size_t pref = 1, lim = 1;
-            st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
-                        CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL);
-            if (st == CL_SUCCESS)
-                st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
-                            sizeof lim, &lim, NULL);
+            size_t lim, item_lim, pref;
+            int rc = bcl_kernel_groups(d, k, &lim, &item_lim, &pref, e);
             clReleaseKernel(k);
-            if (st != CL_SUCCESS)
-                return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+            if (rc)
+                return rc;
             *local = pref > 1 && pref <= lim ? pref : 1;
         }
         *global = (size_t)cu * CPU_ITEMS_PER * *local;
@@ -162,44 +154,57 @@ int bcl_chain_input(bcl_context *c, const void *host, size_t size, cl_mem *mem, 
     return BCL_OK;
 }
 
-int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem start,
-                     size_t arg1_size, const void *arg1, size_t out_bytes, cl_kernel *k,
-                     cl_mem *out, bcl_error *e)
+/* Kernel "<t->kernel>_c<chains>" of t's program and its output buffer:
+ * argument 0 is the start values, 1 the value or buffer of t->arg, 3 the
+ * output (2 is the loop count). */
+static int chain_kernel(bcl_chain_timer *t, bcl_chain_set *cs, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(c);
+    char name[32];
+    snprintf(name, sizeof name, "%s_c%u", t->kernel, cs->chains);
+    size_t out_bytes = t->sh.global * cs->chains * t->w * t->scalar;
+    bool buf = t->arg_mem != NULL;
     cl_int st;
-    *k = BCL_CL_CREATE(&st, clCreateKernel, prog, name);
+    cs->k = BCL_CL_CREATE(&st, clCreateKernel, t->prog, name);
     if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clCreateKernel", d->name);
-    *out =
-        BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_WRITE_ONLY, out_bytes, NULL);
+        return bcl_cl_fail(e, st, "clCreateKernel", t->d->name);
+    cs->out = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(t->c), CL_MEM_WRITE_ONLY, out_bytes,
+                            NULL);
     if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-    st = BCL_CL(clSetKernelArg, *k, 0, sizeof start, &start);
+        return bcl_cl_fail(e, st, "clCreateBuffer", t->d->name);
+    st = BCL_CL(clSetKernelArg, cs->k, 0, sizeof t->start_mem, &t->start_mem);
     if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, *k, 1, arg1_size, arg1);
+        st = BCL_CL(clSetKernelArg, cs->k, 1, buf ? sizeof t->arg_mem : t->arg_size,
+                    buf ? (const void *)&t->arg_mem : t->arg);
     if (st == CL_SUCCESS)
-        st = BCL_CL(clSetKernelArg, *k, 3, sizeof *out, out);
+        st = BCL_CL(clSetKernelArg, cs->k, 3, sizeof cs->out, &cs->out);
     if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
+        return bcl_cl_fail(e, st, "clSetKernelArg", t->d->name);
     return BCL_OK;
 }
 
-int bcl_chain_launch(bcl_context *c, cl_kernel k, const bcl_chain_size *sh, unsigned iters,
-                     unsigned count, double flops, double *ms, bcl_error *e)
+/* The operations of a launch of iters rounds counted in the figure. */
+static double chain_ops(const bcl_chain_timer *t, const bcl_chain_set *cs, unsigned iters)
 {
-    const bcl_device_info *d = bcl_context_device(c);
+    return (double)t->sh.global * cs->chains * t->w * CHAIN_UNROLL * iters * t->step_ops;
+}
+
+/* `count` launches of cs with iters rounds each (bcl_launch_span), checked
+ * against their float32 operations (t->check_share of the figure's). */
+static int chain_launch(bcl_chain_timer *t, bcl_chain_set *cs, unsigned iters, unsigned count,
+                        double *ms, bcl_error *e)
+{
+    const bcl_device_info *d = t->d;
     double t0 = bcl_now_ms();
-    cl_int st = BCL_CL(clSetKernelArg, k, 2, sizeof iters, &iters);
+    cl_int st = BCL_CL(clSetKernelArg, cs->k, 2, sizeof iters, &iters);
     if (st != CL_SUCCESS)
         return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
     /* Believed only after the check (src/ocl/clock_check.c); a device
      * whose clock fails it is timed by the host, like every other figure. */
-    bcl_span_check span = {.flops = flops * count,
+    bcl_span_check span = {.flops = chain_ops(t, cs, iters) * t->check_share * count,
                            .cpu_vector_width =
                                (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
-    return bcl_launch_span(d, bcl_context_queue(c), k, sh->global, sh->local, count, t0, &span, ms,
-                           e);
+    return bcl_launch_span(d, bcl_context_queue(t->c), cs->k, t->sh.global, t->sh.local, count, t0,
+                           &span, ms, e);
 }
 
 /* Iterations for a launch of about target ms, from one that took ms. */
@@ -213,20 +218,136 @@ static unsigned scale_iters(unsigned iters, double ms, double target)
     return (unsigned)want;
 }
 
-int bcl_chain_calibrate(bcl_context *c, cl_kernel k, const bcl_chain_size *sh,
-                        double flops_per_iter, double target, unsigned *iters, bcl_error *e)
+/* Reads cs's chains back and compares every value with the host's after
+ * iters rounds (t->want). */
+static int chain_check(bcl_chain_timer *t, bcl_chain_set *cs, unsigned iters, bcl_error *e)
+{
+    size_t ss = t->scalar, per = (size_t)cs->chains * t->w, n = t->sh.global * per;
+    unsigned char *got = malloc(n * ss), want[BCL_CHAIN_VALUES * 8];
+    if (!got)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(t->c), cs->out, CL_TRUE, 0, n * ss,
+                       got, 0, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        free(got);
+        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", t->d->name);
+    }
+    t->want(t, cs->chains, (uint64_t)iters * CHAIN_UNROLL, want);
+    uint64_t bad = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(got + i * ss, want + (i % per) * ss, ss) != 0 && bad++ == 0)
+            first = i;
+    int rc = BCL_OK;
+    if (bad) {
+        char g[48], w[48];
+        t->show(t, got + first * ss, g, sizeof g);
+        t->show(t, want + (first % per) * ss, w, sizeof w);
+        rc = bcl_fail(e, BCL_EXIT_MISMATCH,
+                      "%s kernel on '%s': %llu of %zu chain values differ from the host's %s "
+                      "(first: work-item %zu, got %s, want %s)",
+                      t->what, t->d->name, (unsigned long long)bad, n, t->ops_name, first / per, g,
+                      w);
+    }
+    t->compared += n;
+    free(got);
+    return rc;
+}
+
+/* Makes cs's kernel and buffer and sizes it: a warm-up launch (PoCL
+ * compiles the work-group function at the first launch), one of a tenth of
+ * target ms, then one of target ms (at most 65535 rounds: llvmpipe ends
+ * longer loops), whose chains are checked. A timed repeat is
+ * BCL_CHAIN_LAUNCHES launches of a tenth of that each, queued back to back
+ * like the launches of a simulation. */
+static int chain_prepare(bcl_chain_timer *t, bcl_chain_set *cs, double target, bcl_error *e)
 {
     unsigned it = 16;
     double ms = 0;
-    int rc = bcl_chain_launch(c, k, sh, it, 1, flops_per_iter * it, &ms, e);
+    int rc = chain_kernel(t, cs, e);
+    if (rc == BCL_OK)
+        rc = chain_launch(t, cs, it, 1, &ms, e);
     if (rc == BCL_OK) {
         it = scale_iters(it, ms, target / 10);
-        rc = bcl_chain_launch(c, k, sh, it, 1, flops_per_iter * it, &ms, e);
+        rc = chain_launch(t, cs, it, 1, &ms, e);
     }
     if (rc == BCL_OK) {
         it = scale_iters(it, ms, target);
-        rc = bcl_chain_launch(c, k, sh, it, 1, flops_per_iter * it, &ms, e);
+        rc = chain_launch(t, cs, it, 1, &ms, e);
     }
-    *iters = it;
+    if (rc == BCL_OK)
+        rc = chain_check(t, cs, it, e);
+    cs->iters = it / BCL_CHAIN_LAUNCHES ? it / BCL_CHAIN_LAUNCHES : 1;
+    cs->ops = chain_ops(t, cs, cs->iters) * BCL_CHAIN_LAUNCHES;
     return rc;
+}
+
+int bcl_chain_timer_start(bcl_chain_timer *t, const char *file, const char *defines,
+                          const void *start, const bcl_measure_opts *mo, bcl_error *e)
+{
+    t->d = bcl_context_device(t->c);
+    t->repeats = bcl_repeats(mo && mo->repeats ? mo->repeats : 5);
+    double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : 50; /* ms per timed repeat */
+    char wide[32];
+    snprintf(wide, sizeof wide, "%s_c16", t->kernel);
+    int rc = bcl_chain_build(t->c, file, defines, &t->prog, e);
+    if (rc == BCL_OK)
+        rc = bcl_chain_shape(t->d, t->prog, t->w == 1 ? wide : NULL, &t->sh, e);
+    if (rc == BCL_OK)
+        rc = bcl_chain_input(t->c, start, BCL_CHAIN_VALUES * t->scalar, &t->start_mem, e);
+    if (rc == BCL_OK && t->arg_buffer)
+        rc = bcl_chain_input(t->c, t->arg, t->arg_size, &t->arg_mem, e);
+    for (unsigned i = 0; i < t->nsets && rc == BCL_OK; i++)
+        rc = chain_prepare(t, &t->set[i], target, e);
+    return rc;
+}
+
+int bcl_chain_timer_repeat(bcl_chain_timer *t, bcl_error *e)
+{
+    if (t->done == t->repeats)
+        return BCL_OK;
+    for (unsigned i = 0; i < t->nsets; i++) {
+        bcl_chain_set *cs = &t->set[i];
+        double ms = 0;
+        int rc = chain_launch(t, cs, cs->iters, BCL_CHAIN_LAUNCHES, &ms, e);
+        if (rc)
+            return rc;
+        cs->x[t->done] = ms > 0 ? cs->ops / (ms * 1e6) : 0; /* per ns = G per s */
+    }
+    t->done++;
+    return BCL_OK;
+}
+
+int bcl_chain_timer_best(bcl_chain_timer *t, bcl_stats *rate, const bcl_chain_set **best,
+                         bcl_error *e)
+{
+    memset(rate, 0, sizeof *rate);
+    for (unsigned i = 0; i < t->nsets; i++) {
+        bcl_chain_set *cs = &t->set[i];
+        /* What was timed is what is checked: the last launch's chains. */
+        int rc = t->done ? chain_check(t, cs, cs->iters, e) : BCL_OK;
+        if (rc)
+            return rc;
+        bcl_stats st = {0};
+        if (t->done)
+            bcl_stats_compute(cs->x, t->done, &st);
+        if (i == 0 || st.median > rate->median) {
+            *rate = st;
+            *best = cs;
+        }
+    }
+    return BCL_OK;
+}
+
+void bcl_chain_timer_end(bcl_chain_timer *t)
+{
+    for (unsigned i = 0; i < t->nsets; i++) {
+        if (t->set[i].k)
+            clReleaseKernel(t->set[i].k);
+        if (t->set[i].out)
+            clReleaseMemObject(t->set[i].out);
+    }
+    bcl_release_buffers(t->start_mem, t->arg_mem);
+    if (t->prog)
+        clReleaseProgram(t->prog);
 }

@@ -1,31 +1,20 @@
 /*
  * The survey's peaks beside the add rate (docs/SURVEY.md; the kinds are
  * bcl_peak_kind's), measured on the device by cl/peak.cl as the add rate is
- * (src/measure/addrate.c): vectors of the device's native width for the
- * type, bcl_chain_shape's launch shape, 8 and 16 chains per work-item (the
- * best median counts), warm-up and calibration never counted, repeats of
- * ten launches back to back timed by checked profiling events
- * (src/ocl/clock_check.c). Every chain's final value is compared bit for
+ * (src/measure/addrate.c), by the chain timer (bcl_chain_timer): vectors of
+ * the device's native width for the type, 8 and 16 chains per work-item
+ * (the best median counts), repeats of ten launches back to back timed by
+ * checked profiling events (src/ocl/clock_check.c). Every chain's final value is compared bit for
  * bit with the same operations done on the host (C's fmaf and fma, and a
  * by-hand half for half), so a compiler that dropped or folded work is caught.
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
-#include "ocl/program.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define UNROLL     4 /* operations per chain per loop iteration (cl/peak.cl) */
-#define MAX_W      16
-#define MAX_CHAINS 16
-#define LAUNCHES   10
-#define DEFAULT_MS 50.0
-
-static const unsigned chain_counts[] = {8, 16};
-#define NSETS (sizeof chain_counts / sizeof chain_counts[0])
 
 /* m and c of a = fma(a, m, c): exact in half, float and double; the
  * chains converge to c / (1 - m) = 1 from 1 + j/128, far from overflow and
@@ -33,31 +22,20 @@ static const unsigned chain_counts[] = {8, 16};
 #define FMA_M (1.0 - 1.0 / 256)
 #define FMA_C (1.0 / 256)
 
-/* For messages, by bcl_peak_kind. */
-static const char *const peak_names[] = {"?", "float FMA", "int32 add", "double FMA", "half FMA"};
-
-static size_t scalar_size(bcl_peak_kind k)
-{
-    return k == BCL_PEAK_FMA64 ? 8 : k == BCL_PEAK_FMA16 ? 2 : 4;
-}
-
-/* Operations of one chain step counted in the figure: an FMA is 2. */
-static double ops_per_step(bcl_peak_kind k)
-{
-    return k == BCL_PEAK_INT32 ? 1.0 : 2.0;
-}
-
-static unsigned native_width(const bcl_device_info *d, bcl_peak_kind k)
-{
-    cl_device_info q = k == BCL_PEAK_FMA64   ? CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE
-                       : k == BCL_PEAK_FMA16 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF
-                       : k == BCL_PEAK_INT32 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_INT
-                                             : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT;
-    cl_uint w = 0;
-    if (BCL_CL(clGetDeviceInfo, (cl_device_id)d->device, q, sizeof w, &w, NULL) != CL_SUCCESS)
-        w = 1;
-    return bcl_chain_width(w);
-}
+/* By bcl_peak_kind: the name for messages, the bytes of a value, the
+ * operations of one chain step counted in the figure (an FMA is 2) and the
+ * query of the native vector width. */
+static const struct {
+    const char *name;
+    size_t scalar;
+    double step_ops;
+    cl_device_info width;
+} kinds[] = {
+    [BCL_PEAK_FMA32] = {"float FMA rate", 4, 2, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT},
+    [BCL_PEAK_INT32] = {"int32 add rate", 4, 1, CL_DEVICE_NATIVE_VECTOR_WIDTH_INT},
+    [BCL_PEAK_FMA64] = {"double FMA rate", 8, 2, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE},
+    [BCL_PEAK_FMA16] = {"half FMA rate", 2, 2, CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF},
+};
 
 /* ---- host values ------------------------------------------------------------ */
 
@@ -168,208 +146,91 @@ static double host_fma(bcl_peak_kind k, double a, double m, double c)
     return fma(a, m, c);
 }
 
-/* The FMA chains' values after `steps` operations each, into want[0..per). */
-static void host_chains(bcl_peak_kind k, unsigned per, uint64_t steps, host_value *want)
+/* The host's chains after `steps` operations each, stored as the device
+ * stores them. FMA chains each on their own; int32 chains: element j is
+ * lane j % w of chain j / w, chain 2p and 2p + 1 update each other, one
+ * step of each per pair step. */
+static void want_chains(const bcl_chain_timer *t, unsigned chains, uint64_t steps,
+                        unsigned char *out)
 {
+    bcl_peak_kind k = (bcl_peak_kind)t->kind;
+    unsigned w = t->w, per = chains * w;
+    host_value want[BCL_CHAIN_VALUES];
     for (unsigned j = 0; j < per; j++)
         want[j] = start_value(k, j);
-    for (uint64_t s = 0; s < steps; s++)
-        for (unsigned j = 0; j < per; j++)
-            want[j].f = host_fma(k, want[j].f, FMA_M, FMA_C);
-}
-
-/* The int32 chains: element j is lane j % w of chain j / w; chain 2p and
- * 2p + 1 update each other, one step of each per pair step. */
-static void host_int_chains(unsigned chains, unsigned w, uint64_t steps, host_value *want)
-{
-    for (unsigned j = 0; j < chains * w; j++)
-        want[j] = start_value(BCL_PEAK_INT32, j);
-    for (uint64_t s = 0; s < steps; s++)
-        for (unsigned p = 0; p < chains; p += 2)
-            for (unsigned l = 0; l < w; l++) {
-                uint32_t *x = &want[p * w + l].u, *y = &want[(p + 1) * w + l].u;
-                *x += *y;
-                *y += *x;
-            }
-}
-
-/* ---- the rate timer ------------------------------------------------------------ */
-
-typedef struct chain_set {
-    unsigned chains;
-    cl_kernel k;
-    cl_mem out;
-    unsigned iters; /* per timed launch */
-    unsigned checked_iters;
-    double ops; /* per timed repeat (LAUNCHES launches) */
-    double x[BCL_MAX_REPEATS];
-} chain_set;
-
-typedef struct peak_timer {
-    bcl_context *c;
-    const bcl_device_info *d;
-    bcl_peak_kind kind;
-    cl_program prog;
-    cl_mem start, params;
-    bcl_chain_size sh;
-    unsigned w, repeats;
-    chain_set set[NSETS];
-} peak_timer;
-
-static double ops_of(const peak_timer *t, const chain_set *cs, unsigned iters)
-{
-    return (double)t->sh.global * cs->chains * t->w * UNROLL * iters * ops_per_step(t->kind);
-}
-
-/* The float32 operations of a launch for the profiling check: a half FMA
- * may run two to a float32 lane (packed), so half counts as half. */
-static double check_ops(const peak_timer *t, const chain_set *cs, unsigned iters)
-{
-    return ops_of(t, cs, iters) / (t->kind == BCL_PEAK_FMA16 ? 2 : 1);
-}
-
-/* Reads cs's chains back and compares every value with the host's
- * (cs->checked_iters rounds of UNROLL steps). */
-static int check(peak_timer *t, chain_set *cs, bcl_error *e)
-{
-    unsigned per = cs->chains * t->w;
-    size_t ss = scalar_size(t->kind), n = t->sh.global * per;
-    unsigned char *got = malloc(n * ss);
-    host_value want[MAX_CHAINS * MAX_W];
-    if (!got)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    cl_int st = BCL_CL(clEnqueueReadBuffer, bcl_context_queue(t->c), cs->out, CL_TRUE, 0, n * ss,
-                       got, 0, NULL, NULL);
-    if (st != CL_SUCCESS) {
-        free(got);
-        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", t->d->name);
+    for (uint64_t s = 0; s < steps; s++) {
+        if (k != BCL_PEAK_INT32)
+            for (unsigned j = 0; j < per; j++)
+                want[j].f = host_fma(k, want[j].f, FMA_M, FMA_C);
+        else
+            for (unsigned p = 0; p < chains; p += 2)
+                for (unsigned l = 0; l < w; l++) {
+                    uint32_t *x = &want[p * w + l].u, *y = &want[(p + 1) * w + l].u;
+                    *x += *y;
+                    *y += *x;
+                }
     }
-    uint64_t steps = (uint64_t)cs->checked_iters * UNROLL;
-    if (t->kind == BCL_PEAK_INT32)
-        host_int_chains(cs->chains, t->w, steps, want);
-    else
-        host_chains(t->kind, per, steps, want);
-    unsigned char w_bytes[MAX_CHAINS * MAX_W * 8];
     for (unsigned j = 0; j < per; j++)
-        store(t->kind, want[j], w_bytes + j * ss);
-    uint64_t bad = 0;
-    size_t first = 0;
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(got + i * ss, w_bytes + (i % per) * ss, ss) != 0 && bad++ == 0)
-            first = i;
-    int rc = BCL_OK;
-    if (bad) {
-        char g[48], w[48];
-        if (t->kind == BCL_PEAK_INT32) {
-            uint32_t a, b;
-            memcpy(&a, got + first * ss, 4);
-            memcpy(&b, w_bytes + (first % per) * ss, 4);
-            snprintf(g, sizeof g, "%u", a);
-            snprintf(w, sizeof w, "%u", b);
-        } else {
-            snprintf(g, sizeof g, "%.17g", load_double(t->kind, got + first * ss));
-            snprintf(w, sizeof w, "%.17g", load_double(t->kind, w_bytes + (first % per) * ss));
-        }
-        rc = bcl_fail(e, BCL_EXIT_MISMATCH,
-                      "%s rate kernel on '%s': %llu of %zu chain values differ from the host's "
-                      "(first: work-item %zu, got %s, want %s)",
-                      peak_names[t->kind], t->d->name, (unsigned long long)bad, n, first / per, g,
-                      w);
-    }
-    free(got);
-    return rc;
+        store(k, want[j], out + j * t->scalar);
 }
 
-static int prepare(peak_timer *t, chain_set *cs, double target, bcl_error *e)
+static void show_value(const bcl_chain_timer *t, const unsigned char *value, char *text, size_t n)
 {
-    char name[32];
-    snprintf(name, sizeof name, "peak_c%u", cs->chains);
-    int rc = bcl_chain_kernel(t->c, t->prog, name, t->start, sizeof t->params, &t->params,
-                              t->sh.global * cs->chains * t->w * scalar_size(t->kind), &cs->k,
-                              &cs->out, e);
-    if (rc == BCL_OK)
-        rc = bcl_chain_calibrate(t->c, cs->k, &t->sh, check_ops(t, cs, 1), target,
-                                 &cs->checked_iters, e);
-    if (rc == BCL_OK)
-        rc = check(t, cs, e);
-    unsigned it = cs->checked_iters;
-    cs->iters = it / LAUNCHES ? it / LAUNCHES : 1;
-    cs->ops = ops_of(t, cs, cs->iters) * LAUNCHES;
-    return rc;
-}
-
-static void timer_free(peak_timer *t)
-{
-    for (size_t i = 0; i < NSETS; i++) {
-        if (t->set[i].k)
-            clReleaseKernel(t->set[i].k);
-        if (t->set[i].out)
-            clReleaseMemObject(t->set[i].out);
-    }
-    if (t->start)
-        clReleaseMemObject(t->start);
-    if (t->params)
-        clReleaseMemObject(t->params);
-    if (t->prog)
-        clReleaseProgram(t->prog);
-    free(t);
+    uint32_t u;
+    if (t->kind == BCL_PEAK_INT32) {
+        memcpy(&u, value, sizeof u);
+        snprintf(text, n, "%u", u);
+    } else
+        snprintf(text, n, "%.17g", load_double((bcl_peak_kind)t->kind, value));
 }
 
 int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_opts *mo,
                           bcl_stats *rate, bcl_error *e)
 {
     memset(rate, 0, sizeof *rate);
-    peak_timer *t = calloc(1, sizeof *t);
+    bcl_chain_timer *t = calloc(1, sizeof *t);
     if (!t)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    t->c = c;
-    t->d = bcl_context_device(c);
-    t->kind = kind;
-    t->w = native_width(t->d, kind);
-    t->repeats = bcl_repeats(mo && mo->repeats ? mo->repeats : 5);
-    double target = mo && mo->repeat_ms > 0 ? mo->repeat_ms : DEFAULT_MS;
-    size_t ss = scalar_size(kind);
-    unsigned char start[MAX_CHAINS * MAX_W * 8], params[2 * 8];
-    for (unsigned j = 0; j < MAX_CHAINS * MAX_W; j++)
+    size_t ss = kinds[kind].scalar;
+    unsigned char start[BCL_CHAIN_VALUES * 8], params[2 * 8] = {0};
+    for (unsigned j = 0; j < BCL_CHAIN_VALUES; j++)
         store(kind, start_value(kind, j), start + j * ss);
-    store(kind, (host_value){.f = FMA_M}, params);
-    store(kind, (host_value){.f = FMA_C}, params + ss);
-    if (kind == BCL_PEAK_INT32)
-        memset(params, 0, sizeof params);
+    if (kind != BCL_PEAK_INT32) {
+        store(kind, (host_value){.f = FMA_M}, params);
+        store(kind, (host_value){.f = FMA_C}, params + ss);
+    }
+    t->c = c;
+    t->kernel = "peak";
+    t->what = kinds[kind].name;
+    t->ops_name = "operations";
+    cl_uint w = 0;
+    if (BCL_CL(clGetDeviceInfo, (cl_device_id)bcl_context_device(c)->device, kinds[kind].width,
+               sizeof w, &w, NULL) != CL_SUCCESS)
+        w = 1;
+    t->w = bcl_chain_width(w);
+    t->nsets = 2; /* 8 and 16 chains */
+    t->set[0].chains = 8;
+    t->set[1].chains = 16;
+    t->scalar = ss;
+    t->step_ops = kinds[kind].step_ops;
+    /* A half FMA may run two to a float32 lane (packed), so for the
+     * profiling check half counts as half. */
+    t->check_share = kind == BCL_PEAK_FMA16 ? 0.5 : 1;
+    t->arg = params;
+    t->arg_size = 2 * ss;
+    t->arg_buffer = true;
+    t->kind = kind;
+    t->want = want_chains;
+    t->show = show_value;
     char defines[64];
     snprintf(defines, sizeof defines, "-DBCL_KIND=%d -DBCL_W=%u", (int)kind, t->w);
-    int rc = bcl_chain_build(c, "peak.cl", defines, &t->prog, e);
+    int rc = bcl_chain_timer_start(t, "peak.cl", defines, start, mo, e);
+    while (rc == BCL_OK && t->done < t->repeats)
+        rc = bcl_chain_timer_repeat(t, e);
+    const bcl_chain_set *best;
     if (rc == BCL_OK)
-        rc = bcl_chain_shape(t->d, t->prog, t->w == 1 ? "peak_c16" : NULL, &t->sh, e);
-    if (rc == BCL_OK)
-        rc = bcl_chain_input(c, start, MAX_CHAINS * MAX_W * ss, &t->start, e);
-    if (rc == BCL_OK)
-        rc = bcl_chain_input(c, params, 2 * ss, &t->params, e);
-    for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
-        t->set[i].chains = chain_counts[i];
-        rc = prepare(t, &t->set[i], target, e);
-    }
-    /* Repeats interleaved over the chain counts (a busy moment weighs on
-     * both alike). */
-    for (unsigned r = 0; r < t->repeats && rc == BCL_OK; r++)
-        for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
-            chain_set *cs = &t->set[i];
-            double ms = 0;
-            rc = bcl_chain_launch(c, cs->k, &t->sh, cs->iters, LAUNCHES,
-                                  check_ops(t, cs, cs->iters), &ms, e);
-            cs->x[r] = ms > 0 ? cs->ops / (ms * 1e6) : 0; /* per ns = G per s */
-        }
-    /* What was timed is what is checked: the last launches' chains. */
-    for (size_t i = 0; i < NSETS && rc == BCL_OK; i++) {
-        chain_set *cs = &t->set[i];
-        cs->checked_iters = cs->iters;
-        if ((rc = check(t, cs, e)))
-            break;
-        bcl_stats st;
-        bcl_stats_compute(cs->x, t->repeats, &st);
-        if (i == 0 || st.median > rate->median)
-            *rate = st;
-    }
-    timer_free(t);
+        rc = bcl_chain_timer_best(t, rate, &best, e);
+    bcl_chain_timer_end(t);
+    free(t);
     return rc;
 }

@@ -22,10 +22,8 @@
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e)
 {
-    memset(gb_per_s, 0, sizeof *gb_per_s);
-    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_device_info *d = bcl_bandwidth_begin(c, &bytes, &repeats, gb_per_s, NULL);
     cl_command_queue q = bcl_context_queue(c);
-    bcl_bandwidth_size(d, &bytes, &repeats);
     bool cpu = (d->type & BCL_DEVICE_CPU) != 0;
     uint64_t n4 = bytes / 16;
     bcl_chain_size sh; /* one work-item per group on a CPU: no kernel to ask */
@@ -116,10 +114,7 @@ out:
         clReleaseKernel(k);
     if (prog)
         clReleaseProgram(prog);
-    if (in)
-        clReleaseMemObject(in);
-    if (out)
-        clReleaseMemObject(out);
+    bcl_release_buffers(in, out);
     free(host);
     free(got);
     free(want);

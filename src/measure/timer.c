@@ -285,20 +285,24 @@ static int fill_random(bcl_context *c, cl_mem buf, size_t bytes, bcl_error *e)
     return BCL_OK;
 }
 
-void bcl_bandwidth_size(const bcl_device_info *d, size_t *bytes, unsigned *repeats)
+const bcl_device_info *bcl_bandwidth_begin(bcl_context *c, size_t *bytes, unsigned *repeats,
+                                           bcl_stats *gb, bcl_stats *gb2)
 {
+    const bcl_device_info *d = bcl_context_device(c);
+    memset(gb, 0, sizeof *gb);
+    if (gb2)
+        memset(gb2, 0, sizeof *gb2);
     size_t b = d->max_alloc && *bytes > d->max_alloc ? (size_t)d->max_alloc : *bytes;
     *bytes = b / 16 ? b / 16 * 16 : 16;
     *repeats = bcl_repeats(*repeats);
+    return d;
 }
 
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e)
 {
-    memset(gb_per_s, 0, sizeof *gb_per_s);
-    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_device_info *d = bcl_bandwidth_begin(c, &bytes, &repeats, gb_per_s, NULL);
     cl_command_queue q = bcl_context_queue(c);
-    bcl_bandwidth_size(d, &bytes, &repeats);
     cl_int st;
     int rc = BCL_OK;
     cl_mem src = NULL, dst = NULL;
@@ -350,10 +354,7 @@ int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *
             x[i] = host[i] > 0 ? 2.0 * (double)bytes / host[i] : 0;
     bcl_stats_compute(x, repeats, gb_per_s);
 out:
-    if (src)
-        clReleaseMemObject(src);
-    if (dst)
-        clReleaseMemObject(dst);
+    bcl_release_buffers(src, dst);
     free(x);
     return rc;
 }

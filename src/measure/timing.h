@@ -33,10 +33,12 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_st
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
-/* The size of a bandwidth figure: the buffer it moves for the *bytes
- * asked, within one allocation (max_alloc), whole balls (16 bytes), at
- * least one; and its *repeats, capped (bcl_repeats). */
-void bcl_bandwidth_size(const bcl_device_info *d, size_t *bytes, unsigned *repeats);
+/* The start of a bandwidth figure: its statistics *gb and *gb2 (when
+ * given) zeroed; the buffer it moves for the *bytes asked, within one
+ * allocation (max_alloc), whole balls (16 bytes), at least one; its
+ * *repeats capped (bcl_repeats). Returns c's device. */
+const bcl_device_info *bcl_bandwidth_begin(bcl_context *c, size_t *bytes, unsigned *repeats,
+                                           bcl_stats *gb, bcl_stats *gb2);
 
 /* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
  * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
@@ -141,19 +143,62 @@ int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kerne
                     bcl_chain_size *sh, bcl_error *e);
 /* A read-only buffer holding the size bytes at host. */
 int bcl_chain_input(bcl_context *c, const void *host, size_t size, cl_mem *mem, bcl_error *e);
-/* Kernel `name` of prog and its output buffer of out_bytes: argument 0 is
- * start, 1 the value arg1, 3 the output (2 is the loop count). */
-int bcl_chain_kernel(bcl_context *c, cl_program prog, const char *name, cl_mem start,
-                     size_t arg1_size, const void *arg1, size_t out_bytes, cl_kernel *k,
-                     cl_mem *out, bcl_error *e);
-/* `count` launches of iters rounds each (bcl_launch_span), checked against
- * `flops` float32 operations per launch. */
-int bcl_chain_launch(bcl_context *c, cl_kernel k, const bcl_chain_size *sh, unsigned iters,
-                     unsigned count, double flops, double *ms, bcl_error *e);
-/* A warm-up launch (PoCL compiles the work-group function at the first
- * launch), one of a tenth of target ms, then one of target ms, whose round
- * count is *iters (at most 65535: llvmpipe ends longer loops). */
-int bcl_chain_calibrate(bcl_context *c, cl_kernel k, const bcl_chain_size *sh,
-                        double flops_per_iter, double target, unsigned *iters, bcl_error *e);
+
+/* The chain timer of the add rate and the peaks: several chain counts per
+ * work-item, their repeats interleaved (repeat 1 of every count, then
+ * repeat 2, ...) so that a busy moment weighs on all alike, the best median
+ * kept; warm-up and calibration never counted; a repeat is
+ * BCL_CHAIN_LAUNCHES launches queued back to back, timed by
+ * bcl_launch_span; every chain's final value is compared bit for bit with
+ * the host's (a difference is BCL_EXIT_MISMATCH). */
+#define BCL_CHAIN_LAUNCHES 10
+#define BCL_CHAIN_VALUES   256 /* start values: 16 chains of 16 lanes */
+#define BCL_CHAIN_SETS     4
+typedef struct bcl_chain_set {
+    unsigned chains, iters; /* iters: rounds per timed launch */
+    cl_kernel k;
+    cl_mem out;
+    double ops;                /* per timed repeat */
+    double x[BCL_MAX_REPEATS]; /* G per s of each repeat */
+} bcl_chain_set;
+typedef struct bcl_chain_timer bcl_chain_timer;
+struct bcl_chain_timer {
+    /* Set by the caller: */
+    bcl_context *c;
+    const char *kernel;          /* kernels are named <kernel>_c<chains> */
+    const char *what, *ops_name; /* for the mismatch message */
+    unsigned w, nsets;           /* set[i].chains given for i < nsets */
+    size_t scalar;               /* bytes of a chain value */
+    double step_ops;             /* operations of a chain step in the figure */
+    double check_share;          /* of those, float32 ones for the profiling check */
+    const void *arg;             /* kernel argument 1: a value, or with */
+    size_t arg_size;             /* arg_buffer a read-only buffer of it */
+    bool arg_buffer;
+    int kind; /* the caller's */
+    /* The host's chain values after `steps` steps, as the device stores them. */
+    void (*want)(const bcl_chain_timer *t, unsigned chains, uint64_t steps, unsigned char *out);
+    void (*show)(const bcl_chain_timer *t, const unsigned char *value, char *text, size_t n);
+    /* Filled here: */
+    const bcl_device_info *d;
+    cl_program prog;
+    cl_mem start_mem, arg_mem;
+    bcl_chain_size sh;
+    unsigned repeats, done;
+    uint64_t compared;
+    bcl_chain_set set[BCL_CHAIN_SETS];
+};
+/* Builds cl/<file> with defines, sizes the launch, and makes, calibrates
+ * (to about mo->repeat_ms a repeat, default 50) and checks every chain
+ * count; start holds BCL_CHAIN_VALUES values; mo->repeats repeats (default
+ * 5). */
+int bcl_chain_timer_start(bcl_chain_timer *t, const char *file, const char *defines,
+                          const void *start, const bcl_measure_opts *mo, bcl_error *e);
+/* One timed repeat of every chain count (t->repeats at most). */
+int bcl_chain_timer_repeat(bcl_chain_timer *t, bcl_error *e);
+/* Checks the last launches' chains; *rate and *best of the best median. */
+int bcl_chain_timer_best(bcl_chain_timer *t, bcl_stats *rate, const bcl_chain_set **best,
+                         bcl_error *e);
+/* Releases what start made. */
+void bcl_chain_timer_end(bcl_chain_timer *t);
 
 #endif

@@ -49,34 +49,35 @@ typedef int (*move_fn)(bcl_context *c, bool write, cl_mem dev, void *host, size_
 
 /* One untimed move each way (first-touch of the device buffer and any lazy
  * set-up in the driver), then `repeats` of each: writes from src and reads
- * into dst alternate, so a busy moment weighs on both. */
+ * into dst alternate, so a busy moment weighs on both. Their statistics
+ * into *write_gb and *read_gb. */
 static int alternate(bcl_context *c, move_fn move, cl_mem dev, void *src, void *dst, size_t bytes,
-                     unsigned repeats, double *w, double *r, bcl_error *e)
+                     unsigned repeats, bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e)
 {
-    double ignore;
+    double ignore, *w = malloc(2 * repeats * sizeof *w), *r = w + repeats;
+    if (!w)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     int rc = BCL_OK;
     for (unsigned i = 0; i <= repeats && rc == BCL_OK; i++)
         if ((rc = move(c, true, dev, src, bytes, i ? &w[i - 1] : &ignore, e)) == BCL_OK)
             rc = move(c, false, dev, dst, bytes, i ? &r[i - 1] : &ignore, e);
+    if (rc == BCL_OK) {
+        bcl_stats_compute(w, repeats, write_gb);
+        bcl_stats_compute(r, repeats, read_gb);
+    }
+    free(w);
     return rc;
 }
 
 int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e)
 {
-    memset(write_gb, 0, sizeof *write_gb);
-    memset(read_gb, 0, sizeof *read_gb);
-    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_device_info *d = bcl_bandwidth_begin(c, &bytes, &repeats, write_gb, read_gb);
     cl_command_queue q = bcl_context_queue(c);
-    bcl_bandwidth_size(d, &bytes, &repeats);
-    double *w = malloc(2 * repeats * sizeof *w);
     cl_mem dev = NULL, staging = NULL;
     void *host = NULL;
     cl_int st;
     int rc = BCL_OK;
-    if (!w)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    double *r = w + repeats;
     dev = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
@@ -107,10 +108,7 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pi
      * than any real data. Writing them also touches every host page, so
      * no page fault is timed. */
     bcl_rng_fill(0x7a5f3e11u, host, bytes);
-    if ((rc = alternate(c, timed, dev, host, host, bytes, repeats, w, r, e)))
-        goto out;
-    bcl_stats_compute(w, repeats, write_gb);
-    bcl_stats_compute(r, repeats, read_gb);
+    rc = alternate(c, timed, dev, host, host, bytes, repeats, write_gb, read_gb, e);
 out:
     if (pinned && host) {
         st = BCL_CL(clEnqueueUnmapMemObject, q, staging, host, 0, NULL, NULL);
@@ -121,11 +119,7 @@ out:
     } else if (!pinned) {
         free(host);
     }
-    if (staging)
-        clReleaseMemObject(staging);
-    if (dev)
-        clReleaseMemObject(dev);
-    free(w);
+    bcl_release_buffers(staging, dev);
     return rc;
 }
 
@@ -161,21 +155,16 @@ static int mapped(bcl_context *c, bool write, cl_mem buf, void *host, size_t byt
 int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *write_gb,
                                 bcl_stats *read_gb, bcl_error *e)
 {
-    memset(write_gb, 0, sizeof *write_gb);
-    memset(read_gb, 0, sizeof *read_gb);
-    const bcl_device_info *d = bcl_context_device(c);
+    const bcl_device_info *d = bcl_bandwidth_begin(c, &bytes, &repeats, write_gb, read_gb);
     cl_command_queue q = bcl_context_queue(c);
-    bcl_bandwidth_size(d, &bytes, &repeats);
-    double *w = malloc(2 * repeats * sizeof *w);
     unsigned char *src = malloc(bytes), *dst = malloc(bytes);
     cl_mem buf = NULL, other = NULL;
     cl_int st;
     int rc = BCL_OK;
-    if (!w || !src || !dst) {
+    if (!src || !dst) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu bytes", bytes);
         goto out;
     }
-    double *r = w + repeats;
     buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
                         CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL);
     if (st == CL_SUCCESS)
@@ -187,7 +176,7 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
     }
     bcl_rng_fill(0x3a9f0c17u, src, bytes);
     memset(dst, 0, bytes);
-    if ((rc = alternate(c, mapped, buf, src, dst, bytes, repeats, w, r, e)))
+    if ((rc = alternate(c, mapped, buf, src, dst, bytes, repeats, write_gb, read_gb, e)))
         goto out;
     /* Validated: what the host wrote through the mapping is in the device
      * buffer (a device-side copy to another buffer, read back) and came
@@ -204,21 +193,13 @@ int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, 
         rc = bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
         goto out;
     }
-    if (!back_ok || memcmp(src, dst, bytes) != 0) {
+    if (!back_ok || memcmp(src, dst, bytes) != 0)
         rc = bcl_fail(e, BCL_EXIT_MISMATCH,
                       "mapped transfers on '%s': the bytes %s differ from those written", d->name,
                       back_ok ? "copied on the device" : "read back through the map");
-        goto out;
-    }
-    bcl_stats_compute(w, repeats, write_gb);
-    bcl_stats_compute(r, repeats, read_gb);
 out:
-    if (buf)
-        clReleaseMemObject(buf);
-    if (other)
-        clReleaseMemObject(other);
+    bcl_release_buffers(buf, other);
     free(src);
     free(dst);
-    free(w);
     return rc;
 }

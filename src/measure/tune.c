@@ -15,7 +15,6 @@
  * the launch cost is paid off, a larger K only delays the results.
  */
 #include "measure/timing.h"
-#include "ocl/clcall.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +68,7 @@ static int add_candidate(tuner *t, bool fused, const char *variant, size_t local
     bcl_tune_candidate *c = &t->r->cand[t->r->count++];
     memset(c, 0, sizeof *c);
     c->fused = fused;
-    size_t len = strnlen(variant, sizeof c->variant - 1);
-    memcpy(c->variant, variant, len);
-    c->variant[len] = '\0';
+    snprintf(c->variant, sizeof c->variant, "%s", variant);
     c->local = local;
     c->steps_per_launch = k;
     return BCL_OK;
@@ -102,11 +99,9 @@ static int plan_of(const tuner *t, const bcl_tune_candidate *c, bcl_plan *p, bcl
 static int prepare(tuner *t, size_t i, bcl_timer **timer, bcl_error *e)
 {
     bcl_tune_candidate *c = &t->r->cand[i];
-    char what[96], local[24];
+    char what[96], local[24] = "driver";
     if (c->local)
         snprintf(local, sizeof local, "%zu", c->local);
-    else
-        snprintf(local, sizeof local, "driver");
     snprintf(what, sizeof what, "%s %s%s local %s K %u", c->fused ? "k-step" : "one-step",
              c->variant[0] ? "variant " : "base", c->variant, local, c->steps_per_launch);
     if (t->o->progress)
@@ -160,23 +155,15 @@ int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out
     cl_kernel kern;
     unsigned b = p->balls_per_item;
     int rc = bcl_context_kernel(c, p->kernel, &kern, e);
+    size_t kwg, limit, pm;
+    if (rc == BCL_OK)
+        rc = bcl_kernel_groups(d, kern, &kwg, &limit, &pm, e);
     if (rc)
         return rc;
-    size_t kwg = 0, pm = 0;
-    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device, CL_KERNEL_WORK_GROUP_SIZE,
-                       sizeof kwg, &kwg, NULL);
-    if (st == CL_SUCCESS)
-        st = BCL_CL(clGetKernelWorkGroupInfo, kern, d->device,
-                    CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
     if (pm_out)
         *pm_out = pm;
     if (cap == 0)
         return BCL_OK;
-    size_t limit = kwg;
-    if (d->max_item_sizes[0] && d->max_item_sizes[0] < limit)
-        limit = d->max_item_sizes[0];
     size_t items = (balls + b - 1) / b;
     size_t n = bcl_tune_local_sizes(pm, limit, items, out, cap - 1);
     /* The automatic choice is always a candidate, so the winner is never

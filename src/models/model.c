@@ -64,16 +64,13 @@ int bcl_model_param_parse(const bcl_model *m, unsigned i, const char *text, floa
     float *dst = p + param_offset(m, i);
     char *cur = buf;
     for (unsigned c = 0; c < par->count; c++) {
+        /* A comma after every number but the last, none after it. */
         char *comma = strchr(cur, ',');
-        if (c + 1 < par->count) {
-            if (!comma)
-                return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected %u comma-separated numbers",
-                                what, text, par->count);
-            *comma = '\0';
-        } else if (comma) {
+        if ((comma != NULL) != (c + 1 < par->count))
             return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected %u comma-separated numbers",
                             what, text, par->count);
-        }
+        if (comma)
+            *comma = '\0';
         int rc = bcl_parse_float(cur, what, &dst[c], e);
         if (rc)
             return rc;

@@ -234,3 +234,27 @@ int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl
     *k = kern;
     return BCL_OK;
 }
+
+int bcl_kernel_groups(const bcl_device_info *d, cl_kernel k, size_t *kwg, size_t *limit, size_t *pm,
+                      bcl_error *e)
+{
+    *kwg = *pm = 0;
+    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
+                       sizeof *kwg, kwg, NULL);
+    if (st == CL_SUCCESS)
+        st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
+                    CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof *pm, pm, NULL);
+    if (st != CL_SUCCESS)
+        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
+    size_t item = d->max_item_sizes[0];
+    *limit = item && item < *kwg ? item : *kwg;
+    return BCL_OK;
+}
+
+void bcl_release_buffers(cl_mem a, cl_mem b)
+{
+    if (a)
+        clReleaseMemObject(a);
+    if (b)
+        clReleaseMemObject(b);
+}

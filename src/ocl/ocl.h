@@ -113,6 +113,14 @@ int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_err
 /* A kernel of the context's program by its whole name (bcl_nonfinite of
  * state_check.c), created once and kept. */
 int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl_error *e);
+/* Kernel k's work-group figures on d: *kwg its limit
+ * (CL_KERNEL_WORK_GROUP_SIZE), *limit that within the device's first item
+ * size, *pm its preferred work-group size multiple. */
+/* Releases buffers a and b, each only when it was made (releasing NULL is
+ * an OpenCL error). */
+void bcl_release_buffers(cl_mem a, cl_mem b);
+int bcl_kernel_groups(const bcl_device_info *d, cl_kernel k, size_t *kwg, size_t *limit, size_t *pm,
+                      bcl_error *e);
 /* The state check's OpenCL source, appended to every model's (state_check.c). */
 extern const char bcl_state_check_source[];
 

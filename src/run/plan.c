@@ -180,27 +180,16 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
         p->fused ? "k-step" : "one-step", bcl_context_model(c)->name, r->variant, names);
 }
 
-static size_t min_size(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
 /* The local size of kernel k over `items` work-items. tuned is the entry
  * stored for this very kernel (NULL when none). */
 static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tuned_entry *tuned,
                         bcl_launch *l, bcl_error *e)
 {
     const bcl_device_info *d = bcl_context_device(c);
-    size_t kwg = 0, pm = 0;
-    cl_int st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device, CL_KERNEL_WORK_GROUP_SIZE,
-                       sizeof kwg, &kwg, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
-    st = BCL_CL(clGetKernelWorkGroupInfo, k, d->device,
-                CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pm, &pm, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clGetKernelWorkGroupInfo", d->name);
-    size_t limit = min_size(kwg, d->max_item_sizes[0] ? d->max_item_sizes[0] : kwg);
+    size_t kwg, limit, pm;
+    int rc = bcl_kernel_groups(d, k, &kwg, &limit, &pm, e);
+    if (rc)
+        return rc;
     switch (l->mode) {
     case BCL_LOCAL_DRIVER:
         l->local = 0;

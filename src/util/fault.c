@@ -96,16 +96,12 @@ static void parse_spec(void)
             int value;
         } errnos[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EACCES", EACCES},
                       {"EROFS", EROFS}, {"EDQUOT", EDQUOT}, {"ENOMEM", ENOMEM}};
-        int st;
         const char *s = end + 1;
-        bool known = false;
-        if (strcmp(s, "crash") == 0) {
+        bool known = strcmp(s, "crash") == 0;
+        if (known)
             fault.status = FAULT_CRASH;
-            known = true;
-        } else if (bcl_cl_status_parse(s, &st)) {
-            fault.status = st;
-            known = true;
-        }
+        else
+            known = bcl_cl_status_parse(s, &fault.status); /* writes only what it knows */
         for (size_t i = 0; !known && i < sizeof errnos / sizeof errnos[0]; i++) {
             if (strcmp(s, errnos[i].name) == 0) {
                 fault.status = errnos[i].value;

@@ -11,72 +11,6 @@
 
 /* Every value is written as a number: this folder is below OpenCL and
  * includes none of its headers (cl_int is a 32-bit int). */
-#define BCL_CL_STATUS_LIST(X)                                                                      \
-    X(CL_DEVICE_NOT_FOUND, -1, "no device of that kind")                                           \
-    X(CL_DEVICE_NOT_AVAILABLE, -2, "device busy or disabled")                                      \
-    X(CL_COMPILER_NOT_AVAILABLE, -3, "the driver has no compiler")                                 \
-    X(CL_MEM_OBJECT_ALLOCATION_FAILURE, -4, "device memory exhausted")                             \
-    X(CL_OUT_OF_RESOURCES, -5, "the device ran out of resources, or a kernel faulted")             \
-    X(CL_OUT_OF_HOST_MEMORY, -6, "host memory exhausted")                                          \
-    X(CL_PROFILING_INFO_NOT_AVAILABLE, -7, "")                                                     \
-    X(CL_MEM_COPY_OVERLAP, -8, "")                                                                 \
-    X(CL_IMAGE_FORMAT_MISMATCH, -9, "")                                                            \
-    X(CL_IMAGE_FORMAT_NOT_SUPPORTED, -10, "")                                                      \
-    X(CL_BUILD_PROGRAM_FAILURE, -11, "the kernel did not compile; see the build log")              \
-    X(CL_MAP_FAILURE, -12, "")                                                                     \
-    X(CL_MISALIGNED_SUB_BUFFER_OFFSET, -13, "")                                                    \
-    X(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, -14, "")                                       \
-    X(CL_COMPILE_PROGRAM_FAILURE, -15, "")                                                         \
-    X(CL_LINKER_NOT_AVAILABLE, -16, "")                                                            \
-    X(CL_LINK_PROGRAM_FAILURE, -17, "")                                                            \
-    X(CL_DEVICE_PARTITION_FAILED, -18, "")                                                         \
-    X(CL_KERNEL_ARG_INFO_NOT_AVAILABLE, -19, "")                                                   \
-    X(CL_INVALID_VALUE, -30, "")                                                                   \
-    X(CL_INVALID_DEVICE_TYPE, -31, "")                                                             \
-    X(CL_INVALID_PLATFORM, -32, "")                                                                \
-    X(CL_INVALID_DEVICE, -33, "")                                                                  \
-    X(CL_INVALID_CONTEXT, -34, "")                                                                 \
-    X(CL_INVALID_QUEUE_PROPERTIES, -35, "")                                                        \
-    X(CL_INVALID_COMMAND_QUEUE, -36, "")                                                           \
-    X(CL_INVALID_HOST_PTR, -37, "")                                                                \
-    X(CL_INVALID_MEM_OBJECT, -38, "")                                                              \
-    X(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, -39, "")                                                 \
-    X(CL_INVALID_IMAGE_SIZE, -40, "")                                                              \
-    X(CL_INVALID_SAMPLER, -41, "")                                                                 \
-    X(CL_INVALID_BINARY, -42, "the driver refused the program binary")                             \
-    X(CL_INVALID_BUILD_OPTIONS, -43, "the driver refused the build options")                       \
-    X(CL_INVALID_PROGRAM, -44, "")                                                                 \
-    X(CL_INVALID_PROGRAM_EXECUTABLE, -45, "")                                                      \
-    X(CL_INVALID_KERNEL_NAME, -46, "kernel function missing from the source")                      \
-    X(CL_INVALID_KERNEL_DEFINITION, -47, "")                                                       \
-    X(CL_INVALID_KERNEL, -48, "")                                                                  \
-    X(CL_INVALID_ARG_INDEX, -49, "")                                                               \
-    X(CL_INVALID_ARG_VALUE, -50, "")                                                               \
-    X(CL_INVALID_ARG_SIZE, -51, "")                                                                \
-    X(CL_INVALID_KERNEL_ARGS, -52, "")                                                             \
-    X(CL_INVALID_WORK_DIMENSION, -53, "")                                                          \
-    X(CL_INVALID_WORK_GROUP_SIZE, -54, "local size not accepted for this kernel and global size")  \
-    X(CL_INVALID_WORK_ITEM_SIZE, -55, "")                                                          \
-    X(CL_INVALID_GLOBAL_OFFSET, -56, "")                                                           \
-    X(CL_INVALID_EVENT_WAIT_LIST, -57, "")                                                         \
-    X(CL_INVALID_EVENT, -58, "")                                                                   \
-    X(CL_INVALID_OPERATION, -59, "")                                                               \
-    X(CL_INVALID_GL_OBJECT, -60, "")                                                               \
-    X(CL_INVALID_BUFFER_SIZE, -61, "buffer larger than the device allows")                         \
-    X(CL_INVALID_MIP_LEVEL, -62, "")                                                               \
-    X(CL_INVALID_GLOBAL_WORK_SIZE, -63, "")                                                        \
-    X(CL_INVALID_PROPERTY, -64, "")                                                                \
-    X(CL_INVALID_IMAGE_DESCRIPTOR, -65, "")                                                        \
-    X(CL_INVALID_COMPILER_OPTIONS, -66, "")                                                        \
-    X(CL_INVALID_LINKER_OPTIONS, -67, "")                                                          \
-    X(CL_INVALID_DEVICE_PARTITION_COUNT, -68, "")                                                  \
-    X(CL_INVALID_PIPE_SIZE, -69, "")                                                               \
-    X(CL_INVALID_DEVICE_QUEUE, -70, "")                                                            \
-    X(CL_INVALID_SPEC_ID, -71, "")                                                                 \
-    X(CL_MAX_SIZE_RESTRICTION_EXCEEDED, -72, "")                                                   \
-    X(CL_PLATFORM_NOT_FOUND_KHR, -1001, "no OpenCL platform is installed")                         \
-    X(CL_CONTEXT_TERMINATED_KHR, -1121, "the device was lost")
-
 typedef struct status_entry {
     int value;
     const char *name;
@@ -84,10 +18,71 @@ typedef struct status_entry {
 } status_entry;
 
 static const status_entry statuses[] = {
-#define X(name, value, hint) {value, #name, hint},
-    BCL_CL_STATUS_LIST(X)
-#undef X
-        {0, "CL_SUCCESS", ""},
+    {-1, "CL_DEVICE_NOT_FOUND", "no device of that kind"},
+    {-2, "CL_DEVICE_NOT_AVAILABLE", "device busy or disabled"},
+    {-3, "CL_COMPILER_NOT_AVAILABLE", "the driver has no compiler"},
+    {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE", "device memory exhausted"},
+    {-5, "CL_OUT_OF_RESOURCES", "the device ran out of resources, or a kernel faulted"},
+    {-6, "CL_OUT_OF_HOST_MEMORY", "host memory exhausted"},
+    {-7, "CL_PROFILING_INFO_NOT_AVAILABLE", ""},
+    {-8, "CL_MEM_COPY_OVERLAP", ""},
+    {-9, "CL_IMAGE_FORMAT_MISMATCH", ""},
+    {-10, "CL_IMAGE_FORMAT_NOT_SUPPORTED", ""},
+    {-11, "CL_BUILD_PROGRAM_FAILURE", "the kernel did not compile; see the build log"},
+    {-12, "CL_MAP_FAILURE", ""},
+    {-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET", ""},
+    {-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST", ""},
+    {-15, "CL_COMPILE_PROGRAM_FAILURE", ""},
+    {-16, "CL_LINKER_NOT_AVAILABLE", ""},
+    {-17, "CL_LINK_PROGRAM_FAILURE", ""},
+    {-18, "CL_DEVICE_PARTITION_FAILED", ""},
+    {-19, "CL_KERNEL_ARG_INFO_NOT_AVAILABLE", ""},
+    {-30, "CL_INVALID_VALUE", ""},
+    {-31, "CL_INVALID_DEVICE_TYPE", ""},
+    {-32, "CL_INVALID_PLATFORM", ""},
+    {-33, "CL_INVALID_DEVICE", ""},
+    {-34, "CL_INVALID_CONTEXT", ""},
+    {-35, "CL_INVALID_QUEUE_PROPERTIES", ""},
+    {-36, "CL_INVALID_COMMAND_QUEUE", ""},
+    {-37, "CL_INVALID_HOST_PTR", ""},
+    {-38, "CL_INVALID_MEM_OBJECT", ""},
+    {-39, "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR", ""},
+    {-40, "CL_INVALID_IMAGE_SIZE", ""},
+    {-41, "CL_INVALID_SAMPLER", ""},
+    {-42, "CL_INVALID_BINARY", "the driver refused the program binary"},
+    {-43, "CL_INVALID_BUILD_OPTIONS", "the driver refused the build options"},
+    {-44, "CL_INVALID_PROGRAM", ""},
+    {-45, "CL_INVALID_PROGRAM_EXECUTABLE", ""},
+    {-46, "CL_INVALID_KERNEL_NAME", "kernel function missing from the source"},
+    {-47, "CL_INVALID_KERNEL_DEFINITION", ""},
+    {-48, "CL_INVALID_KERNEL", ""},
+    {-49, "CL_INVALID_ARG_INDEX", ""},
+    {-50, "CL_INVALID_ARG_VALUE", ""},
+    {-51, "CL_INVALID_ARG_SIZE", ""},
+    {-52, "CL_INVALID_KERNEL_ARGS", ""},
+    {-53, "CL_INVALID_WORK_DIMENSION", ""},
+    {-54, "CL_INVALID_WORK_GROUP_SIZE", "local size not accepted for this kernel and global size"},
+    {-55, "CL_INVALID_WORK_ITEM_SIZE", ""},
+    {-56, "CL_INVALID_GLOBAL_OFFSET", ""},
+    {-57, "CL_INVALID_EVENT_WAIT_LIST", ""},
+    {-58, "CL_INVALID_EVENT", ""},
+    {-59, "CL_INVALID_OPERATION", ""},
+    {-60, "CL_INVALID_GL_OBJECT", ""},
+    {-61, "CL_INVALID_BUFFER_SIZE", "buffer larger than the device allows"},
+    {-62, "CL_INVALID_MIP_LEVEL", ""},
+    {-63, "CL_INVALID_GLOBAL_WORK_SIZE", ""},
+    {-64, "CL_INVALID_PROPERTY", ""},
+    {-65, "CL_INVALID_IMAGE_DESCRIPTOR", ""},
+    {-66, "CL_INVALID_COMPILER_OPTIONS", ""},
+    {-67, "CL_INVALID_LINKER_OPTIONS", ""},
+    {-68, "CL_INVALID_DEVICE_PARTITION_COUNT", ""},
+    {-69, "CL_INVALID_PIPE_SIZE", ""},
+    {-70, "CL_INVALID_DEVICE_QUEUE", ""},
+    {-71, "CL_INVALID_SPEC_ID", ""},
+    {-72, "CL_MAX_SIZE_RESTRICTION_EXCEEDED", ""},
+    {-1001, "CL_PLATFORM_NOT_FOUND_KHR", "no OpenCL platform is installed"},
+    {-1121, "CL_CONTEXT_TERMINATED_KHR", "the device was lost"},
+    {0, "CL_SUCCESS", ""},
 };
 
 static const status_entry *find_value(int status)
