@@ -25,6 +25,30 @@
 #define MAX_ITERS    65535u
 #define CHAIN_UNROLL 4 /* operations per chain per loop iteration (cl/addrate.cl, cl/peak.cl) */
 
+/* The median, min and max of repeats (sorts x). */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void bcl_stats_compute(double *x, unsigned n, bcl_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return;
+    qsort(x, n, sizeof *x, cmp_double);
+    out->count = n;
+    out->min = x[0];
+    out->max = x[n - 1];
+    out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+unsigned bcl_repeats(unsigned repeats)
+{
+    return repeats == 0 ? 1 : repeats > BCL_MAX_REPEATS ? BCL_MAX_REPEATS : repeats;
+}
+
 /* Waits for last, reads the profiling clock from first's start to last's
  * end into span (with the host's time since t0 and the device's figures)
  * and releases both events (one when they are the same). */

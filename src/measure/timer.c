@@ -18,29 +18,6 @@
 
 #define DEFAULT_MAX_STEPS 1000000
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-void bcl_stats_compute(double *x, unsigned n, bcl_stats *out)
-{
-    memset(out, 0, sizeof *out);
-    if (n == 0)
-        return;
-    qsort(x, n, sizeof *x, cmp_double);
-    out->count = n;
-    out->min = x[0];
-    out->max = x[n - 1];
-    out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
-unsigned bcl_repeats(unsigned repeats)
-{
-    return repeats == 0 ? 1 : repeats > BCL_MAX_REPEATS ? BCL_MAX_REPEATS : repeats;
-}
-
 /* One way to advance the state by some steps and say how long it took. */
 typedef int (*run_fn)(void *arg, uint64_t steps, double *device_ms, double *wall_ms,
                       uint64_t *launches, bcl_error *e);
