@@ -392,15 +392,3 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i)
     return bpy_input_error("state: ball %zu holds %s: expected finite values (as in .npy input)",
                            i / 4, isnan(f[i]) ? "NaN" : "an infinity");
 }
-
-PyArrayObject *bpy_state_arg(PyObject *state)
-{
-    PyArrayObject *c = bpy_state_arg_unscanned(state);
-    size_t bad;
-    if (c && !bpy_finite(PyArray_DATA(c), (size_t)PyArray_SIZE(c), &bad)) {
-        bpy_nonfinite_error(PyArray_DATA(c), bad);
-        Py_DECREF(c);
-        return NULL;
-    }
-    return c;
-}

@@ -102,12 +102,11 @@ int bpy_validate_arg(PyObject *validate, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
-/* `state` as a C-contiguous, aligned float32 (N, 4) array of finite values
- * (a new reference: `state` itself, or a copy when it was not contiguous
- * or aligned); NULL with TypeError or InputError set. */
-PyArrayObject *bpy_state_arg(PyObject *state);
-/* The same without the scan for NaN and infinity (the caller scans, with
- * bpy_finite, e.g. while the upload runs). */
+/* `state` as a C-contiguous, aligned float32 (N, 4) array (a new
+ * reference: `state` itself, or a copy when it was not contiguous or
+ * aligned); NULL with TypeError or InputError set. It is not scanned for
+ * NaN and infinity: the caller scans, with bpy_finite, e.g. while the
+ * upload runs. */
 PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
 /* Whether the count floats at f are all finite; else *bad is the first
  * that is not. Needs no GIL. */
@@ -254,7 +253,7 @@ typedef struct bpy_context bpy_context;
  * an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
 /* ballcl.run's frame on c (its lock taken here): state, checked by
- * bpy_state_arg, is uploaded; the new state is a new writable array, or
+ * bpy_state_arg_unscanned and bpy_finite, is uploaded; the new state is a new writable array, or
  * out_o (None or the caller's array). The Result has no context counters
  * and the context keeps no reference to the array. */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);

@@ -242,6 +242,16 @@ int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *
     return -1;
 }
 
+int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsigned takes, int argc,
+                     char **argv, bcl_error *e)
+{
+    cli_options_init(o, cmd, help, takes, NULL, "");
+    int rc = BCL_OK;
+    while (rc == BCL_OK && cli_options_next(o, argc, argv, &rc, e) != -1)
+        ;
+    return rc;
+}
+
 /* The steps of a run (bcl_sim_progress) on bench's and tune's printer;
  * each device of a group reports, one line at a time. */
 static void run_progress(void *arg, uint64_t done, uint64_t steps)

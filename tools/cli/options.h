@@ -114,6 +114,10 @@ void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsig
  * command's own (getopt_long's value, optarg set); -1 at the end, on an
  * error (*rc set, e filled) or on -h (the help printed, o->help set). */
 int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *e);
+/* cli_options_init and the loop of a command with no options of its own
+ * (takes only); returns the status (e filled on an error). */
+int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsigned takes, int argc,
+                     char **argv, bcl_error *e);
 /* After the loop: -1 when the help was printed (the command then ends
  * with status 0), else refuses a stray argument and resolves the model and
  * its parameters. */
