@@ -49,8 +49,8 @@ static const cli_option_decl shared[] = {
      "steps applied per kernel launch (default: see below)"},
     {0, "run", {"quiet", no_argument, NULL, 'q'}, "q", "progress", 0, 0, "-q, --quiet",
      "no progress line on stderr (without -q: after the first" MORE
-     "2 s of steps, one every 2 s on a terminal, else every" MORE
-     "BALLCL_PROGRESS_SECONDS, as bench prints; rank 0 alone)"},
+     "2 s of steps or of validation, one every 2 s; rank 0" MORE
+     "alone)"},
     {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", 0, 0,
      "--no-cache", "build from source, bypassing the binary cache"},
     {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, 0, 0, "--json",
@@ -252,18 +252,24 @@ int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsign
     return rc;
 }
 
-/* The steps of a run (bcl_sim_progress) on bench's and tune's printer;
+/* The steps of a run (bcl_sim_progress) and of its validation
+ * (bcl_validate_progress), a line at most every 2 s, the first after 2 s;
  * each device of a group reports, one line at a time. */
+typedef struct {
+    const char *cmd, *what;
+} progress_label;
+
 static void run_progress(void *arg, uint64_t done, uint64_t steps)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static bool shown;
+    const progress_label *l = arg;
     char line[96];
-    snprintf(line, sizeof line, "step %llu of %llu (%.0f%%)", (unsigned long long)done,
+    snprintf(line, sizeof line, "%sstep %llu of %llu (%.0f%%)", l->what, (unsigned long long)done,
              (unsigned long long)steps, 100.0 * (double)done / (double)steps);
     pthread_mutex_lock(&lock);
     if (done < steps)
-        cli_progress(arg, 0, 0, line);
+        cli_progress((void *)l->cmd, 0, 0, line);
     else if (shown)
         cli_progress_end();
     shown = done < steps;
@@ -281,8 +287,12 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
 #ifdef BALLCL_HAVE_MPI
     quiet = quiet || (ranks_active() && ranks_rank() != 0);
 #endif
-    if (strcmp(o->cmd, "run") == 0 && !quiet)
-        bcl_sim_progress(run_progress, "run", 2000);
+    if (strcmp(o->cmd, "run") == 0 && !quiet) {
+        static const progress_label running = {"run", ""}, validating = {"run", "validating: "};
+        cli_progress_paced();
+        bcl_sim_progress(run_progress, (void *)&running, 2000);
+        bcl_validate_progress(run_progress, (void *)&validating, 2000);
+    }
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");
