@@ -83,6 +83,15 @@ const cli_option_decl *cli_option_find(const char *name)
     return NULL;
 }
 
+size_t cli_option_keywords(const char **kw, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NSHARED && n < cap; i++)
+        if (shared[i].py)
+            kw[n++] = shared[i].py;
+    return n;
+}
+
 void cli_print_options_help(const char *cmd, unsigned takes)
 {
     for (size_t i = 0; i < NSHARED; i++)

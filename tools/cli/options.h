@@ -2,8 +2,8 @@
  * The options several commands share, declared once (options.c's table:
  * name, letter, range, help line and Python keyword) and parsed in one
  * place, so that each means the same and fails with the same message in
- * every command and in the Python module (python/ballcl/args.c reads the
- * names and ranges of its run arguments here):
+ * every command and in the Python module (python/ballcl/run.c takes the
+ * keywords of ballcl.run from the table, args.c the ranges):
  *
  *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
  *   --model M and every model's parameters (--gravity ...)
@@ -57,6 +57,9 @@ typedef struct cli_option_decl {
 
 /* The declaration of the option of long name `name` (NULL: none). */
 const cli_option_decl *cli_option_find(const char *name);
+/* The Python keywords of the table's options, in its order, into kw (at
+ * most cap); their count. */
+size_t cli_option_keywords(const char **kw, size_t cap);
 /* The help lines of the shared options command cmd takes (with `takes`)
  * that have their own text, in the table's order. */
 void cli_print_options_help(const char *cmd, unsigned takes);
