@@ -23,9 +23,8 @@ static void help(void)
            "  -d, --device SEL       device (as for 'ballcl run')\n"
            "  -n, --balls N[,N...]   balls, one table per N (default 100000)\n");
     cli_print_model_help(stdout);
-    printf("  --init seed|random     initial state (default seed)\n"
-           "  --seed S               PRNG seed (default 1)\n"
-           "  -r, --repeats R        timed repeats per row (default 9)\n"
+    cli_print_option_help("init seed no-cache");
+    printf("  -r, --repeats R        timed repeats per row (default 9)\n"
            "  --repeat-ms MS         target length of one repeat (default 200)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --steps-per-launch K   K of the fused row (default: tuned, else the K rule of\n"
@@ -42,7 +41,6 @@ static void help(void)
            "  --json                 JSON on stdout instead of the table\n"
            "  --csv FILE             also write one CSV line per N and row (for\n"
            "                         tools/plot_bench.sh)\n"
-           "  --no-cache             build from source, bypassing the binary cache\n"
            "  -h, --help             this help\n\n"
            "Progress goes to stderr: a line rewritten in place on a terminal, else a line\n"
            "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"

@@ -39,15 +39,13 @@ static void help(void)
            "  -n, --balls N          balls to tune with (default 100000)\n",
            BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
     cli_print_model_help(stdout);
-    printf("  --init seed|random     initial state (default seed)\n"
-           "  --seed S               PRNG seed (default 1)\n"
-           "  -r, --repeats R        timed repeats per candidate (default 5)\n"
+    cli_print_option_help("init seed no-cache");
+    printf("  -r, --repeats R        timed repeats per candidate (default 5)\n"
            "  --repeat-ms MS         target length of one repeat (default 40)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --k K[,K...]           steps per launch for sweep 3 (default 4,16,64,100,256,1024)\n"
            "  --launch-budget-ms MS  the launch budget of the default plan timed beside\n"
            "                         sweep 3 (default 50; $BALLCL_LAUNCH_BUDGET_MS)\n"
-           "  --no-cache             build from source, bypassing the binary cache\n"
            "  --json                 the stored record (with its path) as JSON on stdout\n"
            "                         instead of the table\n"
            "  --show                 print the record stored for the device and model\n"

@@ -92,6 +92,18 @@ size_t cli_option_keywords(const char **kw, size_t cap)
     return n;
 }
 
+void cli_print_option_help(const char *names)
+{
+    char name[32];
+    for (const char *c = names; *c; c += strspn(c, " ")) {
+        size_t w = strcspn(c, " ");
+        snprintf(name, sizeof name, "%.*s", (int)w, c);
+        const cli_option_decl *d = cli_option_find(name);
+        printf("  %-22s %s\n", d->usage, d->help);
+        c += w;
+    }
+}
+
 void cli_print_options_help(const char *cmd, unsigned takes)
 {
     for (size_t i = 0; i < NSHARED; i++)

@@ -60,6 +60,9 @@ const cli_option_decl *cli_option_find(const char *name);
 /* The Python keywords of the table's options, in its order, into kw (at
  * most cap); their count. */
 size_t cli_option_keywords(const char **kw, size_t cap);
+/* The help lines of the shared options named in names (long names, space
+ * separated), in that order. */
+void cli_print_option_help(const char *names);
 /* The help lines of the shared options command cmd takes (with `takes`)
  * that have their own text, in the table's order. */
 void cli_print_options_help(const char *cmd, unsigned takes);
