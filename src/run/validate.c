@@ -19,7 +19,7 @@
  * (a few tens of ms of one core). */
 #define SLICE_BALL_STEPS (1u << 24)
 
-static struct {
+static struct hook {
     bcl_steps_fn fn;
     void *arg;
     double every_ms;
@@ -27,9 +27,7 @@ static struct {
 
 void bcl_validate_progress(bcl_steps_fn fn, void *arg, double every_ms)
 {
-    progress.fn = fn;
-    progress.arg = arg;
-    progress.every_ms = every_ms;
+    progress = (struct hook){fn, arg, every_ms};
 }
 
 static uint32_t float_bits(float f)
