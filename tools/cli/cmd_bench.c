@@ -297,10 +297,8 @@ int cmd_bench(int argc, char **argv)
     bcl_error e = {0};
     bench_args a;
     int rc = parse_args(argc, argv, &a, &e);
-    if (rc < 0)
-        return 0;
     if (rc)
-        return cli_report(&e);
+        return rc < 0 ? 0 : cli_report(&e);
     bcl_device_list list = {0};
     bcl_context *ctx = NULL;
     bench_result *res = calloc(a.o.nballs, sizeof *res);

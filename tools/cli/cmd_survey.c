@@ -261,10 +261,8 @@ static int cmd_survey_devices(int argc, char **argv)
     bcl_error e = {0};
     survey_args a;
     int rc = parse_args(argc, argv, &a, &e);
-    if (rc < 0)
-        return 0;
     if (rc)
-        return cli_report(&e);
+        return rc < 0 ? 0 : cli_report(&e);
     bool json_stdout = a.json && strcmp(a.json, "-") == 0;
     /* Checked, with its temporary file, before the long survey. */
     bcl_outputs outs = {0};

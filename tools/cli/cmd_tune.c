@@ -309,10 +309,8 @@ int cmd_tune(int argc, char **argv)
     bcl_error e = {0};
     tune_args a;
     int rc = parse_args(argc, argv, &a, &e);
-    if (rc < 0)
-        return 0;
     if (rc)
-        return cli_report(&e);
+        return rc < 0 ? 0 : cli_report(&e);
     bcl_device_list list = {0};
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     json_t *all = json_array();
