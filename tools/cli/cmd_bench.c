@@ -61,10 +61,7 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
         {0},
     };
     memset(a, 0, sizeof *a);
-    cli_options_init(&a->o, "bench", help,
-                     CLI_DEVICE | CLI_BALLS_LIST | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
-                     own, "");
+    cli_options_init(&a->o, "bench", help, CLI_MEASURING | CLI_BALLS_LIST, own, "");
     /* About half a minute for the ten rows on two CPU cores. */
     a->o.measure.repeats = 9;
     a->o.measure.repeat_ms = 200;

@@ -68,10 +68,7 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
         {0},
     };
     memset(a, 0, sizeof *a);
-    cli_options_init(&a->o, "tune", help,
-                     CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
-                     own, "");
+    cli_options_init(&a->o, "tune", help, CLI_MEASURING | CLI_BALLS, own, "");
     a->o.measure.repeats = 5;
     a->o.measure.repeat_ms = 40;
     int c, rc = BCL_OK;

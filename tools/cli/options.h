@@ -39,6 +39,9 @@ enum {
     CLI_JSON = 1 << 9,       /* --json (a flag) */
     CLI_MEASURE = 1 << 10,   /* -r, --repeats and --repeat-ms */
     CLI_BUDGET = 1 << 11,    /* --launch-budget-ms */
+    /* What bench and tune both take, with their own -n. */
+    CLI_MEASURING = CLI_DEVICE | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED | CLI_CACHE |
+                    CLI_JSON | CLI_MEASURE | CLI_BUDGET,
 };
 
 /* One shared option: taken by the commands whose `takes` has flag, or
