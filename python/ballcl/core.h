@@ -97,6 +97,8 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
 int bpy_steps_arg(PyObject *steps, bpy_args *a);
 int bpy_spl_arg(PyObject *spl, bpy_args *a);
 int bpy_local_arg(PyObject *local, bpy_args *a);
+/* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
+int bpy_type_error(PyObject *got, const char *fmt, ...);
 /* validate: True, False (or a NumPy bool) only; NULL keeps the default, True. */
 int bpy_validate_arg(PyObject *validate, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for
