@@ -31,14 +31,16 @@ static const cli_option_decl shared[] = {
      "or all, runs on several devices at once, the balls" MORE
      "split by each one's measured rate (docs/DESIGN.md)"},
     {CLI_BALLS | CLI_BALLS_LIST, NULL, {"balls", required_argument, NULL, 'n'}, "n:", NULL, 1,
-     (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)"},
+     (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)",
+     CLI_AGREE | CLI_FROM_INPUT},
     {CLI_STEPS, NULL, {"steps", required_argument, NULL, 's'}, "s:", "steps", 0, (uint64_t)1 << 40,
-     "-s, --steps S", "number of steps (default 1000)"},
+     "-s, --steps S", "number of steps (default 1000)", CLI_AGREE},
     {CLI_MODEL, NULL, {"model", required_argument, NULL, OPT_MODEL}, "", "model", 0, 0, NULL, NULL},
     {CLI_INIT, NULL, {"init", required_argument, NULL, OPT_INIT}, "", NULL, 0, 0,
-     "--init seed|random", "initial state (default seed: the seed's data)"},
+     "--init seed|random", "initial state (default seed: the seed's data)",
+     CLI_AGREE | CLI_FROM_INPUT},
     {CLI_SEED, NULL, {"seed", required_argument, NULL, OPT_SEED}, "", NULL, 0, UINT64_MAX,
-     "--seed S", "PRNG seed for --init (default 1)"},
+     "--seed S", "PRNG seed for --init (default 1)", CLI_AGREE | CLI_FROM_INPUT},
     {CLI_LOCAL, NULL, {"local", required_argument, NULL, OPT_LOCAL}, "", "local", 1, 1u << 20,
      "--local L",
      "work-group size: auto, driver, tuned, or a number;" MORE
@@ -54,7 +56,7 @@ static const cli_option_decl shared[] = {
     {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", 0, 0,
      "--no-cache", "build from source, bypassing the binary cache"},
     {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, 0, 0, "--json",
-     "one JSON object on stdout instead of the report"},
+     "one JSON object on stdout instead of the report", CLI_AGREE},
     {CLI_MEASURE, NULL, {"repeats", required_argument, NULL, 'r'}, "r:", NULL, 1, 1000, NULL, NULL},
     {CLI_MEASURE, NULL, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, "", NULL, 1, 600000,
      NULL, NULL},
@@ -91,6 +93,32 @@ size_t cli_option_keywords(const char **kw, size_t cap)
             kw[n++] = shared[i].py;
     return n;
 }
+
+#ifdef BALLCL_HAVE_MPI
+void cli_options_agree(const cli_options *o, bool from_input, ranks_job *j)
+{
+    for (size_t i = 0; i < NSHARED; i++) {
+        const cli_option_decl *d = &shared[i];
+        if (!d->agree || !takes_option(o->cmd, o->takes, i))
+            continue;
+        char name[40];
+        snprintf(name, sizeof name, *d->letter ? "-%.1s" : "--%s",
+                 *d->letter ? d->letter : d->opt.name);
+        int v = d->opt.val;
+        if (from_input && (d->agree & CLI_FROM_INPUT))
+            ranks_job_add(j, name, "from --input");
+        else if (v == 'n' || v == 's' || v == OPT_SEED)
+            ranks_job_add(j, name, "%llu",
+                          (unsigned long long)(v == 'n'   ? o->balls[0]
+                                               : v == 's' ? o->steps
+                                                          : o->seed));
+        else if (v == OPT_INIT)
+            ranks_job_add(j, name, "%s", o->init == BCL_INIT_SEED ? "seed" : "random");
+        else
+            ranks_job_add(j, name, "%s", o->json ? "given" : "not given");
+    }
+}
+#endif
 
 void cli_print_option_help(const char *names)
 {

@@ -1,9 +1,10 @@
 /*
  * The options several commands share, declared once (options.c's table:
- * name, letter, range, help line and Python keyword) and parsed in one
- * place, so that each means the same and fails with the same message in
- * every command and in the Python module (python/ballcl/run.c takes the
- * keywords of ballcl.run from the table, args.c the ranges):
+ * name, letter, range, help line, Python keyword, whether MPI ranks must
+ * agree on it) and parsed in one place, so that each means the same and
+ * fails with the same message in every command, under MPI (run_agree.c)
+ * and in the Python module (python/ballcl/run.c takes the keywords of
+ * ballcl.run from the table, args.c the ranges):
  *
  *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
  *   --model M and every model's parameters (--gravity ...)
@@ -47,7 +48,8 @@ enum {
 /* One shared option: taken by the commands whose `takes` has flag, or
  * named in cmds; min and max bound a number; py is the Python keyword of
  * the same argument (NULL: none); usage and help make its help line
- * (help NULL: the command says it in its own words). */
+ * (help NULL: the command says it in its own words); agree says whether
+ * the ranks of an MPI job must agree on it. */
 typedef struct cli_option_decl {
     unsigned flag;
     const char *cmds;
@@ -56,7 +58,12 @@ typedef struct cli_option_decl {
     const char *py;
     uint64_t min, max;
     const char *usage, *help;
+    unsigned agree; /* CLI_AGREE: the same on every MPI rank (run_agree.c) */
 } cli_option_decl;
+enum {
+    CLI_AGREE = 1,
+    CLI_FROM_INPUT = 2, /* "from --input" when the run reads one */
+};
 
 /* The declaration of the option of long name `name` (NULL: none). */
 const cli_option_decl *cli_option_find(const char *name);
@@ -131,5 +138,9 @@ int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsign
  * with status 0), else refuses a stray argument and resolves the model and
  * its parameters. */
 int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e);
+/* Adds to j (ranks.h) each option of o's command that the ranks must
+ * agree on, with its value ("from --input" where from_input says so). */
+struct ranks_job;
+void cli_options_agree(const cli_options *o, bool from_input, struct ranks_job *j);
 
 #endif
