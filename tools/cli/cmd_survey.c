@@ -124,16 +124,12 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
     while (rc == BCL_OK && (c = cli_options_next(&opt, argc, argv, &rc, e)) != -1) {
         switch (c) {
         case OPT_JSON:
-            a->json = optarg;
-            break;
         case OPT_DB:
-            a->db = optarg;
+        case OPT_LABEL:
+            *(c == OPT_JSON ? &a->json : c == OPT_DB ? &a->db : &a->label) = optarg;
             break;
         case OPT_NO_DB:
             a->no_db = true;
-            break;
-        case OPT_LABEL:
-            a->label = optarg;
             break;
         case OPT_SMALL:
         case OPT_LARGE:
