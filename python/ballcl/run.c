@@ -54,20 +54,13 @@ static void progress_hook(void *arg, uint64_t done, uint64_t steps)
     PyGILState_Release(gil);
 }
 
-/* The index of keyword name in names. */
-static size_t key(char *const *names, const char *name)
+/* The value of keyword name, dflt when it was not given. */
+static PyObject *kw_value(char *const *names, PyObject *const *v, const char *name, PyObject *dflt)
 {
     size_t i = 0;
     while (strcmp(names[i], name) != 0)
         i++;
-    return i;
-}
-
-/* The value of keyword name, Py_None when not given. */
-static PyObject *kw_value(char *const *names, PyObject *const *v, const char *name)
-{
-    PyObject *o = v[key(names, name)];
-    return o ? o : Py_None;
+    return v[i] ? v[i] : dflt;
 }
 
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
@@ -101,12 +94,16 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
                                      &v[13], &v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20],
                                      &v[21], &v[22], &v[23]))
         return NULL;
-    PyObject *state_o = v[0], *steps_o = v[1], *device_o = kw_value(names, v, "device");
-    PyObject *model_o = kw_value(names, v, "model"), *params_o = kw_value(names, v, "params");
-    PyObject *spl_o = kw_value(names, v, "steps_per_launch"), *out_o = kw_value(names, v, "out");
-    PyObject *local_o = kw_value(names, v, "local"), *progress_o = v[key(names, "progress")];
-    PyObject *validate_o = v[key(names, "validate")], *cache_o = v[key(names, "cache")];
-    progress_o = progress_o ? progress_o : Py_False;
+    PyObject *state_o = v[0], *steps_o = v[1], *none = Py_None;
+    PyObject *device_o = kw_value(names, v, "device", none);
+    PyObject *model_o = kw_value(names, v, "model", none);
+    PyObject *params_o = kw_value(names, v, "params", none);
+    PyObject *spl_o = kw_value(names, v, "steps_per_launch", none);
+    PyObject *local_o = kw_value(names, v, "local", none);
+    PyObject *out_o = kw_value(names, v, "out", none);
+    PyObject *progress_o = kw_value(names, v, "progress", Py_False);
+    PyObject *validate_o = kw_value(names, v, "validate", NULL);
+    PyObject *cache_o = kw_value(names, v, "cache", NULL);
     int cache = cache_o ? PyObject_IsTrue(cache_o) : 1;
     if (cache < 0)
         return NULL;
