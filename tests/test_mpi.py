@@ -239,7 +239,7 @@ errs = os.path.join(tmp, "progress")
 os.makedirs(errs)
 p = subprocess.run([MPIRUN, "--oversubscribe", "-n", "2", "sh", "-c",
                     '"$0" "$@" 2> "' + errs + '/err.$OMPI_COMM_WORLD_RANK"', testlib.BALLCL,
-                    "run", "-d", dev, "-n", "100000", "-s", "300000", "--no-validate",
+                    "run", "-d", dev, "-n", "100000", "-s", "900000", "--no-validate",
                     "--steps-per-launch", "2000"],
                    env=dict(ENV, BALLCL_PROGRESS_SECONDS="0"), capture_output=True, text=True,
                    timeout=300)

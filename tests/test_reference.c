@@ -222,6 +222,49 @@ static void test_validate_chunked_equals_plain(void **unused)
     free(keep);
 }
 
+typedef struct {
+    uint64_t done[64];
+    size_t n;
+} steps_seen;
+
+static void note_steps(void *arg, uint64_t done, uint64_t steps)
+{
+    steps_seen *s = arg;
+    assert_int_equal(steps, 600);
+    if (s->n < 64)
+        s->done[s->n++] = done;
+}
+
+/* With a progress hook the reference goes a slice of steps at a time: the
+ * same verdict, and steps done that grow to the total, the end once. */
+static void test_validate_progress(void **unused)
+{
+    (void)unused;
+    const bcl_model *m = seed_model();
+    omp_set_num_threads(2);
+    size_t n = 2 * 65536 + 100, bytes = n * 4 * sizeof(float);
+    float *init = malloc(bytes), *want = malloc(bytes);
+    assert_non_null(init);
+    assert_non_null(want);
+    m->init(init, 0, n, BCL_INIT_RANDOM, 7, NULL);
+    memcpy(want, init, bytes);
+    m->reference(want, n, 600, NULL);
+    steps_seen seen = {0};
+    bcl_validate_progress(note_steps, &seen, 0);
+    bcl_validation v;
+    bcl_error e = {0};
+    assert_int_equal(bcl_validate(m, NULL, init, want, n, 600, 0, &v, &e), BCL_OK);
+    bcl_validate_progress(NULL, NULL, 0);
+    assert_int_equal(v.mismatches, 0);
+    assert_int_equal(v.compared, (uint64_t)n * 4);
+    assert_true(seen.n > 2);
+    for (size_t i = 1; i < seen.n; i++)
+        assert_true(seen.done[i] > seen.done[i - 1]);
+    assert_int_equal(seen.done[seen.n - 1], 600);
+    free(init);
+    free(want);
+}
+
 /* ---- comparison rules ------------------------------------------------------ */
 
 static void test_ulp_distance(void **unused)
@@ -348,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_reference_hand_computed),
         cmocka_unit_test(test_reference_matches_step_major),
         cmocka_unit_test(test_validate_chunked_equals_plain),
+        cmocka_unit_test(test_validate_progress),
         cmocka_unit_test(test_ulp_distance),
         cmocka_unit_test(test_compare_rules),
         cmocka_unit_test(test_compare_reports_in_order),

@@ -10,14 +10,28 @@
 #include <stdint.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
+
+int bpy_type_error(PyObject *got, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *what = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (what) {
+        PyErr_Format(PyExc_TypeError, "%U, got %.80s", what, Py_TYPE(got)->tp_name);
+        Py_DECREF(what);
+    }
+    return -1;
+}
 
 /* A whole number (int or anything with __index__, not bool) in [lo, hi]. */
 static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     if (PyBool_Check(o) || !PyIndex_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %.80s", what, Py_TYPE(o)->tp_name);
-        return -1;
+        bpy_type_error(o, "%s: expected an int", what);
+        return -1; /* here, so that the compiler sees *out set on 0 */
     }
     PyObject *i = PyNumber_Index(o);
     if (!i)
@@ -116,11 +130,8 @@ int bpy_device_arg(PyObject *device, const char **sel)
     *sel = NULL;
     if (!device || device == Py_None)
         return 0;
-    if (!PyUnicode_Check(device)) {
-        PyErr_Format(PyExc_TypeError, "device: expected a str selector or None, got %.80s",
-                     Py_TYPE(device)->tp_name);
-        return -1;
-    }
+    if (!PyUnicode_Check(device))
+        return bpy_type_error(device, "device: expected a str selector or None");
     Py_ssize_t len;
     *sel = PyUnicode_AsUTF8AndSize(device, &len);
     if (!*sel)
@@ -156,19 +167,14 @@ int bpy_validate_arg(PyObject *validate, bpy_args *a)
         a->validate = yes != 0;
         return 0;
     }
-    PyErr_Format(PyExc_TypeError, "validate: expected a bool (True or False), got %.80s",
-                 Py_TYPE(validate)->tp_name);
-    return -1;
+    return bpy_type_error(validate, "validate: expected a bool (True or False)");
 }
 
 /* One float32 parameter value: finite, and finite once rounded to float32. */
 static int param_float(PyObject *o, const char *name, float *out)
 {
-    if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || PyNumber_Check(o))) {
-        PyErr_Format(PyExc_TypeError, "params['%s']: expected a number, got %.80s", name,
-                     Py_TYPE(o)->tp_name);
-        return -1;
-    }
+    if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || PyNumber_Check(o)))
+        return bpy_type_error(o, "params['%s']: expected a number", name);
     double d = PyFloat_AsDouble(o);
     if (d == -1.0 && PyErr_Occurred())
         return -1;
@@ -185,11 +191,9 @@ static int param_float(PyObject *o, const char *name, float *out)
 static int param_value(const bcl_model *m, unsigned i, PyObject *v, float *dst)
 {
     const bcl_param *par = &m->params[i];
-    if (PyUnicode_Check(v) || PyBytes_Check(v)) {
-        PyErr_Format(PyExc_TypeError, "params['%s']: expected a number%s, got %.80s", par->opt,
-                     par->count > 1 ? " pair" : "", Py_TYPE(v)->tp_name);
-        return -1;
-    }
+    if (PyUnicode_Check(v) || PyBytes_Check(v))
+        return bpy_type_error(v, "params['%s']: expected a number%s", par->opt,
+                              par->count > 1 ? " pair" : "");
     if (par->count == 1 && !PySequence_Check(v))
         return param_float(v, par->opt, dst);
     if (!PySequence_Check(v) || PyUnicode_Check(v) ||
@@ -232,11 +236,8 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
     char names[256];
     const char *name = "seed";
     if (model && model != Py_None) {
-        if (!PyUnicode_Check(model)) {
-            PyErr_Format(PyExc_TypeError, "model: expected a str, got %.80s",
-                         Py_TYPE(model)->tp_name);
-            return -1;
-        }
+        if (!PyUnicode_Check(model))
+            return bpy_type_error(model, "model: expected a str");
         if (!(name = PyUnicode_AsUTF8(model)))
             return -1;
     }
@@ -251,11 +252,8 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
     bcl_model_param_defaults(m, a->params);
     if (!params || params == Py_None)
         return 0;
-    if (!PyDict_Check(params)) {
-        PyErr_Format(PyExc_TypeError, "params: expected a dict of parameter values, got %.80s",
-                     Py_TYPE(params)->tp_name);
-        return -1;
-    }
+    if (!PyDict_Check(params))
+        return bpy_type_error(params, "params: expected a dict of parameter values");
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(params, &pos, &key, &value)) {
@@ -391,16 +389,4 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i)
 {
     return bpy_input_error("state: ball %zu holds %s: expected finite values (as in .npy input)",
                            i / 4, isnan(f[i]) ? "NaN" : "an infinity");
-}
-
-PyArrayObject *bpy_state_arg(PyObject *state)
-{
-    PyArrayObject *c = bpy_state_arg_unscanned(state);
-    size_t bad;
-    if (c && !bpy_finite(PyArray_DATA(c), (size_t)PyArray_SIZE(c), &bad)) {
-        bpy_nonfinite_error(PyArray_DATA(c), bad);
-        Py_DECREF(c);
-        return NULL;
-    }
-    return c;
 }

@@ -97,17 +97,18 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
 int bpy_steps_arg(PyObject *steps, bpy_args *a);
 int bpy_spl_arg(PyObject *spl, bpy_args *a);
 int bpy_local_arg(PyObject *local, bpy_args *a);
+/* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
+int bpy_type_error(PyObject *got, const char *fmt, ...);
 /* validate: True, False (or a NumPy bool) only; NULL keeps the default, True. */
 int bpy_validate_arg(PyObject *validate, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
-/* `state` as a C-contiguous, aligned float32 (N, 4) array of finite values
- * (a new reference: `state` itself, or a copy when it was not contiguous
- * or aligned); NULL with TypeError or InputError set. */
-PyArrayObject *bpy_state_arg(PyObject *state);
-/* The same without the scan for NaN and infinity (the caller scans, with
- * bpy_finite, e.g. while the upload runs). */
+/* `state` as a C-contiguous, aligned float32 (N, 4) array (a new
+ * reference: `state` itself, or a copy when it was not contiguous or
+ * aligned); NULL with TypeError or InputError set. It is not scanned for
+ * NaN and infinity: the caller scans, with bpy_finite, e.g. while the
+ * upload runs. */
 PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
 /* Whether the count floats at f are all finite; else *bad is the first
  * that is not. Needs no GIL. */
@@ -220,7 +221,7 @@ typedef struct bpy_context bpy_context;
  * an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
 /* ballcl.run's frame on c (its lock taken here): state, checked by
- * bpy_state_arg, is uploaded; the new state is a new writable array, or
+ * bpy_state_arg_unscanned and bpy_finite, is uploaded; the new state is a new writable array, or
  * out_o (None or the caller's array). The Result has no context counters
  * and the context keeps no reference to the array. */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);

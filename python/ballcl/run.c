@@ -7,7 +7,7 @@
  */
 #include "core.h"
 
-#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+#include "options.h"     /* cli_selector, the run options declared once */
 #include "ocl/program.h" /* bcl_now_ms */
 
 #include <stdlib.h>
@@ -16,13 +16,13 @@
 /* progress=: the steps done, from the run loop's waits (bcl_sim_progress),
  * to a callable or to stderr as `ballcl run` shows them. */
 typedef struct progress {
-    PyObject *fn;        /* the callable, or Py_True: stderr */
-    uint64_t total;      /* the call's steps */
-    uint64_t ended;      /* steps of the chunks ended, summed over the devices */
-    size_t ndev;         /* devices that each report every chunk */
-    uint64_t shown;      /* the steps told last */
-    double line_ms;      /* when stderr got its last line (or the run began) */
-    PyObject *exc[3];    /* what the callable raised, raised after the run */
+    PyObject *fn;     /* the callable, or Py_True: stderr */
+    uint64_t total;   /* the call's steps */
+    uint64_t ended;   /* steps of the chunks ended, summed over the devices */
+    size_t ndev;      /* devices that each report every chunk */
+    uint64_t shown;   /* the steps told last */
+    double line_ms;   /* when stderr got its last line (or the run began) */
+    PyObject *exc[3]; /* what the callable raised, raised after the run */
 } progress;
 
 #define PROGRESS_MS 2000.0
@@ -54,18 +54,58 @@ static void progress_hook(void *arg, uint64_t done, uint64_t steps)
     PyGILState_Release(gil);
 }
 
+/* The value of keyword name, dflt when it was not given. */
+static PyObject *kw_value(char *const *names, PyObject *const *v, const char *name, PyObject *dflt)
+{
+    size_t i = 0;
+    while (strcmp(names[i], name) != 0)
+        i++;
+    return v[i] ? v[i] : dflt;
+}
+
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"state",    "steps", "device", "model", "params",   "steps_per_launch",
-                            "local",    "validate", "out", "cache", "progress", NULL};
-    PyObject *state_o, *steps_o, *device_o = Py_None, *model_o = Py_None, *params_o = Py_None;
-    PyObject *spl_o = Py_None, *local_o = Py_None, *validate_o = NULL, *out_o = Py_None;
-    PyObject *progress_o = Py_False;
-    int cache = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOpO:run", names, &state_o, &steps_o,
-                                     &device_o, &model_o, &params_o, &spl_o, &local_o, &validate_o,
-                                     &out_o, &cache, &progress_o))
+    /* state and steps, then, keyword-only, the run options of the
+     * program's table (options.c, each row's Python keyword) and Python's
+     * own. */
+    enum { NKW = 24 };
+    static char *names[NKW + 1];
+    static char format[NKW + 8];
+    static size_t n;
+    if (!n) {
+        const char *opt[NKW];
+        size_t nopt = cli_option_keywords(opt, NKW - 5);
+        names[n++] = "state";
+        names[n++] = "steps";
+        for (size_t i = 0; i < nopt; i++)
+            if (strcmp(opt[i], "steps") != 0)
+                names[n++] = (char *)opt[i];
+        names[n++] = "params";
+        names[n++] = "validate";
+        names[n++] = "out";
+        strcpy(format, "OO|$");
+        memset(format + 4, 'O', n - 2);
+        strcpy(format + n + 2, ":run");
+    }
+    PyObject *v[NKW] = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, format, names, &v[0], &v[1], &v[2], &v[3], &v[4],
+                                     &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
+                                     &v[13], &v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20],
+                                     &v[21], &v[22], &v[23]))
+        return NULL;
+    PyObject *state_o = v[0], *steps_o = v[1], *none = Py_None;
+    PyObject *device_o = kw_value(names, v, "device", none);
+    PyObject *model_o = kw_value(names, v, "model", none);
+    PyObject *params_o = kw_value(names, v, "params", none);
+    PyObject *spl_o = kw_value(names, v, "steps_per_launch", none);
+    PyObject *local_o = kw_value(names, v, "local", none);
+    PyObject *out_o = kw_value(names, v, "out", none);
+    PyObject *progress_o = kw_value(names, v, "progress", Py_False);
+    PyObject *validate_o = kw_value(names, v, "validate", NULL);
+    PyObject *cache_o = kw_value(names, v, "cache", NULL);
+    int cache = cache_o ? PyObject_IsTrue(cache_o) : 1;
+    if (cache < 0)
         return NULL;
     if (progress_o != Py_False && progress_o != Py_True && !PyCallable_Check(progress_o))
         return PyErr_Format(PyExc_TypeError,

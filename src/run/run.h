@@ -169,6 +169,11 @@ size_t bcl_sim_balls(const bcl_sim *s);
  * group. NULL: none, and the run's OpenCL calls are those without it. */
 typedef void (*bcl_steps_fn)(void *arg, uint64_t done, uint64_t steps);
 void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms);
+/* The same for bcl_validate's C reference: fn(arg, done, steps) with the
+ * steps the reference has done over all balls, at most every every_ms, the
+ * first after every_ms, and once at the end (done == steps); no device is
+ * asked. NULL: none. */
+void bcl_validate_progress(bcl_steps_fn fn, void *arg, double every_ms);
 
 /* Launches queued at most between two waits of bcl_sim_run (host memory
  * stays flat whatever the step count). */

@@ -8,12 +8,27 @@
  * the plain loop over all balls (a test checks this).
  */
 #include "run/run.h"
+#include "ocl/program.h" /* bcl_now_ms */
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHUNK_BALLS 65536
+/* Ball-steps of the reference between two looks at the clock for progress
+ * (a few tens of ms of one core). */
+#define SLICE_BALL_STEPS (1u << 24)
+
+static struct hook {
+    bcl_steps_fn fn;
+    void *arg;
+    double every_ms;
+} progress;
+
+void bcl_validate_progress(bcl_steps_fn fn, void *arg, double every_ms)
+{
+    progress = (struct hook){fn, arg, every_ms};
+}
 
 static uint32_t float_bits(float f)
 {
@@ -74,12 +89,36 @@ void bcl_validation_merge(bcl_validation *into, const bcl_validation *part)
         into->first[into->nreported++] = part->first[i];
 }
 
+/* A chunk's slice of `now` steps is done: a report when one is due, from
+ * one thread at a time. */
+static void tell(uint64_t now, size_t nchunks, uint64_t steps, uint64_t *done, double *next)
+{
+#pragma omp critical(bcl_validate_progress)
+    {
+        *done += now;
+        double t = bcl_now_ms();
+        if (t >= *next && *done < steps * nchunks) {
+            progress.fn(progress.arg, *done / nchunks, steps);
+            *next = t + progress.every_ms;
+        }
+    }
+}
+
 int bcl_validate(const bcl_model *m, const float *p, const float *init, const float *result,
                  size_t n, uint64_t steps, uint64_t tol_ulp, bcl_validation *v, bcl_error *e)
 {
     memset(v, 0, sizeof *v);
     size_t nchunks = (n + CHUNK_BALLS - 1) / CHUNK_BALLS;
     int failed = 0;
+    /* With progress, the reference goes a slice of steps at a time (the
+     * same bits: a ball's steps depend on its four floats alone); the steps
+     * done are those of all chunks together, over the chunk count. */
+    uint64_t slice = steps, done = 0;
+    if (progress.fn && n) {
+        uint64_t per = SLICE_BALL_STEPS / (n < CHUNK_BALLS ? n : CHUNK_BALLS);
+        slice = per < 1 ? 1 : per;
+    }
+    double next = bcl_now_ms() + progress.every_ms;
 #pragma omp parallel
     {
         float *work = malloc(CHUNK_BALLS * 4 * sizeof(float));
@@ -95,7 +134,12 @@ int bcl_validate(const bcl_model *m, const float *p, const float *init, const fl
             memset(&part, 0, sizeof part);
             if (work) {
                 memcpy(work, init + 4 * first, cnt * 4 * sizeof(float));
-                m->reference(work, cnt, steps, p);
+                for (uint64_t k = 0; k < steps; k += slice) {
+                    uint64_t now = steps - k < slice ? steps - k : slice;
+                    m->reference(work, cnt, now, p);
+                    if (progress.fn)
+                        tell(now, nchunks, steps, &done, &next);
+                }
                 bcl_compare(work, result + 4 * first, cnt, first, tol_ulp, &part);
             }
             /* In ball order, so the first mismatches reported are the first. */
@@ -104,6 +148,8 @@ int bcl_validate(const bcl_model *m, const float *p, const float *init, const fl
         }
         free(work);
     }
+    if (progress.fn)
+        progress.fn(progress.arg, steps, steps);
     if (failed)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory for validation");
     return BCL_OK;

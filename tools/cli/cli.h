@@ -97,6 +97,9 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what);
 /* Erases the progress line. */
 void cli_progress_end(void);
+/* From now on, a line each time cli_progress is called, on a terminal or
+ * not: the caller paces them (run's every 2 s). */
+void cli_progress_paced(void);
 
 /* The error for what getopt_long returned as ':' (a value missing) or '?'
  * (an unknown option, or a flag given "=value"), for command cmd. */

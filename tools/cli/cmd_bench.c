@@ -23,9 +23,8 @@ static void help(void)
            "  -d, --device SEL       device (as for 'ballcl run')\n"
            "  -n, --balls N[,N...]   balls, one table per N (default 100000)\n");
     cli_print_model_help(stdout);
-    printf("  --init seed|random     initial state (default seed)\n"
-           "  --seed S               PRNG seed (default 1)\n"
-           "  -r, --repeats R        timed repeats per row (default 9)\n"
+    cli_print_option_help("init seed no-cache");
+    printf("  -r, --repeats R        timed repeats per row (default 9)\n"
            "  --repeat-ms MS         target length of one repeat (default 200)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --steps-per-launch K   K of the fused row (default: tuned, else the K rule of\n"
@@ -42,7 +41,6 @@ static void help(void)
            "  --json                 JSON on stdout instead of the table\n"
            "  --csv FILE             also write one CSV line per N and row (for\n"
            "                         tools/plot_bench.sh)\n"
-           "  --no-cache             build from source, bypassing the binary cache\n"
            "  -h, --help             this help\n\n"
            "Progress goes to stderr: a line rewritten in place on a terminal, else a line\n"
            "every %u s (BALLCL_PROGRESS_SECONDS sets the interval).\n"
@@ -63,10 +61,7 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
         {0},
     };
     memset(a, 0, sizeof *a);
-    cli_options_init(&a->o, "bench", help,
-                     CLI_DEVICE | CLI_BALLS_LIST | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
-                     own, "");
+    cli_options_init(&a->o, "bench", help, CLI_MEASURING | CLI_BALLS_LIST, own, "");
     /* About half a minute for the ten rows on two CPU cores. */
     a->o.measure.repeats = 9;
     a->o.measure.repeat_ms = 200;
@@ -299,10 +294,8 @@ int cmd_bench(int argc, char **argv)
     bcl_error e = {0};
     bench_args a;
     int rc = parse_args(argc, argv, &a, &e);
-    if (rc < 0)
-        return 0;
     if (rc)
-        return cli_report(&e);
+        return rc < 0 ? 0 : cli_report(&e);
     bcl_device_list list = {0};
     bcl_context *ctx = NULL;
     bench_result *res = calloc(a.o.nballs, sizeof *res);

@@ -199,10 +199,7 @@ int cmd_cache(int argc, char **argv)
 {
     bcl_error e = {0};
     cli_options o;
-    cli_options_init(&o, "cache", help, CLI_JSON, NULL, "");
-    int rc = BCL_OK;
-    while (rc == BCL_OK && cli_options_next(&o, argc, argv, &rc, &e) != -1)
-        ;
+    int rc = cli_options_only(&o, "cache", help, CLI_JSON, argc, argv, &e);
     if (rc)
         return cli_report(&e);
     const char *action = optind < argc && !o.help ? argv[optind++] : "list";

@@ -103,33 +103,33 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
         {0},
     };
     memset(a, 0, sizeof *a);
-    /* --quick changes the defaults, whatever its place among the options. */
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--quick") == 0)
-            a->quick = true;
-    bcl_survey_opts_default(&a->o, a->quick);
+    /* --quick changes the defaults, whatever its place among the options:
+     * a first, silent pass of the same parser finds it (not the value of
+     * another option); the second reports what is wrong. */
     cli_options opt;
+    int c, rc = BCL_OK;
+    cli_options_init(&opt, "survey", NULL, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
+    while ((c = cli_options_next(&opt, argc, argv, &rc, e)) != -1)
+        a->quick = a->quick || c == OPT_QUICK;
+    bcl_error_clear(e);
+    rc = BCL_OK;
+    bcl_survey_opts_default(&a->o, a->quick);
     cli_options_init(&opt, "survey", help, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
     /* The document records the seed as a JSON integer. */
     opt.seed_max = INT64_MAX;
     opt.seed = a->o.seed;
     opt.measure = a->o.measure;
     opt.stray_hint = "; to compare files: 'ballcl survey compare A.json B.json'";
-    int c, rc = BCL_OK;
     uint64_t v;
     while (rc == BCL_OK && (c = cli_options_next(&opt, argc, argv, &rc, e)) != -1) {
         switch (c) {
         case OPT_JSON:
-            a->json = optarg;
-            break;
         case OPT_DB:
-            a->db = optarg;
+        case OPT_LABEL:
+            *(c == OPT_JSON ? &a->json : c == OPT_DB ? &a->db : &a->label) = optarg;
             break;
         case OPT_NO_DB:
             a->no_db = true;
-            break;
-        case OPT_LABEL:
-            a->label = optarg;
             break;
         case OPT_SMALL:
         case OPT_LARGE:
@@ -257,10 +257,8 @@ static int cmd_survey_devices(int argc, char **argv)
     bcl_error e = {0};
     survey_args a;
     int rc = parse_args(argc, argv, &a, &e);
-    if (rc < 0)
-        return 0;
     if (rc)
-        return cli_report(&e);
+        return rc < 0 ? 0 : cli_report(&e);
     bool json_stdout = a.json && strcmp(a.json, "-") == 0;
     /* Checked, with its temporary file, before the long survey. */
     bcl_outputs outs = {0};

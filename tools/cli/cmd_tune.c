@@ -39,15 +39,13 @@ static void help(void)
            "  -n, --balls N          balls to tune with (default 100000)\n",
            BCL_DEFAULT_K, BCL_DEFAULT_K_CPU);
     cli_print_model_help(stdout);
-    printf("  --init seed|random     initial state (default seed)\n"
-           "  --seed S               PRNG seed (default 1)\n"
-           "  -r, --repeats R        timed repeats per candidate (default 5)\n"
+    cli_print_option_help("init seed no-cache");
+    printf("  -r, --repeats R        timed repeats per candidate (default 5)\n"
            "  --repeat-ms MS         target length of one repeat (default 40)\n"
            "  -s, --steps S          fixed steps per repeat instead of --repeat-ms\n"
            "  --k K[,K...]           steps per launch for sweep 3 (default 4,16,64,100,256,1024)\n"
            "  --launch-budget-ms MS  the launch budget of the default plan timed beside\n"
            "                         sweep 3 (default 50; $BALLCL_LAUNCH_BUDGET_MS)\n"
-           "  --no-cache             build from source, bypassing the binary cache\n"
            "  --json                 the stored record (with its path) as JSON on stdout\n"
            "                         instead of the table\n"
            "  --show                 print the record stored for the device and model\n"
@@ -70,10 +68,7 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
         {0},
     };
     memset(a, 0, sizeof *a);
-    cli_options_init(&a->o, "tune", help,
-                     CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED |
-                         CLI_CACHE | CLI_JSON | CLI_MEASURE | CLI_BUDGET,
-                     own, "");
+    cli_options_init(&a->o, "tune", help, CLI_MEASURING | CLI_BALLS, own, "");
     a->o.measure.repeats = 5;
     a->o.measure.repeat_ms = 40;
     int c, rc = BCL_OK;
@@ -311,10 +306,8 @@ int cmd_tune(int argc, char **argv)
     bcl_error e = {0};
     tune_args a;
     int rc = parse_args(argc, argv, &a, &e);
-    if (rc < 0)
-        return 0;
     if (rc)
-        return cli_report(&e);
+        return rc < 0 ? 0 : cli_report(&e);
     bcl_device_list list = {0};
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     json_t *all = json_array();

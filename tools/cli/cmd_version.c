@@ -16,10 +16,7 @@ int cmd_version(int argc, char **argv)
 {
     bcl_error e = {0};
     cli_options o;
-    cli_options_init(&o, "version", help, CLI_JSON, NULL, "");
-    int rc = BCL_OK;
-    while (rc == BCL_OK && cli_options_next(&o, argc, argv, &rc, &e) != -1)
-        ;
+    int rc = cli_options_only(&o, "version", help, CLI_JSON, argc, argv, &e);
     if (rc || (rc = cli_options_finish(&o, argc, argv, &e)))
         return rc < 0 ? 0 : cli_report(&e);
     if (!o.json) {

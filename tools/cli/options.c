@@ -31,14 +31,16 @@ static const cli_option_decl shared[] = {
      "or all, runs on several devices at once, the balls" MORE
      "split by each one's measured rate (docs/DESIGN.md)"},
     {CLI_BALLS | CLI_BALLS_LIST, NULL, {"balls", required_argument, NULL, 'n'}, "n:", NULL, 1,
-     (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)"},
+     (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)",
+     CLI_AGREE | CLI_FROM_INPUT},
     {CLI_STEPS, NULL, {"steps", required_argument, NULL, 's'}, "s:", "steps", 0, (uint64_t)1 << 40,
-     "-s, --steps S", "number of steps (default 1000)"},
+     "-s, --steps S", "number of steps (default 1000)", CLI_AGREE},
     {CLI_MODEL, NULL, {"model", required_argument, NULL, OPT_MODEL}, "", "model", 0, 0, NULL, NULL},
     {CLI_INIT, NULL, {"init", required_argument, NULL, OPT_INIT}, "", NULL, 0, 0,
-     "--init seed|random", "initial state (default seed: the seed's data)"},
+     "--init seed|random", "initial state (default seed: the seed's data)",
+     CLI_AGREE | CLI_FROM_INPUT},
     {CLI_SEED, NULL, {"seed", required_argument, NULL, OPT_SEED}, "", NULL, 0, UINT64_MAX,
-     "--seed S", "PRNG seed for --init (default 1)"},
+     "--seed S", "PRNG seed for --init (default 1)", CLI_AGREE | CLI_FROM_INPUT},
     {CLI_LOCAL, NULL, {"local", required_argument, NULL, OPT_LOCAL}, "", "local", 1, 1u << 20,
      "--local L",
      "work-group size: auto, driver, tuned, or a number;" MORE
@@ -49,12 +51,12 @@ static const cli_option_decl shared[] = {
      "steps applied per kernel launch (default: see below)"},
     {0, "run", {"quiet", no_argument, NULL, 'q'}, "q", "progress", 0, 0, "-q, --quiet",
      "no progress line on stderr (without -q: after the first" MORE
-     "2 s of steps, one every 2 s on a terminal, else every" MORE
-     "BALLCL_PROGRESS_SECONDS, as bench prints; rank 0 alone)"},
+     "2 s of steps or of validation, one every 2 s; rank 0" MORE
+     "alone)"},
     {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", 0, 0,
      "--no-cache", "build from source, bypassing the binary cache"},
     {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, 0, 0, "--json",
-     "one JSON object on stdout instead of the report"},
+     "one JSON object on stdout instead of the report", CLI_AGREE},
     {CLI_MEASURE, NULL, {"repeats", required_argument, NULL, 'r'}, "r:", NULL, 1, 1000, NULL, NULL},
     {CLI_MEASURE, NULL, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, "", NULL, 1, 600000,
      NULL, NULL},
@@ -81,6 +83,53 @@ const cli_option_decl *cli_option_find(const char *name)
         if (strcmp(shared[i].opt.name, name) == 0)
             return &shared[i];
     return NULL;
+}
+
+size_t cli_option_keywords(const char **kw, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NSHARED && n < cap; i++)
+        if (shared[i].py)
+            kw[n++] = shared[i].py;
+    return n;
+}
+
+#ifdef BALLCL_HAVE_MPI
+void cli_options_agree(const cli_options *o, bool from_input, ranks_job *j)
+{
+    for (size_t i = 0; i < NSHARED; i++) {
+        const cli_option_decl *d = &shared[i];
+        if (!d->agree || !takes_option(o->cmd, o->takes, i))
+            continue;
+        char name[40];
+        snprintf(name, sizeof name, *d->letter ? "-%.1s" : "--%s",
+                 *d->letter ? d->letter : d->opt.name);
+        int v = d->opt.val;
+        if (from_input && (d->agree & CLI_FROM_INPUT))
+            ranks_job_add(j, name, "from --input");
+        else if (v == 'n' || v == 's' || v == OPT_SEED)
+            ranks_job_add(j, name, "%llu",
+                          (unsigned long long)(v == 'n'   ? o->balls[0]
+                                               : v == 's' ? o->steps
+                                                          : o->seed));
+        else if (v == OPT_INIT)
+            ranks_job_add(j, name, "%s", o->init == BCL_INIT_SEED ? "seed" : "random");
+        else
+            ranks_job_add(j, name, "%s", o->json ? "given" : "not given");
+    }
+}
+#endif
+
+void cli_print_option_help(const char *names)
+{
+    char name[32];
+    for (const char *c = names; *c; c += strspn(c, " ")) {
+        size_t w = strcspn(c, " ");
+        snprintf(name, sizeof name, "%.*s", (int)w, c);
+        const cli_option_decl *d = cli_option_find(name);
+        printf("  %-22s %s\n", d->usage, d->help);
+        c += w;
+    }
 }
 
 void cli_print_options_help(const char *cmd, unsigned takes)
@@ -242,18 +291,34 @@ int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *
     return -1;
 }
 
-/* The steps of a run (bcl_sim_progress) on bench's and tune's printer;
+int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsigned takes, int argc,
+                     char **argv, bcl_error *e)
+{
+    cli_options_init(o, cmd, help, takes, NULL, "");
+    int rc = BCL_OK;
+    while (rc == BCL_OK && cli_options_next(o, argc, argv, &rc, e) != -1)
+        ;
+    return rc;
+}
+
+/* The steps of a run (bcl_sim_progress) and of its validation
+ * (bcl_validate_progress), a line at most every 2 s, the first after 2 s;
  * each device of a group reports, one line at a time. */
+typedef struct {
+    const char *cmd, *what;
+} progress_label;
+
 static void run_progress(void *arg, uint64_t done, uint64_t steps)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static bool shown;
+    const progress_label *l = arg;
     char line[96];
-    snprintf(line, sizeof line, "step %llu of %llu (%.0f%%)", (unsigned long long)done,
+    snprintf(line, sizeof line, "%sstep %llu of %llu (%.0f%%)", l->what, (unsigned long long)done,
              (unsigned long long)steps, 100.0 * (double)done / (double)steps);
     pthread_mutex_lock(&lock);
     if (done < steps)
-        cli_progress(arg, 0, 0, line);
+        cli_progress((void *)l->cmd, 0, 0, line);
     else if (shown)
         cli_progress_end();
     shown = done < steps;
@@ -271,8 +336,12 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
 #ifdef BALLCL_HAVE_MPI
     quiet = quiet || (ranks_active() && ranks_rank() != 0);
 #endif
-    if (strcmp(o->cmd, "run") == 0 && !quiet)
-        bcl_sim_progress(run_progress, "run", 2000);
+    if (strcmp(o->cmd, "run") == 0 && !quiet) {
+        static const progress_label running = {"run", ""}, validating = {"run", "validating: "};
+        cli_progress_paced();
+        bcl_sim_progress(run_progress, (void *)&running, 2000);
+        bcl_validate_progress(run_progress, (void *)&validating, 2000);
+    }
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");

@@ -1,9 +1,10 @@
 /*
  * The options several commands share, declared once (options.c's table:
- * name, letter, range, help line and Python keyword) and parsed in one
- * place, so that each means the same and fails with the same message in
- * every command and in the Python module (python/ballcl/args.c reads the
- * names and ranges of its run arguments here):
+ * name, letter, range, help line, Python keyword, whether MPI ranks must
+ * agree on it) and parsed in one place, so that each means the same and
+ * fails with the same message in every command, under MPI (run_agree.c)
+ * and in the Python module (python/ballcl/run.c takes the keywords of
+ * ballcl.run from the table, args.c the ranges):
  *
  *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
  *   --model M and every model's parameters (--gravity ...)
@@ -39,12 +40,16 @@ enum {
     CLI_JSON = 1 << 9,       /* --json (a flag) */
     CLI_MEASURE = 1 << 10,   /* -r, --repeats and --repeat-ms */
     CLI_BUDGET = 1 << 11,    /* --launch-budget-ms */
+    /* What bench and tune both take, with their own -n. */
+    CLI_MEASURING = CLI_DEVICE | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED | CLI_CACHE |
+                    CLI_JSON | CLI_MEASURE | CLI_BUDGET,
 };
 
 /* One shared option: taken by the commands whose `takes` has flag, or
  * named in cmds; min and max bound a number; py is the Python keyword of
  * the same argument (NULL: none); usage and help make its help line
- * (help NULL: the command says it in its own words). */
+ * (help NULL: the command says it in its own words); agree says whether
+ * the ranks of an MPI job must agree on it. */
 typedef struct cli_option_decl {
     unsigned flag;
     const char *cmds;
@@ -53,10 +58,21 @@ typedef struct cli_option_decl {
     const char *py;
     uint64_t min, max;
     const char *usage, *help;
+    unsigned agree; /* CLI_AGREE: the same on every MPI rank (run_agree.c) */
 } cli_option_decl;
+enum {
+    CLI_AGREE = 1,
+    CLI_FROM_INPUT = 2, /* "from --input" when the run reads one */
+};
 
 /* The declaration of the option of long name `name` (NULL: none). */
 const cli_option_decl *cli_option_find(const char *name);
+/* The Python keywords of the table's options, in its order, into kw (at
+ * most cap); their count. */
+size_t cli_option_keywords(const char **kw, size_t cap);
+/* The help lines of the shared options named in names (long names, space
+ * separated), in that order. */
+void cli_print_option_help(const char *names);
 /* The help lines of the shared options command cmd takes (with `takes`)
  * that have their own text, in the table's order. */
 void cli_print_options_help(const char *cmd, unsigned takes);
@@ -114,9 +130,17 @@ void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsig
  * command's own (getopt_long's value, optarg set); -1 at the end, on an
  * error (*rc set, e filled) or on -h (the help printed, o->help set). */
 int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *e);
+/* cli_options_init and the loop of a command with no options of its own
+ * (takes only); returns the status (e filled on an error). */
+int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsigned takes, int argc,
+                     char **argv, bcl_error *e);
 /* After the loop: -1 when the help was printed (the command then ends
  * with status 0), else refuses a stray argument and resolves the model and
  * its parameters. */
 int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e);
+/* Adds to j (ranks.h) each option of o's command that the ranks must
+ * agree on, with its value ("from --input" where from_input says so). */
+struct ranks_job;
+void cli_options_agree(const cli_options *o, bool from_input, struct ranks_job *j);
 
 #endif

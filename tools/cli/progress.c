@@ -1,5 +1,5 @@
 /*
- * Progress of long work (bench, tune, survey) on stderr (README.md). On a
+ * Progress of long work (bench, tune, survey, run) on stderr (README.md). On a
  * terminal: one line rewritten in place, erased at the end. Otherwise (a log,
  * a pipe, CI): a whole line at most every CLI_PROGRESS_SECONDS, so a job
  * that runs for minutes shows it is alive, and one of a few seconds prints
@@ -58,6 +58,12 @@ void cli_progress(void *arg, unsigned done, unsigned total, const char *what)
         fprintf(stderr, "[%u/%u] ", done + 1, total);
     fprintf(stderr, "%s%s", what, tty ? "" : "\n");
     fflush(stderr);
+}
+
+void cli_progress_paced(void)
+{
+    init();
+    interval = 0;
 }
 
 void cli_progress_end(void)

@@ -1,9 +1,10 @@
 /*
  * What the ranks of `ballcl run` must agree on (docs/SCALING.md): the
  * fields of the job, in a fixed order, compared by ranks_agree before the
- * first collective of the run. What may differ is left out: the devices
- * (-d, BALLCL_DEVICE), --local, --variant, --steps-per-launch, the cache
- * (folder, --no-cache) and -v, each rank's own.
+ * first collective of the run (the shared options agreed on are those
+ * the options table marks, options.c). What may differ is left out: the
+ * devices (-d, BALLCL_DEVICE), --local, --variant, --steps-per-launch, the
+ * cache (folder, --no-cache) and -v, each rank's own.
  */
 #include "ranks.h"
 #include "run.h"
@@ -62,24 +63,14 @@ int run_agree(const run_args *a, int rc, const bcl_error *e)
         ranks_job_add(&j, name, "%s", value);
     }
     ranks_job_add_path(&j, "--input", a->input);
-    if (a->input)
-        ranks_job_add(&j, "-n", "from --input");
-    else
-        ranks_job_add(&j, "-n", "%llu", (unsigned long long)a->o.balls[0]);
-    ranks_job_add(&j, "-s", "%llu", (unsigned long long)a->o.steps);
-    ranks_job_add(&j, "--init", "%s",
-                  a->input ? "from --input" : (a->o.init == BCL_INIT_SEED ? "seed" : "random"));
-    if (a->input)
-        ranks_job_add(&j, "--seed", "from --input");
-    else
-        ranks_job_add(&j, "--seed", "%llu", (unsigned long long)a->o.seed);
+    /* -n, -s, --init, --seed, --json: the options table's (options.c). */
+    cli_options_agree(&a->o, a->input != NULL, &j);
     ranks_job_add_path(&j, "--output", a->output);
     ranks_job_add_path(&j, "--snapshot", a->snapshot);
     ranks_job_add(&j, "--snapshot-size", "%ux%u", a->snap_w, a->snap_h);
     ranks_job_add(&j, "--no-validate", "%s", a->validate ? "not given" : "given");
     ranks_job_add(&j, "--tolerance-ulp", "%llu", (unsigned long long)a->tol_ulp);
     ranks_job_add(&j, "--sync", "%s", a->sync == BCL_SYNC_EVERY ? "every" : "end");
-    ranks_job_add(&j, "--json", "%s", a->o.json ? "given" : "not given");
     add_kernel_folder(&j);
     /* Files present or writable on some ranks only (node-local folders)
      * would fail MPI_File_open on those alone, and the others would wait
