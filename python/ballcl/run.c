@@ -22,6 +22,7 @@ typedef struct progress {
     size_t ndev;      /* devices that each report every chunk */
     uint64_t shown;   /* the steps told last */
     double line_ms;   /* when stderr got its last line (or the run began) */
+    double every_ms;  /* between stderr's lines: `ballcl run`'s pace */
     PyObject *exc[3]; /* what the callable raised, raised after the run */
 } progress;
 
@@ -43,7 +44,7 @@ static void progress_hook(void *arg, uint64_t done, uint64_t steps)
         if (!r)
             PyErr_Fetch(&p->exc[0], &p->exc[1], &p->exc[2]);
         Py_XDECREF(r);
-    } else if (now > p->shown && p->fn == Py_True && bcl_now_ms() - p->line_ms >= PROGRESS_MS) {
+    } else if (now > p->shown && p->fn == Py_True && bcl_now_ms() - p->line_ms >= p->every_ms) {
         char line[96];
         snprintf(line, sizeof line, "step %llu of %llu (%.0f%%)", (unsigned long long)now,
                  (unsigned long long)p->total, 100.0 * (double)now / (double)p->total);
@@ -140,6 +141,8 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     if (list ? bpy_device_pick_list(eff, idx, &count) : bpy_device_pick(sel, &di))
         goto done;
     progress p = {.fn = progress_o, .total = a.steps, .ndev = count, .line_ms = bcl_now_ms()};
+    if (progress_o == Py_True)
+        p.every_ms = 1000 * cli_progress_paced(PROGRESS_MS / 1000);
     if (progress_o != Py_False)
         bcl_sim_progress(progress_hook, &p, PROGRESS_MS);
     /* Several devices: a group for this call. One device: its process-wide

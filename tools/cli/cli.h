@@ -98,8 +98,9 @@ void cli_progress(void *arg, unsigned done, unsigned total, const char *what);
 /* Erases the progress line. */
 void cli_progress_end(void);
 /* From now on, a line each time cli_progress is called, on a terminal or
- * not: the caller paces them (run's every 2 s). */
-void cli_progress_paced(void);
+ * not: the caller paces them. Returns the seconds between its lines:
+ * BALLCL_PROGRESS_SECONDS when set, else `seconds` (run's 2). */
+double cli_progress_paced(double seconds);
 
 /* The error for what getopt_long returned as ':' (a value missing) or '?'
  * (an unknown option, or a flag given "=value"), for command cmd. */

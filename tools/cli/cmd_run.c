@@ -12,8 +12,8 @@
 
 /* The shared options a run takes (options.h). */
 #define TAKES                                                                                      \
-    (CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED | CLI_LOCAL | CLI_CACHE | \
-     CLI_JSON | CLI_BUDGET)
+    (CLI_DEVICE | CLI_BALLS | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED | CLI_LOCAL |            \
+     CLI_CACHE | CLI_JSON | CLI_BUDGET)
 
 static void help(void)
 {

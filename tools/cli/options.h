@@ -102,7 +102,7 @@ typedef struct cli_options {
     bcl_launch launch; /* default auto */
     bool local_given;
     uint64_t steps_per_launch; /* --steps-per-launch; 0: not given */
-    bool use_cache; /* false with --no-cache */
+    bool use_cache;            /* false with --no-cache */
     bool json;
     double launch_budget_ms;  /* --launch-budget-ms; 0: not given (the environment's or
                                  the default, resolved by the plan) */

@@ -14,6 +14,7 @@
 static int tty = -1;         /* -1: not yet asked */
 static double interval = -1; /* seconds between lines off a terminal */
 static double last = -1;     /* when the last line was printed (or the work began) */
+static bool given;           /* BALLCL_PROGRESS_SECONDS set */
 
 static double now_s(void)
 {
@@ -33,7 +34,7 @@ static void init(void)
         char *end;
         double v = strtod(env, &end);
         if (*end == '\0' && v >= 0 && v <= 86400)
-            interval = v;
+            interval = v, given = true;
         else
             fprintf(stderr,
                     "ballcl: warning: BALLCL_PROGRESS_SECONDS: '%s' is not valid: expected "
@@ -60,10 +61,12 @@ void cli_progress(void *arg, unsigned done, unsigned total, const char *what)
     fflush(stderr);
 }
 
-void cli_progress_paced(void)
+double cli_progress_paced(double seconds)
 {
     init();
+    double was = given ? interval : seconds;
     interval = 0;
+    return was;
 }
 
 void cli_progress_end(void)

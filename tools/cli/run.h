@@ -14,9 +14,9 @@ typedef struct run_args {
     cli_options o; /* the shared options */
     const char *input, *output;
     const char *snapshot;
-    unsigned snap_w, snap_h;   /* 0: from the box's aspect */
-    const char *variant;       /* --variant, NULL when not given */
-    char tuned_note[200];      /* the report's 'tuned' line: used or not, and why */
+    unsigned snap_w, snap_h; /* 0: from the box's aspect */
+    const char *variant;     /* --variant, NULL when not given */
+    char tuned_note[200];    /* the report's 'tuned' line: used or not, and why */
     bcl_sync sync;
     bool validate, verbose;
     uint64_t tol_ulp;
