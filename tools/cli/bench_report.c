@@ -3,6 +3,7 @@
  * the JSON object (docs/BENCHMARK.md) and the CSV lines for the plot script.
  */
 #include "bench.h"
+#include "survey/survey.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -379,18 +380,20 @@ json_t *bench_result_json(const bench_result *res)
     for (int i = 0; i < ROW_COUNT; i++)
         json_array_append_new(rows, row_json(res, row(res, i)));
     const bcl_add_rate *a = &res->add;
+    /* The copy bandwidth and the add rate are the survey's figures too:
+     * their keys are the figure table's. */
     return json_pack(
         "{s:I, s:f, s:{s:I, s:o, s:s}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
         "s:f}, s:o, s:o, s:s?, s:o}",
-        "balls", (json_int_t)res->balls, "copy_gb_per_s", res->copy_gb_per_s.median, "copy",
-        "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s), "clock",
-        res->copy_host_clock ? "host" : "device", "add_gflop_per_s", a->gflop_per_s.median,
-        "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width", (int)a->width, "chains",
-        (int)a->chains, "global", (json_int_t)a->global, "local", (json_int_t)a->local,
-        "adds_per_repeat", (json_int_t)a->adds_per_repeat, "compared", (json_int_t)a->compared,
-        "ops_per_ball_step", (int)res->ops_per_step, "ball_steps_per_s_bound", bound_rate(res),
-        "rows", rows, "conclusions", conclusions_json(res), "clock_note", res->clock_note,
-        "own_cost", own_cost_json(res));
+        "balls", (json_int_t)res->balls, bcl_survey_key(BCL_FIG_COPY), res->copy_gb_per_s.median,
+        "copy", "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
+        "clock", res->copy_host_clock ? "host" : "device", bcl_survey_key(BCL_FIG_ADD),
+        a->gflop_per_s.median, "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width",
+        (int)a->width, "chains", (int)a->chains, "global", (json_int_t)a->global, "local",
+        (json_int_t)a->local, "adds_per_repeat", (json_int_t)a->adds_per_repeat, "compared",
+        (json_int_t)a->compared, "ops_per_ball_step", (int)res->ops_per_step,
+        "ball_steps_per_s_bound", bound_rate(res), "rows", rows, "conclusions",
+        conclusions_json(res), "clock_note", res->clock_note, "own_cost", own_cost_json(res));
 }
 
 json_t *bench_info_json(const bench_info *info)
