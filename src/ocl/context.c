@@ -142,10 +142,20 @@ void bcl_context_destroy(bcl_context *c)
     /* Work an error left queued must end before the objects go: releasing
      * only flushes, and a process that exits while the runtime's threads
      * still run that work can crash in the runtime's teardown (Mesa's
-     * rusticl aborts with "pure virtual method called"). Its status is of
-     * no use here: after a lost device it is the loss already reported. */
-    if (c->queue)
-        clFinish(c->queue);
+     * rusticl: "pure virtual method called", or a fault in LLVM's JIT). A
+     * marker's event is waited for, not clFinish alone: Mesa 22's rusticl
+     * returns from clFinish at once when all work was flushed before it (by
+     * a clWaitForEvents, say), finished or not. Statuses are of no use
+     * here: after a lost device they are the loss already reported. */
+    if (c->queue) {
+        cl_event end = NULL;
+        if (clEnqueueMarkerWithWaitList(c->queue, 0, NULL, &end) == CL_SUCCESS) {
+            clWaitForEvents(1, &end);
+            clReleaseEvent(end);
+        } else {
+            clFinish(c->queue);
+        }
+    }
     for (unsigned i = 0; i < c->nkernels; i++)
         clReleaseKernel(c->kernels[i].k);
     if (c->program)

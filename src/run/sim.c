@@ -475,29 +475,34 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
 }
 
 /* Once the launches are queued: the sampled launches (spread evenly over
- * the run, their events taken anyway) are the marks. One wait for the one
- * the rate so far says the device passes by the next report, and the
- * report once it is due; *next is when. */
+ * the run, their events taken anyway) are the marks. The first wait gives
+ * the device's rate; each later one is for the last sample the rate says
+ * the device passes by the next report (*next), and the report is made once
+ * due. A run the rate says ends before the next report waits once more, on
+ * its last launch, and prints nothing: 2 waits. The last launch is always
+ * waited for here: a driver whose clFinish waits only for work not yet
+ * flushed (Mesa 22's rusticl; these waits flush) would otherwise return from
+ * the run's clFinish with launches still running. */
 static int tell_progress(const sample *x, unsigned got, unsigned nx, uint64_t launches,
                          unsigned kper, uint64_t steps, double w0, double *next, const char *dev,
                          bcl_error *e)
 {
-    double rate = 0; /* steps per ms */
-    for (unsigned j = 0; j + 1 < got;) {
+    double rate = 0; /* steps per ms; 0 until the first wait */
+    for (unsigned j = 0; j < got; j++) {
+        if (rate > 0)
+            while (j + 1 < got &&
+                   (double)(sample_at(j + 1, nx, launches) + 1) * kper <= rate * (*next - w0))
+                j++;
         uint64_t done = (sample_at(j, nx, launches) + 1) * kper;
-        while (rate > 0 && j + 2 < got &&
-               (double)(sample_at(j + 1, nx, launches) + 1) * kper <= rate * (*next - w0))
-            done = (sample_at(++j, nx, launches) + 1) * kper;
         cl_int st = BCL_CL(clWaitForEvents, 1, &x[j].l);
         if (st != CL_SUCCESS)
             return bcl_cl_fail(e, st, "clWaitForEvents", dev);
         double now = bcl_now_ms();
         rate = now > w0 ? (double)done / (now - w0) : 0;
-        if (now >= *next) {
+        if (now >= *next && j + 1 < got) {
             progress.fn(progress.arg, done, steps);
             *next = now + progress.every_ms;
         }
-        j++;
     }
     return BCL_OK;
 }
