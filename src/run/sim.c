@@ -19,9 +19,12 @@
 #include "ocl/program.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BALL_BYTES (4 * sizeof(float))
 /* Balls each work-item of the state check reads (src/ocl/state_check.c). */
@@ -474,37 +477,117 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
     progress.every_ms = every_ms;
 }
 
-/* Once the launches are queued: the sampled launches (spread evenly over
- * the run, their events taken anyway) are the marks. The first wait gives
- * the device's rate; each later one is for the last sample the rate says
- * the device passes by the next report (*next), and the report is made once
- * due. A run the rate says ends before the next report waits once more, on
- * its last launch, and prints nothing: 2 waits. The last launch is always
- * waited for here: a driver whose clFinish waits only for work not yet
- * flushed (Mesa 22's rusticl; these waits flush) would otherwise return from
- * the run's clFinish with launches still running. */
-static int tell_progress(const sample *x, unsigned got, unsigned nx, uint64_t launches,
-                         unsigned kper, uint64_t steps, double w0, double *next, const char *dev,
-                         bcl_error *e)
+/* Once the launches are queued, the progress comes from the sampled
+ * launches (spread evenly over the run, their events taken anyway): each
+ * one's end is reported by a callback, and the host sleeps until the last
+ * has ended or a line is due, when it says how far the ended samples go.
+ * No wait on the device for a line, none for a run that prints none; a
+ * line costs one query, the last launch's status, so that a driver that
+ * never calls back cannot hold the run. The watch is freed by whichever of
+ * the host and the callbacks lets go of it last. */
+typedef struct progress_watch {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    unsigned refs; /* the host's, and each callback's not yet called */
+    int passed;    /* the highest sample ended, -1 for none */
+    bool failed;   /* a sampled launch ended abnormally */
+    struct watch_arg {
+        struct progress_watch *w;
+        int j;
+    } arg[LAUNCH_SAMPLES];
+} progress_watch;
+
+static void watch_release(progress_watch *w)
 {
-    double rate = 0; /* steps per ms; 0 until the first wait */
-    for (unsigned j = 0; j < got; j++) {
-        if (rate > 0)
-            while (j + 1 < got &&
-                   (double)(sample_at(j + 1, nx, launches) + 1) * kper <= rate * (*next - w0))
-                j++;
-        uint64_t done = (sample_at(j, nx, launches) + 1) * kper;
-        cl_int st = BCL_CL(clWaitForEvents, 1, &x[j].l);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clWaitForEvents", dev);
-        double now = bcl_now_ms();
-        rate = now > w0 ? (double)done / (now - w0) : 0;
-        if (now >= *next && j + 1 < got) {
-            progress.fn(progress.arg, done, steps);
-            *next = now + progress.every_ms;
+    bool last = --w->refs == 0;
+    pthread_mutex_unlock(&w->m);
+    if (last) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->m);
+        free(w);
+    }
+}
+
+static void CL_CALLBACK sample_ended(cl_event ev, cl_int status, void *p)
+{
+    (void)ev;
+    struct watch_arg *a = p;
+    progress_watch *w = a->w;
+    pthread_mutex_lock(&w->m);
+    if (status < 0)
+        w->failed = true;
+    else if (a->j > w->passed)
+        w->passed = a->j;
+    pthread_cond_signal(&w->cv);
+    watch_release(w);
+}
+
+static int tell_progress(bcl_sim *s, const sample *x, unsigned got, unsigned nx, uint64_t launches,
+                         unsigned kper, uint64_t steps, double *next, bcl_error *e)
+{
+    const char *dev = bcl_context_device(s->c)->name;
+    progress_watch *w = calloc(1, sizeof *w);
+    pthread_condattr_t ca;
+    if (!w || pthread_condattr_init(&ca) != 0) {
+        free(w);
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&w->m, NULL);
+    w->refs = 1;
+    w->passed = -1;
+    const char *call = NULL; /* the call that failed */
+    cl_int st = CL_SUCCESS;
+    pthread_mutex_lock(&w->m);
+    for (unsigned j = 0; j < got && st == CL_SUCCESS; j++) {
+        w->arg[j] = (struct watch_arg){w, (int)j};
+        w->refs++;
+        pthread_mutex_unlock(&w->m); /* a callback may run at once */
+        st = BCL_CL(clSetEventCallback, x[j].l, CL_COMPLETE, sample_ended, &w->arg[j]);
+        pthread_mutex_lock(&w->m);
+        if (st != CL_SUCCESS) {
+            w->refs--;
+            call = "clSetEventCallback";
         }
     }
-    return BCL_OK;
+    if (st == CL_SUCCESS) {
+        pthread_mutex_unlock(&w->m);
+        st = BCL_CL(clFlush, bcl_context_queue(s->c)); /* the work starts before the host sleeps */
+        pthread_mutex_lock(&w->m);
+        call = "clFlush";
+    }
+    int shown = -1; /* the sample the last line told */
+    while (st == CL_SUCCESS && !w->failed && w->passed + 1 < (int)got) {
+        /* A zero interval (BALLCL_PROGRESS_SECONDS=0) is a line at each
+         * sample that ends, and a second's sleep at most without one. */
+        bool each = progress.every_ms <= 0 && w->passed == shown;
+        double wait = each ? 1000 : *next - bcl_now_ms();
+        if (wait > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double ns = (double)ts.tv_nsec + wait * 1e6;
+            ts.tv_sec += (time_t)(ns / 1e9);
+            ts.tv_nsec = (long)fmod(ns, 1e9);
+            if (pthread_cond_timedwait(&w->cv, &w->m, &ts) == 0 || !each)
+                continue;
+        }
+        shown = w->passed;
+        uint64_t done = shown < 0 ? 0 : (sample_at((unsigned)shown, nx, launches) + 1) * kper;
+        pthread_mutex_unlock(&w->m);
+        progress.fn(progress.arg, done, steps);
+        *next = bcl_now_ms() + progress.every_ms;
+        cl_int exec = CL_QUEUED;
+        st = BCL_CL(clGetEventInfo, x[got - 1].l, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
+                    &exec, NULL);
+        call = "clGetEventInfo";
+        pthread_mutex_lock(&w->m);
+        if (exec <= CL_COMPLETE)
+            break; /* ended (or failing): the run's own checks say which */
+    }
+    watch_release(w);
+    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, call, dev);
 }
 
 static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
@@ -581,8 +664,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     }
     if (mark)
         clReleaseEvent(mark);
-    if (rc == BCL_OK && watch)
-        rc = tell_progress(x, got, nx, launches, kper, steps, w0, &next, d->name, e);
+    if (rc == BCL_OK && watch && got > 0)
+        rc = tell_progress(s, x, got, nx, launches, kper, steps, &next, e);
     /* Queued behind the last launch, so that one wait covers all: a round
      * trip to the device fewer per frame. */
     if (rc == BCL_OK && flag)
