@@ -40,7 +40,7 @@ tmp = testlib.tempdir()
 # window's one event, wait and release per 1024 launches (src/run/sim.c) and
 # no more: 0.01 a launch. Per run, on each device: 20 kernel enqueues besides
 # the run's launches (the warm-up and the state check), and of event, wait,
-# profiling, callback and flush calls each at most 64. A device weighed
+# profiling and callback calls each at most 64. A device weighed
 # against others (two devices, an MPI rank) adds its calibration: at most 5
 # queue windows of launches (src/job/group.c caps each timed run at one
 # window; the timer's doubling and its 3 repeats), timed by the host clock.
@@ -49,7 +49,7 @@ PER_RUN_ENQUEUES = 20
 PER_RUN_EVENTS = 64
 CALIBRATION_ENQUEUES = 5 * 1024
 EVENT_CALLS = ("clReleaseEvent", "clRetainEvent", "clWaitForEvents", "clGetEventProfilingInfo",
-               "clGetEventInfo", "clSetEventCallback", "clFlush")
+               "clGetEventInfo", "clSetEventCallback")
 
 
 def per_launch_allowed(call, sync):

@@ -478,19 +478,22 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
 }
 
 /* Once the launches are queued, the progress comes from the sampled
- * launches (spread evenly over the run, their events taken anyway): each
- * one's end is reported by a callback, and the host sleeps until the last
- * has ended or a line is due, when it says how far the ended samples go.
- * No wait on the device for a line, none for a run that prints none; a
- * line costs one query, the last launch's status, so that a driver that
- * never calls back cannot hold the run. The watch is freed by whichever of
- * the host and the callbacks lets go of it last. */
+ * launches (spread evenly over the run, their events taken anyway): a
+ * callback notes each one's end, and a thread of its own tells, when a line
+ * is due, how far the ended samples go, while the run waits in clFinish as
+ * it does without progress. No device query for a line, no wait but the
+ * run's own. The watch is freed by whichever of the run and the callbacks
+ * lets go of it last. */
 typedef struct progress_watch {
     pthread_mutex_t m;
     pthread_cond_t cv;
-    unsigned refs; /* the host's, and each callback's not yet called */
+    pthread_t thread;
+    unsigned refs; /* the run's, and each callback's not yet called */
     int passed;    /* the highest sample ended, -1 for none */
-    bool failed;   /* a sampled launch ended abnormally */
+    bool stop;
+    double next; /* when the next line is due */
+    unsigned nx, kper;
+    uint64_t launches, steps;
     struct watch_arg {
         struct progress_watch *w;
         int j;
@@ -514,31 +517,63 @@ static void CL_CALLBACK sample_ended(cl_event ev, cl_int status, void *p)
     struct watch_arg *a = p;
     progress_watch *w = a->w;
     pthread_mutex_lock(&w->m);
-    if (status < 0)
-        w->failed = true;
-    else if (a->j > w->passed)
+    if (status >= 0 && a->j > w->passed)
         w->passed = a->j;
     pthread_cond_signal(&w->cv);
     watch_release(w);
 }
 
-static int tell_progress(bcl_sim *s, const sample *x, unsigned got, unsigned nx, uint64_t launches,
-                         unsigned kper, uint64_t steps, double *next, bcl_error *e)
+/* The lines: at each interval (with none, BALLCL_PROGRESS_SECONDS=0, at
+ * each sample that ends), once a sample has ended. */
+static void *watch_lines(void *p)
 {
-    const char *dev = bcl_context_device(s->c)->name;
-    progress_watch *w = calloc(1, sizeof *w);
+    progress_watch *w = p;
+    int shown = -1; /* the sample the last line told */
+    pthread_mutex_lock(&w->m);
+    while (!w->stop) {
+        bool each = progress.every_ms <= 0;
+        if (w->passed == shown || (!each && bcl_now_ms() < w->next)) {
+            if (each || w->passed == shown) {
+                pthread_cond_wait(&w->cv, &w->m);
+                continue;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double ns = (double)ts.tv_nsec + (w->next - bcl_now_ms()) * 1e6;
+            ts.tv_sec += (time_t)(ns / 1e9);
+            ts.tv_nsec = (long)fmod(ns, 1e9);
+            pthread_cond_timedwait(&w->cv, &w->m, &ts);
+            continue;
+        }
+        shown = w->passed;
+        uint64_t done = (sample_at((unsigned)shown, w->nx, w->launches) + 1) * w->kper;
+        pthread_mutex_unlock(&w->m);
+        progress.fn(progress.arg, done, w->steps);
+        pthread_mutex_lock(&w->m);
+        w->next = bcl_now_ms() + progress.every_ms;
+    }
+    pthread_mutex_unlock(&w->m);
+    return NULL;
+}
+
+/* Starts the watch (*out NULL where the thread could not start: no lines). */
+static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch *init,
+                       progress_watch **out, bcl_error *e)
+{
+    *out = NULL;
+    progress_watch *w = malloc(sizeof *w);
     pthread_condattr_t ca;
     if (!w || pthread_condattr_init(&ca) != 0) {
         free(w);
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
+    *w = *init;
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&w->m, NULL);
     w->refs = 1;
     w->passed = -1;
-    const char *call = NULL; /* the call that failed */
     cl_int st = CL_SUCCESS;
     pthread_mutex_lock(&w->m);
     for (unsigned j = 0; j < got && st == CL_SUCCESS; j++) {
@@ -547,47 +582,29 @@ static int tell_progress(bcl_sim *s, const sample *x, unsigned got, unsigned nx,
         pthread_mutex_unlock(&w->m); /* a callback may run at once */
         st = BCL_CL(clSetEventCallback, x[j].l, CL_COMPLETE, sample_ended, &w->arg[j]);
         pthread_mutex_lock(&w->m);
-        if (st != CL_SUCCESS) {
+        if (st != CL_SUCCESS)
             w->refs--;
-            call = "clSetEventCallback";
-        }
     }
-    if (st == CL_SUCCESS) {
+    if (st == CL_SUCCESS && pthread_create(&w->thread, NULL, watch_lines, w) == 0) {
         pthread_mutex_unlock(&w->m);
-        st = BCL_CL(clFlush, bcl_context_queue(s->c)); /* the work starts before the host sleeps */
-        pthread_mutex_lock(&w->m);
-        call = "clFlush";
-    }
-    int shown = -1; /* the sample the last line told */
-    while (st == CL_SUCCESS && !w->failed && w->passed + 1 < (int)got) {
-        /* A zero interval (BALLCL_PROGRESS_SECONDS=0) is a line at each
-         * sample that ends, and a second's sleep at most without one. */
-        bool each = progress.every_ms <= 0 && w->passed == shown;
-        double wait = each ? 1000 : *next - bcl_now_ms();
-        if (wait > 0) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            double ns = (double)ts.tv_nsec + wait * 1e6;
-            ts.tv_sec += (time_t)(ns / 1e9);
-            ts.tv_nsec = (long)fmod(ns, 1e9);
-            if (pthread_cond_timedwait(&w->cv, &w->m, &ts) == 0 || !each)
-                continue;
-        }
-        shown = w->passed;
-        uint64_t done = shown < 0 ? 0 : (sample_at((unsigned)shown, nx, launches) + 1) * kper;
-        pthread_mutex_unlock(&w->m);
-        progress.fn(progress.arg, done, steps);
-        *next = bcl_now_ms() + progress.every_ms;
-        cl_int exec = CL_QUEUED;
-        st = BCL_CL(clGetEventInfo, x[got - 1].l, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
-                    &exec, NULL);
-        call = "clGetEventInfo";
-        pthread_mutex_lock(&w->m);
-        if (exec <= CL_COMPLETE)
-            break; /* ended (or failing): the run's own checks say which */
+        *out = w;
+        return BCL_OK;
     }
     watch_release(w);
-    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, call, dev);
+    return st == CL_SUCCESS
+               ? BCL_OK
+               : bcl_cl_fail(e, st, "clSetEventCallback", bcl_context_device(s->c)->name);
+}
+
+static void watch_stop(progress_watch *w)
+{
+    pthread_mutex_lock(&w->m);
+    w->stop = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->m);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_lock(&w->m);
+    watch_release(w);
 }
 
 static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
@@ -664,8 +681,12 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     }
     if (mark)
         clReleaseEvent(mark);
-    if (rc == BCL_OK && watch && got > 0)
-        rc = tell_progress(s, x, got, nx, launches, kper, steps, &next, e);
+    progress_watch *lines = NULL;
+    if (rc == BCL_OK && watch && got > 0) {
+        progress_watch init = {
+            .next = next, .nx = nx, .kper = kper, .launches = launches, .steps = steps};
+        rc = watch_start(s, x, got, &init, &lines, e);
+    }
     /* Queued behind the last launch, so that one wait covers all: a round
      * trip to the device fewer per frame. */
     if (rc == BCL_OK && flag)
@@ -674,6 +695,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         rc = transfer(s, NULL, read_to, CL_FALSE, e);
     if (rc == BCL_OK)
         rc = bcl_sim_finish(s, e);
+    if (lines)
+        watch_stop(lines);
     if (rc == BCL_OK && progress.fn)
         progress.fn(progress.arg, steps, steps);
     t->wall_ms = bcl_now_ms() - w0;
