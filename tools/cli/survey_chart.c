@@ -3,13 +3,14 @@
  * temporary folder of their own, and the SVG is taken into the page with
  * its ids made unique (every gnuplot SVG defines the same "gpPt0" ...).
  */
-#include "survey_chart.h"
+#include "survey_html.h"
 #include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,38 +23,26 @@ extern char **environ;
 /* The whole of a small file, NUL-terminated; NULL when it cannot be read. */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *more = realloc(buf, cap *= 2);
-            if (!more)
-                free(buf);
-            buf = more;
-        }
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
+    char *buf = NULL;
+    size_t len;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int err = fd < 0 ? errno : bcl_read_fd(fd, 1u << 30, &buf, &len);
+    if (fd >= 0)
+        close(fd);
+    return err ? NULL : buf;
 }
 
-static int write_text(const char *path, const char *text, bcl_error *e)
+static int write_text(const char *path, bcl_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int write_text(const char *path, bcl_error *e, const char *fmt, ...)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s': %s", path, strerror(errno));
-    size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len;
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = vfprintf(f, fmt, ap) >= 0;
+    va_end(ap);
     ok = (fclose(f) == 0) && ok;
     if (!ok)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s'", path);
@@ -78,16 +67,14 @@ static void first_error_line(const char *path, char *out, size_t size)
 /* How long one chart may take: gnuplot draws one in well under a second. */
 #define GNUPLOT_LIMIT_S 20
 
-/* Runs gnuplot on script in dir, in a process group of its own (killed
+/* Runs gnuplot on script, its messages to errpath, in a process group of its own (killed
  * with the temporaries on SIGINT, SIGTERM and SIGHUP, and when it runs
  * past GNUPLOT_LIMIT_S); BCL_OK when it exited 0. */
-static int run_gnuplot(const char *dir, const char *script, bcl_error *e)
+static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
 {
     const char *prog = getenv("BALLCL_GNUPLOT");
     if (!prog || !*prog)
         prog = "gnuplot";
-    char errpath[4096];
-    snprintf(errpath, sizeof errpath, "%s/messages.txt", dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -189,65 +176,50 @@ int survey_chart_svg(const char *script, const char *data, unsigned width, unsig
     /* The folder's name goes into gnuplot's script between quotes. */
     if (strchr(dir, '\'') || strchr(dir, '\n'))
         snprintf(dir, sizeof dir, "/tmp/ballcl-chart-XXXXXX");
-    char data_path[4200], script_path[4200], svg_path[4200], msg_path[4200];
     /* The folder and its files are removed on SIGINT, SIGTERM and SIGHUP:
      * registered, with the signals held, as the folder comes into being. */
+    static const char *const name[5] = {"", "/data.txt", "/chart.gp", "/chart.svg",
+                                        "/messages.txt"};
+    char path[5][4200];
     sigset_t old;
     int slot[5] = {-1, -1, -1, -1, -1};
     bcl_cleanup_block(&old);
     bool made = mkdtemp(dir) != NULL;
     int err = errno;
-    if (made) {
-        snprintf(data_path, sizeof data_path, "%s/data.txt", dir);
-        snprintf(script_path, sizeof script_path, "%s/chart.gp", dir);
-        snprintf(svg_path, sizeof svg_path, "%s/chart.svg", dir);
-        snprintf(msg_path, sizeof msg_path, "%s/messages.txt", dir);
-        const char *all[5] = {dir, data_path, script_path, svg_path, msg_path};
-        for (int i = 0; i < 5; i++)
-            slot[i] = bcl_cleanup_register(all[i]);
+    for (int i = 0; made && i < 5; i++) {
+        snprintf(path[i], sizeof path[i], "%s%s", dir, name[i]);
+        slot[i] = bcl_cleanup_register(path[i]);
     }
     bcl_cleanup_unblock(&old);
     if (!made)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a temporary folder '%s': %s", dir,
                         strerror(err));
-    size_t cap = strlen(script) + strlen(dir) + 512;
-    char *full = malloc(cap);
-    int rc = BCL_OK;
-    if (!full)
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    else {
-        /* noenhanced: device names are text, not gnuplot's markup. */
-        snprintf(full, cap,
-                 "cd '%s'\n"
-                 "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb 'white'\n"
-                 "set output 'chart.svg'\n"
-                 "set datafile missing 'NaN'\n"
-                 "%s\n"
-                 "unset output\n",
-                 dir, width, height, script);
-    }
+    int rc = write_text(path[1], e, "%s", data);
+    /* noenhanced: device names are text, not gnuplot's markup. */
     if (rc == BCL_OK)
-        rc = write_text(data_path, data, e);
+        rc = write_text(path[2], e,
+                        "cd '%s'\n"
+                        "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb "
+                        "'white'\n"
+                        "set output 'chart.svg'\n"
+                        "set datafile missing 'NaN'\n"
+                        "%s\n"
+                        "unset output\n",
+                        dir, width, height, script);
     if (rc == BCL_OK)
-        rc = write_text(script_path, full, e);
-    free(full);
-    if (rc == BCL_OK)
-        rc = run_gnuplot(dir, script_path, e);
+        rc = run_gnuplot(path[2], path[4], e);
     char *text = NULL;
-    if (rc == BCL_OK && !(text = slurp(svg_path)))
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "gnuplot wrote no chart ('%s' unreadable)", svg_path);
+    if (rc == BCL_OK && !(text = slurp(path[3])))
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "gnuplot wrote no chart ('%s' unreadable)", path[3]);
     const char *start = text ? strstr(text, "<svg") : NULL;
     if (rc == BCL_OK && !start)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "gnuplot's chart holds no <svg> element");
     if (rc == BCL_OK && !(*svg = prefix_ids(start, id_prefix)))
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     free(text);
-    unlink(data_path);
-    unlink(script_path);
-    unlink(svg_path);
-    unlink(msg_path);
-    rmdir(dir);
-    for (int i = 0; i < 5; i++)
+    for (int i = 4; i >= 0; i--) {
+        remove(path[i]); /* the files, then the folder */
         bcl_cleanup_unregister(slot[i]);
+    }
     return rc;
 }

@@ -9,7 +9,6 @@
  */
 #include "survey_html.h"
 #include "survey_db.h"
-#include "survey_page.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,91 +85,77 @@ int page_query(report *r, const char *sql, long long param, json_t **out)
     return BCL_OK;
 }
 
-/* Into run (a row with run_id): "facts" {key: value} with booleans as
- * JSON booleans, "figures" {key or model:key: value}, "extensions". */
 int page_load_run(report *r, json_t *run)
 {
+    static const char *const set[] = {"facts", "figures", "extensions"};
+    static const char *const sql[] = {
+        "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key",
+        "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key",
+        "SELECT name FROM extensions WHERE run_id = ? ORDER BY name"};
     long long id = json_integer_value(json_object_get(run, "run_id"));
-    json_t *rows;
-    int rc = page_query(r, "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key", id,
-                        &rows);
-    if (rc)
-        return rc;
-    json_t *facts = json_object();
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        json_t *v = json_object_get(row, "value");
-        const char *type = json_string_value(json_object_get(row, "type"));
-        json_object_set_new(facts, json_string_value(json_object_get(row, "key")),
-                            type && strcmp(type, "bool") == 0 ? json_boolean(json_integer_value(v))
-                                                              : json_incref(v));
+    for (size_t k = 0; k < 3; k++) {
+        json_t *rows, *row;
+        int rc = page_query(r, sql[k], id, &rows);
+        if (rc)
+            return rc;
+        json_t *to = k == 2 ? json_array() : json_object();
+        size_t i;
+        json_array_foreach(rows, i, row)
+        {
+            json_t *v = json_object_get(row, "value");
+            const char *key = page_str(row, "key"), *model = page_str(row, "model");
+            char full[600];
+            snprintf(full, sizeof full, "%s%s%s", model, *model ? ":" : "", key);
+            if (k == 2)
+                json_array_append(to, json_object_get(row, "name"));
+            else if (k == 1)
+                json_object_set(to, full, v);
+            else if (strcmp(page_str(row, "type"), "bool") == 0)
+                json_object_set_new(to, key, json_boolean(json_integer_value(v)));
+            else
+                json_object_set(to, key, v);
+        }
+        json_decref(rows);
+        json_object_set_new(run, set[k], to);
     }
-    json_decref(rows);
-    json_object_set_new(run, "facts", facts);
-    if ((rc = page_query(
-             r, "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key", id,
-             &rows)))
-        return rc;
-    json_t *figs = json_object();
-    json_array_foreach(rows, i, row)
-    {
-        const char *model = json_string_value(json_object_get(row, "model"));
-        const char *key = json_string_value(json_object_get(row, "key"));
-        char full[600];
-        snprintf(full, sizeof full, "%s%s%s", model ? model : "", model && *model ? ":" : "",
-                 key ? key : "");
-        json_object_set(figs, full, json_object_get(row, "value"));
-    }
-    json_decref(rows);
-    json_object_set_new(run, "figures", figs);
-    if ((rc = page_query(r, "SELECT name FROM extensions WHERE run_id = ? ORDER BY name", id,
-                         &rows)))
-        return rc;
-    json_t *exts = json_array();
-    json_array_foreach(rows, i, row)
-    {
-        json_array_append(exts, json_object_get(row, "name"));
-    }
-    json_decref(rows);
-    json_object_set_new(run, "extensions", exts);
     return BCL_OK;
 }
 
-/* Every run, loaded, and each device's runs (oldest first) under its
- * "runs": the device sections' histories and the side by side of any two
- * surveys read them. */
+/* The device_id of row o as text (an object's key), in id. */
+static const char *id_text(const json_t *o, char id[32])
+{
+    snprintf(id, 32, "%lld", (long long)json_integer_value(json_object_get(o, "device_id")));
+    return id;
+}
+
+/* Every run, loaded, with its device's number in the table ("number") and
+ * under that device's "runs" (oldest first): the device sections'
+ * histories and the side by side of any two surveys read them. */
 static int load_runs(report *r)
 {
     int rc = page_query(r,
                         "SELECT run_id, device_id, date, driver FROM device_runs"
                         " ORDER BY device_id, date, run_id",
                         0, &r->runs);
-    json_t *by_device = json_object();
+    json_t *numbers = json_object();
     size_t i;
     json_t *run, *d;
+    char id[32];
+    json_array_foreach(r->devices, i, d)
+    {
+        json_object_set_new(d, "runs", json_array());
+        json_object_set_new(numbers, id_text(d, id), json_integer((json_int_t)i + 1));
+    }
     json_array_foreach(r->runs, i, run)
     {
         if (rc == BCL_OK)
             rc = page_load_run(r, run);
-        char id[32];
-        snprintf(id, sizeof id, "%lld",
-                 (long long)json_integer_value(json_object_get(run, "device_id")));
-        json_t *list = json_object_get(by_device, id);
-        if (!list)
-            json_object_set_new(by_device, id, list = json_array());
-        json_array_append(list, run);
+        json_t *number = json_object_get(numbers, id_text(run, id));
+        json_object_set(run, "number", number);
+        d = json_array_get(r->devices, (size_t)json_integer_value(number) - 1);
+        json_array_append(json_object_get(d, "runs"), run);
     }
-    json_array_foreach(r->devices, i, d)
-    {
-        char id[32];
-        snprintf(id, sizeof id, "%lld",
-                 (long long)json_integer_value(json_object_get(d, "device_id")));
-        json_t *list = json_object_get(by_device, id);
-        json_object_set_new(d, "runs", list ? json_incref(list) : json_array());
-    }
-    json_decref(by_device);
+    json_decref(numbers);
     return rc;
 }
 
@@ -210,8 +195,10 @@ static int load(report *r)
 
 typedef struct column {
     char head[96];
-    char key[160]; /* a figure (model:key for a model's), or "fact:..." */
-    int decimals;  /* -1: page_num, -2: bytes as GiB */
+    const char *set; /* "facts" or "figures" */
+    char key[160];   /* a model's figure: model:key */
+    int decimals;    /* -1: page_num */
+    double per;      /* the value shown is the stored one / per */
 } column;
 
 #define MAX_COLUMNS (3 + BCL_FIG_COUNT)
@@ -221,9 +208,9 @@ typedef struct column {
 static size_t device_columns(column *cols)
 {
     static const column facts[] = {
-        {"CUs", "fact:limits.compute_units", 0},
-        {"clock MHz", "fact:limits.clock_mhz", 0},
-        {"memory GiB", "fact:limits.global_mem_bytes", -2},
+        {"CUs", "facts", "limits.compute_units", 0, 1},
+        {"clock MHz", "facts", "limits.clock_mhz", 0, 1},
+        {"memory GiB", "facts", "limits.global_mem_bytes", 1, 1073741824.0},
     };
     size_t n = 0;
     for (; n < sizeof facts / sizeof facts[0]; n++)
@@ -237,7 +224,7 @@ static size_t device_columns(column *cols)
         snprintf(c->head, sizeof c->head, "%s%s%s %s", model ? model : "", model ? " " : "",
                  g->title, g->unit);
         page_figure_key(f, model, c->key, sizeof c->key);
-        c->decimals = -1;
+        c->set = "figures", c->decimals = -1, c->per = 1;
     }
     return n;
 }
@@ -267,18 +254,12 @@ static void device_table(report *r, sbuf *p)
         page_fields(p, d,
                     (const char *const[]){"name", "</a></td><td>", "platform", "</td><td>", "type",
                                           "</td><td>", "driver", "</td><td>", NULL});
-        page_where(p, d);
+        page_where(p, d, "", true);
         sb_puts(p, "</td>");
         for (size_t c = 0; c < ncols; c++) {
             const column *col = &cols[c];
-            double v = strncmp(col->key, "fact:", 5) == 0 ? page_fact(d, col->key + 5)
-                                                          : page_figure(d, col->key);
-            if (col->decimals == -2)
-                v /= 1073741824.0;
-            char t[64];
-            bool fact = strncmp(col->key, "fact:", 5) == 0;
-            double raw = page_raw(d, fact ? "facts" : "figures", col->key + (fact ? 5 : 0));
-            if (isnan(v) && !isnan(raw)) {
+            double raw = page_raw(d, col->set, col->key);
+            if (!isnan(raw) && !page_plausible(raw)) {
                 /* Shown, and left out of the charts: the rest is drawn. */
                 sb_printf(p,
                           "<td class=\"num invalid\" data-v=\"-1e300\" title=\"%g: not a "
@@ -286,13 +267,11 @@ static void device_table(report *r, sbuf *p)
                           raw);
                 continue;
             }
-            if (isnan(v))
-                snprintf(t, sizeof t, "–");
-            else if (col->decimals >= 0)
+            double v = raw / col->per;
+            char t[64] = "–";
+            if (!isnan(v) && col->decimals >= 0)
                 snprintf(t, sizeof t, "%.*f", col->decimals, v);
-            else if (col->decimals == -2)
-                snprintf(t, sizeof t, "%.1f", v);
-            else
+            else if (!isnan(v))
                 page_num(v, t, sizeof t);
             sb_printf(p, "<td class=\"num\" data-v=\"%.9g\">%s</td>", isnan(v) ? -1e300 : v, t);
         }
@@ -373,17 +352,12 @@ static void coverage(report *r, sbuf *p)
             {
                 if (!marks)
                     break;
-                bool has;
-                if (pass == 0) {
-                    const json_t *f = json_object_get(json_object_get(dd, "facts"), k);
-                    has = json_is_true(f);
-                } else {
-                    has = false;
-                    size_t x;
-                    json_t *e;
-                    json_array_foreach(json_object_get(dd, "extensions"), x, e) has |=
-                        strcmp(page_str(e, NULL), k) == 0;
-                }
+                bool has =
+                    pass == 0 && json_is_true(json_object_get(json_object_get(dd, "facts"), k));
+                size_t x;
+                json_t *e;
+                json_array_foreach(pass ? json_object_get(dd, "extensions") : NULL, x, e) has |=
+                    strcmp(page_str(e, NULL), k) == 0;
                 sb_printf(p, "<td class=\"mark\">%s</td>", has ? "✓" : "");
             }
             sb_puts(p, "</tr>\n");
@@ -425,25 +399,6 @@ static int platforms(report *r, sbuf *p)
     return BCL_OK;
 }
 
-/* What tells d apart from devices of its name, as plain text for the
- * script (which sets it as text): compute units and where it is. */
-static void where_text(const json_t *d, char *out, size_t size)
-{
-    static const char *const place[][2] = {
-        {"identity.host", "host "}, {"identity.uuid", "UUID "}, {"identity.pci_bus", "PCI "}};
-    const json_t *facts = json_object_get(d, "facts");
-    size_t o = 0;
-    out[0] = '\0';
-    double cu = page_fact(d, "limits.compute_units");
-    if (!isnan(cu))
-        o += (size_t)snprintf(out, size, "%.0f CUs", cu);
-    for (size_t i = 0; i < sizeof place / sizeof place[0] && o < size; i++) {
-        const char *v = json_string_value(json_object_get(facts, place[i][0]));
-        if (v && *v)
-            o += (size_t)snprintf(out + o, size - o, "%s%s%s", o ? ", " : "", place[i][1], v);
-    }
-}
-
 /* The index of name in the array list (added when new), through index,
  * an object from name to that index. */
 static json_int_t index_of(json_t *list, json_t *index, const char *name)
@@ -468,24 +423,19 @@ static void embedded_data(report *r, sbuf *p)
 {
     json_t *keys = json_array(), *key_index = json_object();
     json_t *exts = json_array(), *ext_index = json_object();
-    json_t *numbers = json_object(), *runs = json_array();
+    json_t *runs = json_array(), *run;
     size_t i;
-    json_t *d, *run;
-    json_array_foreach(r->devices, i, d)
-    {
-        char id[32];
-        snprintf(id, sizeof id, "%lld",
-                 (long long)json_integer_value(json_object_get(d, "device_id")));
-        json_object_set_new(numbers, id, json_integer((json_int_t)i + 1));
-    }
     json_array_foreach(r->runs, i, run)
     {
-        char id[32], where[512];
-        long long dev_id = json_integer_value(json_object_get(run, "device_id"));
-        snprintf(id, sizeof id, "%lld", dev_id);
-        const json_t *dev = json_array_get(
-            r->devices, (size_t)json_integer_value(json_object_get(numbers, id)) - 1);
-        where_text(run, where, sizeof where);
+        json_t *number = json_object_get(run, "number");
+        const json_t *dev = json_array_get(r->devices, (size_t)json_integer_value(number) - 1);
+        /* What tells the device apart from others of its name, as plain
+         * text for the script (which sets it as text). */
+        sbuf where = {0};
+        double cu = page_value(run, "facts", "limits.compute_units");
+        if (!isnan(cu))
+            sb_printf(&where, "%.0f CUs", cu);
+        page_where(&where, run, where.len ? ", " : "", false);
         json_t *vals = json_array(), *xs = json_array();
         static const char *const sets[][2] = {{"figures", "figure "}, {"facts", ""}};
         for (size_t s = 0; s < 2; s++) {
@@ -503,24 +453,19 @@ static void embedded_data(report *r, sbuf *p)
         json_t *e;
         json_array_foreach(json_object_get(run, "extensions"), x, e)
             json_array_append_new(xs, json_integer(index_of(exts, ext_index, page_str(e, NULL))));
-        /* where was cut at its buffer's end, maybe inside a character:
-         * then the run goes in without it rather than not at all. */
-        json_t *row = NULL;
-        for (int k = 0; !row && k < 2; k++)
-            row =
-                json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
-                          page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
-                          page_str(run, "driver"), page_str(run, "date"), k ? "" : where, vals, xs);
+        json_t *row =
+            json_pack("[O,s,s,s,s,s,s,O,O]", number, page_str(dev, "name"),
+                      page_str(dev, "platform"), page_str(dev, "type"), page_str(run, "driver"),
+                      page_str(run, "date"), where.s ? where.s : "", vals, xs);
+        p->oom |= where.oom || !row;
+        free(where.s);
         json_decref(vals);
         json_decref(xs);
-        if (!row)
-            p->oom = true;
         json_array_append_new(runs, row);
     }
     json_t *out = json_pack("{s:o,s:o,s:o}", "keys", keys, "ext", exts, "runs", runs);
     json_decref(key_index);
     json_decref(ext_index);
-    json_decref(numbers);
     char *text =
         out ? json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(7)) : NULL;
     json_decref(out);

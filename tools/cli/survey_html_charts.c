@@ -1,20 +1,53 @@
 /*
- * The report page's charts (docs/SURVEY.md, "The report page"): the data of
- * each chart as gnuplot's data file and its script, drawn by gnuplot into SVG
- * (survey_chart.c) and put into the page. Labels from survey files are made
- * safe for gnuplot's data file (plot_label); the titles are ours.
+ * The report page's drawings (docs/SURVEY.md, "The report page"). The bar
+ * charts of the fleet: the data of each as gnuplot's data file and its
+ * script, drawn by gnuplot into SVG (survey_chart.c) and put into the page;
+ * labels from survey files are made safe for gnuplot's data file
+ * (page_plot_label), the titles are ours. And a section per device: an
+ * anchor the device table links to, the device's full label (compute units,
+ * host, UUID or PCI bus tell apart devices sharing a name) and, for a device
+ * surveyed more than once, a small chart per figure over its surveys. These
+ * are drawn here as inline SVG, not by gnuplot: at 250 devices a gnuplot
+ * chart each would cost seconds and megabytes. Each one's axis starts at
+ * zero, so that a few per cent of noise looks like a few per cent, and a
+ * grey band shows the range of the device's surveys.
  */
-#include "survey_chart.h"
-#include "survey_page.h"
+#include "survey_html.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A figure of the table (src/survey/figures.c), for one model where it is
+ * a model's. */
 typedef struct series {
     char key[160]; /* the figure's key (model:key for a model's) */
-    const char *title;
+    const bcl_survey_figure *g;
+    const char *model; /* NULL for a figure of no model */
+    const char *title; /* the model's name, else the figure's title */
 } series;
+
+/* Every figure of the table, a model's once per model of r, in the table's
+ * order: *n of them (malloc'ed; NULL when out of memory). */
+static series *all_series(const report *r, size_t *n)
+{
+    size_t nm = json_array_size(r->models);
+    series *all = calloc(BCL_FIG_COUNT * (nm + 1), sizeof *all);
+    *n = 0;
+    for (bcl_fig f = 0; all && f < BCL_FIG_COUNT; f++) {
+        const bcl_survey_figure *g = &bcl_survey_figures[f];
+        for (size_t m = 0; m < (g->flags & BCL_FIG_MODEL ? nm : 1); m++) {
+            series *s = &all[(*n)++];
+            s->g = g;
+            if (g->flags & BCL_FIG_MODEL)
+                s->model =
+                    json_string_value(json_object_get(json_array_get(r->models, m), "model"));
+            s->title = s->model ? s->model : g->title;
+            page_figure_key(f, s->model, s->key, sizeof s->key);
+        }
+    }
+    return all;
+}
 
 /* At most this many devices per bar chart: beyond about 70 the bars and
  * their labels cannot be read, and every bar costs the page's size. */
@@ -37,41 +70,39 @@ static int by_value(const void *a, const void *b)
 }
 
 /* One grouped bar chart, a bar per series for each of the top TOP_N
- * devices by the first series (the lowest first where lower is better);
- * series that no device has are left out, and a chart with none says so. */
+ * devices by the first series (the lowest first where its figure is better
+ * lower); series that no device has are left out (of ser too), and a chart
+ * with none says so. */
 static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabel, bool logscale,
-                     bool lower_better, const series *ser, size_t nser)
+                     series *ser, size_t nser)
 {
     size_t n = json_array_size(r->devices);
-    bool *used = calloc(nser ? nser : 1, sizeof *used);
-    ranked *order = calloc(n ? n : 1, sizeof *order);
-    if (!used || !order) {
-        free(used), free(order);
-        return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    }
-    size_t nused = 0, first = nser;
+    size_t used = 0;
     for (size_t s = 0; s < nser; s++) {
-        for (size_t i = 0; i < n && !used[s]; i++)
-            used[s] = !isnan(page_figure(json_array_get(r->devices, i), ser[s].key));
-        nused += used[s];
-        first = used[s] && first == nser ? s : first;
+        bool any = false;
+        for (size_t i = 0; i < n && !any; i++)
+            any = !isnan(page_value(json_array_get(r->devices, i), "figures", ser[s].key));
+        if (any)
+            ser[used++] = ser[s];
     }
     sb_printf(page, "<figure class=\"chart\"><figcaption>%s", title);
-    if (!nused) {
+    if (!used) {
         sb_puts(page, "</figcaption>\n<p class=\"none\">No device of the database has these "
                       "figures (surveys of an older schema lack some).</p></figure>\n");
-        free(used), free(order);
         return BCL_OK;
     }
+    ranked *order = calloc(n ? n : 1, sizeof *order);
+    if (!order)
+        return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        double v = page_figure(json_array_get(r->devices, i), ser[first].key);
-        order[i] = (ranked){i, lower_better && !isnan(v) ? -v : v};
+        double v = page_value(json_array_get(r->devices, i), "figures", ser[0].key);
+        order[i] = (ranked){i, ser[0].g->better < 0 && !isnan(v) ? -v : v};
     }
     qsort(order, n, sizeof *order, by_value);
     size_t shown = n < TOP_N ? n : TOP_N;
     if (shown < n)
         sb_printf(page, " (top %zu of %zu by %s; every device in the table)", shown, n,
-                  ser[first].title);
+                  ser[0].title);
     sb_puts(page, "</figcaption>\n");
     sbuf data = {0}, script = {0};
     double lo = INFINITY, hi = 0;
@@ -81,15 +112,13 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
         char label[64];
         page_plot_label(page_str(d, "name"), label, sizeof label);
         /* The compute units too: one name may be CPUs of several sizes. */
-        double cu = page_fact(d, "limits.compute_units");
+        double cu = page_value(d, "facts", "limits.compute_units");
         if (isnan(cu))
             sb_printf(&data, "\"%zu. %s\"", i + 1, label);
         else
             sb_printf(&data, "\"%zu. %s, %.0f CU\"", i + 1, label, cu);
-        for (size_t s = 0; s < nser; s++) {
-            double v = page_figure(d, ser[s].key);
-            if (!used[s])
-                continue;
+        for (size_t s = 0; s < used; s++) {
+            double v = page_value(d, "figures", ser[s].key);
             if (isnan(v) || (logscale && v <= 0))
                 v = NAN;
             else
@@ -119,18 +148,13 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
               /* Steeper labels for many bars, so that they do not overlap. */
               shown > 12 ? -60 : -20, shown > 12 ? 12 : 7, ylabel, range,
               logscale ? "set logscale y" : "");
-    unsigned col = 2;
-    for (size_t s = 0; s < nser; s++) {
-        if (!used[s])
-            continue;
+    for (size_t s = 0; s < used; s++) {
         char t[64];
         page_plot_label(ser[s].title, t, sizeof t);
-        sb_printf(&script, "%s'data.txt' using %u%s title '%s'", col == 2 ? "" : ", ", col,
-                  col == 2 ? ":xtic(1)" : "", t);
-        col++;
+        sb_printf(&script, "%s'data.txt' using %zu%s title '%s'", s ? ", " : "", s + 2,
+                  s ? "" : ":xtic(1)", t);
     }
     sb_puts(&script, "\n");
-    free(used);
     int rc = BCL_OK;
     char *svg = NULL;
     char prefix[32];
@@ -170,31 +194,145 @@ int survey_page_charts(report *r, sbuf *p)
                "device table; each chart shows at most the top 30 devices; a missing bar is a "
                "figure the survey lacks (an older schema, "
                "or a figure it could not measure).</p>\n");
-    size_t nm = json_array_size(r->models);
-    series *ser = calloc(BCL_FIG_COUNT + nm, sizeof *ser);
-    int rc = ser ? BCL_OK : bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
+    size_t nall;
+    series *all = all_series(r, &nall), *ser = calloc(nall + 1, sizeof *ser);
+    int rc = all && ser ? BCL_OK : bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
     for (size_t c = 0; rc == BCL_OK && c < sizeof charts / sizeof charts[0]; c++) {
         size_t n = 0;
-        bool lower_better = false;
-        for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
-            const bcl_survey_figure *g = &bcl_survey_figures[f];
-            if (!g->group || strcmp(g->group, charts[c].group) != 0)
-                continue;
-            lower_better = g->better < 0;
-            for (size_t m = 0; m < (g->flags & BCL_FIG_MODEL ? nm : 1); m++) {
-                const char *name = NULL;
-                if (g->flags & BCL_FIG_MODEL)
-                    name =
-                        json_string_value(json_object_get(json_array_get(r->models, m), "model"));
-                page_figure_key(f, name, ser[n].key, sizeof ser[n].key);
-                ser[n++].title = name ? name : g->title;
-            }
-        }
-        rc =
-            bar_chart(r, p, charts[c].title, charts[c].ylabel, charts[c].log, lower_better, ser, n);
+        for (size_t s = 0; s < nall; s++)
+            if (all[s].g->group && strcmp(all[s].g->group, charts[c].group) == 0)
+                ser[n++] = all[s];
+        rc = bar_chart(r, p, charts[c].title, charts[c].ylabel, charts[c].log, ser, n);
     }
+    free(all);
     free(ser);
     return rc;
 }
 
-/* Every boolean fact and extension: how many of the devices have it. */
+void page_where(sbuf *b, const json_t *d, const char *lead, bool html)
+{
+    static const char *const place[][2] = {
+        {"identity.host", "host "}, {"identity.uuid", "UUID "}, {"identity.pci_bus", "PCI "}};
+    for (size_t i = 0; i < sizeof place / sizeof place[0]; i++) {
+        const char *v =
+            json_string_value(json_object_get(json_object_get(d, "facts"), place[i][0]));
+        if (!v || !*v)
+            continue;
+        sb_puts(b, lead);
+        sb_puts(b, place[i][1]);
+        if (html)
+            sb_html(b, v);
+        else
+            sb_puts(b, v);
+        lead = ", ";
+    }
+}
+
+void page_label(sbuf *b, const json_t *d)
+{
+    sb_html(b, page_str(d, "name"));
+    double cu = page_value(d, "facts", "limits.compute_units");
+    if (!isnan(cu))
+        sb_printf(b, " · %.0f CUs", cu);
+    page_where(b, d, " · ", true);
+}
+
+/* One small chart of the figure at key over runs (title escaped): the axis from zero to above the
+ * highest value, the range of the values as a grey band, the values as a
+ * line with a dot each (its title: date, driver, value). */
+static void small_chart(sbuf *p, const json_t *runs, const char *key, const char *title)
+{
+    size_t n = json_array_size(runs), have = 0;
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = page_value(json_array_get(runs, i), "figures", key);
+        if (isnan(v) || v < 0)
+            continue;
+        lo = v < lo ? v : lo, hi = v > hi ? v : hi, have++;
+    }
+    if (have < 2)
+        return;
+    const double w = 200, h = 70, left = 4, top = 16, bottom = 62;
+    double top_v = hi > 0 ? hi * 1.15 : 1;
+    char a[32], b[32];
+    page_num(lo, a, sizeof a), page_num(hi, b, sizeof b);
+    sb_printf(p,
+              "<svg class=\"spark\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+              "role=\"img\"><title>%s: %s to %s over %zu surveys, axis from 0</title>"
+              "<text x=\"2\" y=\"11\">%s</text>"
+              "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" class=\"axis\"/>"
+              "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" class=\"band\"/>"
+              "<polyline points=\"",
+              w, h, w, h, title, a, b, have, title, left, bottom, w - 2, bottom, left,
+              bottom - (bottom - top) * hi / top_v, w - left - 2,
+              (bottom - top) * (hi - lo) / top_v + 0.5);
+    double step = (w - left - 10) / (double)(n > 1 ? n - 1 : 1);
+    for (size_t i = 0; i < n; i++) {
+        double v = page_value(json_array_get(runs, i), "figures", key);
+        if (!isnan(v) && v >= 0)
+            sb_printf(p, "%.0f,%.1f ", left + 4 + step * (double)i,
+                      bottom - (bottom - top) * v / top_v);
+    }
+    sb_printf(p, "\"/><text x=\"%.0f\" y=\"%.0f\" class=\"r\">%s</text></svg>", w - 4, 11.0, b);
+}
+
+/* For a device with several surveys: a small chart per series of all
+ * marked for a history (src/survey/figures.c) that it has. */
+static void history(sbuf *p, const json_t *dev, const series *all, size_t nall)
+{
+    const json_t *runs = json_object_get(dev, "runs");
+    size_t n = json_array_size(runs);
+    if (n < 2)
+        return;
+    sb_printf(p,
+              "<figure class=\"history\"><figcaption>%zu surveys, oldest to newest; "
+              "each axis from 0, the grey band the range of the device's surveys</figcaption>",
+              n);
+    for (size_t s = 0; s < nall; s++) {
+        if (!(all[s].g->flags & BCL_FIG_HISTORY))
+            continue;
+        sbuf title = {0};
+        if (all[s].model) {
+            sb_html(&title, all[s].model);
+            sb_puts(&title, " ");
+        }
+        sb_printf(&title, "%s (%s)", all[s].g->title, all[s].g->unit);
+        small_chart(p, runs, all[s].key, title.oom ? "?" : title.s);
+        free(title.s);
+    }
+    sb_puts(p, "<p class=\"drivers\">Drivers: ");
+    const char *last = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *drv = page_str(json_array_get(runs, i), "driver");
+        if (last && strcmp(last, drv) == 0)
+            continue;
+        sb_puts(p, last ? " → " : "");
+        sb_html(p, drv);
+        last = drv;
+    }
+    sb_puts(p, "</p></figure>\n");
+}
+
+void survey_page_devices(report *r, sbuf *p)
+{
+    sb_puts(p, "<h2 id=\"history\">Each device</h2>\n<p>A section per device, linked from the "
+               "device table; a device surveyed more than once shows each figure over its "
+               "surveys.</p>\n");
+    size_t i, nall;
+    json_t *d;
+    series *all = all_series(r, &nall);
+    p->oom |= !all;
+    json_array_foreach(r->devices, i, d)
+    {
+        sb_printf(p, "<section class=\"device\" id=\"dev-%zu\"><h3>%zu. ", i + 1, i + 1);
+        page_label(p, d);
+        sb_puts(p, "</h3><p>");
+        page_fields(p, d,
+                    (const char *const[]){"platform", ", ", "type", "; latest driver ", "driver",
+                                          " on ", "date", "", NULL});
+        sb_printf(p, "; %zu extensions.</p>\n", json_array_size(json_object_get(d, "extensions")));
+        history(p, d, all, nall);
+        sb_puts(p, "</section>\n");
+    }
+    free(all);
+}
