@@ -32,9 +32,8 @@ static char *slurp(const char *path)
     return err ? NULL : buf;
 }
 
-static int write_text(const char *path, bcl_error *e, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int write_text(const char *path, bcl_error *e, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+write_text(const char *path, bcl_error *e, const char *fmt, ...)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -143,27 +142,19 @@ static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
 static char *prefix_ids(const char *svg, const char *prefix)
 {
     static const char *const marks[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
-    size_t plen = strlen(prefix), count = 0;
-    for (const char *p = svg; *p; p++)
-        for (size_t m = 0; m < 5; m++)
-            count += strncmp(p, marks[m], strlen(marks[m])) == 0;
-    char *out = malloc(strlen(svg) + count * plen + 1);
-    if (!out)
-        return NULL;
-    char *o = out;
+    sbuf out = {0};
     for (const char *p = svg; *p;) {
         size_t m = 0;
         while (m < 5 && strncmp(p, marks[m], strlen(marks[m])) != 0)
             m++;
-        if (m < 5) {
-            size_t ml = strlen(marks[m]);
-            memcpy(o, p, ml), o += ml, p += ml;
-            memcpy(o, prefix, plen), o += plen;
-        } else
-            *o++ = *p++;
+        size_t n = m < 5 ? strlen(marks[m]) : 1;
+        sb_add(&out, p, n);
+        sb_puts(&out, m < 5 ? prefix : "");
+        p += n;
     }
-    *o = '\0';
-    return out;
+    if (out.oom)
+        free(out.s);
+    return out.oom ? NULL : out.s;
 }
 
 int survey_chart_svg(const char *script, const char *data, unsigned width, unsigned height,

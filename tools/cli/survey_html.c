@@ -33,32 +33,26 @@ static json_t *column_json(sqlite3_stmt *st, int c)
         const unsigned char *t = sqlite3_column_text(st, c);
         size_t n = (size_t)sqlite3_column_bytes(st, c);
         json_t *j = t ? json_stringn((const char *)t, n) : NULL;
-        if (j || !t)
-            return j ? j : json_string("");
-        char *fixed = malloc(3 * n + 1);
-        size_t o = 0;
-        for (size_t i = 0; fixed && i < n; i++) {
-            size_t k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
+        sbuf fixed = {0};
+        for (size_t i = 0, k; t && !j && i < n; i += k) {
+            k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
             json_t *one = k > 1 && i + k <= n ? json_stringn((const char *)t + i, k) : NULL;
-            if (k == 1 && t[i]) {
-                fixed[o++] = (char)t[i];
-            } else if (one) {
-                memcpy(fixed + o, t + i, k), o += k, i += k - 1;
-            } else {
-                memcpy(fixed + o, "\xef\xbf\xbd", 3), o += 3;
-            }
+            bool good = (k == 1 && t[i]) || one;
+            sb_add(&fixed, good ? (const char *)t + i : "\xef\xbf\xbd", good ? k : 3);
+            k = good ? k : 1;
             json_decref(one);
         }
-        j = fixed ? json_stringn(fixed, o) : NULL;
-        free(fixed);
+        if (fixed.s)
+            j = json_stringn(fixed.s, fixed.len);
+        free(fixed.s);
         return j ? j : json_string("");
     }
     }
 }
 
-/* Rows of sql (one integer parameter) as an array of objects named by the
- * columns. */
-int page_query(report *r, const char *sql, long long param, json_t **out)
+/* Rows of sql (at most one integer parameter) as an array of objects named
+ * by the columns. */
+static int page_query(report *r, const char *sql, long long param, json_t **out)
 {
     *out = NULL;
     sqlite3_stmt *st = NULL;
@@ -85,7 +79,9 @@ int page_query(report *r, const char *sql, long long param, json_t **out)
     return BCL_OK;
 }
 
-int page_load_run(report *r, json_t *run)
+/* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
+ * booleans, "figures" {key or model:key: value}, "extensions". */
+static int page_load_run(report *r, json_t *run)
 {
     static const char *const set[] = {"facts", "figures", "extensions"};
     static const char *const sql[] = {
@@ -161,14 +157,12 @@ static int load_runs(report *r)
 
 static int load(report *r)
 {
-    int rc =
-        page_query(r,
-                   "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver,"
-                   " l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE"
-                   " x.device_id ="
-                   " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name,"
-                   " l.device_id",
-                   0, &r->devices);
+    int rc = page_query(r,
+                        "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type,"
+                        " l.driver, l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM"
+                        " runs x WHERE x.device_id = l.device_id) AS surveys FROM latest_runs l"
+                        " ORDER BY l.type, l.name, l.device_id",
+                        0, &r->devices);
     size_t i;
     json_t *d;
     json_array_foreach(r->devices, i, d)
@@ -278,8 +272,7 @@ static void device_table(report *r, sbuf *p)
         sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"",
                   (long long)json_integer_value(json_object_get(d, "surveys")),
                   (long long)json_integer_value(json_object_get(d, "surveys")));
-        sb_html(p, page_str(d, "date"));
-        sb_puts(p, "\">");
+        page_fields(p, d, (const char *const[]){"date", "\">", NULL});
         /* The day: the date's first 10 characters, escaped whole (a date
          * that is no ISO time may hold any bytes; bcl_escape never cuts a
          * character, and bytes that are no UTF-8 come out as \xNN). */
@@ -293,6 +286,13 @@ static void device_table(report *r, sbuf *p)
 
 #define COVERAGE_MARKS 30
 
+/* One more of name in set (an object from name to its count), by add. */
+static void tally(json_t *set, const char *name, int add)
+{
+    json_int_t had = json_integer_value(json_object_get(set, name));
+    json_object_set_new(set, name, json_integer(had + add));
+}
+
 static void coverage(report *r, sbuf *p)
 {
     size_t n = json_array_size(r->devices);
@@ -305,19 +305,14 @@ static void coverage(report *r, sbuf *p)
         json_t *v;
         json_object_foreach(json_object_get(d, "facts"), k, v)
         {
-            if (!json_is_boolean(v))
-                continue;
-            json_int_t had = json_integer_value(json_object_get(caps, k));
-            json_object_set_new(caps, k, json_integer(had + json_is_true(v)));
+            if (json_is_boolean(v))
+                tally(caps, k, json_is_true(v));
         }
         size_t x;
         json_array_foreach(json_object_get(d, "extensions"), x, v)
         {
-            const char *name = json_string_value(v);
-            if (!name)
-                continue;
-            json_int_t had = json_integer_value(json_object_get(exts, name));
-            json_object_set_new(exts, name, json_integer(had + 1));
+            if (json_is_string(v))
+                tally(exts, json_string_value(v), 1);
         }
     }
     sb_printf(p,
@@ -607,9 +602,8 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         sb_html(&p, page_str(row, "first"));
         sb_puts(&p, " to ");
         sb_html(&p, page_str(row, "last"));
-        sb_printf(&p, "); page made %s by ballcl %s from the survey database ", now,
+        sb_printf(&p, "); page made %s by ballcl %s from the survey database <code>", now,
                   BALLCL_VERSION);
-        sb_puts(&p, "<code>");
         sb_html(&p, path);
         sb_puts(&p, "</code>. The figures and how they are measured: docs/SURVEY.md.</p>\n"
                     "<nav><a href=\"#devices\">devices</a><a href=\"#charts\">figures</a>"

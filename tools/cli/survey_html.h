@@ -37,17 +37,11 @@ typedef struct report {
     sqlite3 *db;
     const char *path;
     bcl_error *e;
-    json_t *devices; /* each at its latest survey: see load_run */
+    json_t *devices; /* each at its latest survey: see load */
     json_t *models;  /* the models with figures, default first */
     json_t *runs;    /* every run of every device, loaded, by device and date */
     unsigned charts; /* for the ids of the charts' SVG */
 } report;
-/* Rows of sql (at most one integer parameter) as an array of objects named
- * by the columns. */
-int page_query(report *r, const char *sql, long long param, json_t **out);
-/* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
- * booleans, "figures" {key or model:key: value}, "extensions". */
-int page_load_run(report *r, json_t *run);
 /* A string of d ("" when absent). */
 const char *page_str(const json_t *d, const char *key);
 /* The strings of d at parts[0], parts[2], ... escaped, each followed by
@@ -71,9 +65,6 @@ void page_figure_key(bcl_fig f, const char *model, char *out, size_t size);
 int survey_page_charts(report *r, sbuf *page);
 /* A section (anchor dev-N) per device, with its history drawn inline. */
 void survey_page_devices(report *r, sbuf *page);
-/* The device's name with what tells it apart from others of that name:
- * compute units, host, UUID or PCI bus (escaped for HTML). */
-void page_label(sbuf *b, const json_t *d);
 /* Host, UUID and PCI bus of d where its survey has them, the first after
  * lead, escaped for HTML with html. */
 void page_where(sbuf *b, const json_t *d, const char *lead, bool html);

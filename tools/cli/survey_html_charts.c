@@ -228,7 +228,9 @@ void page_where(sbuf *b, const json_t *d, const char *lead, bool html)
     }
 }
 
-void page_label(sbuf *b, const json_t *d)
+/* The device's name with what tells it apart from others of that name
+ * (escaped for HTML). */
+static void page_label(sbuf *b, const json_t *d)
 {
     sb_html(b, page_str(d, "name"));
     double cu = page_value(d, "facts", "limits.compute_units");
