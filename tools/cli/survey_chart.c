@@ -48,21 +48,6 @@ write_text(const char *path, bcl_error *e, const char *fmt, ...)
     return BCL_OK;
 }
 
-/* The first line of gnuplot's messages, for the error. */
-static void first_error_line(const char *path, char *out, size_t size)
-{
-    out[0] = '\0';
-    char *text = slurp(path);
-    if (!text)
-        return;
-    /* gnuplot echoes the failing line, then "line N: message". */
-    const char *line = strstr(text, "line ");
-    const char *from = line ? line : text;
-    size_t n = strcspn(from, "\n");
-    snprintf(out, size, "%.*s", (int)(n < 300 ? n : 300), from);
-    free(text);
-}
-
 /* How long one chart may take: gnuplot draws one in well under a second. */
 #define GNUPLOT_LIMIT_S 20
 
@@ -101,18 +86,15 @@ static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
                         prog);
     if (err)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot run '%s': %s", prog, strerror(err));
-    int status = 0;
+    int status = 0, werr = 0;
     struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bool late = false;
-    for (;;) {
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid)
-            break;
+    pid_t got;
+    while ((got = waitpid(pid, &status, WNOHANG)) != pid) {
         if (got < 0 && errno != EINTR) {
-            kill(-pid, SIGKILL);
-            bcl_cleanup_child(0);
-            return bcl_fail(e, BCL_EXIT_RUNTIME, "waiting for '%s': %s", prog, strerror(errno));
+            werr = errno;
+            break;
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (!late && now.tv_sec - t0.tv_sec >= GNUPLOT_LIMIT_S) {
@@ -124,18 +106,24 @@ static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
     /* Anything it started goes with it. */
     kill(-pid, SIGKILL);
     bcl_cleanup_child(0);
+    if (werr)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "waiting for '%s': %s", prog, strerror(werr));
     if (late)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s' drew no chart within %d s: stopped", prog,
                         GNUPLOT_LIMIT_S);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char msg[320];
-        first_error_line(errpath, msg, sizeof msg);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s' failed drawing a chart (%s %d)%s%s", prog,
-                        WIFEXITED(status) ? "exit status" : "signal",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                        msg[0] ? ": " : "", msg);
-    }
-    return BCL_OK;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return BCL_OK;
+    /* The first line of its messages: gnuplot echoes the failing line, then
+     * "line N: message". */
+    char *text = slurp(errpath);
+    const char *from = !text ? "" : strstr(text, "line ") ? strstr(text, "line ") : text;
+    int n = (int)strcspn(from, "\n");
+    bcl_fail(e, BCL_EXIT_RUNTIME, "'%s' failed drawing a chart (%s %d)%s%.*s", prog,
+             WIFEXITED(status) ? "exit status" : "signal",
+             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), n ? ": " : "",
+             n < 300 ? n : 300, from);
+    free(text);
+    return BCL_EXIT_RUNTIME;
 }
 
 /* svg with every id, reference to one and url(#...) prefixed. */

@@ -81,9 +81,10 @@ static int page_query(report *r, const char *sql, long long param, json_t **out)
 
 /* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
  * booleans, "figures" {key or model:key: value}, "extensions". */
+static const char *const run_sets[] = {"facts", "figures", "extensions"};
+
 static int page_load_run(report *r, json_t *run)
 {
-    static const char *const set[] = {"facts", "figures", "extensions"};
     static const char *const sql[] = {
         "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key",
         "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key",
@@ -112,49 +113,15 @@ static int page_load_run(report *r, json_t *run)
                 json_object_set(to, key, v);
         }
         json_decref(rows);
-        json_object_set_new(run, set[k], to);
+        json_object_set_new(run, run_sets[k], to);
     }
     return BCL_OK;
 }
 
-/* The device_id of row o as text (an object's key), in id. */
-static const char *id_text(const json_t *o, char id[32])
-{
-    snprintf(id, 32, "%lld", (long long)json_integer_value(json_object_get(o, "device_id")));
-    return id;
-}
-
-/* Every run, loaded, with its device's number in the table ("number") and
- * under that device's "runs" (oldest first): the device sections'
- * histories and the side by side of any two surveys read them. */
-static int load_runs(report *r)
-{
-    int rc = page_query(r,
-                        "SELECT run_id, device_id, date, driver FROM device_runs"
-                        " ORDER BY device_id, date, run_id",
-                        0, &r->runs);
-    json_t *numbers = json_object();
-    size_t i;
-    json_t *run, *d;
-    char id[32];
-    json_array_foreach(r->devices, i, d)
-    {
-        json_object_set_new(d, "runs", json_array());
-        json_object_set_new(numbers, id_text(d, id), json_integer((json_int_t)i + 1));
-    }
-    json_array_foreach(r->runs, i, run)
-    {
-        if (rc == BCL_OK)
-            rc = page_load_run(r, run);
-        json_t *number = json_object_get(numbers, id_text(run, id));
-        json_object_set(run, "number", number);
-        d = json_array_get(r->devices, (size_t)json_integer_value(number) - 1);
-        json_array_append(json_object_get(d, "runs"), run);
-    }
-    json_decref(numbers);
-    return rc;
-}
-
+/* Each device at its latest run, and every run, loaded, with its device's
+ * number in the table ("number") and under that device's "runs" (oldest
+ * first): the device sections' histories and the side by side of any two
+ * surveys read them. */
 static int load(report *r)
 {
     int rc = page_query(r,
@@ -163,15 +130,29 @@ static int load(report *r)
                         " runs x WHERE x.device_id = l.device_id) AS surveys FROM latest_runs l"
                         " ORDER BY l.type, l.name, l.device_id",
                         0, &r->devices);
-    size_t i;
-    json_t *d;
-    json_array_foreach(r->devices, i, d)
+    if (rc == BCL_OK)
+        rc = page_query(r,
+                        "SELECT run_id, device_id, date, driver FROM device_runs"
+                        " ORDER BY device_id, date, run_id",
+                        0, &r->runs);
+    size_t i, n;
+    json_t *run, *d;
+    json_array_foreach(r->devices, i, d) json_object_set_new(d, "runs", json_array());
+    json_array_foreach(r->runs, i, run)
     {
         if (rc == BCL_OK)
-            rc = page_load_run(r, d);
+            rc = page_load_run(r, run);
+        json_t *id = json_object_get(run, "device_id");
+        for (n = 0; (d = json_array_get(r->devices, n)); n++)
+            if (json_equal(json_object_get(d, "device_id"), id))
+                break;
+        json_object_set_new(run, "number", json_integer((json_int_t)n + 1));
+        json_array_append(json_object_get(d, "runs"), run);
+        /* The device's latest run is one of them. */
+        bool latest = json_equal(json_object_get(d, "run_id"), json_object_get(run, "run_id"));
+        for (size_t k = 0; latest && k < 3; k++)
+            json_object_set(d, run_sets[k], json_object_get(run, run_sets[k]));
     }
-    if (rc == BCL_OK)
-        rc = load_runs(r);
     if (rc == BCL_OK)
         rc = page_query(r,
                         "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
