@@ -2,8 +2,8 @@
  * ballcl survey report --html: one self-contained page of the fleet from
  * the survey database (docs/SURVEY.md, "The report page"). Everything is
  * inside the page: the style, a small script (sorting, the side-by-side
- * selector) and the charts (survey_html_charts.c), which gnuplot draws as
- * SVG (survey_chart.c).
+ * selector) and the charts, which gnuplot draws as SVG
+ * (survey_html_charts.c).
  * Every text that came from a survey file is escaped for HTML; the data the
  * script reads is JSON inside a non-executed <script> element.
  */

@@ -2,7 +2,7 @@
  * parts share (survey_page.c, below survey_html.c and survey_html_charts.c,
  * which call it and nothing of each other's but the sections): the text
  * buffer the page grows in, the data loaded from the database and the
- * helpers that read it; and the charts drawn by gnuplot (survey_chart.c). */
+ * helpers that read it. */
 #ifndef BALLCL_SURVEY_HTML_H
 #define BALLCL_SURVEY_HTML_H
 
@@ -60,22 +60,13 @@ double page_value(const json_t *d, const char *set, const char *key);
  * "model:key" for a model's (model set). */
 void page_figure_key(bcl_fig f, const char *model, char *out, size_t size);
 
-/* The section of bar charts, one per figure group and per model
- * (survey_html_charts.c, as the two below). */
+/* The section of bar charts, one per figure group and per model, drawn by
+ * gnuplot (survey_html_charts.c, as the two below). */
 int survey_page_charts(report *r, sbuf *page);
 /* A section (anchor dev-N) per device, with its history drawn inline. */
 void survey_page_devices(report *r, sbuf *page);
 /* Host, UUID and PCI bus of d where its survey has them, the first after
  * lead, escaped for HTML with html. */
 void page_where(sbuf *b, const json_t *d, const char *lead, bool html);
-
-/* One chart: gnuplot runs script (which must not set the terminal or the
- * output: this does, SVG of width x height) with the data file `data`
- * written beside it as "data.txt" (the script reads it by that name) and
- * *svg gets the <svg> element (malloc'ed), its ids prefixed with id_prefix
- * so that several charts live in one page. A missing gnuplot is a runtime
- * error saying so. */
-int survey_chart_svg(const char *script, const char *data, unsigned width, unsigned height,
-                     const char *id_prefix, char **svg, bcl_error *e);
 
 #endif
