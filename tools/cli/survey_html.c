@@ -124,17 +124,25 @@ static int page_load_run(report *r, json_t *run)
  * surveys read them. */
 static int load(report *r)
 {
-    int rc = page_query(r,
-                        "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type,"
-                        " l.driver, l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM"
-                        " runs x WHERE x.device_id = l.device_id) AS surveys FROM latest_runs l"
-                        " ORDER BY l.type, l.name, l.device_id",
-                        0, &r->devices);
-    if (rc == BCL_OK)
-        rc = page_query(r,
-                        "SELECT run_id, device_id, date, driver FROM device_runs"
-                        " ORDER BY device_id, date, run_id",
-                        0, &r->runs);
+    const struct {
+        const char *sql;
+        json_t **rows;
+    } query[] = {
+        {"SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver, l.date,"
+         " l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE x.device_id ="
+         " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name, l.device_id",
+         &r->devices},
+        {"SELECT run_id, device_id, date, driver FROM device_runs ORDER BY device_id, date, run_id",
+         &r->runs},
+        {"SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty' GROUP BY model"
+         " ORDER BY min(rowid)",
+         &r->models},
+        {"SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM surveys",
+         &r->totals},
+    };
+    int rc = BCL_OK;
+    for (size_t q = 0; rc == BCL_OK && q < sizeof query / sizeof query[0]; q++)
+        rc = page_query(r, query[q].sql, 0, query[q].rows);
     size_t i, n;
     json_t *run, *d;
     json_array_foreach(r->devices, i, d) json_object_set_new(d, "runs", json_array());
@@ -153,11 +161,6 @@ static int load(report *r)
         for (size_t k = 0; latest && k < 3; k++)
             json_object_set(d, run_sets[k], json_object_get(run, run_sets[k]));
     }
-    if (rc == BCL_OK)
-        rc = page_query(r,
-                        "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
-                        " GROUP BY model ORDER BY min(rowid)",
-                        0, &r->models);
     if (rc == BCL_OK && json_array_size(r->devices) == 0)
         rc = bcl_fail(r->e, BCL_EXIT_INPUT,
                       "survey database '%s' holds no survey: add some with 'ballcl survey "
@@ -187,9 +190,8 @@ static size_t device_columns(column *cols)
         {"clock MHz", "facts", "limits.clock_mhz", 0, 1},
         {"memory GiB", "facts", "limits.global_mem_bytes", 1, 1073741824.0},
     };
-    size_t n = 0;
-    for (; n < sizeof facts / sizeof facts[0]; n++)
-        cols[n] = facts[n];
+    size_t n = sizeof facts / sizeof facts[0];
+    memcpy(cols, facts, sizeof facts);
     for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
         const bcl_survey_figure *g = &bcl_survey_figures[f];
         if (!(g->flags & BCL_FIG_COLUMN))
@@ -450,12 +452,8 @@ static void embedded_data(report *r, sbuf *p)
         return;
     }
     sb_puts(p, "<script type=\"application/json\" id=\"survey-data\">");
-    for (const char *c = text; *c; c++) {
-        if (*c == '<')
-            sb_puts(p, "\\u003c");
-        else
-            sb_add(p, c, 1);
-    }
+    for (const char *c = text; *c; c++)
+        sb_add(p, *c == '<' ? "\\u003c" : c, *c == '<' ? 6 : 1);
     sb_puts(p, "</script>\n");
     free(text);
 }
@@ -556,8 +554,6 @@ static const char *const script =
 
 int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bcl_error *e)
 {
-    *html = NULL;
-    *len = 0;
     report r = {.db = db, .path = path, .e = e};
     sbuf p = {0};
     int rc = load(&r);
@@ -566,12 +562,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     struct tm tm;
     strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
     if (rc == BCL_OK) {
-        json_t *n;
-        rc = page_query(&r,
-                        "SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM"
-                        " surveys",
-                        0, &n);
-        const json_t *row = json_array_get(n, 0);
+        const json_t *row = json_array_get(r.totals, 0);
         sb_puts(&p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                     "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
@@ -580,9 +571,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         sb_puts(&p, "</head><body>\n<h1>ballcl device survey</h1>\n<p>");
         sb_printf(&p, "%zu devices from %lld surveys (", json_array_size(r.devices),
                   (long long)json_integer_value(json_object_get(row, "surveys")));
-        sb_html(&p, page_str(row, "first"));
-        sb_puts(&p, " to ");
-        sb_html(&p, page_str(row, "last"));
+        page_fields(&p, row, (const char *const[]){"first", " to ", "last", "", NULL});
         sb_printf(&p, "); page made %s by ballcl %s from the survey database <code>", now,
                   BALLCL_VERSION);
         sb_html(&p, path);
@@ -591,7 +580,6 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
                     "<a href=\"#compare\">side by side</a><a href=\"#coverage\">coverage</a>"
                     "<a href=\"#history\">each device</a><a href=\"#platforms\">platforms</a>"
                     "</nav>\n");
-        json_decref(n);
     }
     if (rc == BCL_OK) {
         device_table(&r, &p);
@@ -618,13 +606,12 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     json_decref(r.devices);
     json_decref(r.models);
     json_decref(r.runs);
+    json_decref(r.totals);
     if (rc == BCL_OK && p.oom)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    if (rc) {
+    if (rc)
         free(p.s);
-        return rc;
-    }
-    *html = p.s;
-    *len = p.len;
-    return BCL_OK;
+    *html = rc ? NULL : p.s;
+    *len = rc ? 0 : p.len;
+    return rc;
 }

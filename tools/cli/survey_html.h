@@ -40,6 +40,7 @@ typedef struct report {
     json_t *devices; /* each at its latest survey: see load */
     json_t *models;  /* the models with figures, default first */
     json_t *runs;    /* every run of every device, loaded, by device and date */
+    json_t *totals;  /* [{surveys, first, last}] */
     unsigned charts; /* for the ids of the charts' SVG */
 } report;
 /* A string of d ("" when absent). */

@@ -257,16 +257,14 @@ static int chart_svg(const char *script, const char *data, unsigned width, unsig
 
 typedef struct ranked {
     size_t index; /* in r->devices, numbered from 1 in the table */
-    double v;     /* the chart's first series, NAN when absent */
+    double v;     /* the chart's first series, -INFINITY when absent */
 } ranked;
 
 /* Highest first, absent last; ties by table order (a stable chart). */
 static int by_value(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    if (isnan(x->v) != isnan(y->v))
-        return isnan(x->v) ? 1 : -1;
-    if (!isnan(x->v) && x->v != y->v)
+    if (x->v != y->v)
         return x->v < y->v ? 1 : -1;
     return x->index < y->index ? -1 : x->index > y->index;
 }
@@ -298,7 +296,7 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
         return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < n; i++) {
         double v = page_value(json_array_get(r->devices, i), "figures", ser[0].key);
-        order[i] = (ranked){i, ser[0].g->better < 0 && !isnan(v) ? -v : v};
+        order[i] = (ranked){i, isnan(v) ? -INFINITY : ser[0].g->better < 0 ? -v : v};
     }
     qsort(order, n, sizeof *order, by_value);
     size_t shown = n < TOP_N ? n : TOP_N;
@@ -422,10 +420,7 @@ void page_where(sbuf *b, const json_t *d, const char *lead, bool html)
             continue;
         sb_puts(b, lead);
         sb_puts(b, place[i][1]);
-        if (html)
-            sb_html(b, v);
-        else
-            sb_puts(b, v);
+        (html ? sb_html : sb_puts)(b, v);
         lead = ", ";
     }
 }
@@ -496,11 +491,8 @@ static void history(sbuf *p, const json_t *dev, const series *all, size_t nall)
         if (!(all[s].g->flags & BCL_FIG_HISTORY))
             continue;
         sbuf title = {0};
-        if (all[s].model) {
-            sb_html(&title, all[s].model);
-            sb_puts(&title, " ");
-        }
-        sb_printf(&title, "%s (%s)", all[s].g->title, all[s].g->unit);
+        sb_html(&title, all[s].model ? all[s].model : "");
+        sb_printf(&title, "%s%s (%s)", all[s].model ? " " : "", all[s].g->title, all[s].g->unit);
         small_chart(p, runs, all[s].key, title.oom ? "?" : title.s);
         free(title.s);
     }
