@@ -252,9 +252,8 @@ static void device_table(report *r, sbuf *p)
                 page_num(v, t, sizeof t);
             sb_printf(p, "<td class=\"num\" data-v=\"%.9g\">%s</td>", isnan(v) ? -1e300 : v, t);
         }
-        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"",
-                  (long long)json_integer_value(json_object_get(d, "surveys")),
-                  (long long)json_integer_value(json_object_get(d, "surveys")));
+        long long surveys = json_integer_value(json_object_get(d, "surveys"));
+        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"", surveys, surveys);
         page_fields(p, d, (const char *const[]){"date", "\">", NULL});
         /* The day: the date's first 10 characters, escaped whole (a date
          * that is no ISO time may hold any bytes; bcl_escape never cuts a

@@ -27,9 +27,6 @@ void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Text from a survey file, for HTML: control characters shown as \xNN,
  * markup characters as entities. */
 void sb_html(sbuf *b, const char *text);
-/* A label for gnuplot's data file: printable ASCII without quotes or
- * backslashes (a data file has no escapes), at most 30 characters. */
-void page_plot_label(const char *text, char *out, size_t size);
 /* 4 significant digits, with k/M/G/T from a million on. */
 void page_num(double v, char *out, size_t size);
 

@@ -168,41 +168,38 @@ static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
     return BCL_EXIT_RUNTIME;
 }
 
-/* svg with every id, reference to one and url(#...) prefixed. */
-static char *prefix_ids(const char *svg, const char *prefix)
+/* svg into out with every id, reference to one and url(#...) prefixed with
+ * the chart's number, "c<chart>_". */
+static void prefix_ids(sbuf *out, const char *svg, unsigned chart)
 {
     static const char *const marks[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
-    sbuf out = {0};
     for (const char *p = svg; *p;) {
         size_t m = 0;
         while (m < 5 && strncmp(p, marks[m], strlen(marks[m])) != 0)
             m++;
         size_t n = m < 5 ? strlen(marks[m]) : 1;
-        sb_add(&out, p, n);
-        sb_puts(&out, m < 5 ? prefix : "");
+        sb_add(out, p, n);
+        if (m < 5)
+            sb_printf(out, "c%u_", chart);
         p += n;
     }
-    if (out.oom)
-        free(out.s);
-    return out.oom ? NULL : out.s;
 }
 
 /* One chart: gnuplot runs script (which must not set the terminal or the
  * output: this does, SVG of width x height) with the data file `data`
  * written beside it as "data.txt" (the script reads it by that name) and
- * *svg gets the <svg> element (malloc'ed), its ids prefixed with id_prefix
- * so that several charts live in one page. A missing gnuplot is a runtime
- * error saying so. */
+ * the <svg> element goes into page, its ids prefixed (prefix_ids) so that
+ * several charts live in one page. A missing gnuplot is a runtime error
+ * saying so. */
 static int chart_svg(const char *script, const char *data, unsigned width, unsigned height,
-                     const char *id_prefix, char **svg, bcl_error *e)
+                     unsigned chart, sbuf *page, bcl_error *e)
 {
-    *svg = NULL;
-    const char *tmp = getenv("TMPDIR");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/ballcl-chart-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     /* The folder's name goes into gnuplot's script between quotes. */
-    if (strchr(dir, '\'') || strchr(dir, '\n'))
-        snprintf(dir, sizeof dir, "/tmp/ballcl-chart-XXXXXX");
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strpbrk(tmp, "'\n"))
+        tmp = "/tmp";
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/ballcl-chart-XXXXXX", tmp);
     /* The folder and its files are removed on SIGINT, SIGTERM and SIGHUP:
      * registered, with the signals held, as the folder comes into being. */
     static const char *const name[5] = {"", "/data.txt", "/chart.gp", "/chart.svg",
@@ -241,14 +238,29 @@ static int chart_svg(const char *script, const char *data, unsigned width, unsig
     const char *start = text ? strstr(text, "<svg") : NULL;
     if (rc == BCL_OK && !start)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "gnuplot's chart holds no <svg> element");
-    if (rc == BCL_OK && !(*svg = prefix_ids(start, id_prefix)))
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    if (rc == BCL_OK)
+        prefix_ids(page, start, chart);
     free(text);
     for (int i = 4; i >= 0; i--) {
         remove(path[i]); /* the files, then the folder */
         bcl_cleanup_unregister(slot[i]);
     }
     return rc;
+}
+
+/* A label for gnuplot's data file: printable ASCII without quotes or
+ * backslashes (a data file has no escapes), at most 30 characters. */
+static void page_plot_label(const char *text, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)(text ? text : "");
+         *p && o + 1 < size && o < 30; p++) {
+        if ((*p & 0xC0) == 0x80)
+            continue; /* one '?' per UTF-8 character */
+        out[o++] =
+            (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' && *p != '\'') ? (char)*p : '?';
+    }
+    out[o] = '\0';
 }
 
 /* At most this many devices per bar chart: beyond about 70 the bars and
@@ -355,19 +367,11 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
                   s ? "" : ":xtic(1)", t);
     }
     sb_puts(&script, "\n");
-    int rc = BCL_OK;
-    char *svg = NULL;
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "c%u_", r->charts++);
-    if (data.oom || script.oom)
-        rc = bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    else
-        rc = chart_svg(script.s, data.s, 960, shown > 12 ? 460 : 380, prefix, &svg, r->e);
-    if (rc == BCL_OK) {
-        sb_puts(page, svg);
+    int rc = data.oom || script.oom ? bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory")
+                                    : chart_svg(script.s, data.s, 960, shown > 12 ? 460 : 380,
+                                                r->charts++, page, r->e);
+    if (rc == BCL_OK)
         sb_puts(page, "</figure>\n");
-    }
-    free(svg);
     free(data.s);
     free(script.s);
     return rc;

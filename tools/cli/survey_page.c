@@ -64,19 +64,6 @@ void sb_html(sbuf *b, const char *text)
     }
 }
 
-void page_plot_label(const char *text, char *out, size_t size)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)(text ? text : "");
-         *p && o + 1 < size && o < 30; p++) {
-        if ((*p & 0xC0) == 0x80)
-            continue; /* one '?' per UTF-8 character */
-        out[o++] =
-            (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' && *p != '\'') ? (char)*p : '?';
-    }
-    out[o] = '\0';
-}
-
 void page_num(double v, char *out, size_t size)
 {
     static const char *const si[] = {"", "k", "M", "G", "T", "P"};
