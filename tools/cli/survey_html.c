@@ -277,24 +277,21 @@ static void tally(json_t *set, const char *name, int add)
 
 static void coverage(report *r, sbuf *p)
 {
-    size_t n = json_array_size(r->devices);
-    json_t *caps = json_object(), *exts = json_object();
-    size_t i;
-    json_t *d;
+    size_t n = json_array_size(r->devices), i, x;
+    json_t *sets[2] = {json_object(), json_object()}; /* capabilities, extensions */
+    json_t *d, *v, *e;
+    const char *k;
     json_array_foreach(r->devices, i, d)
     {
-        const char *k;
-        json_t *v;
         json_object_foreach(json_object_get(d, "facts"), k, v)
         {
             if (json_is_boolean(v))
-                tally(caps, k, json_is_true(v));
+                tally(sets[0], k, json_is_true(v));
         }
-        size_t x;
         json_array_foreach(json_object_get(d, "extensions"), x, v)
         {
             if (json_is_string(v))
-                tally(exts, json_string_value(v), 1);
+                tally(sets[1], json_string_value(v), 1);
         }
     }
     sb_printf(p,
@@ -311,10 +308,7 @@ static void coverage(report *r, sbuf *p)
         json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
     sb_puts(p, "</tr></thead><tbody>\n");
     for (int pass = 0; pass < 2; pass++) {
-        json_t *set = pass == 0 ? caps : exts;
-        const char *k;
-        json_t *v;
-        json_object_foreach(set, k, v)
+        json_object_foreach(sets[pass], k, v)
         {
             json_int_t c = json_integer_value(v);
             sb_printf(p, "<tr class=\"%s\"><td>", pass == 0 ? "cap" : "ext");
@@ -323,17 +317,11 @@ static void coverage(report *r, sbuf *p)
                       "</td><td class=\"num\" data-v=\"%lld\">%lld / %zu</td><td data-v=\"%lld\">"
                       "<span class=\"bar\" style=\"width:%.0fpx\"></span></td>",
                       (long long)c, (long long)c, n, (long long)c, 120.0 * (double)c / (double)n);
-            size_t j;
-            json_t *dd;
-            json_array_foreach(r->devices, j, dd)
+            json_array_foreach(marks ? r->devices : NULL, i, d)
             {
-                if (!marks)
-                    break;
                 bool has =
-                    pass == 0 && json_is_true(json_object_get(json_object_get(dd, "facts"), k));
-                size_t x;
-                json_t *e;
-                json_array_foreach(pass ? json_object_get(dd, "extensions") : NULL, x, e) has |=
+                    pass == 0 && json_is_true(json_object_get(json_object_get(d, "facts"), k));
+                json_array_foreach(pass ? json_object_get(d, "extensions") : NULL, x, e) has |=
                     strcmp(page_str(e, NULL), k) == 0;
                 sb_printf(p, "<td class=\"mark\">%s</td>", has ? "✓" : "");
             }
@@ -341,8 +329,8 @@ static void coverage(report *r, sbuf *p)
         }
     }
     sb_puts(p, "</tbody></table></div>\n");
-    json_decref(caps);
-    json_decref(exts);
+    json_decref(sets[0]);
+    json_decref(sets[1]);
 }
 
 static int platforms(report *r, sbuf *p)
