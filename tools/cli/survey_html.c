@@ -2,14 +2,13 @@
  * ballcl survey report --html: one self-contained page of the fleet from
  * the survey database (docs/SURVEY.md, "The report page"). Everything is
  * inside the page: the style, a small script (sorting, the side-by-side
- * selector) and the charts (survey_html_charts.c), which gnuplot draws as
- * SVG (survey_chart.c).
+ * selector) and the charts, which gnuplot draws as SVG
+ * (survey_html_charts.c).
  * Every text that came from a survey file is escaped for HTML; the data the
  * script reads is JSON inside a non-executed <script> element.
  */
 #include "survey_html.h"
 #include "survey_db.h"
-#include "survey_page.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,32 +33,26 @@ static json_t *column_json(sqlite3_stmt *st, int c)
         const unsigned char *t = sqlite3_column_text(st, c);
         size_t n = (size_t)sqlite3_column_bytes(st, c);
         json_t *j = t ? json_stringn((const char *)t, n) : NULL;
-        if (j || !t)
-            return j ? j : json_string("");
-        char *fixed = malloc(3 * n + 1);
-        size_t o = 0;
-        for (size_t i = 0; fixed && i < n; i++) {
-            size_t k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
+        sbuf fixed = {0};
+        for (size_t i = 0, k; t && !j && i < n; i += k) {
+            k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
             json_t *one = k > 1 && i + k <= n ? json_stringn((const char *)t + i, k) : NULL;
-            if (k == 1 && t[i]) {
-                fixed[o++] = (char)t[i];
-            } else if (one) {
-                memcpy(fixed + o, t + i, k), o += k, i += k - 1;
-            } else {
-                memcpy(fixed + o, "\xef\xbf\xbd", 3), o += 3;
-            }
+            bool good = (k == 1 && t[i]) || one;
+            sb_add(&fixed, good ? (const char *)t + i : "\xef\xbf\xbd", good ? k : 3);
+            k = good ? k : 1;
             json_decref(one);
         }
-        j = fixed ? json_stringn(fixed, o) : NULL;
-        free(fixed);
+        if (fixed.s)
+            j = json_stringn(fixed.s, fixed.len);
+        free(fixed.s);
         return j ? j : json_string("");
     }
     }
 }
 
-/* Rows of sql (one integer parameter) as an array of objects named by the
- * columns. */
-int page_query(report *r, const char *sql, long long param, json_t **out)
+/* Rows of sql (at most one integer parameter) as an array of objects named
+ * by the columns. */
+static int page_query(report *r, const char *sql, long long param, json_t **out)
 {
     *out = NULL;
     sqlite3_stmt *st = NULL;
@@ -86,118 +79,88 @@ int page_query(report *r, const char *sql, long long param, json_t **out)
     return BCL_OK;
 }
 
-/* Into run (a row with run_id): "facts" {key: value} with booleans as
- * JSON booleans, "figures" {key or model:key: value}, "extensions". */
-int page_load_run(report *r, json_t *run)
+/* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
+ * booleans, "figures" {key or model:key: value}, "extensions". */
+static const char *const run_sets[] = {"facts", "figures", "extensions"};
+
+static int page_load_run(report *r, json_t *run)
 {
+    static const char *const sql[] = {
+        "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key",
+        "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key",
+        "SELECT name FROM extensions WHERE run_id = ? ORDER BY name"};
     long long id = json_integer_value(json_object_get(run, "run_id"));
-    json_t *rows;
-    int rc = page_query(r, "SELECT key, type, value FROM facts WHERE run_id = ? ORDER BY key", id,
-                        &rows);
-    if (rc)
-        return rc;
-    json_t *facts = json_object();
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        json_t *v = json_object_get(row, "value");
-        const char *type = json_string_value(json_object_get(row, "type"));
-        json_object_set_new(facts, json_string_value(json_object_get(row, "key")),
-                            type && strcmp(type, "bool") == 0 ? json_boolean(json_integer_value(v))
-                                                              : json_incref(v));
+    for (size_t k = 0; k < 3; k++) {
+        json_t *rows, *row;
+        int rc = page_query(r, sql[k], id, &rows);
+        if (rc)
+            return rc;
+        json_t *to = k == 2 ? json_array() : json_object();
+        size_t i;
+        json_array_foreach(rows, i, row)
+        {
+            json_t *v = json_object_get(row, "value");
+            const char *key = page_str(row, "key"), *model = page_str(row, "model");
+            char full[600];
+            snprintf(full, sizeof full, "%s%s%s", model, *model ? ":" : "", key);
+            if (k == 2)
+                json_array_append(to, json_object_get(row, "name"));
+            else if (k == 1)
+                json_object_set(to, full, v);
+            else if (strcmp(page_str(row, "type"), "bool") == 0)
+                json_object_set_new(to, key, json_boolean(json_integer_value(v)));
+            else
+                json_object_set(to, key, v);
+        }
+        json_decref(rows);
+        json_object_set_new(run, run_sets[k], to);
     }
-    json_decref(rows);
-    json_object_set_new(run, "facts", facts);
-    if ((rc = page_query(
-             r, "SELECT model, key, value FROM figures WHERE run_id = ? ORDER BY model, key", id,
-             &rows)))
-        return rc;
-    json_t *figs = json_object();
-    json_array_foreach(rows, i, row)
-    {
-        const char *model = json_string_value(json_object_get(row, "model"));
-        const char *key = json_string_value(json_object_get(row, "key"));
-        char full[600];
-        snprintf(full, sizeof full, "%s%s%s", model ? model : "", model && *model ? ":" : "",
-                 key ? key : "");
-        json_object_set(figs, full, json_object_get(row, "value"));
-    }
-    json_decref(rows);
-    json_object_set_new(run, "figures", figs);
-    if ((rc = page_query(r, "SELECT name FROM extensions WHERE run_id = ? ORDER BY name", id,
-                         &rows)))
-        return rc;
-    json_t *exts = json_array();
-    json_array_foreach(rows, i, row)
-    {
-        json_array_append(exts, json_object_get(row, "name"));
-    }
-    json_decref(rows);
-    json_object_set_new(run, "extensions", exts);
     return BCL_OK;
 }
 
-/* Every run, loaded, and each device's runs (oldest first) under its
- * "runs": the device sections' histories and the side by side of any two
+/* Each device at its latest run, and every run, loaded, with its device's
+ * number in the table ("number") and under that device's "runs" (oldest
+ * first): the device sections' histories and the side by side of any two
  * surveys read them. */
-static int load_runs(report *r)
+static int load(report *r)
 {
-    int rc = page_query(r,
-                        "SELECT run_id, device_id, date, driver FROM device_runs"
-                        " ORDER BY device_id, date, run_id",
-                        0, &r->runs);
-    json_t *by_device = json_object();
-    size_t i;
+    const struct {
+        const char *sql;
+        json_t **rows;
+    } query[] = {
+        {"SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver, l.date,"
+         " l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE x.device_id ="
+         " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name, l.device_id",
+         &r->devices},
+        {"SELECT run_id, device_id, date, driver FROM device_runs ORDER BY device_id, date, run_id",
+         &r->runs},
+        {"SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty' GROUP BY model"
+         " ORDER BY min(rowid)",
+         &r->models},
+        {"SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM surveys",
+         &r->totals},
+    };
+    int rc = BCL_OK;
+    for (size_t q = 0; rc == BCL_OK && q < sizeof query / sizeof query[0]; q++)
+        rc = page_query(r, query[q].sql, 0, query[q].rows);
+    size_t i, n;
     json_t *run, *d;
+    json_array_foreach(r->devices, i, d) json_object_set_new(d, "runs", json_array());
     json_array_foreach(r->runs, i, run)
     {
         if (rc == BCL_OK)
             rc = page_load_run(r, run);
-        char id[32];
-        snprintf(id, sizeof id, "%lld",
-                 (long long)json_integer_value(json_object_get(run, "device_id")));
-        json_t *list = json_object_get(by_device, id);
-        if (!list)
-            json_object_set_new(by_device, id, list = json_array());
-        json_array_append(list, run);
+        json_t *id = json_object_get(run, "device_id");
+        for (n = 0; (d = json_array_get(r->devices, n)); n++)
+            if (json_equal(json_object_get(d, "device_id"), id))
+                break;
+        json_object_set_new(run, "number", json_integer((json_int_t)n + 1));
+        json_array_append(json_object_get(d, "runs"), run);
+        /* The device's latest run is one of them. */
+        bool latest = json_equal(json_object_get(d, "run_id"), json_object_get(run, "run_id"));
+        for (size_t k = 0; latest && k < 3; k++)
+            json_object_set(d, run_sets[k], json_object_get(run, run_sets[k]));
     }
-    json_array_foreach(r->devices, i, d)
-    {
-        char id[32];
-        snprintf(id, sizeof id, "%lld",
-                 (long long)json_integer_value(json_object_get(d, "device_id")));
-        json_t *list = json_object_get(by_device, id);
-        json_object_set_new(d, "runs", list ? json_incref(list) : json_array());
-    }
-    json_decref(by_device);
-    return rc;
-}
-
-static int load(report *r)
-{
-    int rc =
-        page_query(r,
-                   "SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver,"
-                   " l.date, l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE"
-                   " x.device_id ="
-                   " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name,"
-                   " l.device_id",
-                   0, &r->devices);
-    size_t i;
-    json_t *d;
-    json_array_foreach(r->devices, i, d)
-    {
-        if (rc == BCL_OK)
-            rc = page_load_run(r, d);
-    }
-    if (rc == BCL_OK)
-        rc = load_runs(r);
-    if (rc == BCL_OK)
-        rc = page_query(r,
-                        "SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty'"
-                        " GROUP BY model ORDER BY min(rowid)",
-                        0, &r->models);
     if (rc == BCL_OK && json_array_size(r->devices) == 0)
         rc = bcl_fail(r->e, BCL_EXIT_INPUT,
                       "survey database '%s' holds no survey: add some with 'ballcl survey "
@@ -210,8 +173,10 @@ static int load(report *r)
 
 typedef struct column {
     char head[96];
-    char key[160]; /* a figure (model:key for a model's), or "fact:..." */
-    int decimals;  /* -1: page_num, -2: bytes as GiB */
+    const char *set; /* "facts" or "figures" */
+    char key[160];   /* a model's figure: model:key */
+    int decimals;    /* -1: page_num */
+    double per;      /* the value shown is the stored one / per */
 } column;
 
 #define MAX_COLUMNS (3 + BCL_FIG_COUNT)
@@ -221,13 +186,12 @@ typedef struct column {
 static size_t device_columns(column *cols)
 {
     static const column facts[] = {
-        {"CUs", "fact:limits.compute_units", 0},
-        {"clock MHz", "fact:limits.clock_mhz", 0},
-        {"memory GiB", "fact:limits.global_mem_bytes", -2},
+        {"CUs", "facts", "limits.compute_units", 0, 1},
+        {"clock MHz", "facts", "limits.clock_mhz", 0, 1},
+        {"memory GiB", "facts", "limits.global_mem_bytes", 1, 1073741824.0},
     };
-    size_t n = 0;
-    for (; n < sizeof facts / sizeof facts[0]; n++)
-        cols[n] = facts[n];
+    size_t n = sizeof facts / sizeof facts[0];
+    memcpy(cols, facts, sizeof facts);
     for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
         const bcl_survey_figure *g = &bcl_survey_figures[f];
         if (!(g->flags & BCL_FIG_COLUMN))
@@ -237,7 +201,7 @@ static size_t device_columns(column *cols)
         snprintf(c->head, sizeof c->head, "%s%s%s %s", model ? model : "", model ? " " : "",
                  g->title, g->unit);
         page_figure_key(f, model, c->key, sizeof c->key);
-        c->decimals = -1;
+        c->set = "figures", c->decimals = -1, c->per = 1;
     }
     return n;
 }
@@ -267,18 +231,12 @@ static void device_table(report *r, sbuf *p)
         page_fields(p, d,
                     (const char *const[]){"name", "</a></td><td>", "platform", "</td><td>", "type",
                                           "</td><td>", "driver", "</td><td>", NULL});
-        page_where(p, d);
+        page_where(p, d, "", true);
         sb_puts(p, "</td>");
         for (size_t c = 0; c < ncols; c++) {
             const column *col = &cols[c];
-            double v = strncmp(col->key, "fact:", 5) == 0 ? page_fact(d, col->key + 5)
-                                                          : page_figure(d, col->key);
-            if (col->decimals == -2)
-                v /= 1073741824.0;
-            char t[64];
-            bool fact = strncmp(col->key, "fact:", 5) == 0;
-            double raw = page_raw(d, fact ? "facts" : "figures", col->key + (fact ? 5 : 0));
-            if (isnan(v) && !isnan(raw)) {
+            double raw = page_raw(d, col->set, col->key);
+            if (!isnan(raw) && !page_plausible(raw)) {
                 /* Shown, and left out of the charts: the rest is drawn. */
                 sb_printf(p,
                           "<td class=\"num invalid\" data-v=\"-1e300\" title=\"%g: not a "
@@ -286,21 +244,17 @@ static void device_table(report *r, sbuf *p)
                           raw);
                 continue;
             }
-            if (isnan(v))
-                snprintf(t, sizeof t, "–");
-            else if (col->decimals >= 0)
+            double v = raw / col->per;
+            char t[64] = "–";
+            if (!isnan(v) && col->decimals >= 0)
                 snprintf(t, sizeof t, "%.*f", col->decimals, v);
-            else if (col->decimals == -2)
-                snprintf(t, sizeof t, "%.1f", v);
-            else
+            else if (!isnan(v))
                 page_num(v, t, sizeof t);
             sb_printf(p, "<td class=\"num\" data-v=\"%.9g\">%s</td>", isnan(v) ? -1e300 : v, t);
         }
-        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"",
-                  (long long)json_integer_value(json_object_get(d, "surveys")),
-                  (long long)json_integer_value(json_object_get(d, "surveys")));
-        sb_html(p, page_str(d, "date"));
-        sb_puts(p, "\">");
+        long long surveys = json_integer_value(json_object_get(d, "surveys"));
+        sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"", surveys, surveys);
+        page_fields(p, d, (const char *const[]){"date", "\">", NULL});
         /* The day: the date's first 10 characters, escaped whole (a date
          * that is no ISO time may hold any bytes; bcl_escape never cuts a
          * character, and bytes that are no UTF-8 come out as \xNN). */
@@ -314,31 +268,30 @@ static void device_table(report *r, sbuf *p)
 
 #define COVERAGE_MARKS 30
 
+/* One more of name in set (an object from name to its count), by add. */
+static void tally(json_t *set, const char *name, int add)
+{
+    json_int_t had = json_integer_value(json_object_get(set, name));
+    json_object_set_new(set, name, json_integer(had + add));
+}
+
 static void coverage(report *r, sbuf *p)
 {
-    size_t n = json_array_size(r->devices);
-    json_t *caps = json_object(), *exts = json_object();
-    size_t i;
-    json_t *d;
+    size_t n = json_array_size(r->devices), i, x;
+    json_t *sets[2] = {json_object(), json_object()}; /* capabilities, extensions */
+    json_t *d, *v, *e;
+    const char *k;
     json_array_foreach(r->devices, i, d)
     {
-        const char *k;
-        json_t *v;
         json_object_foreach(json_object_get(d, "facts"), k, v)
         {
-            if (!json_is_boolean(v))
-                continue;
-            json_int_t had = json_integer_value(json_object_get(caps, k));
-            json_object_set_new(caps, k, json_integer(had + json_is_true(v)));
+            if (json_is_boolean(v))
+                tally(sets[0], k, json_is_true(v));
         }
-        size_t x;
         json_array_foreach(json_object_get(d, "extensions"), x, v)
         {
-            const char *name = json_string_value(v);
-            if (!name)
-                continue;
-            json_int_t had = json_integer_value(json_object_get(exts, name));
-            json_object_set_new(exts, name, json_integer(had + 1));
+            if (json_is_string(v))
+                tally(sets[1], json_string_value(v), 1);
         }
     }
     sb_printf(p,
@@ -355,10 +308,7 @@ static void coverage(report *r, sbuf *p)
         json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
     sb_puts(p, "</tr></thead><tbody>\n");
     for (int pass = 0; pass < 2; pass++) {
-        json_t *set = pass == 0 ? caps : exts;
-        const char *k;
-        json_t *v;
-        json_object_foreach(set, k, v)
+        json_object_foreach(sets[pass], k, v)
         {
             json_int_t c = json_integer_value(v);
             sb_printf(p, "<tr class=\"%s\"><td>", pass == 0 ? "cap" : "ext");
@@ -367,31 +317,20 @@ static void coverage(report *r, sbuf *p)
                       "</td><td class=\"num\" data-v=\"%lld\">%lld / %zu</td><td data-v=\"%lld\">"
                       "<span class=\"bar\" style=\"width:%.0fpx\"></span></td>",
                       (long long)c, (long long)c, n, (long long)c, 120.0 * (double)c / (double)n);
-            size_t j;
-            json_t *dd;
-            json_array_foreach(r->devices, j, dd)
+            json_array_foreach(marks ? r->devices : NULL, i, d)
             {
-                if (!marks)
-                    break;
-                bool has;
-                if (pass == 0) {
-                    const json_t *f = json_object_get(json_object_get(dd, "facts"), k);
-                    has = json_is_true(f);
-                } else {
-                    has = false;
-                    size_t x;
-                    json_t *e;
-                    json_array_foreach(json_object_get(dd, "extensions"), x, e) has |=
-                        strcmp(page_str(e, NULL), k) == 0;
-                }
+                bool has =
+                    pass == 0 && json_is_true(json_object_get(json_object_get(d, "facts"), k));
+                json_array_foreach(pass ? json_object_get(d, "extensions") : NULL, x, e) has |=
+                    strcmp(page_str(e, NULL), k) == 0;
                 sb_printf(p, "<td class=\"mark\">%s</td>", has ? "✓" : "");
             }
             sb_puts(p, "</tr>\n");
         }
     }
     sb_puts(p, "</tbody></table></div>\n");
-    json_decref(caps);
-    json_decref(exts);
+    json_decref(sets[0]);
+    json_decref(sets[1]);
 }
 
 static int platforms(report *r, sbuf *p)
@@ -425,25 +364,6 @@ static int platforms(report *r, sbuf *p)
     return BCL_OK;
 }
 
-/* What tells d apart from devices of its name, as plain text for the
- * script (which sets it as text): compute units and where it is. */
-static void where_text(const json_t *d, char *out, size_t size)
-{
-    static const char *const place[][2] = {
-        {"identity.host", "host "}, {"identity.uuid", "UUID "}, {"identity.pci_bus", "PCI "}};
-    const json_t *facts = json_object_get(d, "facts");
-    size_t o = 0;
-    out[0] = '\0';
-    double cu = page_fact(d, "limits.compute_units");
-    if (!isnan(cu))
-        o += (size_t)snprintf(out, size, "%.0f CUs", cu);
-    for (size_t i = 0; i < sizeof place / sizeof place[0] && o < size; i++) {
-        const char *v = json_string_value(json_object_get(facts, place[i][0]));
-        if (v && *v)
-            o += (size_t)snprintf(out + o, size - o, "%s%s%s", o ? ", " : "", place[i][1], v);
-    }
-}
-
 /* The index of name in the array list (added when new), through index,
  * an object from name to that index. */
 static json_int_t index_of(json_t *list, json_t *index, const char *name)
@@ -468,24 +388,19 @@ static void embedded_data(report *r, sbuf *p)
 {
     json_t *keys = json_array(), *key_index = json_object();
     json_t *exts = json_array(), *ext_index = json_object();
-    json_t *numbers = json_object(), *runs = json_array();
+    json_t *runs = json_array(), *run;
     size_t i;
-    json_t *d, *run;
-    json_array_foreach(r->devices, i, d)
-    {
-        char id[32];
-        snprintf(id, sizeof id, "%lld",
-                 (long long)json_integer_value(json_object_get(d, "device_id")));
-        json_object_set_new(numbers, id, json_integer((json_int_t)i + 1));
-    }
     json_array_foreach(r->runs, i, run)
     {
-        char id[32], where[512];
-        long long dev_id = json_integer_value(json_object_get(run, "device_id"));
-        snprintf(id, sizeof id, "%lld", dev_id);
-        const json_t *dev = json_array_get(
-            r->devices, (size_t)json_integer_value(json_object_get(numbers, id)) - 1);
-        where_text(run, where, sizeof where);
+        json_t *number = json_object_get(run, "number");
+        const json_t *dev = json_array_get(r->devices, (size_t)json_integer_value(number) - 1);
+        /* What tells the device apart from others of its name, as plain
+         * text for the script (which sets it as text). */
+        sbuf where = {0};
+        double cu = page_value(run, "facts", "limits.compute_units");
+        if (!isnan(cu))
+            sb_printf(&where, "%.0f CUs", cu);
+        page_where(&where, run, where.len ? ", " : "", false);
         json_t *vals = json_array(), *xs = json_array();
         static const char *const sets[][2] = {{"figures", "figure "}, {"facts", ""}};
         for (size_t s = 0; s < 2; s++) {
@@ -503,24 +418,19 @@ static void embedded_data(report *r, sbuf *p)
         json_t *e;
         json_array_foreach(json_object_get(run, "extensions"), x, e)
             json_array_append_new(xs, json_integer(index_of(exts, ext_index, page_str(e, NULL))));
-        /* where was cut at its buffer's end, maybe inside a character:
-         * then the run goes in without it rather than not at all. */
-        json_t *row = NULL;
-        for (int k = 0; !row && k < 2; k++)
-            row =
-                json_pack("[O,s,s,s,s,s,s,O,O]", json_object_get(numbers, id),
-                          page_str(dev, "name"), page_str(dev, "platform"), page_str(dev, "type"),
-                          page_str(run, "driver"), page_str(run, "date"), k ? "" : where, vals, xs);
+        json_t *row =
+            json_pack("[O,s,s,s,s,s,s,O,O]", number, page_str(dev, "name"),
+                      page_str(dev, "platform"), page_str(dev, "type"), page_str(run, "driver"),
+                      page_str(run, "date"), where.s ? where.s : "", vals, xs);
+        p->oom |= where.oom || !row;
+        free(where.s);
         json_decref(vals);
         json_decref(xs);
-        if (!row)
-            p->oom = true;
         json_array_append_new(runs, row);
     }
     json_t *out = json_pack("{s:o,s:o,s:o}", "keys", keys, "ext", exts, "runs", runs);
     json_decref(key_index);
     json_decref(ext_index);
-    json_decref(numbers);
     char *text =
         out ? json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(7)) : NULL;
     json_decref(out);
@@ -529,12 +439,8 @@ static void embedded_data(report *r, sbuf *p)
         return;
     }
     sb_puts(p, "<script type=\"application/json\" id=\"survey-data\">");
-    for (const char *c = text; *c; c++) {
-        if (*c == '<')
-            sb_puts(p, "\\u003c");
-        else
-            sb_add(p, c, 1);
-    }
+    for (const char *c = text; *c; c++)
+        sb_add(p, *c == '<' ? "\\u003c" : c, *c == '<' ? 6 : 1);
     sb_puts(p, "</script>\n");
     free(text);
 }
@@ -635,8 +541,6 @@ static const char *const script =
 
 int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bcl_error *e)
 {
-    *html = NULL;
-    *len = 0;
     report r = {.db = db, .path = path, .e = e};
     sbuf p = {0};
     int rc = load(&r);
@@ -645,12 +549,7 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     struct tm tm;
     strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
     if (rc == BCL_OK) {
-        json_t *n;
-        rc = page_query(&r,
-                        "SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM"
-                        " surveys",
-                        0, &n);
-        const json_t *row = json_array_get(n, 0);
+        const json_t *row = json_array_get(r.totals, 0);
         sb_puts(&p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                     "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
@@ -659,19 +558,15 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
         sb_puts(&p, "</head><body>\n<h1>ballcl device survey</h1>\n<p>");
         sb_printf(&p, "%zu devices from %lld surveys (", json_array_size(r.devices),
                   (long long)json_integer_value(json_object_get(row, "surveys")));
-        sb_html(&p, page_str(row, "first"));
-        sb_puts(&p, " to ");
-        sb_html(&p, page_str(row, "last"));
-        sb_printf(&p, "); page made %s by ballcl %s from the survey database ", now,
+        page_fields(&p, row, (const char *const[]){"first", " to ", "last", "", NULL});
+        sb_printf(&p, "); page made %s by ballcl %s from the survey database <code>", now,
                   BALLCL_VERSION);
-        sb_puts(&p, "<code>");
         sb_html(&p, path);
         sb_puts(&p, "</code>. The figures and how they are measured: docs/SURVEY.md.</p>\n"
                     "<nav><a href=\"#devices\">devices</a><a href=\"#charts\">figures</a>"
                     "<a href=\"#compare\">side by side</a><a href=\"#coverage\">coverage</a>"
                     "<a href=\"#history\">each device</a><a href=\"#platforms\">platforms</a>"
                     "</nav>\n");
-        json_decref(n);
     }
     if (rc == BCL_OK) {
         device_table(&r, &p);
@@ -698,13 +593,12 @@ int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bc
     json_decref(r.devices);
     json_decref(r.models);
     json_decref(r.runs);
+    json_decref(r.totals);
     if (rc == BCL_OK && p.oom)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    if (rc) {
+    if (rc)
         free(p.s);
-        return rc;
-    }
-    *html = p.s;
-    *len = p.len;
-    return BCL_OK;
+    *html = rc ? NULL : p.s;
+    *len = rc ? 0 : p.len;
+    return rc;
 }
