@@ -136,8 +136,7 @@ static int import_one(sqlite3 *db, const char *path, const char *src, bool json,
     bcl_error fe = {0};
     int rc = load_source(src, &text, &fe);
     if (rc == BCL_OK)
-        rc = survey_db_import(db, path, text, strlen(text), strcmp(src, "-") ? src : "stdin", &id,
-                              &added, &fe);
+        rc = survey_db_import(db, path, text, strcmp(src, "-") ? src : "stdin", &id, &added, &fe);
     free(text);
     counts[rc ? 2 : added ? 0 : 1]++;
     if (rc && json)
@@ -460,7 +459,7 @@ int survey_db_record(const char *given, bool check_only, const char *text, char 
     if (rc == BCL_OK && !check_only) {
         long long id;
         bool added;
-        rc = survey_db_import(db, path, text, strlen(text), "ballcl survey", &id, &added, e);
+        rc = survey_db_import(db, path, text, "ballcl survey", &id, &added, e);
         char shown[4200];
         survey_db_escape(path, shown, sizeof shown);
         if (rc == BCL_OK)

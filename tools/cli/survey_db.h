@@ -27,13 +27,13 @@ int survey_db_path(const char *given, char *out, size_t size, bool *is_default, 
 int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **db, bcl_error *e);
 void survey_db_close(sqlite3 *db);
 
-/* Records one checked survey document (text, len bytes: what the file
- * holds) in one transaction. source says where it came from (a file name,
+/* Records one checked survey document (text: what the file holds) in one
+ * transaction. source says where it came from (a file name,
  * or "ballcl survey"). A document already recorded (the same digest of its
  * content) is not added again: *added is false and *id is the existing
  * survey's. */
-int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len,
-                     const char *source, long long *id, bool *added, bcl_error *e);
+int survey_db_import(sqlite3 *db, const char *path, const char *text, const char *source,
+                     long long *id, bool *added, bcl_error *e);
 
 /* An input or runtime error from SQLite's last message on db. */
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e);
