@@ -148,7 +148,7 @@ static int import_one(sqlite3 *db, const char *path, const char *src, bool json,
             files, json_pack("{s:s, s:I, s:b}", "file", src, "id", (json_int_t)id, "added", added));
     else {
         char name[1024];
-        survey_db_escape(src, name, sizeof name);
+        bcl_escape(src, name, sizeof name);
         printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
     }
     bcl_error_clear(&fe);
@@ -165,10 +165,8 @@ int cmd_survey_import(int argc, char **argv)
         return cli_usage_error("survey import", "no survey file given");
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
-        (rc = survey_db_open(path, true, dflt, &db, &e)))
+    if ((rc = survey_db_open(a.db, true, path, sizeof path, &db, &e)))
         return cli_report(&e);
     int worst = BCL_OK;
     size_t counts[3] = {0}; /* added, already there, refused */
@@ -202,7 +200,7 @@ int cmd_survey_import(int argc, char **argv)
             worst = rc;
     }
     char shown[4200];
-    survey_db_escape(path, shown, sizeof shown);
+    bcl_escape(path, shown, sizeof shown);
     if (a.json) {
         json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:o}", "database", path, "added",
                               (json_int_t)counts[0], "already_there", (json_int_t)counts[1],
@@ -214,7 +212,7 @@ int cmd_survey_import(int argc, char **argv)
         printf("import: %zu added, %zu already there, %zu refused, into '%s'\n", counts[0],
                counts[1], counts[2], shown);
     json_decref(files);
-    survey_db_close(db);
+    sqlite3_close(db);
     return worst;
 }
 
@@ -231,10 +229,24 @@ static void list_help(void)
            "  -h, --help   this help\n");
 }
 
-/* One row of a query as aligned columns; widths[i] 0: the rest of the line. */
-/* With into (the --json answer), the rows go there instead, under the
- * title without its colon, each an object keyed by the headings (spaces as
- * '_'), numbers as numbers. */
+/* One row as aligned columns; widths[i] 0: the rest of the line. */
+static void print_cells(const char *const *cells, const size_t *widths, int ncol)
+{
+    char cell[1024];
+    for (int c = 0; c < ncol; c++) {
+        if (widths[c]) {
+            cli_field(cells[c], widths[c], cell, sizeof cell);
+            printf("%s  ", cell);
+        } else
+            printf("%s", cells[c]);
+    }
+    printf("\n");
+}
+
+/* A query's rows as aligned columns under the title and headings. With
+ * into (the --json answer), the rows go there instead, under the title
+ * without its colon, each an object keyed by the headings (spaces as '_'),
+ * numbers as numbers. */
 static int print_query(sqlite3 *db, const char *path, const char *title, const char *sql,
                        const char *const *heads, const size_t *widths, int ncol, json_t *into,
                        bcl_error *e)
@@ -242,59 +254,45 @@ static int print_query(sqlite3 *db, const char *path, const char *title, const c
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return survey_db_fail(db, path, "cannot read it", e);
-    if (into) {
-        json_t *rows = json_array();
-        char key[64];
-        int s;
-        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-            json_t *row = json_object();
-            for (int c = 0; c < ncol; c++) {
-                snprintf(key, sizeof key, "%s", heads[c]);
-                for (char *p = key; *p; p++)
-                    *p = *p == ' ' ? '_' : *p;
-                int t = sqlite3_column_type(st, c);
-                const char *txt = (const char *)sqlite3_column_text(st, c);
-                json_object_set_new(row, key,
-                                    t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
-                                    : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
-                                    : txt               ? bcl_survey_text(txt)
-                                                        : json_null());
-            }
-            json_array_append_new(rows, row);
-        }
-        sqlite3_finalize(st);
-        snprintf(key, sizeof key, "%.*s", (int)strlen(title) - 1, title);
-        json_object_set_new(into, key, rows);
-        return s == SQLITE_DONE ? BCL_OK : survey_db_fail(db, path, "cannot read it", e);
+    json_t *rows = into ? json_array() : NULL;
+    if (!into) {
+        printf("%s\n", title);
+        print_cells(heads, widths, ncol);
     }
-    printf("%s\n", title);
-    char cell[1024], esc[1024];
-    for (int c = 0; c < ncol; c++) {
-        if (widths[c]) {
-            cli_field(heads[c], widths[c], cell, sizeof cell);
-            printf("%s  ", cell);
-        } else
-            printf("%s", heads[c]);
-    }
-    printf("\n");
-    int s, rows = 0;
+    char key[64], esc[8][1024];
+    int s, n = 0;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        rows++;
+        json_t *row = into ? json_object() : NULL;
+        const char *cells[8];
         for (int c = 0; c < ncol; c++) {
-            const char *t = (const char *)sqlite3_column_text(st, c);
-            survey_db_escape(t ? t : "-", esc, sizeof esc);
-            if (widths[c]) {
-                cli_field(esc, widths[c], cell, sizeof cell);
-                printf("%s  ", cell);
-            } else
-                printf("%s", esc);
+            int t = sqlite3_column_type(st, c);
+            const char *txt = (const char *)sqlite3_column_text(st, c);
+            bcl_escape(txt ? txt : "-", esc[c], sizeof esc[c]);
+            cells[c] = esc[c];
+            if (!into)
+                continue;
+            snprintf(key, sizeof key, "%s", heads[c]);
+            for (char *p = key; *p; p++)
+                *p = *p == ' ' ? '_' : *p;
+            json_object_set_new(row, key,
+                                t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
+                                : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
+                                : txt               ? bcl_survey_text(txt)
+                                                    : json_null());
         }
-        printf("\n");
+        if (into)
+            json_array_append_new(rows, row);
+        else
+            print_cells(cells, widths, ncol);
+        n++;
     }
     sqlite3_finalize(st);
+    snprintf(key, sizeof key, "%.*s", (int)strlen(title) - 1, title);
+    if (into)
+        json_object_set_new(into, key, rows);
     if (s != SQLITE_DONE)
         return survey_db_fail(db, path, "cannot read it", e);
-    if (!rows)
+    if (!n && !into)
         printf("(none)\n");
     return BCL_OK;
 }
@@ -360,10 +358,8 @@ int cmd_survey_list(int argc, char **argv)
                                what);
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
-        (rc = survey_db_open(path, false, false, &db, &e)))
+    if ((rc = survey_db_open(a.db, false, path, sizeof path, &db, &e)))
         return cli_report(&e);
     bool gap = !what && !a.json;
     json_t *into = a.json ? json_object() : NULL;
@@ -378,7 +374,7 @@ int cmd_survey_list(int argc, char **argv)
     if (rc == BCL_OK && into)
         cli_print_json(into);
     json_decref(into);
-    survey_db_close(db);
+    sqlite3_close(db);
     if (rc)
         cli_report(&e);
     bcl_error_clear(&e);
@@ -418,13 +414,11 @@ int cmd_survey_report(int argc, char **argv)
         return cli_usage_error("survey report", "--json: not an option of survey report");
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
     bcl_outputs outs = {0};
     /* The page's folder is checked before any work, as every output is. */
     if ((rc = bcl_outputs_add(&outs, a.own_value, "--html", &e)) ||
-        (rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
-        (rc = survey_db_open(path, false, false, &db, &e))) {
+        (rc = survey_db_open(a.db, false, path, sizeof path, &db, &e))) {
         bcl_outputs_discard(&outs);
         return cli_report(&e);
     }
@@ -435,12 +429,12 @@ int cmd_survey_report(int argc, char **argv)
         rc = bcl_outputs_commit(&outs, &e);
     if (rc == BCL_OK) {
         char shown[4200];
-        survey_db_escape(a.own_value, shown, sizeof shown);
+        bcl_escape(a.own_value, shown, sizeof shown);
         printf("report: '%s' written, %.1f MB\n", shown, (double)len / 1e6);
     }
     bcl_outputs_discard(&outs);
     free(html);
-    survey_db_close(db);
+    sqlite3_close(db);
     if (rc)
         cli_report(&e);
     bcl_error_clear(&e);
@@ -451,20 +445,17 @@ int survey_db_record(const char *given, bool check_only, const char *text, char 
                      bcl_error *e)
 {
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    int rc = survey_db_path(given, path, sizeof path, &dflt, e);
-    if (rc == BCL_OK)
-        rc = survey_db_open(path, true, dflt, &db, e);
+    int rc = survey_db_open(given, true, path, sizeof path, &db, e);
     if (rc == BCL_OK && !check_only) {
         long long id;
         bool added;
         rc = survey_db_import(db, path, text, "ballcl survey", &id, &added, e);
         char shown[4200];
-        survey_db_escape(path, shown, sizeof shown);
+        bcl_escape(path, shown, sizeof shown);
         if (rc == BCL_OK)
             snprintf(where, size, "recorded in '%s' as survey %lld", shown, id);
     }
-    survey_db_close(db);
+    sqlite3_close(db);
     return rc;
 }

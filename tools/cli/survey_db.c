@@ -56,13 +56,6 @@ static const char *const schema_sql =
     " (SELECT y.run_id FROM device_runs y WHERE y.device_id = x.device_id ORDER BY y.date DESC,"
     " y.run_id DESC LIMIT 1);";
 
-void survey_db_escape(const char *s, char *out, size_t size)
-{
-    /* The one rule of every message: controls, bidirectional controls and
-     * bytes that are no UTF-8 as \xNN. */
-    bcl_escape(s, out, size);
-}
-
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e)
 {
     int code = sqlite3_errcode(db);
@@ -73,7 +66,8 @@ int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e
                     path, what, db ? sqlite3_errmsg(db) : "out of memory");
 }
 
-int survey_db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e)
+/* *is_default: the path is one of the last two, whose folder may be made. */
+static int db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e)
 {
     *is_default = false;
     const char *env = getenv("BALLCL_SURVEY_DB");
@@ -230,9 +224,14 @@ static bool writable(const char *path)
     return access(path, W_OK) == 0 && access(slash ? dir : ".", W_OK | X_OK) == 0;
 }
 
-int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **out, bcl_error *e)
+int survey_db_open(const char *given, bool create, char *path, size_t size, sqlite3 **out,
+                   bcl_error *e)
 {
     *out = NULL;
+    bool make_folder;
+    int rc = db_path(given, path, size, &make_folder, e);
+    if (rc)
+        return rc;
     struct stat sb;
     bool existed = stat(path, &sb) == 0;
     if (existed && S_ISDIR(sb.st_mode))
@@ -248,11 +247,8 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
                         "no survey database at '%s': fill one with 'ballcl survey import "
                         "FILE.json' or 'ballcl survey'",
                         path);
-    if (create && make_folder) {
-        int rc = make_parent(path, e);
-        if (rc)
-            return rc;
-    }
+    if (create && make_folder && (rc = make_parent(path, e)))
+        return rc;
     sqlite3 *db = NULL;
     /* Only read: never created, never changed. Where the file and its
      * folder can be written, opened without SQLITE_OPEN_CREATE and with
@@ -262,7 +258,6 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
     bool ro = !create && !writable(path);
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                        : (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
-    int rc = BCL_OK;
     if (open_file(path, flags, false, &db) != SQLITE_OK)
         rc = survey_db_fail(db, path, "cannot open it", e);
     if (rc == BCL_OK && !create &&
@@ -298,11 +293,6 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
     }
     *out = db;
     return BCL_OK;
-}
-
-void survey_db_close(sqlite3 *db)
-{
-    sqlite3_close(db);
 }
 
 /* ---- recording a document ------------------------------------------------ */
