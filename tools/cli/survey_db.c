@@ -139,19 +139,6 @@ static int end_transaction(sqlite3 *db, const char *path, int rc, bcl_error *e)
     return rc;
 }
 
-static long long pragma_int(sqlite3 *db, const char *sql, int *rc)
-{
-    sqlite3_stmt *st = NULL;
-    long long v = 0;
-    *rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-        *rc = SQLITE_OK;
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* Checks that the file is ours (or, when create, new: then its tables are
  * made). Writing, in one write transaction, so that two processes opening
  * a new database at once create its tables once; reading, in none, so that
@@ -162,12 +149,20 @@ static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error
         create ? exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e) : BCL_OK;
     if (rc)
         return rc;
-    int src;
-    long long app = pragma_int(db, "PRAGMA application_id", &src);
-    long long ver = src == SQLITE_OK ? pragma_int(db, "PRAGMA user_version", &src) : 0;
-    long long tables =
-        src == SQLITE_OK ? pragma_int(db, "SELECT count(*) FROM sqlite_schema", &src) : 0;
-    if (src != SQLITE_OK)
+    sqlite3_stmt *st = NULL;
+    long long app = 0, ver = 0, tables = 0;
+    int src = sqlite3_prepare_v2(db,
+                                 "SELECT (SELECT * FROM pragma_application_id),"
+                                 " (SELECT * FROM pragma_user_version),"
+                                 " (SELECT count(*) FROM sqlite_schema)",
+                                 -1, &st, NULL);
+    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        app = sqlite3_column_int64(st, 0);
+        ver = sqlite3_column_int64(st, 1);
+        tables = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_ROW)
         rc = survey_db_fail(db, path, "cannot read it", e);
     else if (app == 0 && tables == 0 && !create)
         rc = bcl_fail(e, BCL_EXIT_INPUT,
