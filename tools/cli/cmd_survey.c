@@ -174,13 +174,8 @@ static char *command_line(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         len += strlen(argv[i]) + 1;
     char *s = malloc(len);
-    if (!s)
-        return NULL;
-    strcpy(s, "ballcl");
-    for (int i = 0; i < argc; i++) {
-        strcat(s, " ");
-        strcat(s, argv[i]);
-    }
+    for (int i = 0, o = s ? snprintf(s, len, "ballcl") : 0; s && i < argc; i++)
+        o += snprintf(s + o, len - (size_t)o, " %s", argv[i]);
     return s;
 }
 
@@ -260,15 +255,12 @@ static int cmd_survey_devices(int argc, char **argv)
     int db_rc = records ? survey_db_record(a.db, true, NULL, NULL, 0, &e) : BCL_OK;
 #ifdef BALLCL_HAVE_MPI
     /* Rank 0's outcome is every rank's, printed once by ranks_verdict. */
-    if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e))) {
-        bcl_outputs_discard(&outs);
+    if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e)))
         bcl_error_clear(&e);
-        return db_rc;
-    }
 #endif
     if (db_rc) {
         bcl_outputs_discard(&outs);
-        return cli_report(&e);
+        return e.code ? cli_report(&e) : db_rc;
     }
     /* Before any OpenCL call: drivers read these once, at start. */
     char caches[256];

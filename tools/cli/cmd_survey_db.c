@@ -126,9 +126,10 @@ static int json_name(const struct dirent *d)
     return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
 }
 
-/* One file into the database; its outcome into files (JSON) or a line. */
-static int import_one(sqlite3 *db, const char *path, const char *src, bool json, json_t *files,
-                      size_t counts[3])
+/* One file into the database; its outcome into files (JSON) or a line,
+ * its exit class into *worst (input 2 < runtime 3: the worst wins). */
+static void import_one(sqlite3 *db, const char *path, const char *src, bool json, json_t *files,
+                       size_t counts[3], int *worst)
 {
     char *text = NULL;
     long long id = 0;
@@ -152,7 +153,8 @@ static int import_one(sqlite3 *db, const char *path, const char *src, bool json,
         printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
     }
     bcl_error_clear(&fe);
-    return rc;
+    if (rc > *worst)
+        *worst = rc;
 }
 
 int cmd_survey_import(int argc, char **argv)
@@ -180,24 +182,20 @@ int cmd_survey_import(int argc, char **argv)
         if (n == -1) {
             bcl_fail(&e, BCL_EXIT_INPUT, "cannot read the folder '%s': %s", argv[i],
                      strerror(errno));
-            rc = cli_report(&e);
+            if ((rc = cli_report(&e)) > worst)
+                worst = rc;
             bcl_error_clear(&e);
             counts[2]++;
         } else if (n == -2)
-            rc = import_one(db, path, argv[i], a.json, files, counts);
+            import_one(db, path, argv[i], a.json, files, counts, &worst);
         /* A folder: its *.json files, in name order. */
         for (int j = 0; j < n; j++) {
             char file[8192];
             snprintf(file, sizeof file, "%s/%s", argv[i], names[j]->d_name);
-            int frc = import_one(db, path, file, a.json, files, counts);
-            if (frc > worst)
-                worst = frc;
+            import_one(db, path, file, a.json, files, counts, &worst);
             free(names[j]);
         }
         free(names);
-        /* Input 2 < runtime 3: the worst class wins. */
-        if (n < 0 && rc > worst)
-            worst = rc;
     }
     char shown[4200];
     bcl_escape(path, shown, sizeof shown);

@@ -108,19 +108,19 @@ static int make_parent(const char *path, bcl_error *e)
     if (!slash || slash == dir)
         return BCL_OK;
     *slash = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
+    /* Each folder from the first below the root, the last at the end. */
+    for (char *p = dir + 1;; p++) {
+        if (*p && *p != '/')
             continue;
+        char c = *p;
         *p = '\0';
         if (mkdir(dir, 0755) != 0 && errno != EEXIST)
             return bcl_fail(e, BCL_EXIT_INPUT, "cannot create the folder '%s': %s", dir,
                             strerror(errno));
-        *p = '/';
+        if (!c)
+            return BCL_OK;
+        *p = c;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot create the folder '%s': %s", dir,
-                        strerror(errno));
-    return BCL_OK;
 }
 
 static int exec_sql(sqlite3 *db, const char *path, const char *sql, const char *what, bcl_error *e)

@@ -76,7 +76,7 @@ static const row model_rows[] = {
 
 /* One column: a device of a document. */
 typedef struct column {
-    const json_t *dev;
+    const json_t *doc, *dev;
     char head[200];
 } column;
 
@@ -376,12 +376,12 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
         json_array_foreach(json_object_get(docs[d], "devices"), i, dev)
         {
             column *c = &cols[k++];
+            const char *label = labels ? labels[d] : NULL;
+            c->doc = docs[d];
             c->dev = dev;
-            const char *name = json_string_value(at(dev, "identity.name"));
-            if (labels && labels[d])
-                snprintf(c->head, sizeof c->head, "%s (%s)", name, labels[d]);
-            else
-                snprintf(c->head, sizeof c->head, "%s", name);
+            snprintf(c->head, sizeof c->head, "%s%s%s%s",
+                     json_string_value(at(dev, "identity.name")), label ? " (" : "",
+                     label ? label : "", label ? ")" : "");
             add_model(models, &nmodels, 32, json_string_value(at(dev, "measured.model")));
             const char *key;
             const json_t *mm;
@@ -403,18 +403,14 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
     printf("\n| --- |");
     for (size_t i = 0; i < ncols; i++)
         printf(" ---: |");
-    printf("\n");
     /* Where each column comes from. */
-    printf("| surveyed |");
-    k = 0;
-    for (size_t d = 0; d < ndocs; d++) {
-        const char *date = json_string_value(json_object_get(docs[d], "date"));
-        bool quick = json_is_true(json_object_get(docs[d], "quick"));
-        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++) {
-            char esc[256];
-            cell_text(date ? date : "?", esc, sizeof esc);
-            printf(" %s%s |", esc, quick ? " (quick)" : "");
-        }
+    printf("\n| surveyed |");
+    for (size_t i = 0; i < ncols; i++) {
+        const char *date = json_string_value(json_object_get(cols[i].doc, "date"));
+        char esc[256];
+        cell_text(date ? date : "?", esc, sizeof esc);
+        printf(" %s%s |", esc,
+               json_is_true(json_object_get(cols[i].doc, "quick")) ? " (quick)" : "");
     }
     printf("\n");
     print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, BCL_FIG_COUNT, &n);
