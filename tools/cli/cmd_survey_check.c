@@ -7,6 +7,7 @@
  */
 #include "cmd_survey_db.h"
 #include "survey_db.h"
+#include "survey_report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -85,20 +86,6 @@ static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool q
     return BCL_OK;
 }
 
-/* The survey's value at the dotted path under measured; false if none. */
-static bool survey_value(const json_t *dev, const char *key, double *v)
-{
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", key);
-    const json_t *o = json_object_get(dev, "measured");
-    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save))
-        o = json_object_get(o, t);
-    if (!json_is_number(o))
-        return false;
-    *v = json_number_value(o);
-    return true;
-}
-
 /* Checks every device of doc; *compared counts the figures that had a
  * fleet. The verdict of each figure goes into out (an array), the line of
  * each worse one into lines (strings, to be escaped). */
@@ -117,18 +104,17 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
          * a model's are the default model's. */
         for (bcl_fig k = 0; k < BCL_FIG_COUNT; k++) {
             const bcl_survey_figure *g = &bcl_survey_figures[k];
-            double v, *vals;
+            const json_t *fig = survey_at(json_object_get(dev, "measured"), g->key);
+            double v = json_number_value(fig), *vals;
             size_t n;
-            if (!(g->flags & BCL_FIG_CHECK) || !survey_value(dev, g->key, &v))
+            if (!(g->flags & BCL_FIG_CHECK) || !json_is_number(fig))
                 continue;
             const char *fm = g->flags & BCL_FIG_MODEL ? (model ? model : bcl_models[0]->name) : "";
             int rc = fleet_values(db, path, dev, quick, fm, g->key, &vals, &n, e);
             if (rc)
                 return rc;
-            if (n == 0) {
-                free(vals);
+            if (n == 0) /* vals is NULL: nothing was read */
                 continue;
-            }
             qsort(vals, n, sizeof *vals, cmp_double);
             double lo = vals[0], hi = vals[n - 1], med = vals[n / 2];
             for (size_t j = 0; j < n; j++)

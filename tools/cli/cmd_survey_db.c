@@ -147,11 +147,8 @@ static void import_one(sqlite3 *db, const char *path, const char *src, bool json
     else if (json)
         json_array_append_new(
             files, json_pack("{s:s, s:I, s:b}", "file", src, "id", (json_int_t)id, "added", added));
-    else {
-        char name[1024];
-        bcl_escape(src, name, sizeof name);
-        printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
-    }
+    else
+        printf("%s: %s survey %lld\n", cli_shown(src), added ? "added as" : "already there as", id);
     bcl_error_clear(&fe);
     if (rc > *worst)
         *worst = rc;
@@ -241,68 +238,15 @@ static void print_cells(const char *const *cells, const size_t *widths, int ncol
     printf("\n");
 }
 
-/* A query's rows as aligned columns under the title and headings. With
- * into (the --json answer), the rows go there instead, under the title
- * without its colon, each an object keyed by the headings (spaces as '_'),
- * numbers as numbers. */
-static int print_query(sqlite3 *db, const char *path, const char *title, const char *sql,
-                       const char *const *heads, const size_t *widths, int ncol, json_t *into,
-                       bcl_error *e)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(db, path, "cannot read it", e);
-    json_t *rows = into ? json_array() : NULL;
-    if (!into) {
-        printf("%s\n", title);
-        print_cells(heads, widths, ncol);
-    }
-    char key[64], esc[8][1024];
-    int s, n = 0;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = into ? json_object() : NULL;
-        const char *cells[8];
-        for (int c = 0; c < ncol; c++) {
-            int t = sqlite3_column_type(st, c);
-            const char *txt = (const char *)sqlite3_column_text(st, c);
-            bcl_escape(txt ? txt : "-", esc[c], sizeof esc[c]);
-            cells[c] = esc[c];
-            if (!into)
-                continue;
-            snprintf(key, sizeof key, "%s", heads[c]);
-            for (char *p = key; *p; p++)
-                *p = *p == ' ' ? '_' : *p;
-            json_object_set_new(row, key,
-                                t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
-                                : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
-                                : txt               ? bcl_survey_text(txt)
-                                                    : json_null());
-        }
-        if (into)
-            json_array_append_new(rows, row);
-        else
-            print_cells(cells, widths, ncol);
-        n++;
-    }
-    sqlite3_finalize(st);
-    snprintf(key, sizeof key, "%.*s", (int)strlen(title) - 1, title);
-    if (into)
-        json_object_set_new(into, key, rows);
-    if (s != SQLITE_DONE)
-        return survey_db_fail(db, path, "cannot read it", e);
-    if (!n && !into)
-        printf("(none)\n");
-    return BCL_OK;
-}
-
 /* The sections of 'survey list': a query each, its headings and their
  * widths (0: the last, as wide as it is). */
-static const struct {
+typedef struct section {
     const char *title, *sql;
     const char *heads[8];
     size_t widths[8];
     int ncol;
-} sections[] = {
+} section;
+static const section sections[] = {
     {"devices:",
      "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
      " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
@@ -328,6 +272,58 @@ static const struct {
      6},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
+
+/* A query's rows as aligned columns under the title and headings. With
+ * into (the --json answer), the rows go there instead, under the title
+ * without its colon, each an object keyed by the headings (spaces as '_'),
+ * numbers as numbers. */
+static int print_query(sqlite3 *db, const char *path, const section *q, json_t *into, bcl_error *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, q->sql, -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(db, path, "cannot read it", e);
+    json_t *rows = into ? json_array() : NULL;
+    if (!into) {
+        printf("%s\n", q->title);
+        print_cells(q->heads, q->widths, q->ncol);
+    }
+    char key[64], esc[8][1024];
+    int s, n = 0;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = into ? json_object() : NULL;
+        const char *cells[8];
+        for (int c = 0; c < q->ncol; c++) {
+            int t = sqlite3_column_type(st, c);
+            const char *txt = (const char *)sqlite3_column_text(st, c);
+            bcl_escape(txt ? txt : "-", esc[c], sizeof esc[c]);
+            cells[c] = esc[c];
+            if (!into)
+                continue;
+            snprintf(key, sizeof key, "%s", q->heads[c]);
+            for (char *p = key; *p; p++)
+                *p = *p == ' ' ? '_' : *p;
+            json_object_set_new(row, key,
+                                t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
+                                : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
+                                : txt               ? bcl_survey_text(txt)
+                                                    : json_null());
+        }
+        if (into)
+            json_array_append_new(rows, row);
+        else
+            print_cells(cells, q->widths, q->ncol);
+        n++;
+    }
+    sqlite3_finalize(st);
+    snprintf(key, sizeof key, "%.*s", (int)strlen(q->title) - 1, q->title);
+    if (into)
+        json_object_set_new(into, key, rows);
+    if (s != SQLITE_DONE)
+        return survey_db_fail(db, path, "cannot read it", e);
+    if (!n && !into)
+        printf("(none)\n");
+    return BCL_OK;
+}
 
 /* Whether section i is what (a name without the colon; NULL: every one). */
 static bool section_is(size_t i, const char *what)
@@ -366,8 +362,7 @@ int cmd_survey_list(int argc, char **argv)
             continue;
         if (gap && i)
             printf("\n");
-        rc = print_query(db, path, sections[i].title, sections[i].sql, sections[i].heads,
-                         sections[i].widths, sections[i].ncol, into, &e);
+        rc = print_query(db, path, &sections[i], into, &e);
     }
     if (rc == BCL_OK && into)
         cli_print_json(into);

@@ -292,20 +292,9 @@ int survey_db_open(const char *given, bool create, char *path, size_t size, sqli
 
 /* ---- recording a document ------------------------------------------------ */
 
-/* The statements of an import, prepared once each; what names a failure. */
-enum {
-    Q_FIND,
-    Q_SURVEY,
-    Q_PLATFORM,
-    Q_DEVICE,
-    Q_RUN,
-    Q_FACT,
-    Q_EXT,
-    Q_FIGURE,
-    Q_ERROR,
-    Q_FLAG,
-    NQ
-};
+/* The statements of an import (in the enum's order), prepared once each;
+ * what names a failure. */
+enum { Q_FIND, Q_SURVEY, Q_PLATFORM, Q_DEVICE, Q_RUN, Q_FACT, Q_EXT, Q_FIG, Q_ERROR, Q_FLAG, NQ };
 static const struct {
     const char *sql, *what;
 } queries[NQ] = {
@@ -433,39 +422,6 @@ static int put(importer *im, int q, long long *id, const char *fmt, ...)
     return BCL_OK;
 }
 
-/* identity.* and limits.*: every value under its dotted path (objects
- * descended into, arrays kept as JSON text); extensions have their table. */
-static int add_facts(importer *im, const json_t *obj, const char *prefix)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)obj, k, v)
-    {
-        char key[512];
-        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
-        int rc;
-        if (json_is_object(v)) {
-            if ((rc = add_facts(im, v, key)))
-                return rc;
-            continue;
-        }
-        if (strcmp(key, "limits.extensions") == 0 && json_is_array(v)) {
-            size_t i;
-            json_t *x;
-            json_array_foreach(v, i, x)
-            {
-                if (json_is_string(x) &&
-                    (rc = put(im, Q_EXT, NULL, "is", im->run, json_string_value(x))))
-                    return rc;
-            }
-            continue;
-        }
-        if ((rc = put(im, Q_FACT, NULL, "issj", im->run, key, type_name(v), v)))
-            return rc;
-    }
-    return BCL_OK;
-}
-
 /* The keys of one model's figures (docs/SURVEY.md): at the top of
  * "measured" they are the default model's. */
 static bool is_model_key(const char *k)
@@ -480,34 +436,43 @@ static bool is_model_key(const char *k)
     return false;
 }
 
-/* Every scalar figure under its dotted path; the local sweep's points as
- * local_sweep.us_per_step.<local>. which: 0 the device's own figures, 1
- * the model keys at the top of "measured", 2 a model of "models". */
-static int add_figures(importer *im, const json_t *obj, const char *model, const char *prefix,
-                       int which)
+/* Every value of obj under its dotted path: with model NULL a fact
+ * (identity.*, limits.*: objects descended into, arrays kept as JSON text;
+ * extensions have their table), else a scalar figure of model, the local
+ * sweep's points as local_sweep.us_per_step.<local>. which: 0 the device's
+ * own figures, 1 the model keys at the top of "measured", 2 a model of
+ * "models". */
+static int add_values(importer *im, const json_t *obj, const char *model, const char *prefix,
+                      int which)
 {
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v)
     {
-        if (!*prefix && which < 2 && (strcmp(k, "models") == 0 || strcmp(k, "model") == 0))
-            continue;
-        if (!*prefix && which < 2 && is_model_key(k) != (which == 1))
+        if (model && !*prefix && which < 2 &&
+            (strcmp(k, "models") == 0 || strcmp(k, "model") == 0 ||
+             is_model_key(k) != (which == 1)))
             continue;
         char key[512];
         snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
-        int rc;
-        if (json_is_object(v)) {
-            if ((rc = add_figures(im, v, model, key, 2)))
-                return rc;
-            continue;
-        }
-        if (json_is_array(v) && strcmp(k, "points") == 0) {
-            size_t i;
-            json_t *p;
-            json_array_foreach(v, i, p)
+        int rc = BCL_OK;
+        size_t i;
+        json_t *x;
+        if (json_is_object(v))
+            rc = add_values(im, v, model, key, 2);
+        else if (!model && strcmp(key, "limits.extensions") == 0 && json_is_array(v)) {
+            json_array_foreach(v, i, x)
             {
-                const json_t *local = json_object_get(p, "local");
+                if (json_is_string(x) &&
+                    (rc = put(im, Q_EXT, NULL, "is", im->run, json_string_value(x))))
+                    return rc;
+            }
+        } else if (!model)
+            rc = put(im, Q_FACT, NULL, "issj", im->run, key, type_name(v), v);
+        else if (json_is_array(v) && strcmp(k, "points") == 0) {
+            json_array_foreach(v, i, x)
+            {
+                const json_t *local = json_object_get(x, "local");
                 char pk[600];
                 if (json_is_integer(local))
                     snprintf(pk, sizeof pk, "%s.us_per_step.%lld", prefix,
@@ -515,13 +480,13 @@ static int add_figures(importer *im, const json_t *obj, const char *model, const
                 else
                     snprintf(pk, sizeof pk, "%s.us_per_step.%s", prefix,
                              json_is_string(local) ? json_string_value(local) : "?");
-                if ((rc = put(im, Q_FIGURE, NULL, "issj", im->run, model, pk,
-                              json_object_get(p, "us_per_step"))))
+                if ((rc = put(im, Q_FIG, NULL, "issj", im->run, model, pk,
+                              json_object_get(x, "us_per_step"))))
                     return rc;
             }
-            continue;
-        }
-        if (!json_is_array(v) && (rc = put(im, Q_FIGURE, NULL, "issj", im->run, model, key, v)))
+        } else if (!json_is_array(v))
+            rc = put(im, Q_FIG, NULL, "issj", im->run, model, key, v);
+        if (rc)
             return rc;
     }
     return BCL_OK;
@@ -574,21 +539,21 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
                             "profiling_note", json_object_get(dev, "profiling_note"));
     if (!top)
         return bcl_fail(im->e, BCL_EXIT_RUNTIME, "out of memory");
-    rc = add_facts(im, top, "");
+    rc = add_values(im, top, NULL, "", 0);
     json_decref(top);
-    if (rc || (rc = add_facts(im, ident, "identity")) ||
-        (rc = add_facts(im, json_object_get(dev, "limits"), "limits")) ||
-        (rc = add_facts(im, json_object_get(dev, "capabilities"), "capabilities")))
+    if (rc || (rc = add_values(im, ident, NULL, "identity", 0)) ||
+        (rc = add_values(im, json_object_get(dev, "limits"), NULL, "limits", 0)) ||
+        (rc = add_values(im, json_object_get(dev, "capabilities"), NULL, "capabilities", 0)))
         return rc;
     const json_t *m = json_object_get(dev, "measured");
     const char *dflt = str_or(m, "model", bcl_models[0]->name);
-    if ((rc = add_figures(im, m, "", "", 0)) || (rc = add_figures(im, m, dflt, "", 1)))
+    if ((rc = add_values(im, m, "", "", 0)) || (rc = add_values(im, m, dflt, "", 1)))
         return rc;
     const char *name;
     json_t *v;
     json_object_foreach(json_object_get(m, "models"), name, v)
     {
-        if ((rc = add_figures(im, v, name, "", 2)))
+        if ((rc = add_values(im, v, name, "", 2)))
             return rc;
     }
     /* Errors and flags: what the survey could not measure, and what it

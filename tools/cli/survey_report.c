@@ -86,8 +86,8 @@ typedef struct notes {
     size_t count, cap;
 } notes;
 
-/* The value at a dot-separated path (keys only; model names have no dots). */
-static const json_t *at(const json_t *obj, const char *path)
+/* Keys only: model names have no dots. */
+const json_t *survey_at(const json_t *obj, const char *path)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", path);
@@ -248,7 +248,7 @@ static size_t footnote(notes *n, const char *text)
 static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, notes *n)
 {
     char out[600], shown[2400], note[1200] = "", key[256];
-    const json_t *v = at(c->dev, full);
+    const json_t *v = survey_at(c->dev, full);
     const json_t *why = json_object_get(c->dev, "profiling_note");
     const char *err = json_is_null(v) ? error_of(c->dev, full, key, sizeof key) : NULL;
     const char *mark = "";
@@ -308,7 +308,8 @@ static void print_row(const column *cols, size_t ncols, const char *label, const
     printf("| %s |", esc);
     for (size_t i = 0; i < ncols; i++) {
         /* The default model's figures sit at the top of "measured". */
-        const char *def = model ? json_string_value(at(cols[i].dev, "measured.model")) : NULL;
+        const char *def =
+            model ? json_string_value(survey_at(cols[i].dev, "measured.model")) : NULL;
         if (!model)
             snprintf(full, sizeof full, "%s", path);
         else if (def && strcmp(def, model) == 0)
@@ -380,9 +381,9 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
             c->doc = docs[d];
             c->dev = dev;
             snprintf(c->head, sizeof c->head, "%s%s%s%s",
-                     json_string_value(at(dev, "identity.name")), label ? " (" : "",
+                     json_string_value(survey_at(dev, "identity.name")), label ? " (" : "",
                      label ? label : "", label ? ")" : "");
-            add_model(models, &nmodels, 32, json_string_value(at(dev, "measured.model")));
+            add_model(models, &nmodels, 32, json_string_value(survey_at(dev, "measured.model")));
             const char *key;
             const json_t *mm;
             json_object_foreach(
