@@ -26,10 +26,9 @@ int survey_db_open(const char *given, bool create, char *path, size_t size, sqli
                    bcl_error *e);
 
 /* Records one checked survey document (text: what the file holds) in one
- * transaction. source says where it came from (a file name,
- * or "ballcl survey"). A document already recorded (the same digest of its
- * content) is not added again: *added is false and *id is the existing
- * survey's. */
+ * transaction. source says where it came from (a file name, or "ballcl
+ * survey"). A document already recorded (the same digest of its content)
+ * is not added again: *added is false and *id is the existing survey's. */
 int survey_db_import(sqlite3 *db, const char *path, const char *text, const char *source,
                      long long *id, bool *added, bcl_error *e);
 

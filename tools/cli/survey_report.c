@@ -323,18 +323,14 @@ static void print_row(const column *cols, size_t ncols, const char *label, const
 
 #define NROWS(a) (sizeof(a) / sizeof(a)[0])
 
+/* The rows of a table, then the figures of the table with flag
+ * (BCL_FIG_ROW: the device's, BCL_FIG_MODEL: a model's; 0: none), each
+ * labelled "label (unit)". */
 static void print_rows(const column *cols, size_t ncols, const row *rows, size_t nrows,
-                       const char *model, notes *n)
+                       unsigned flag, const char *model, notes *n)
 {
     for (size_t r = 0; r < nrows; r++)
         print_row(cols, ncols, rows[r].label, model, rows[r].path, rows[r].f, BCL_FIG_COUNT, n);
-}
-
-/* The figures of the table with flag (BCL_FIG_ROW: the device's,
- * BCL_FIG_MODEL: model's), each labelled "label (unit)". */
-static void print_figures(const column *cols, size_t ncols, unsigned flag, const char *model,
-                          notes *n)
-{
     for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
         const bcl_survey_figure *g = &bcl_survey_figures[f];
         if (!(g->flags & flag))
@@ -415,13 +411,10 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
     }
     printf("\n");
     print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, BCL_FIG_COUNT, &n);
-    print_rows(cols, ncols, device_rows, NROWS(device_rows), NULL, &n);
-    print_figures(cols, ncols, BCL_FIG_ROW, NULL, &n);
-    print_rows(cols, ncols, size_rows, NROWS(size_rows), NULL, &n);
-    for (size_t m = 0; m < nmodels; m++) {
-        print_rows(cols, ncols, model_rows, NROWS(model_rows), models[m], &n);
-        print_figures(cols, ncols, BCL_FIG_MODEL, models[m], &n);
-    }
+    print_rows(cols, ncols, device_rows, NROWS(device_rows), BCL_FIG_ROW, NULL, &n);
+    print_rows(cols, ncols, size_rows, NROWS(size_rows), 0, NULL, &n);
+    for (size_t m = 0; m < nmodels; m++)
+        print_rows(cols, ncols, model_rows, NROWS(model_rows), BCL_FIG_MODEL, models[m], &n);
     if (n.count)
         printf("\n");
     for (size_t i = 0; i < n.count; i++) {
