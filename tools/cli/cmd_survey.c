@@ -174,13 +174,8 @@ static char *command_line(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         len += strlen(argv[i]) + 1;
     char *s = malloc(len);
-    if (!s)
-        return NULL;
-    strcpy(s, "ballcl");
-    for (int i = 0; i < argc; i++) {
-        strcat(s, " ");
-        strcat(s, argv[i]);
-    }
+    for (int i = 0, o = s ? snprintf(s, len, "ballcl") : 0; s && i < argc; i++)
+        o += snprintf(s + o, len - (size_t)o, " %s", argv[i]);
     return s;
 }
 
@@ -214,41 +209,29 @@ static json_t *parse_json(const char *text, const char *what, bcl_error *e)
     return doc;
 }
 
-/* Survey files hold six significant digits, indented, with a final
- * newline; written atomically. */
-static char *file_text(const json_t *doc)
+/* Writes the survey into the output prepared before the survey ran (when
+ * outs has one) and records it in the database (when a records): the text
+ * a survey file holds (six significant digits, indented, with a final
+ * newline), so that importing that file later finds it there. */
+static int save(bcl_outputs *outs, const survey_args *a, bool records, const json_t *doc,
+                bcl_error *e)
 {
-    return json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-}
-
-/* Writes the survey into the output prepared before the survey ran, and
- * commits it. */
-static int save(bcl_outputs *outs, const json_t *doc, bcl_error *e)
-{
-    char *text = file_text(doc);
-    if (!text)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
-    size_t len = strlen(text);
-    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
-    int rc = bcl_outputs_write(outs, 0, text, len + 1, e);
-    if (rc == BCL_OK)
-        rc = bcl_outputs_commit(outs, e);
-    free(text);
-    return rc;
-}
-
-/* Records the survey in the database as the file holds it (the same text
- * as --json writes), so that importing that file later finds it there. */
-static int record(const survey_args *a, const json_t *doc, bcl_error *e)
-{
-    char *text = file_text(doc);
+    if (!outs->count && !records)
+        return BCL_OK;
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     if (!text)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot encode the survey as JSON");
     char where[4200];
-    int rc = survey_db_record(a->db, false, text, where, sizeof where, e);
-    free(text);
-    if (rc == BCL_OK)
+    size_t len = strlen(text);
+    text[len] = '\n'; /* json_dumps leaves room for the NUL we overwrite */
+    int rc = outs->count ? bcl_outputs_write(outs, 0, text, len + 1, e) : BCL_OK;
+    if (rc == BCL_OK && outs->count)
+        rc = bcl_outputs_commit(outs, e);
+    text[len] = '\0';
+    if (rc == BCL_OK && records &&
+        (rc = survey_db_record(a->db, false, text, where, sizeof where, e)) == BCL_OK)
         fprintf(stderr, "ballcl: survey %s\n", where);
+    free(text);
     return rc;
 }
 
@@ -272,15 +255,12 @@ static int cmd_survey_devices(int argc, char **argv)
     int db_rc = records ? survey_db_record(a.db, true, NULL, NULL, 0, &e) : BCL_OK;
 #ifdef BALLCL_HAVE_MPI
     /* Rank 0's outcome is every rank's, printed once by ranks_verdict. */
-    if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e))) {
-        bcl_outputs_discard(&outs);
+    if (ranks_active() && (db_rc = ranks_verdict(ranks_share(db_rc, &e), &e)))
         bcl_error_clear(&e);
-        return db_rc;
-    }
 #endif
     if (db_rc) {
         bcl_outputs_discard(&outs);
-        return cli_report(&e);
+        return e.code ? cli_report(&e) : db_rc;
     }
     /* Before any OpenCL call: drivers read these once, at start. */
     char caches[256];
@@ -388,9 +368,7 @@ static int cmd_survey_devices(int argc, char **argv)
             goto out;
         }
     }
-    if (a.json && !json_stdout && (rc = save(&outs, doc, &e)))
-        goto out;
-    if (records && (rc = record(&a, doc, &e)))
+    if ((rc = save(&outs, &a, records, doc, &e)))
         goto out;
     size_t i;
     json_t *dev;

@@ -7,6 +7,7 @@
  */
 #include "cmd_survey_db.h"
 #include "survey_db.h"
+#include "survey_report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -85,23 +86,10 @@ static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool q
     return BCL_OK;
 }
 
-/* The survey's value at the dotted path under measured; false if none. */
-static bool survey_value(const json_t *dev, const char *key, double *v)
-{
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", key);
-    const json_t *o = json_object_get(dev, "measured");
-    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save))
-        o = json_object_get(o, t);
-    if (!json_is_number(o))
-        return false;
-    *v = json_number_value(o);
-    return true;
-}
-
 /* Checks every device of doc; *compared counts the figures that had a
- * fleet. The verdict of each figure goes into out (an array). */
-static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *out,
+ * fleet. The verdict of each figure goes into out (an array), the line of
+ * each worse one into lines (strings, to be escaped). */
+static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *out, json_t *lines,
                      size_t *compared, size_t *worse, bcl_error *e)
 {
     bool quick = json_is_true(json_object_get(doc, "quick"));
@@ -116,18 +104,17 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
          * a model's are the default model's. */
         for (bcl_fig k = 0; k < BCL_FIG_COUNT; k++) {
             const bcl_survey_figure *g = &bcl_survey_figures[k];
-            double v, *vals;
+            const json_t *fig = survey_at(json_object_get(dev, "measured"), g->key);
+            double v = json_number_value(fig), *vals;
             size_t n;
-            if (!(g->flags & BCL_FIG_CHECK) || !survey_value(dev, g->key, &v))
+            if (!(g->flags & BCL_FIG_CHECK) || !json_is_number(fig))
                 continue;
             const char *fm = g->flags & BCL_FIG_MODEL ? (model ? model : bcl_models[0]->name) : "";
             int rc = fleet_values(db, path, dev, quick, fm, g->key, &vals, &n, e);
             if (rc)
                 return rc;
-            if (n == 0) {
-                free(vals);
+            if (n == 0) /* vals is NULL: nothing was read */
                 continue;
-            }
             qsort(vals, n, sizeof *vals, cmp_double);
             double lo = vals[0], hi = vals[n - 1], med = vals[n / 2];
             for (size_t j = 0; j < n; j++)
@@ -139,14 +126,24 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
             bool bad = dir > 0 ? v < lo - spread : v > hi + spread;
             (*compared)++;
             *worse += bad;
+            const char *name = json_string_value(json_object_get(id, "name"));
+            const char *host = json_string_value(json_object_get(id, "host"));
+            const char *driver = json_string_value(json_object_get(id, "driver"));
             json_array_append_new(
                 out, json_pack("{s:s?, s:s?, s:s?, s:s, s:f, s:f, s:f, s:f, s:I, s:s, s:b}",
-                               "device", json_string_value(json_object_get(id, "name")), "host",
-                               json_string_value(json_object_get(id, "host")), "driver",
-                               json_string_value(json_object_get(id, "driver")), "figure", g->key,
+                               "device", name, "host", host, "driver", driver, "figure", g->key,
                                "value", v, "fleet_min", lo, "fleet_max", hi, "spread", spread,
                                "surveys", (json_int_t)n, "direction",
                                dir > 0 ? "higher is better" : "lower is better", "worse", bad));
+            if (!bad)
+                continue;
+            char line[2048];
+            snprintf(line, sizeof line,
+                     "check: %s (%s%s%s): %s %.4g is %s the fleet's range %.4g to %.4g by more "
+                     "than its spread %.3g (%lld surveys)",
+                     name, driver, host ? ", " : "", host ? host : "", g->key, v,
+                     dir > 0 ? "below" : "above", lo, hi, spread, (long long)n);
+            json_array_append_new(lines, json_string_nocheck(line));
         }
     }
     return BCL_OK;
@@ -189,25 +186,24 @@ int cmd_survey_check(int argc, char **argv)
                                argv[a.first_arg + 1], argv[a.first_arg]);
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    json_t *doc = NULL, *out = json_array();
+    json_t *doc = NULL, *out = json_array(), *lines = json_array();
     char *text = NULL;
     const char *file = a.first_arg < argc ? argv[a.first_arg] : NULL;
     /* The database first: a bad one fails before a survey is measured. */
-    if (!out)
+    if (!out || !lines)
         rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
-    if (rc == BCL_OK && (rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) == BCL_OK)
-        rc = survey_db_open(path, false, false, &db, &e);
+    if (rc == BCL_OK)
+        rc = survey_db_open(a.db, false, path, sizeof path, &db, &e);
     if (rc == BCL_OK && file && (rc = bcl_survey_load(file, &text, &e)) == BCL_OK)
         rc = bcl_survey_read(text, strlen(text), file, &doc, &e);
     else if (rc == BCL_OK && !file)
         rc = fresh_survey(&doc, &e);
     size_t compared = 0, worse = 0;
     if (rc == BCL_OK)
-        rc = check_doc(db, path, doc, out, &compared, &worse, &e);
+        rc = check_doc(db, path, doc, out, lines, &compared, &worse, &e);
     char shown[4200];
-    survey_db_escape(file ? file : "the fresh survey", shown, sizeof shown);
+    bcl_escape(file ? file : "the fresh survey", shown, sizeof shown);
     if (rc == BCL_OK && compared == 0)
         rc = bcl_fail(&e, BCL_EXIT_INPUT,
                       "survey check: nothing to compare '%s' with: no survey in the database "
@@ -222,29 +218,11 @@ int cmd_survey_check(int argc, char **argv)
         json_decref(j);
     } else if (rc == BCL_OK) {
         size_t i;
-        json_t *f;
-        json_array_foreach(out, i, f)
+        json_t *line;
+        json_array_foreach(lines, i, line)
         {
-            if (!json_is_true(json_object_get(f, "worse")))
-                continue;
-            char line[2048], esc[2048];
-            const char *host = json_string_value(json_object_get(f, "host"));
-            snprintf(
-                line, sizeof line,
-                "check: %s (%s%s%s): %s %.4g is %s the fleet's range %.4g to %.4g by more "
-                "than its spread %.3g (%lld surveys)",
-                json_string_value(json_object_get(f, "device")),
-                json_string_value(json_object_get(f, "driver")), host ? ", " : "", host ? host : "",
-                json_string_value(json_object_get(f, "figure")),
-                json_real_value(json_object_get(f, "value")),
-                strcmp(json_string_value(json_object_get(f, "direction")), "higher is better") == 0
-                    ? "below"
-                    : "above",
-                json_real_value(json_object_get(f, "fleet_min")),
-                json_real_value(json_object_get(f, "fleet_max")),
-                json_real_value(json_object_get(f, "spread")),
-                (long long)json_integer_value(json_object_get(f, "surveys")));
-            survey_db_escape(line, esc, sizeof esc);
+            char esc[2048];
+            bcl_escape(json_string_value(line), esc, sizeof esc);
             printf("%s\n", esc);
         }
         printf("check: %zu figure%s of '%s' compared, %zu worse than the fleet\n", compared,
@@ -254,8 +232,9 @@ int cmd_survey_check(int argc, char **argv)
         cli_report(&e);
     bcl_error_clear(&e);
     json_decref(out);
+    json_decref(lines);
     json_decref(doc);
     free(text);
-    survey_db_close(db);
+    sqlite3_close(db);
     return rc ? rc : worse ? 1 : 0;
 }

@@ -126,9 +126,10 @@ static int json_name(const struct dirent *d)
     return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
 }
 
-/* One file into the database; its outcome into files (JSON) or a line. */
-static int import_one(sqlite3 *db, const char *path, const char *src, bool json, json_t *files,
-                      size_t counts[3])
+/* One file into the database; its outcome into files (JSON) or a line,
+ * its exit class into *worst (input 2 < runtime 3: the worst wins). */
+static void import_one(sqlite3 *db, const char *path, const char *src, bool json, json_t *files,
+                       size_t counts[3], int *worst)
 {
     char *text = NULL;
     long long id = 0;
@@ -136,8 +137,7 @@ static int import_one(sqlite3 *db, const char *path, const char *src, bool json,
     bcl_error fe = {0};
     int rc = load_source(src, &text, &fe);
     if (rc == BCL_OK)
-        rc = survey_db_import(db, path, text, strlen(text), strcmp(src, "-") ? src : "stdin", &id,
-                              &added, &fe);
+        rc = survey_db_import(db, path, text, strcmp(src, "-") ? src : "stdin", &id, &added, &fe);
     free(text);
     counts[rc ? 2 : added ? 0 : 1]++;
     if (rc && json)
@@ -147,13 +147,11 @@ static int import_one(sqlite3 *db, const char *path, const char *src, bool json,
     else if (json)
         json_array_append_new(
             files, json_pack("{s:s, s:I, s:b}", "file", src, "id", (json_int_t)id, "added", added));
-    else {
-        char name[1024];
-        survey_db_escape(src, name, sizeof name);
-        printf("%s: %s survey %lld\n", name, added ? "added as" : "already there as", id);
-    }
+    else
+        printf("%s: %s survey %lld\n", cli_shown(src), added ? "added as" : "already there as", id);
     bcl_error_clear(&fe);
-    return rc;
+    if (rc > *worst)
+        *worst = rc;
 }
 
 int cmd_survey_import(int argc, char **argv)
@@ -166,10 +164,8 @@ int cmd_survey_import(int argc, char **argv)
         return cli_usage_error("survey import", "no survey file given");
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
-        (rc = survey_db_open(path, true, dflt, &db, &e)))
+    if ((rc = survey_db_open(a.db, true, path, sizeof path, &db, &e)))
         return cli_report(&e);
     int worst = BCL_OK;
     size_t counts[3] = {0}; /* added, already there, refused */
@@ -183,27 +179,23 @@ int cmd_survey_import(int argc, char **argv)
         if (n == -1) {
             bcl_fail(&e, BCL_EXIT_INPUT, "cannot read the folder '%s': %s", argv[i],
                      strerror(errno));
-            rc = cli_report(&e);
+            if ((rc = cli_report(&e)) > worst)
+                worst = rc;
             bcl_error_clear(&e);
             counts[2]++;
         } else if (n == -2)
-            rc = import_one(db, path, argv[i], a.json, files, counts);
+            import_one(db, path, argv[i], a.json, files, counts, &worst);
         /* A folder: its *.json files, in name order. */
         for (int j = 0; j < n; j++) {
             char file[8192];
             snprintf(file, sizeof file, "%s/%s", argv[i], names[j]->d_name);
-            int frc = import_one(db, path, file, a.json, files, counts);
-            if (frc > worst)
-                worst = frc;
+            import_one(db, path, file, a.json, files, counts, &worst);
             free(names[j]);
         }
         free(names);
-        /* Input 2 < runtime 3: the worst class wins. */
-        if (n < 0 && rc > worst)
-            worst = rc;
     }
     char shown[4200];
-    survey_db_escape(path, shown, sizeof shown);
+    bcl_escape(path, shown, sizeof shown);
     if (a.json) {
         json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:o}", "database", path, "added",
                               (json_int_t)counts[0], "already_there", (json_int_t)counts[1],
@@ -215,7 +207,7 @@ int cmd_survey_import(int argc, char **argv)
         printf("import: %zu added, %zu already there, %zu refused, into '%s'\n", counts[0],
                counts[1], counts[2], shown);
     json_decref(files);
-    survey_db_close(db);
+    sqlite3_close(db);
     return worst;
 }
 
@@ -232,82 +224,29 @@ static void list_help(void)
            "  -h, --help   this help\n");
 }
 
-/* One row of a query as aligned columns; widths[i] 0: the rest of the line. */
-/* With into (the --json answer), the rows go there instead, under the
- * title without its colon, each an object keyed by the headings (spaces as
- * '_'), numbers as numbers. */
-static int print_query(sqlite3 *db, const char *path, const char *title, const char *sql,
-                       const char *const *heads, const size_t *widths, int ncol, json_t *into,
-                       bcl_error *e)
+/* One row as aligned columns; widths[i] 0: the rest of the line. */
+static void print_cells(const char *const *cells, const size_t *widths, int ncol)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(db, path, "cannot read it", e);
-    if (into) {
-        json_t *rows = json_array();
-        char key[64];
-        int s;
-        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-            json_t *row = json_object();
-            for (int c = 0; c < ncol; c++) {
-                snprintf(key, sizeof key, "%s", heads[c]);
-                for (char *p = key; *p; p++)
-                    *p = *p == ' ' ? '_' : *p;
-                int t = sqlite3_column_type(st, c);
-                const char *txt = (const char *)sqlite3_column_text(st, c);
-                json_object_set_new(row, key,
-                                    t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
-                                    : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
-                                    : txt               ? bcl_survey_text(txt)
-                                                        : json_null());
-            }
-            json_array_append_new(rows, row);
-        }
-        sqlite3_finalize(st);
-        snprintf(key, sizeof key, "%.*s", (int)strlen(title) - 1, title);
-        json_object_set_new(into, key, rows);
-        return s == SQLITE_DONE ? BCL_OK : survey_db_fail(db, path, "cannot read it", e);
-    }
-    printf("%s\n", title);
-    char cell[1024], esc[1024];
+    char cell[1024];
     for (int c = 0; c < ncol; c++) {
         if (widths[c]) {
-            cli_field(heads[c], widths[c], cell, sizeof cell);
+            cli_field(cells[c], widths[c], cell, sizeof cell);
             printf("%s  ", cell);
         } else
-            printf("%s", heads[c]);
+            printf("%s", cells[c]);
     }
     printf("\n");
-    int s, rows = 0;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        rows++;
-        for (int c = 0; c < ncol; c++) {
-            const char *t = (const char *)sqlite3_column_text(st, c);
-            survey_db_escape(t ? t : "-", esc, sizeof esc);
-            if (widths[c]) {
-                cli_field(esc, widths[c], cell, sizeof cell);
-                printf("%s  ", cell);
-            } else
-                printf("%s", esc);
-        }
-        printf("\n");
-    }
-    sqlite3_finalize(st);
-    if (s != SQLITE_DONE)
-        return survey_db_fail(db, path, "cannot read it", e);
-    if (!rows)
-        printf("(none)\n");
-    return BCL_OK;
 }
 
 /* The sections of 'survey list': a query each, its headings and their
  * widths (0: the last, as wide as it is). */
-static const struct {
+typedef struct section {
     const char *title, *sql;
     const char *heads[8];
     size_t widths[8];
     int ncol;
-} sections[] = {
+} section;
+static const section sections[] = {
     {"devices:",
      "SELECT d.id, d.type, d.name, d.platform, d.compute_units,"
      " (SELECT count(DISTINCT r.survey_id) FROM runs r WHERE r.device_id = d.id), l.driver,"
@@ -333,6 +272,58 @@ static const struct {
      6},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
+
+/* A query's rows as aligned columns under the title and headings. With
+ * into (the --json answer), the rows go there instead, under the title
+ * without its colon, each an object keyed by the headings (spaces as '_'),
+ * numbers as numbers. */
+static int print_query(sqlite3 *db, const char *path, const section *q, json_t *into, bcl_error *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, q->sql, -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(db, path, "cannot read it", e);
+    json_t *rows = into ? json_array() : NULL;
+    if (!into) {
+        printf("%s\n", q->title);
+        print_cells(q->heads, q->widths, q->ncol);
+    }
+    char key[64], esc[8][1024];
+    int s, n = 0;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = into ? json_object() : NULL;
+        const char *cells[8];
+        for (int c = 0; c < q->ncol; c++) {
+            int t = sqlite3_column_type(st, c);
+            const char *txt = (const char *)sqlite3_column_text(st, c);
+            bcl_escape(txt ? txt : "-", esc[c], sizeof esc[c]);
+            cells[c] = esc[c];
+            if (!into)
+                continue;
+            snprintf(key, sizeof key, "%s", q->heads[c]);
+            for (char *p = key; *p; p++)
+                *p = *p == ' ' ? '_' : *p;
+            json_object_set_new(row, key,
+                                t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, c))
+                                : t == SQLITE_FLOAT ? json_real(sqlite3_column_double(st, c))
+                                : txt               ? bcl_survey_text(txt)
+                                                    : json_null());
+        }
+        if (into)
+            json_array_append_new(rows, row);
+        else
+            print_cells(cells, q->widths, q->ncol);
+        n++;
+    }
+    sqlite3_finalize(st);
+    snprintf(key, sizeof key, "%.*s", (int)strlen(q->title) - 1, q->title);
+    if (into)
+        json_object_set_new(into, key, rows);
+    if (s != SQLITE_DONE)
+        return survey_db_fail(db, path, "cannot read it", e);
+    if (!n && !into)
+        printf("(none)\n");
+    return BCL_OK;
+}
 
 /* Whether section i is what (a name without the colon; NULL: every one). */
 static bool section_is(size_t i, const char *what)
@@ -361,10 +352,8 @@ int cmd_survey_list(int argc, char **argv)
                                what);
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    if ((rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
-        (rc = survey_db_open(path, false, false, &db, &e)))
+    if ((rc = survey_db_open(a.db, false, path, sizeof path, &db, &e)))
         return cli_report(&e);
     bool gap = !what && !a.json;
     json_t *into = a.json ? json_object() : NULL;
@@ -373,13 +362,12 @@ int cmd_survey_list(int argc, char **argv)
             continue;
         if (gap && i)
             printf("\n");
-        rc = print_query(db, path, sections[i].title, sections[i].sql, sections[i].heads,
-                         sections[i].widths, sections[i].ncol, into, &e);
+        rc = print_query(db, path, &sections[i], into, &e);
     }
     if (rc == BCL_OK && into)
         cli_print_json(into);
     json_decref(into);
-    survey_db_close(db);
+    sqlite3_close(db);
     if (rc)
         cli_report(&e);
     bcl_error_clear(&e);
@@ -419,13 +407,11 @@ int cmd_survey_report(int argc, char **argv)
         return cli_usage_error("survey report", "--json: not an option of survey report");
     bcl_error e = {0};
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
     bcl_outputs outs = {0};
     /* The page's folder is checked before any work, as every output is. */
     if ((rc = bcl_outputs_add(&outs, a.own_value, "--html", &e)) ||
-        (rc = survey_db_path(a.db, path, sizeof path, &dflt, &e)) ||
-        (rc = survey_db_open(path, false, false, &db, &e))) {
+        (rc = survey_db_open(a.db, false, path, sizeof path, &db, &e))) {
         bcl_outputs_discard(&outs);
         return cli_report(&e);
     }
@@ -436,12 +422,12 @@ int cmd_survey_report(int argc, char **argv)
         rc = bcl_outputs_commit(&outs, &e);
     if (rc == BCL_OK) {
         char shown[4200];
-        survey_db_escape(a.own_value, shown, sizeof shown);
+        bcl_escape(a.own_value, shown, sizeof shown);
         printf("report: '%s' written, %.1f MB\n", shown, (double)len / 1e6);
     }
     bcl_outputs_discard(&outs);
     free(html);
-    survey_db_close(db);
+    sqlite3_close(db);
     if (rc)
         cli_report(&e);
     bcl_error_clear(&e);
@@ -452,20 +438,17 @@ int survey_db_record(const char *given, bool check_only, const char *text, char 
                      bcl_error *e)
 {
     char path[4096];
-    bool dflt;
     sqlite3 *db = NULL;
-    int rc = survey_db_path(given, path, sizeof path, &dflt, e);
-    if (rc == BCL_OK)
-        rc = survey_db_open(path, true, dflt, &db, e);
+    int rc = survey_db_open(given, true, path, sizeof path, &db, e);
     if (rc == BCL_OK && !check_only) {
         long long id;
         bool added;
-        rc = survey_db_import(db, path, text, strlen(text), "ballcl survey", &id, &added, e);
+        rc = survey_db_import(db, path, text, "ballcl survey", &id, &added, e);
         char shown[4200];
-        survey_db_escape(path, shown, sizeof shown);
+        bcl_escape(path, shown, sizeof shown);
         if (rc == BCL_OK)
             snprintf(where, size, "recorded in '%s' as survey %lld", shown, id);
     }
-    survey_db_close(db);
+    sqlite3_close(db);
     return rc;
 }

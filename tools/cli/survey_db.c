@@ -7,6 +7,7 @@
 #include "survey_db.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,84 +20,41 @@
 #define BUSY_TIMEOUT_MS 30000
 
 static const char *const schema_sql =
-    "CREATE TABLE surveys ("
-    " id INTEGER PRIMARY KEY,"
-    " digest TEXT NOT NULL UNIQUE,"
-    " date TEXT NOT NULL,"
-    " schema TEXT NOT NULL,"
-    " ballcl_version TEXT NOT NULL,"
-    " command TEXT NOT NULL,"
-    " quick INTEGER NOT NULL,"
-    " source TEXT NOT NULL,"
-    " imported TEXT NOT NULL,"
-    " document TEXT NOT NULL);"
-    "CREATE TABLE devices ("
-    " id INTEGER PRIMARY KEY,"
-    " key TEXT NOT NULL UNIQUE,"
-    " platform TEXT NOT NULL,"
-    " vendor TEXT NOT NULL,"
-    " name TEXT NOT NULL,"
-    " type TEXT NOT NULL,"
+    "CREATE TABLE surveys ( id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
+    " date TEXT NOT NULL, schema TEXT NOT NULL, ballcl_version TEXT NOT NULL,"
+    " command TEXT NOT NULL, quick INTEGER NOT NULL, source TEXT NOT NULL,"
+    " imported TEXT NOT NULL, document TEXT NOT NULL);"
+    "CREATE TABLE devices ( id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
+    " platform TEXT NOT NULL, vendor TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,"
     " compute_units INTEGER NOT NULL);"
-    "CREATE TABLE runs ("
-    " id INTEGER PRIMARY KEY,"
+    "CREATE TABLE runs ( id INTEGER PRIMARY KEY,"
     " survey_id INTEGER NOT NULL REFERENCES surveys(id),"
-    " device_id INTEGER NOT NULL REFERENCES devices(id),"
-    " position INTEGER NOT NULL,"
-    " selector TEXT,"
-    " driver TEXT NOT NULL,"
-    " platform_version TEXT,"
-    " opencl_version TEXT,"
+    " device_id INTEGER NOT NULL REFERENCES devices(id), position INTEGER NOT NULL,"
+    " selector TEXT, driver TEXT NOT NULL, platform_version TEXT, opencl_version TEXT,"
     " UNIQUE (survey_id, position));"
-    "CREATE TABLE facts ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"
-    " key TEXT NOT NULL,"
-    " type TEXT NOT NULL,"
-    " value,"
-    " PRIMARY KEY (run_id, key));"
-    "CREATE TABLE extensions ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"
-    " name TEXT NOT NULL,"
-    " PRIMARY KEY (run_id, name));"
-    "CREATE TABLE figures ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"
-    " model TEXT NOT NULL,"
-    " key TEXT NOT NULL,"
-    " value,"
-    " PRIMARY KEY (run_id, model, key));"
-    "CREATE TABLE errors ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"
-    " figure TEXT NOT NULL,"
+    "CREATE TABLE facts ( run_id INTEGER NOT NULL REFERENCES runs(id), key TEXT NOT NULL,"
+    " type TEXT NOT NULL, value, PRIMARY KEY (run_id, key));"
+    "CREATE TABLE extensions ( run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " name TEXT NOT NULL, PRIMARY KEY (run_id, name));"
+    "CREATE TABLE figures ( run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,"
+    " key TEXT NOT NULL, value, PRIMARY KEY (run_id, model, key));"
+    "CREATE TABLE errors ( run_id INTEGER NOT NULL REFERENCES runs(id), figure TEXT NOT NULL,"
     " message TEXT NOT NULL);"
-    "CREATE TABLE flags ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"
-    " figure TEXT NOT NULL,"
-    " value REAL,"
-    " limit_value REAL,"
-    " rule TEXT);"
-    "CREATE TABLE platforms ("
-    " survey_id INTEGER NOT NULL REFERENCES surveys(id),"
-    " position INTEGER NOT NULL,"
-    " name TEXT,"
-    " status TEXT,"
-    " document TEXT NOT NULL,"
+    "CREATE TABLE flags ( run_id INTEGER NOT NULL REFERENCES runs(id), figure TEXT NOT NULL,"
+    " value REAL, limit_value REAL, rule TEXT);"
+    "CREATE TABLE platforms ( survey_id INTEGER NOT NULL REFERENCES surveys(id),"
+    " position INTEGER NOT NULL, name TEXT, status TEXT, document TEXT NOT NULL,"
     " PRIMARY KEY (survey_id, position));"
     "CREATE INDEX runs_device ON runs(device_id);"
     "CREATE INDEX figures_key ON figures(key, model);"
     /* Every run with its device and survey, and each device's latest. */
     "CREATE VIEW device_runs AS SELECT r.id AS run_id, r.survey_id, s.date, r.device_id,"
-    " d.name, d.platform, d.vendor, d.type, r.driver, r.selector, s.schema, s.source"
-    " FROM runs r JOIN devices d ON d.id = r.device_id JOIN surveys s ON s.id = r.survey_id;"
+    " d.name, d.platform, d.vendor, d.type, r.driver, r.selector, s.schema,"
+    " s.source FROM runs r JOIN devices d ON d.id = r.device_id"
+    " JOIN surveys s ON s.id = r.survey_id;"
     "CREATE VIEW latest_runs AS SELECT * FROM device_runs x WHERE x.run_id ="
-    " (SELECT y.run_id FROM device_runs y WHERE y.device_id = x.device_id"
-    " ORDER BY y.date DESC, y.run_id DESC LIMIT 1);";
-
-void survey_db_escape(const char *s, char *out, size_t size)
-{
-    /* The one rule of every message: controls, bidirectional controls and
-     * bytes that are no UTF-8 as \xNN. */
-    bcl_escape(s, out, size);
-}
+    " (SELECT y.run_id FROM device_runs y WHERE y.device_id = x.device_id ORDER BY y.date DESC,"
+    " y.run_id DESC LIMIT 1);";
 
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e)
 {
@@ -108,7 +66,8 @@ int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e
                     path, what, db ? sqlite3_errmsg(db) : "out of memory");
 }
 
-int survey_db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e)
+/* *is_default: the path is one of the last two, whose folder may be made. */
+static int db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e)
 {
     *is_default = false;
     const char *env = getenv("BALLCL_SURVEY_DB");
@@ -149,19 +108,19 @@ static int make_parent(const char *path, bcl_error *e)
     if (!slash || slash == dir)
         return BCL_OK;
     *slash = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
+    /* Each folder from the first below the root, the last at the end. */
+    for (char *p = dir + 1;; p++) {
+        if (*p && *p != '/')
             continue;
+        char c = *p;
         *p = '\0';
         if (mkdir(dir, 0755) != 0 && errno != EEXIST)
             return bcl_fail(e, BCL_EXIT_INPUT, "cannot create the folder '%s': %s", dir,
                             strerror(errno));
-        *p = '/';
+        if (!c)
+            return BCL_OK;
+        *p = c;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return bcl_fail(e, BCL_EXIT_INPUT, "cannot create the folder '%s': %s", dir,
-                        strerror(errno));
-    return BCL_OK;
 }
 
 static int exec_sql(sqlite3 *db, const char *path, const char *sql, const char *what, bcl_error *e)
@@ -171,17 +130,13 @@ static int exec_sql(sqlite3 *db, const char *path, const char *sql, const char *
     return BCL_OK;
 }
 
-static long long pragma_int(sqlite3 *db, const char *sql, int *rc)
+/* Ends the transaction: committed when rc is BCL_OK, else rolled back. */
+static int end_transaction(sqlite3 *db, const char *path, int rc, bcl_error *e)
 {
-    sqlite3_stmt *st = NULL;
-    long long v = 0;
-    *rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-        *rc = SQLITE_OK;
-    }
-    sqlite3_finalize(st);
-    return v;
+    if (rc == BCL_OK)
+        return exec_sql(db, path, "COMMIT", "cannot commit", e);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 /* Checks that the file is ours (or, when create, new: then its tables are
@@ -194,12 +149,20 @@ static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error
         create ? exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e) : BCL_OK;
     if (rc)
         return rc;
-    int src;
-    long long app = pragma_int(db, "PRAGMA application_id", &src);
-    long long ver = src == SQLITE_OK ? pragma_int(db, "PRAGMA user_version", &src) : 0;
-    long long tables =
-        src == SQLITE_OK ? pragma_int(db, "SELECT count(*) FROM sqlite_schema", &src) : 0;
-    if (src != SQLITE_OK)
+    sqlite3_stmt *st = NULL;
+    long long app = 0, ver = 0, tables = 0;
+    int src = sqlite3_prepare_v2(db,
+                                 "SELECT (SELECT * FROM pragma_application_id),"
+                                 " (SELECT * FROM pragma_user_version),"
+                                 " (SELECT count(*) FROM sqlite_schema)",
+                                 -1, &st, NULL);
+    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        app = sqlite3_column_int64(st, 0);
+        ver = sqlite3_column_int64(st, 1);
+        tables = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_ROW)
         rc = survey_db_fail(db, path, "cannot read it", e);
     else if (app == 0 && tables == 0 && !create)
         rc = bcl_fail(e, BCL_EXIT_INPUT,
@@ -221,12 +184,7 @@ static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error
         rc = bcl_fail(e, BCL_EXIT_INPUT,
                       "survey database '%s' has tables of version %lld; this ballcl knows %d", path,
                       ver, SURVEY_DB_VERSION);
-    if (!create)
-        return rc;
-    if (rc == BCL_OK)
-        return exec_sql(db, path, "COMMIT", "cannot commit", e);
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
+    return create ? end_transaction(db, path, rc, e) : rc;
 }
 
 /* Opens path as SQLite's plain file name, whatever SQLite's URI setting;
@@ -261,9 +219,14 @@ static bool writable(const char *path)
     return access(path, W_OK) == 0 && access(slash ? dir : ".", W_OK | X_OK) == 0;
 }
 
-int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **out, bcl_error *e)
+int survey_db_open(const char *given, bool create, char *path, size_t size, sqlite3 **out,
+                   bcl_error *e)
 {
     *out = NULL;
+    bool make_folder;
+    int rc = db_path(given, path, size, &make_folder, e);
+    if (rc)
+        return rc;
     struct stat sb;
     bool existed = stat(path, &sb) == 0;
     if (existed && S_ISDIR(sb.st_mode))
@@ -279,11 +242,8 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
                         "no survey database at '%s': fill one with 'ballcl survey import "
                         "FILE.json' or 'ballcl survey'",
                         path);
-    if (create && make_folder) {
-        int rc = make_parent(path, e);
-        if (rc)
-            return rc;
-    }
+    if (create && make_folder && (rc = make_parent(path, e)))
+        return rc;
     sqlite3 *db = NULL;
     /* Only read: never created, never changed. Where the file and its
      * folder can be written, opened without SQLITE_OPEN_CREATE and with
@@ -293,7 +253,6 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
     bool ro = !create && !writable(path);
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                        : (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
-    int rc = BCL_OK;
     if (open_file(path, flags, false, &db) != SQLITE_OK)
         rc = survey_db_fail(db, path, "cannot open it", e);
     if (rc == BCL_OK && !create &&
@@ -331,18 +290,45 @@ int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **ou
     return BCL_OK;
 }
 
-void survey_db_close(sqlite3 *db)
-{
-    sqlite3_close(db);
-}
-
 /* ---- recording a document ------------------------------------------------ */
+
+/* The statements of an import (in the enum's order), prepared once each;
+ * what names a failure. */
+enum { Q_FIND, Q_SURVEY, Q_PLATFORM, Q_DEVICE, Q_RUN, Q_FACT, Q_EXT, Q_FIG, Q_ERROR, Q_FLAG, NQ };
+static const struct {
+    const char *sql, *what;
+} queries[NQ] = {
+    {"SELECT id FROM surveys WHERE digest = ?", "cannot read it"},
+    {"INSERT INTO surveys (digest, date, schema, ballcl_version, command,"
+     " quick, source, imported, document) VALUES (?,?,?,?,?,?,?,?,?)",
+     "cannot record the survey"},
+    {"INSERT INTO platforms (survey_id, position, name, status, document) VALUES (?,?,?,?,?)",
+     "cannot record a platform"},
+    /* A device already known keeps its row: the update only makes
+     * RETURNING give its id. */
+    {"INSERT INTO devices (key, platform, vendor, name, type, compute_units)"
+     " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key) DO UPDATE SET"
+     " key = excluded.key RETURNING id",
+     "cannot record a device"},
+    {"INSERT INTO runs (survey_id, device_id, position, selector, driver,"
+     " platform_version, opencl_version) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+     "cannot record a device's survey"},
+    {"INSERT OR REPLACE INTO facts (run_id, key, type, value) VALUES (?1,?2,?3,?4)",
+     "cannot record a fact"},
+    {"INSERT OR IGNORE INTO extensions (run_id, name) VALUES (?1,?2)",
+     "cannot record an extension"},
+    {"INSERT OR REPLACE INTO figures (run_id, model, key, value) VALUES (?1,?2,?3,?4)",
+     "cannot record a figure"},
+    {"INSERT INTO errors (run_id, figure, message) VALUES (?,?,?)", "cannot record an error"},
+    {"INSERT INTO flags (run_id, figure, value, limit_value, rule) VALUES (?,?,?,?,?)",
+     "cannot record a flag"},
+};
 
 typedef struct importer {
     sqlite3 *db;
     const char *path;
     bcl_error *e;
-    sqlite3_stmt *fact, *figure, *ext;
+    sqlite3_stmt *st[NQ];
     long long run;
 } importer;
 
@@ -371,91 +357,68 @@ static const char *str_or(const json_t *obj, const char *key, const char *dflt)
     return s ? s : dflt;
 }
 
-/* Binds a JSON scalar as its SQL value: booleans as 0/1, arrays and
- * objects as their JSON text. Returns the type's name. */
-/* The strings of obj at keys (NULL ends; "" when absent) into the
- * columns from col on. */
-static void bind_strings(sqlite3_stmt *st, int col, const json_t *obj, const char *const *keys)
+/* A JSON value's type as the facts table names it, by json_typeof. */
+static const char *type_name(const json_t *v)
 {
-    for (int i = 0; keys[i]; i++)
-        sqlite3_bind_text(st, col + i, str_or(obj, keys[i], ""), -1, SQLITE_TRANSIENT);
+    static const char *const names[] = {"json", "json", "text", "integer",
+                                        "real", "bool", "bool", "null"};
+    return names[json_typeof(v)];
 }
 
-static const char *bind_json(sqlite3_stmt *st, int col, const json_t *v)
+/* Binds a JSON scalar as its SQL value: booleans as 0/1, arrays and
+ * objects as their JSON text. */
+static void bind_json(sqlite3_stmt *st, int col, const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_TRUE:
     case JSON_FALSE:
         sqlite3_bind_int(st, col, json_is_true(v));
-        return "bool";
+        return;
     case JSON_INTEGER:
         sqlite3_bind_int64(st, col, (sqlite3_int64)json_integer_value(v));
-        return "integer";
+        return;
     case JSON_REAL:
         sqlite3_bind_double(st, col, json_real_value(v));
-        return "real";
+        return;
     case JSON_STRING:
         sqlite3_bind_text(st, col, json_string_value(v), (int)json_string_length(v),
                           SQLITE_TRANSIENT);
-        return "text";
+        return;
     case JSON_NULL:
         sqlite3_bind_null(st, col);
-        return "null";
+        return;
     default: {
         char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
         sqlite3_bind_text(st, col, t ? t : "null", -1, SQLITE_TRANSIENT);
         free(t);
-        return "json";
     }
     }
 }
 
-static int step_done(importer *im, sqlite3_stmt *st, const char *what)
+/* Runs query q with its parameters from fmt, a letter each: 'i' a long
+ * long, 's' a string, 'j' a JSON value. *id, when given, gets the first
+ * column of the row the query returns (it keeps its value when none). */
+static int put(importer *im, int q, long long *id, const char *fmt, ...)
 {
+    sqlite3_stmt *st = im->st[q];
+    va_list ap;
+    va_start(ap, fmt);
+    for (int c = 1; fmt[c - 1]; c++) {
+        if (fmt[c - 1] == 'i')
+            sqlite3_bind_int64(st, c, va_arg(ap, long long));
+        else if (fmt[c - 1] == 's')
+            sqlite3_bind_text(st, c, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+        else
+            bind_json(st, c, va_arg(ap, const json_t *));
+    }
+    va_end(ap);
     int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && id)
+        *id = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE)
-        return survey_db_fail(im->db, im->path, what, im->e);
-    return BCL_OK;
-}
-
-/* identity.* and limits.*: every value under its dotted path (objects
- * descended into, arrays kept as JSON text); extensions have their table. */
-static int add_facts(importer *im, const json_t *obj, const char *prefix)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)obj, k, v)
-    {
-        char key[512];
-        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
-        int rc;
-        if (json_is_object(v)) {
-            if ((rc = add_facts(im, v, key)))
-                return rc;
-            continue;
-        }
-        if (strcmp(key, "limits.extensions") == 0 && json_is_array(v)) {
-            size_t i;
-            json_t *x;
-            json_array_foreach(v, i, x)
-            {
-                if (!json_is_string(x))
-                    continue;
-                sqlite3_bind_int64(im->ext, 1, im->run);
-                sqlite3_bind_text(im->ext, 2, json_string_value(x), -1, SQLITE_TRANSIENT);
-                if ((rc = step_done(im, im->ext, "cannot record an extension")))
-                    return rc;
-            }
-            continue;
-        }
-        sqlite3_bind_int64(im->fact, 1, im->run);
-        sqlite3_bind_text(im->fact, 2, key, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(im->fact, 3, bind_json(im->fact, 4, v), -1, SQLITE_STATIC);
-        if ((rc = step_done(im, im->fact, "cannot record a fact")))
-            return rc;
-    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return survey_db_fail(im->db, im->path, queries[q].what, im->e);
     return BCL_OK;
 }
 
@@ -473,34 +436,43 @@ static bool is_model_key(const char *k)
     return false;
 }
 
-/* Every scalar figure under its dotted path; the local sweep's points as
- * local_sweep.us_per_step.<local>. which: 0 the device's own figures, 1
- * the model keys at the top of "measured", 2 a model of "models". */
-static int add_figures(importer *im, const json_t *obj, const char *model, const char *prefix,
-                       int which)
+/* Every value of obj under its dotted path: with model NULL a fact
+ * (identity.*, limits.*: objects descended into, arrays kept as JSON text;
+ * extensions have their table), else a scalar figure of model, the local
+ * sweep's points as local_sweep.us_per_step.<local>. which: 0 the device's
+ * own figures, 1 the model keys at the top of "measured", 2 a model of
+ * "models". */
+static int add_values(importer *im, const json_t *obj, const char *model, const char *prefix,
+                      int which)
 {
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v)
     {
-        if (!*prefix && which < 2 && (strcmp(k, "models") == 0 || strcmp(k, "model") == 0))
-            continue;
-        if (!*prefix && which < 2 && is_model_key(k) != (which == 1))
+        if (model && !*prefix && which < 2 &&
+            (strcmp(k, "models") == 0 || strcmp(k, "model") == 0 ||
+             is_model_key(k) != (which == 1)))
             continue;
         char key[512];
         snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
-        int rc;
-        if (json_is_object(v)) {
-            if ((rc = add_figures(im, v, model, key, 2)))
-                return rc;
-            continue;
-        }
-        if (json_is_array(v) && strcmp(k, "points") == 0) {
-            size_t i;
-            json_t *p;
-            json_array_foreach(v, i, p)
+        int rc = BCL_OK;
+        size_t i;
+        json_t *x;
+        if (json_is_object(v))
+            rc = add_values(im, v, model, key, 2);
+        else if (!model && strcmp(key, "limits.extensions") == 0 && json_is_array(v)) {
+            json_array_foreach(v, i, x)
             {
-                const json_t *local = json_object_get(p, "local");
+                if (json_is_string(x) &&
+                    (rc = put(im, Q_EXT, NULL, "is", im->run, json_string_value(x))))
+                    return rc;
+            }
+        } else if (!model)
+            rc = put(im, Q_FACT, NULL, "issj", im->run, key, type_name(v), v);
+        else if (json_is_array(v) && strcmp(k, "points") == 0) {
+            json_array_foreach(v, i, x)
+            {
+                const json_t *local = json_object_get(x, "local");
                 char pk[600];
                 if (json_is_integer(local))
                     snprintf(pk, sizeof pk, "%s.us_per_step.%lld", prefix,
@@ -508,22 +480,13 @@ static int add_figures(importer *im, const json_t *obj, const char *model, const
                 else
                     snprintf(pk, sizeof pk, "%s.us_per_step.%s", prefix,
                              json_is_string(local) ? json_string_value(local) : "?");
-                sqlite3_bind_int64(im->figure, 1, im->run);
-                sqlite3_bind_text(im->figure, 2, model, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(im->figure, 3, pk, -1, SQLITE_TRANSIENT);
-                bind_json(im->figure, 4, json_object_get(p, "us_per_step"));
-                if ((rc = step_done(im, im->figure, "cannot record a figure")))
+                if ((rc = put(im, Q_FIG, NULL, "issj", im->run, model, pk,
+                              json_object_get(x, "us_per_step"))))
                     return rc;
             }
-            continue;
-        }
-        if (json_is_array(v))
-            continue;
-        sqlite3_bind_int64(im->figure, 1, im->run);
-        sqlite3_bind_text(im->figure, 2, model, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(im->figure, 3, key, -1, SQLITE_TRANSIENT);
-        bind_json(im->figure, 4, v);
-        if ((rc = step_done(im, im->figure, "cannot record a figure")))
+        } else if (!json_is_array(v))
+            rc = put(im, Q_FIG, NULL, "issj", im->run, model, key, v);
+        if (rc)
             return rc;
     }
     return BCL_OK;
@@ -556,48 +519,18 @@ static int device_id(importer *im, const json_t *dev, long long *id)
     if (bad)
         return bcl_fail(im->e, BCL_EXIT_RUNTIME, "out of memory");
     hex[16] = '\0'; /* 64 bits tell a fleet's devices apart */
-    sqlite3_stmt *st = NULL;
-    int rc = BCL_OK;
-    if (sqlite3_prepare_v2(im->db,
-                           "INSERT INTO devices (key, platform, vendor, name, type, compute_units)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key) DO UPDATE SET"
-                           " key = excluded.key RETURNING id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(im->db, im->path, "cannot record a device", im->e);
-    sqlite3_bind_text(st, 1, hex, -1, SQLITE_TRANSIENT);
-    for (int i = 0; i < 4; i++)
-        sqlite3_bind_text(st, 2 + i, f[i], -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 6, cu);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *id = sqlite3_column_int64(st, 0);
-    else
-        rc = survey_db_fail(im->db, im->path, "cannot record a device", im->e);
-    sqlite3_finalize(st);
-    return rc;
+    return put(im, Q_DEVICE, id, "sssssi", hex, f[0], f[1], f[2], f[3], cu);
 }
 
 static int add_device(importer *im, long long survey, size_t pos, const json_t *dev)
 {
     long long dev_id = 0;
-    int rc = device_id(im, dev, &dev_id);
-    if (rc)
-        return rc;
     const json_t *ident = json_object_get(dev, "identity");
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(im->db,
-                           "INSERT INTO runs (survey_id, device_id, position, selector, driver,"
-                           " platform_version, opencl_version) VALUES (?1,?2,?3,?4,?5,?6,?7)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(im->db, im->path, "cannot record a device's survey", im->e);
-    sqlite3_bind_int64(st, 1, survey);
-    sqlite3_bind_int64(st, 2, dev_id);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)pos);
-    bind_strings(st, 4, dev, (const char *const[]){"selector", NULL});
-    bind_strings(st, 5, ident,
-                 (const char *const[]){"driver", "platform_version", "opencl_version", NULL});
-    rc = step_done(im, st, "cannot record a device's survey");
-    sqlite3_finalize(st);
-    if (rc)
+    int rc = device_id(im, dev, &dev_id);
+    if (rc ||
+        (rc = put(im, Q_RUN, NULL, "iiissss", survey, dev_id, (long long)pos,
+                  str_or(dev, "selector", ""), str_or(ident, "driver", ""),
+                  str_or(ident, "platform_version", ""), str_or(ident, "opencl_version", ""))))
         return rc;
     im->run = sqlite3_last_insert_rowid(im->db);
 
@@ -606,147 +539,85 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
                             "profiling_note", json_object_get(dev, "profiling_note"));
     if (!top)
         return bcl_fail(im->e, BCL_EXIT_RUNTIME, "out of memory");
-    rc = add_facts(im, top, "");
+    rc = add_values(im, top, NULL, "", 0);
     json_decref(top);
-    if (rc || (rc = add_facts(im, ident, "identity")) ||
-        (rc = add_facts(im, json_object_get(dev, "limits"), "limits")) ||
-        (rc = add_facts(im, json_object_get(dev, "capabilities"), "capabilities")))
+    if (rc || (rc = add_values(im, ident, NULL, "identity", 0)) ||
+        (rc = add_values(im, json_object_get(dev, "limits"), NULL, "limits", 0)) ||
+        (rc = add_values(im, json_object_get(dev, "capabilities"), NULL, "capabilities", 0)))
         return rc;
     const json_t *m = json_object_get(dev, "measured");
     const char *dflt = str_or(m, "model", bcl_models[0]->name);
-    if ((rc = add_figures(im, m, "", "", 0)) || (rc = add_figures(im, m, dflt, "", 1)))
+    if ((rc = add_values(im, m, "", "", 0)) || (rc = add_values(im, m, dflt, "", 1)))
         return rc;
     const char *name;
-    json_t *mv;
-    json_object_foreach(json_object_get(m, "models"), name, mv)
+    json_t *v;
+    json_object_foreach(json_object_get(m, "models"), name, v)
     {
-        if ((rc = add_figures(im, mv, name, "", 2)))
+        if ((rc = add_values(im, v, name, "", 2)))
             return rc;
     }
-
     /* Errors and flags: what the survey could not measure, and what it
      * found implausible. */
-    if (sqlite3_prepare_v2(im->db, "INSERT INTO errors (run_id, figure, message) VALUES (?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(im->db, im->path, "cannot record an error", im->e);
-    json_t *v;
     json_object_foreach(json_object_get(dev, "errors"), name, v)
     {
-        sqlite3_bind_int64(st, 1, im->run);
-        sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 3, json_is_string(v) ? json_string_value(v) : "", -1,
-                          SQLITE_TRANSIENT);
-        if ((rc = step_done(im, st, "cannot record an error")))
-            break;
+        if ((rc = put(im, Q_ERROR, NULL, "iss", im->run, name,
+                      json_is_string(v) ? json_string_value(v) : "")))
+            return rc;
     }
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    if (sqlite3_prepare_v2(im->db,
-                           "INSERT INTO flags (run_id, figure, value, limit_value, rule)"
-                           " VALUES (?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(im->db, im->path, "cannot record a flag", im->e);
     size_t i;
     json_array_foreach(json_object_get(dev, "flags"), i, v)
     {
-        sqlite3_bind_int64(st, 1, im->run);
-        sqlite3_bind_text(st, 2, str_or(v, "figure", ""), -1, SQLITE_TRANSIENT);
-        bind_json(st, 3, json_object_get(v, "value"));
-        bind_json(st, 4, json_object_get(v, "limit"));
-        sqlite3_bind_text(st, 5, str_or(v, "rule", ""), -1, SQLITE_TRANSIENT);
-        if ((rc = step_done(im, st, "cannot record a flag")))
-            break;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Schema 3's platforms (those with no devices among them), whatever each
- * entry holds: its name and status when it has them, and the entry. */
-static int add_platforms(importer *im, long long survey, const json_t *list)
-{
-    sqlite3_stmt *st = NULL;
-    if (!json_is_array(list) || json_array_size(list) == 0)
-        return BCL_OK;
-    if (sqlite3_prepare_v2(im->db,
-                           "INSERT INTO platforms (survey_id, position, name, status, document)"
-                           " VALUES (?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(im->db, im->path, "cannot record a platform", im->e);
-    int rc = BCL_OK;
-    size_t i;
-    json_t *p;
-    json_array_foreach(list, i, p)
-    {
-        sqlite3_bind_int64(st, 1, survey);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        /* Whatever a writer called them: the name, and the status or error. */
-        const json_t *name = json_object_get(p, "name");
-        const json_t *status = json_object_get(p, "status");
-        bind_json(st, 3, name ? name : json_object_get(p, "platform"));
-        bind_json(st, 4, status ? status : json_object_get(p, "error"));
-        bind_json(st, 5, p);
-        if ((rc = step_done(im, st, "cannot record a platform")))
-            break;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int import_rows(importer *im, const json_t *doc, const char *text, size_t len,
-                       const char *source, const char *digest, long long *id)
-{
-    char now[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(im->db,
-                           "INSERT INTO surveys (digest, date, schema, ballcl_version, command,"
-                           " quick, source, imported, document) VALUES (?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(im->db, im->path, "cannot record the survey", im->e);
-    sqlite3_bind_text(st, 1, digest, -1, SQLITE_TRANSIENT);
-    bind_strings(st, 2, doc,
-                 (const char *const[]){"date", "schema", "ballcl_version", "command", NULL});
-    sqlite3_bind_int(st, 6, json_is_true(json_object_get(doc, "quick")));
-    sqlite3_bind_text(st, 7, source, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 8, now, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 9, text, (int)len, SQLITE_TRANSIENT);
-    int rc = step_done(im, st, "cannot record the survey");
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    *id = sqlite3_last_insert_rowid(im->db);
-    if ((rc = add_platforms(im, *id, json_object_get(doc, "platforms"))))
-        return rc;
-    const char *sql[3] = {
-        "INSERT OR REPLACE INTO facts (run_id, key, type, value) VALUES (?1,?2,?3,?4)",
-        "INSERT OR REPLACE INTO figures (run_id, model, key, value) VALUES (?1,?2,?3,?4)",
-        "INSERT OR IGNORE INTO extensions (run_id, name) VALUES (?1,?2)",
-    };
-    sqlite3_stmt **sts[3] = {&im->fact, &im->figure, &im->ext};
-    for (int i = 0; i < 3; i++)
-        if (sqlite3_prepare_v2(im->db, sql[i], -1, sts[i], NULL) != SQLITE_OK)
-            return survey_db_fail(im->db, im->path, "cannot prepare", im->e);
-    size_t i;
-    json_t *dev;
-    json_array_foreach(json_object_get(doc, "devices"), i, dev)
-    {
-        if ((rc = add_device(im, *id, i, dev)))
+        if ((rc = put(im, Q_FLAG, NULL, "isjjs", im->run, str_or(v, "figure", ""),
+                      json_object_get(v, "value"), json_object_get(v, "limit"),
+                      str_or(v, "rule", ""))))
             return rc;
     }
     return BCL_OK;
 }
 
-int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len,
-                     const char *source, long long *id, bool *added, bcl_error *e)
+static int import_rows(importer *im, const json_t *doc, const char *text, const char *source,
+                       const char *digest, long long *id)
+{
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    int rc = put(im, Q_SURVEY, NULL, "sssssisss", digest, str_or(doc, "date", ""),
+                 str_or(doc, "schema", ""), str_or(doc, "ballcl_version", ""),
+                 str_or(doc, "command", ""), (long long)json_is_true(json_object_get(doc, "quick")),
+                 source, now, text);
+    if (rc)
+        return rc;
+    *id = sqlite3_last_insert_rowid(im->db);
+    /* Schema 3's platforms (those with no devices among them), whatever
+     * each entry holds: its name and status or error when it has them
+     * (whatever a writer called them), and the entry. */
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(doc, "platforms"), i, p)
+    {
+        const json_t *name = json_object_get(p, "name");
+        const json_t *status = json_object_get(p, "status");
+        if ((rc = put(im, Q_PLATFORM, NULL, "iijjj", *id, (long long)i,
+                      name ? name : json_object_get(p, "platform"),
+                      status ? status : json_object_get(p, "error"), p)))
+            return rc;
+    }
+    json_array_foreach(json_object_get(doc, "devices"), i, p)
+    {
+        if ((rc = add_device(im, *id, i, p)))
+            return rc;
+    }
+    return BCL_OK;
+}
+
+int survey_db_import(sqlite3 *db, const char *path, const char *text, const char *source,
+                     long long *id, bool *added, bcl_error *e)
 {
     *added = false;
     *id = 0;
     json_error_t je;
-    json_t *doc = json_loadb(text, len, 0, &je);
+    json_t *doc = json_loads(text, 0, &je);
     if (!doc)
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': not valid JSON: %s", source, je.text);
     char digest[65];
@@ -756,36 +627,19 @@ int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len
     }
     importer im = {.db = db, .path = path, .e = e};
     int rc = exec_sql(db, path, "BEGIN IMMEDIATE", "cannot start a transaction", e);
-    if (rc) {
-        json_decref(doc);
-        return rc;
-    }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM surveys WHERE digest = ?", -1, &st, NULL) !=
-        SQLITE_OK)
-        rc = survey_db_fail(db, path, "cannot read it", e);
-    else {
-        sqlite3_bind_text(st, 1, digest, -1, SQLITE_TRANSIENT);
-        int s = sqlite3_step(st);
-        if (s == SQLITE_ROW)
-            *id = sqlite3_column_int64(st, 0);
-        else if (s != SQLITE_DONE)
-            rc = survey_db_fail(db, path, "cannot read it", e);
-    }
-    sqlite3_finalize(st);
+    for (int q = 0; rc == BCL_OK && q < NQ; q++)
+        if (sqlite3_prepare_v2(db, queries[q].sql, -1, &im.st[q], NULL) != SQLITE_OK)
+            rc = survey_db_fail(db, path, "cannot prepare", e);
+    if (rc == BCL_OK)
+        rc = put(&im, Q_FIND, id, "s", digest);
     if (rc == BCL_OK && *id == 0) {
-        rc = import_rows(&im, doc, text, len, source, digest, id);
+        rc = import_rows(&im, doc, text, source, digest, id);
         *added = rc == BCL_OK;
     }
-    sqlite3_finalize(im.fact);
-    sqlite3_finalize(im.figure);
-    sqlite3_finalize(im.ext);
+    for (int q = 0; q < NQ; q++)
+        sqlite3_finalize(im.st[q]);
     json_decref(doc);
-    if (rc == BCL_OK)
-        rc = exec_sql(db, path, "COMMIT", "cannot commit", e);
-    if (rc) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if ((rc = end_transaction(db, path, rc, e)))
         *added = false;
-    }
     return rc;
 }

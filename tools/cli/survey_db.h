@@ -16,30 +16,23 @@
 #define SURVEY_DB_VERSION 1
 #define SURVEY_DB_APP_ID  0x62636c73
 
-/* The database's path: given (--db), else $BALLCL_SURVEY_DB, else
- * $XDG_DATA_HOME/ballcl/surveys.db, else ~/.local/share/ballcl/surveys.db.
- * *is_default is true for the last two, whose folder may be created. */
-int survey_db_path(const char *given, char *out, size_t size, bool *is_default, bcl_error *e);
+/* Opens the database (WAL, a busy timeout, the tables created when it is
+ * new) at its path, written into path (size bytes): given (--db), else
+ * $BALLCL_SURVEY_DB, else $XDG_DATA_HOME/ballcl/surveys.db, else
+ * ~/.local/share/ballcl/surveys.db. create: a missing file is created (its
+ * folder too, at those last two), else it is an input error telling how to
+ * fill it. */
+int survey_db_open(const char *given, bool create, char *path, size_t size, sqlite3 **db,
+                   bcl_error *e);
 
-/* Opens the database at path (WAL, a busy timeout, the tables created when
- * it is new). create: a missing file is created (its folder too when
- * make_folder), else it is an input error telling how to fill it. */
-int survey_db_open(const char *path, bool create, bool make_folder, sqlite3 **db, bcl_error *e);
-void survey_db_close(sqlite3 *db);
-
-/* Records one checked survey document (text, len bytes: what the file
- * holds) in one transaction. source says where it came from (a file name,
- * or "ballcl survey"). A document already recorded (the same digest of its
- * content) is not added again: *added is false and *id is the existing
- * survey's. */
-int survey_db_import(sqlite3 *db, const char *path, const char *text, size_t len,
-                     const char *source, long long *id, bool *added, bcl_error *e);
+/* Records one checked survey document (text: what the file holds) in one
+ * transaction. source says where it came from (a file name, or "ballcl
+ * survey"). A document already recorded (the same digest of its content)
+ * is not added again: *added is false and *id is the existing survey's. */
+int survey_db_import(sqlite3 *db, const char *path, const char *text, const char *source,
+                     long long *id, bool *added, bcl_error *e);
 
 /* An input or runtime error from SQLite's last message on db. */
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e);
-
-/* s for a terminal, as bcl_escape: controls (C0, DEL, C1), bidirectional
- * controls and bytes that are no UTF-8 as \xNN. */
-void survey_db_escape(const char *s, char *out, size_t size);
 
 #endif

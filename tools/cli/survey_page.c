@@ -52,7 +52,7 @@ void sb_printf(sbuf *b, const char *fmt, ...)
 void sb_html(sbuf *b, const char *text)
 {
     char esc[2048];
-    survey_db_escape(text ? text : "", esc, sizeof esc);
+    bcl_escape(text ? text : "", esc, sizeof esc);
     static const char mark[] = "&<>\"'";
     static const char *const entity[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
     for (const char *p = esc; *p; p++) {

@@ -76,35 +76,18 @@ static const row model_rows[] = {
 
 /* One column: a device of a document. */
 typedef struct column {
-    const json_t *dev;
+    const json_t *doc, *dev;
     char head[200];
 } column;
 
-/* A footnote: an error or a flag of one device's figure. */
+/* The footnotes: errors and flags of the devices' figures. */
 typedef struct notes {
     char **text;
     size_t count, cap;
 } notes;
 
-static size_t note_add(notes *n, const char *text)
-{
-    for (size_t i = 0; i < n->count; i++)
-        if (strcmp(n->text[i], text) == 0)
-            return i + 1;
-    if (n->count == n->cap) {
-        size_t cap = n->cap ? n->cap * 2 : 16;
-        char **grown = realloc(n->text, cap * sizeof *grown);
-        if (!grown)
-            return 0;
-        n->text = grown;
-        n->cap = cap;
-    }
-    n->text[n->count] = strdup(text);
-    return n->text[n->count] ? ++n->count : 0;
-}
-
-/* The value at a dot-separated path (keys only; model names have no dots). */
-static const json_t *at(const json_t *obj, const char *path)
+/* Keys only: model names have no dots. */
+const json_t *survey_at(const json_t *obj, const char *path)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", path);
@@ -240,100 +223,99 @@ static const json_t *flag_of(const json_t *dev, const char *full)
 }
 
 /* The number of the footnote holding text (added when new), made safe for
- * a terminal. */
+ * a terminal; 0 when out of memory. */
 static size_t footnote(notes *n, const char *text)
 {
     char esc[1200];
     cell_text(text, esc, sizeof esc);
-    return note_add(n, esc);
+    for (size_t i = 0; i < n->count; i++)
+        if (strcmp(n->text[i], esc) == 0)
+            return i + 1;
+    if (n->count == n->cap) {
+        size_t cap = n->cap ? n->cap * 2 : 16;
+        char **grown = realloc(n->text, cap * sizeof *grown);
+        if (!grown)
+            return 0;
+        n->text = grown;
+        n->cap = cap;
+    }
+    n->text[n->count] = strdup(esc);
+    return n->text[n->count] ? ++n->count : 0;
 }
 
-/* fig: the figure of the table the cell shows, or BCL_FIG_COUNT. */
+/* fig: the figure of the table the cell shows, or BCL_FIG_COUNT. A
+ * footnote is shared by every cell it explains. */
 static void print_cell(const column *c, const char *full, fmt f, bcl_fig fig, notes *n)
 {
-    char out[600], note[1200];
-    const json_t *v = at(c->dev, full);
+    char out[600], shown[2400], note[1200] = "", key[256];
+    const json_t *v = survey_at(c->dev, full);
+    const json_t *why = json_object_get(c->dev, "profiling_note");
+    const char *err = json_is_null(v) ? error_of(c->dev, full, key, sizeof key) : NULL;
+    const char *mark = "";
+    const json_t *flag = flag_of(c->dev, full);
     if (!v) {
         printf(" - |");
         return;
     }
+    /* Null by design: the device lacks the number type. */
+    if (json_is_null(v) && !err && (fig == BCL_FIG_FP64 || fig == BCL_FIG_HALF)) {
+        printf(" none (no %s) |", fig == BCL_FIG_FP64 ? "fp64" : "cl_khr_fp16");
+        return;
+    }
     if (json_is_null(v)) {
-        /* One footnote per error, shared by the cells it explains. */
-        char key[256];
-        const char *err = error_of(c->dev, full, key, sizeof key);
-        const json_t *why = json_object_get(c->dev, "profiling_note");
-        if (!err && fig == BCL_FIG_LATENCY && json_is_string(why)) {
+        snprintf(shown, sizeof shown, "n/a");
+        if (err)
+            snprintf(note, sizeof note, "%s: %s: %s", c->head, key, err);
+        else if (fig == BCL_FIG_LATENCY && json_is_string(why))
             /* Null by design: it needs the device's clock. */
             snprintf(note, sizeof note,
                      "%s: %s needs the device's profiling clock, which failed "
                      "its check: %s",
                      c->head, full, json_string_value(why));
-            printf(" n/a [%zu] |", footnote(n, note));
-            return;
+    } else {
+        format_value(v, f, out, sizeof out);
+        cell_text(out, shown, sizeof shown);
+        /* Unusable profiling: the reason goes into a footnote, as the time
+         * figures of that column came from the host clock. */
+        if (strcmp(full, "profiling_usable") == 0 && json_is_false(v) && json_is_string(why))
+            snprintf(note, sizeof note,
+                     "%s: profiling failed its check (%s): its times are the host "
+                     "clock's",
+                     c->head, json_string_value(why));
+        else if (flag) {
+            snprintf(note, sizeof note,
+                     "%s: %s = %g is above the plausible %g (%s): flagged, not hidden", c->head,
+                     full, json_number_value(json_object_get(flag, "value")),
+                     json_number_value(json_object_get(flag, "limit")),
+                     json_string_value(json_object_get(flag, "rule")));
+            mark = " (!)";
         }
-        /* Null by design: the device lacks the number type. */
-        if (!err && (fig == BCL_FIG_FP64 || fig == BCL_FIG_HALF)) {
-            printf(" none (no %s) |", fig == BCL_FIG_FP64 ? "fp64" : "cl_khr_fp16");
-            return;
-        }
-        if (!err) {
-            printf(" n/a |");
-            return;
-        }
-        snprintf(note, sizeof note, "%s: %s: %s", c->head, key, err);
-        printf(" n/a [%zu] |", footnote(n, note));
-        return;
     }
-    format_value(v, f, out, sizeof out);
-    char shown[2400];
-    cell_text(out, shown, sizeof shown);
-    /* Unusable profiling: the reason goes into a footnote, as the time
-     * figures of that column came from the host clock. */
-    const json_t *why = json_object_get(c->dev, "profiling_note");
-    if (strcmp(full, "profiling_usable") == 0 && json_is_false(v) && json_is_string(why)) {
-        snprintf(note, sizeof note,
-                 "%s: profiling failed its check (%s): its times are the host "
-                 "clock's",
-                 c->head, json_string_value(why));
-        printf(" %s [%zu] |", shown, footnote(n, note));
-        return;
-    }
-    const json_t *flag = flag_of(c->dev, full);
-    if (flag) {
-        snprintf(note, sizeof note,
-                 "%s: %s = %g is above the plausible %g (%s): flagged, not hidden", c->head, full,
-                 json_number_value(json_object_get(flag, "value")),
-                 json_number_value(json_object_get(flag, "limit")),
-                 json_string_value(json_object_get(flag, "rule")));
-        printf(" %s (!) [%zu] |", shown, footnote(n, note));
-        return;
-    }
-    printf(" %s |", shown);
+    if (*note)
+        printf(" %s%s [%zu] |", shown, mark, footnote(n, note));
+    else
+        printf(" %s |", shown);
 }
 
-static void print_row(const column *cols, size_t ncols, const char *label, const char *prefix,
+/* One row: the figure at path of each column, or with model set, at path
+ * in that model's object, the row's label headed by the model's name. */
+static void print_row(const column *cols, size_t ncols, const char *label, const char *model,
                       const char *path, fmt f, bcl_fig fig, notes *n)
 {
-    char full[256], esc[256];
-    cell_text(label, esc, sizeof esc);
+    char full[256], esc[256], head[160];
+    snprintf(head, sizeof head, "%s%s%s", model ? model : "", model ? ": " : "", label);
+    cell_text(head, esc, sizeof esc);
     printf("| %s |", esc);
     for (size_t i = 0; i < ncols; i++) {
-        const char *pre = prefix;
-        char own[128];
         /* The default model's figures sit at the top of "measured". */
-        if (prefix && strncmp(prefix, "model:", 6) == 0) {
-            const char *name = prefix + 6;
-            const char *def = json_string_value(at(cols[i].dev, "measured.model"));
-            if (def && strcmp(def, name) == 0)
-                snprintf(own, sizeof own, "measured");
-            else
-                snprintf(own, sizeof own, "measured.models.%s", name);
-            pre = own;
-        }
-        if (pre)
-            snprintf(full, sizeof full, "%s.%s", pre, path);
-        else
+        const char *def =
+            model ? json_string_value(survey_at(cols[i].dev, "measured.model")) : NULL;
+        if (!model)
             snprintf(full, sizeof full, "%s", path);
+        else if (def && strcmp(def, model) == 0)
+            snprintf(full, sizeof full, "measured.%s", path);
+        else
+            snprintf(full, sizeof full, "measured.models.%s.%s", model, path);
         print_cell(&cols[i], full, f, fig, n);
     }
     printf("\n");
@@ -341,35 +323,24 @@ static void print_row(const column *cols, size_t ncols, const char *label, const
 
 #define NROWS(a) (sizeof(a) / sizeof(a)[0])
 
-/* The rows of a table; a model's (model set) labelled with its name. */
+/* The rows of a table, then the figures of the table with flag
+ * (BCL_FIG_ROW: the device's, BCL_FIG_MODEL: a model's; 0: none), each
+ * labelled "label (unit)". */
 static void print_rows(const column *cols, size_t ncols, const row *rows, size_t nrows,
-                       const char *model, notes *n)
+                       unsigned flag, const char *model, notes *n)
 {
-    char label[160], prefix[96];
-    snprintf(prefix, sizeof prefix, "model:%s", model ? model : "");
-    for (size_t r = 0; r < nrows; r++) {
-        snprintf(label, sizeof label, "%s%s%s", model ? model : "", model ? ": " : "",
-                 rows[r].label);
-        print_row(cols, ncols, label, model ? prefix : NULL, rows[r].path, rows[r].f, BCL_FIG_COUNT,
-                  n);
-    }
-}
-
-/* The figures of the table with flag (BCL_FIG_ROW: the device's,
- * BCL_FIG_MODEL: model's), each labelled "label (unit)". */
-static void print_figures(const column *cols, size_t ncols, unsigned flag, const char *model,
-                          notes *n)
-{
+    for (size_t r = 0; r < nrows; r++)
+        print_row(cols, ncols, rows[r].label, model, rows[r].path, rows[r].f, BCL_FIG_COUNT, n);
     for (bcl_fig f = 0; f < BCL_FIG_COUNT; f++) {
         const bcl_survey_figure *g = &bcl_survey_figures[f];
         if (!(g->flags & flag))
             continue;
-        char label[160], prefix[96];
-        snprintf(label, sizeof label, "%s%s%s%s%s%s", model ? model : "", model ? ": " : "",
-                 g->label, *g->unit ? " (" : "", g->unit, *g->unit ? ")" : "");
-        snprintf(prefix, sizeof prefix, "%s%s", model ? "model:" : "measured", model ? model : "");
+        char label[160], path[128];
+        snprintf(label, sizeof label, "%s%s%s%s", g->label, *g->unit ? " (" : "", g->unit,
+                 *g->unit ? ")" : "");
+        snprintf(path, sizeof path, "%s%s", model ? "" : "measured.", g->key);
         fmt how = f == BCL_FIG_BEST_LOCAL ? F_LOCAL : f == BCL_FIG_LOCAL1_PENALTY ? F_RATIO : F_NUM;
-        print_row(cols, ncols, label, prefix, g->key, how, f, n);
+        print_row(cols, ncols, label, model, path, how, f, n);
     }
 }
 
@@ -402,13 +373,13 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
         json_array_foreach(json_object_get(docs[d], "devices"), i, dev)
         {
             column *c = &cols[k++];
+            const char *label = labels ? labels[d] : NULL;
+            c->doc = docs[d];
             c->dev = dev;
-            const char *name = json_string_value(at(dev, "identity.name"));
-            if (labels && labels[d])
-                snprintf(c->head, sizeof c->head, "%s (%s)", name, labels[d]);
-            else
-                snprintf(c->head, sizeof c->head, "%s", name);
-            add_model(models, &nmodels, 32, json_string_value(at(dev, "measured.model")));
+            snprintf(c->head, sizeof c->head, "%s%s%s%s",
+                     json_string_value(survey_at(dev, "identity.name")), label ? " (" : "",
+                     label ? label : "", label ? ")" : "");
+            add_model(models, &nmodels, 32, json_string_value(survey_at(dev, "measured.model")));
             const char *key;
             const json_t *mm;
             json_object_foreach(
@@ -429,28 +400,21 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
     printf("\n| --- |");
     for (size_t i = 0; i < ncols; i++)
         printf(" ---: |");
-    printf("\n");
     /* Where each column comes from. */
-    printf("| surveyed |");
-    k = 0;
-    for (size_t d = 0; d < ndocs; d++) {
-        const char *date = json_string_value(json_object_get(docs[d], "date"));
-        bool quick = json_is_true(json_object_get(docs[d], "quick"));
-        for (size_t i = 0; i < json_array_size(json_object_get(docs[d], "devices")); i++, k++) {
-            char esc[256];
-            cell_text(date ? date : "?", esc, sizeof esc);
-            printf(" %s%s |", esc, quick ? " (quick)" : "");
-        }
+    printf("\n| surveyed |");
+    for (size_t i = 0; i < ncols; i++) {
+        const char *date = json_string_value(json_object_get(cols[i].doc, "date"));
+        char esc[256];
+        cell_text(date ? date : "?", esc, sizeof esc);
+        printf(" %s%s |", esc,
+               json_is_true(json_object_get(cols[i].doc, "quick")) ? " (quick)" : "");
     }
     printf("\n");
     print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, BCL_FIG_COUNT, &n);
-    print_rows(cols, ncols, device_rows, NROWS(device_rows), NULL, &n);
-    print_figures(cols, ncols, BCL_FIG_ROW, NULL, &n);
-    print_rows(cols, ncols, size_rows, NROWS(size_rows), NULL, &n);
-    for (size_t m = 0; m < nmodels; m++) {
-        print_rows(cols, ncols, model_rows, NROWS(model_rows), models[m], &n);
-        print_figures(cols, ncols, BCL_FIG_MODEL, models[m], &n);
-    }
+    print_rows(cols, ncols, device_rows, NROWS(device_rows), BCL_FIG_ROW, NULL, &n);
+    print_rows(cols, ncols, size_rows, NROWS(size_rows), 0, NULL, &n);
+    for (size_t m = 0; m < nmodels; m++)
+        print_rows(cols, ncols, model_rows, NROWS(model_rows), BCL_FIG_MODEL, models[m], &n);
     if (n.count)
         printf("\n");
     for (size_t i = 0; i < n.count; i++) {

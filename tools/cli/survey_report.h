@@ -11,4 +11,7 @@
  * heads of doc i's columns. Returns -1 when out of memory, else 0. */
 int survey_print_table(json_t *const *docs, const char *const *labels, size_t ndocs);
 
+/* The value at a dot-separated path of keys under obj; NULL if none. */
+const json_t *survey_at(const json_t *obj, const char *path);
+
 #endif
