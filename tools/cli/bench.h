@@ -84,10 +84,6 @@ typedef struct bench_info {
  * side (bcl_sweep); a table, or with --json one document. */
 int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, bcl_error *e);
 
-/* A launch's local size as the outputs give it: the number, or "driver"
- * for 0 (the runtime's choice); the text is written into out. */
-const char *bench_local_text(size_t local, char *out, size_t size);
-json_t *bench_local_json(size_t local);
 /* The human table with its footer (the seed's three mistakes). */
 void bench_print_table(const bench_info *info, const bench_result *res);
 /* One JSON object for one N (rows and copy bandwidth). */

@@ -59,20 +59,6 @@ static double speedup(const bench_result *res, const bench_row *r)
     return ref->validated && r->validated && b > 0 ? a / b : 0;
 }
 
-const char *bench_local_text(size_t local, char *out, size_t size)
-{
-    if (local)
-        snprintf(out, size, "%zu", local);
-    else
-        snprintf(out, size, "driver");
-    return out;
-}
-
-json_t *bench_local_json(size_t local)
-{
-    return local ? json_integer((json_int_t)local) : json_string("driver");
-}
-
 static void config_text(const bench_row *r, char *out, size_t size)
 {
     if (r->host) {
@@ -84,7 +70,7 @@ static void config_text(const bench_row *r, char *out, size_t size)
         snprintf(k, sizeof k, ", K=%u", r->plan.steps_per_launch);
     const char *v = r->plan.variant[0] ? r->plan.variant : NULL;
     snprintf(out, size, "%s%slocal %s%s%s", v ? v : "", v ? ", " : "",
-             bench_local_text(r->plan.launch.local, local, sizeof local), k,
+             cli_local_text(r->plan.launch.local, local, sizeof local), k,
              strcmp(r->plan.launch.how, "tuned") == 0 ? " (tuned)"
              : r->tuned_missing                       ? " (not tuned)"
                                                       : "");
@@ -340,7 +326,7 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         cfg =
             json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
                       "balls_per_item", (int)r->plan.balls_per_item, "local",
-                      bench_local_json(r->plan.launch.local), "local_how",
+                      cli_local_json(r->plan.launch.local), "local_how",
                       r->plan.launch.how ? r->plan.launch.how : "", "global",
                       (json_int_t)r->plan.global, "steps_per_launch", (int)r->plan.steps_per_launch,
                       "sync", r->plan.sync == BCL_SYNC_EVERY ? "every" : "end");
@@ -449,7 +435,7 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
         const bcl_stats *us = row_us(r);
         char local[24] = "", figures[160] = ",,,,,"; /* six empty fields when not timed */
         if (!r->host)
-            bench_local_text(r->plan.launch.local, local, sizeof local);
+            cli_local_text(r->plan.launch.local, local, sizeof local);
         if (r->validated)
             snprintf(figures, sizeof figures, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", us->median, us->min,
                      us->max, rate(res, r), gb_per_s(res, r), speedup(res, r));

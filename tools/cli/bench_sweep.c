@@ -20,18 +20,10 @@ static uint64_t sweep_steps(const bench_args *a, size_t n)
     return n <= 1000000 ? 10000 : 2000;
 }
 
-static void local_text(const bcl_plan *p, char *out, size_t size)
-{
-    if (p->launch.local)
-        snprintf(out, size, "%zu", p->launch.local);
-    else
-        snprintf(out, size, "driver");
-}
-
 static void print_row(const char *name, const bcl_sweep_config *x)
 {
     char local[24];
-    local_text(&x->plan, local, sizeof local);
+    cli_local_text(x->plan.launch.local, local, sizeof local);
     if (!x->validated) {
         printf("  %-8s %-18s %8u %7s  FAILED validation\n", name, x->plan.kernel,
                x->plan.steps_per_launch, local);
@@ -52,9 +44,7 @@ static json_t *config_json(const bcl_sweep_config *x)
     return json_pack(
         "{s:s, s:s, s:s, s:I, s:o, s:s, s:s, s:b, s:b, s:b, s:o, s:o, s:o, s:f}", "role", x->role,
         "kernel", x->plan.kernel, "variant", x->plan.variant, "steps_per_launch",
-        (json_int_t)x->plan.steps_per_launch, "local",
-        x->plan.launch.local ? json_integer((json_int_t)x->plan.launch.local)
-                             : json_string("driver"),
+        (json_int_t)x->plan.steps_per_launch, "local", cli_local_json(x->plan.launch.local),
         "local_how", x->plan.launch.how, "k_reason", x->plan.k_reason ? x->plan.k_reason : "",
         "validated", x->validated, "timed", x->timed, "over_budget", x->over_budget, "us_per_step",
         x->timed ? json_real(x->us.median) : json_null(), "us_per_step_min",
