@@ -76,13 +76,13 @@ esac
 # driver_env on|off FOLDER: the environment that turns the driver's cache on
 # or off and points it at FOLDER.
 driver_env() {
+    local on=0 off=1
+    [ "$1" = on ] && on=1 off=0
     case $kind in
-    pocl) [ "$1" = on ] && echo "POCL_KERNEL_CACHE=1 POCL_CACHE_DIR=$2" ||
-        echo "POCL_KERNEL_CACHE=0 POCL_CACHE_DIR=$2" ;;
-    cuda) [ "$1" = on ] && echo "CUDA_CACHE_DISABLE=0 CUDA_CACHE_PATH=$2" ||
-        echo "CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH=$2" ;;
-    mesa) [ "$1" = on ] && echo "MESA_SHADER_CACHE_DISABLE=false MESA_SHADER_CACHE_DIR=$2" ||
-        echo "MESA_SHADER_CACHE_DISABLE=true MESA_SHADER_CACHE_DIR=$2" ;;
+    pocl) echo "POCL_KERNEL_CACHE=$on POCL_CACHE_DIR=$2" ;;
+    cuda) echo "CUDA_CACHE_DISABLE=$off CUDA_CACHE_PATH=$2" ;;
+    mesa) echo "MESA_SHADER_CACHE_DISABLE=$([ $off = 1 ] && echo true || echo false)" \
+        "MESA_SHADER_CACHE_DIR=$2" ;;
     *) echo "" ;;
     esac
 }

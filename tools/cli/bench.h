@@ -23,7 +23,8 @@ typedef struct bench_args {
 /* bench over several devices (docs/BENCHMARK.md, "Several devices"): for
  * each N, every device's shard timed alone and the row all-devices, all of
  * them at once, with the scaling efficiency. */
-int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev, bcl_error *e);
+int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev,
+                const char *date, bcl_error *e);
 
 /* The rows, in table order (cmd_bench.c's table says what each asks for). */
 enum {

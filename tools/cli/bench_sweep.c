@@ -24,19 +24,15 @@ static void print_row(const char *name, const bcl_sweep_config *x)
 {
     char local[24];
     cli_local_text(x->plan.launch.local, local, sizeof local);
-    if (!x->validated) {
-        printf("  %-8s %-18s %8u %7s  FAILED validation\n", name, x->plan.kernel,
-               x->plan.steps_per_launch, local);
-        return;
-    }
-    if (!x->timed) {
-        printf("  %-8s %-18s %8u %7s  not timed: expected launch over the budget\n", name,
-               x->plan.kernel, x->plan.steps_per_launch, local);
-        return;
-    }
-    printf("  %-8s %-18s %8u %7s  %10.5f (%.5f-%.5f)  %9.3f  %s%s\n", name, x->plan.kernel,
-           x->plan.steps_per_launch, local, x->us.median, x->us.min, x->us.max, x->max_launch_ms,
-           x->plan.k_reason ? x->plan.k_reason : "", x->over_budget ? ", OVER BUDGET" : "");
+    printf("  %-8s %-18s %8u %7s  ", name, x->plan.kernel, x->plan.steps_per_launch, local);
+    if (!x->validated)
+        printf("FAILED validation\n");
+    else if (!x->timed)
+        printf("not timed: expected launch over the budget\n");
+    else
+        printf("%10.5f (%.5f-%.5f)  %9.3f  %s%s\n", x->us.median, x->us.min, x->us.max,
+               x->max_launch_ms, x->plan.k_reason ? x->plan.k_reason : "",
+               x->over_budget ? ", OVER BUDGET" : "");
 }
 
 static json_t *config_json(const bcl_sweep_config *x)

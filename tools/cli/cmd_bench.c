@@ -313,14 +313,27 @@ int cmd_bench(int argc, char **argv)
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
+    bench_info info = {
+        .dev = &list.dev[picked[0]],
+        .model = a.o.model.model,
+        .params = a.o.model.params,
+        .nparams = bcl_model_param_floats(a.o.model.model),
+        .init = a.o.init,
+        .seed = a.o.seed,
+        .repeats = a.o.measure.repeats,
+    };
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (ndev > 1) {
         const bcl_device_info *devs[BCL_MAX_DEVICES];
         for (size_t i = 0; i < ndev; i++)
             devs[i] = &list.dev[picked[i]];
-        rc = bench_multi(&a, devs, ndev, &e);
+        rc = bench_multi(&a, devs, ndev, info.date, &e);
         goto out;
     }
-    const bcl_device_info *d = &list.dev[picked[0]];
+    const bcl_device_info *d = info.dev;
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, &br, &e)))
@@ -333,19 +346,6 @@ int cmd_bench(int argc, char **argv)
     for (size_t i = 0; i < a.o.nballs; i++)
         if ((rc = bcl_memory_fit(d, (size_t)a.o.balls[i], 3, "--balls", &e)))
             goto out;
-    bench_info info = {
-        .dev = d,
-        .model = a.o.model.model,
-        .params = a.o.model.params,
-        .nparams = bcl_model_param_floats(a.o.model.model),
-        .init = a.o.init,
-        .seed = a.o.seed,
-        .repeats = a.o.measure.repeats,
-    };
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (a.sweep) {
         rc = bench_sweep(&a, ctx, &info, &e);
         goto out;

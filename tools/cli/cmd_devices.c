@@ -201,30 +201,26 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
         printf("  %-22s could not be queried\n", "extensions");
         return;
     }
-    char *copy = strdup(ext), *save = NULL;
+    /* The names counted, then wrapped at 100 columns, continuation lines
+     * under the first name. */
+    const char *ws = " \t\n";
     size_t count = 0, col = 0;
-    char label[32];
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save))
+    char label[32], name[1024];
+    for (const char *t = ext + strspn(ext, ws); *t; t += strcspn(t, ws), t += strspn(t, ws))
         count++;
     snprintf(label, sizeof label, "extensions (%zu)", count);
     printf("  %-22s", label);
-    free(copy);
-    copy = strdup(ext);
-    save = NULL;
-    /* Wrapped at 100 columns, continuation lines under the first name. */
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save)) {
-        size_t len = strlen(t);
+    for (const char *t = ext + strspn(ext, ws); *t; t += strcspn(t, ws), t += strspn(t, ws)) {
+        size_t len = strcspn(t, ws);
         if (col && col + 1 + len > 100 - 25) {
             printf("\n  %-22s", "");
             col = 0;
         }
-        printf(" %s", cli_shown(t));
+        snprintf(name, sizeof name, "%.*s", (int)len, t);
+        printf(" %s", cli_shown(name));
         col += 1 + len;
     }
     printf("\n");
-    free(copy);
 }
 
 /* The device a run would take without -d: BALLCL_DEVICE, else the

@@ -26,11 +26,6 @@ cd "$(dirname "$0")/../.." || exit 2
 . tools/h200/common.sh
 h200_out "$out"
 step_err=1
-dev=${BALLCL_H200_DEVICE:-nvidia}
-# A cache folder of its own: the cached build figure must not depend on
-# what earlier runs on this host left behind.
-export BALLCL_CACHE_DIR="$out/cache"
-h200_info
 clpeak --version >>"$out/info.txt" 2>&1 || echo "clpeak: not found on PATH" >>"$out/info.txt"
 
 step h200.md "$ballcl" survey -d "$dev" --json "$out/h200.json"
