@@ -129,17 +129,15 @@ for i in $(seq 1 "$repeats"); do
     done
 done
 
-# median COLUMN FILE
-median() {
-    awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR]=$1} END {
-        if (NR % 2) printf "%.1f", v[(NR+1)/2]; else printf "%.1f", (v[NR/2]+v[NR/2+1])/2 }'
-}
-# median, min and max of program + first launch
-total_stats() {
-    awk '{print $1 + $2}' "$1" | sort -g | awk '{v[NR]=$1} END {
+# stats EXPR FILE: median, min and max of an awk expression over the lines
+# of FILE; total_stats FILE, those of program + first launch; median COLUMN FILE
+stats() {
+    awk "{print $1}" "$2" | sort -g | awk '{v[NR]=$1} END {
         m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2
         printf "%.1f %.1f %.1f", m, v[1], v[NR] }'
 }
+total_stats() { stats '$1 + $2' "$1"; }
+median() { stats "\$$1" "$2" | cut -d' ' -f1; }
 
 cold_total=$(total_stats "$work/cold.txt" | cut -d' ' -f1)
 echo "Command: \`tools/measure_cache.sh -d $sel -r $repeats -n $balls\` (each run:" \
