@@ -77,11 +77,14 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
         const bcl_sweep_config *best = r.best != SIZE_MAX ? &r.cfg[r.best] : NULL;
         double ratio =
             best && def->timed && best->us.median > 0 ? def->us.median / best->us.median : 0;
+        const bcl_sweep_config *tuned = NULL;
         size_t timed = 0, over = 0;
         for (size_t c = 0; c < r.count; c++) {
             timed += r.cfg[c].timed;
             over += r.cfg[c].over_budget;
             failed += !r.cfg[c].validated;
+            if (strcmp(r.cfg[c].role, "tuned") == 0)
+                tuned = &r.cfg[c];
         }
         double budget = def->plan.launch_budget_ms;
         if (!a->o.json) {
@@ -94,9 +97,8 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
             printf("  %-8s %-18s %8s %7s  %-28s  %9s  %s\n", "row", "kernel", "K", "local",
                    "us/step (min-max)", "longest", "K because");
             print_row("default", def);
-            for (size_t c = 1; c < r.count; c++)
-                if (strcmp(r.cfg[c].role, "tuned") == 0)
-                    print_row("tuned", &r.cfg[c]);
+            if (tuned)
+                print_row("tuned", tuned);
             if (best)
                 print_row("best", best);
             printf("  default / best = %.3f; %zu configurations timed, %zu over the budget\n",
@@ -109,15 +111,9 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
             config_json(def), "best", best ? config_json(best) : json_null(), "default_over_best",
             ratio > 0 ? json_real(ratio) : json_null(), "configs", json_array());
         json_t *cfgs = json_object_get(one, "configs");
-        json_t *tuned = json_null();
-        for (size_t c = 0; c < r.count; c++) {
+        for (size_t c = 0; c < r.count; c++)
             json_array_append_new(cfgs, config_json(&r.cfg[c]));
-            if (strcmp(r.cfg[c].role, "tuned") == 0) {
-                json_decref(tuned);
-                tuned = config_json(&r.cfg[c]);
-            }
-        }
-        json_object_set_new(one, "tuned", tuned);
+        json_object_set_new(one, "tuned", tuned ? config_json(tuned) : json_null());
         json_object_set_new(one, "launch_costs", bcl_k_json(&def->plan));
         json_array_append_new(list, one);
         bcl_sweep_result_free(&r);

@@ -66,8 +66,7 @@ def fig(label):
     mm = re.match(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", table.get(label, ""))
     return float(mm.group()) if mm else None
 def shown(label):
-    v = fig(label)
-    return table[label].split()[0] if v is not None else None
+    return table[label].split()[0] if fig(label) is not None else None
 # clpeak prints a heading per test, then "width : value" lines, and
 # "Kernel launch latency : X us".
 sections, cur = {}, None
