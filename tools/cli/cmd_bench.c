@@ -66,6 +66,7 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     a->o.measure.repeats = 9;
     a->o.measure.repeat_ms = 200;
     int c, rc = BCL_OK;
+    uint64_t list[16];
     while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
         switch (c) {
         case OPT_CSV:
@@ -74,21 +75,17 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
         case OPT_SWEEP:
             a->sweep = true;
             break;
-        case OPT_SWEEP_K: {
-            uint64_t list[16];
+        case OPT_SWEEP_K:
             rc = cli_parse_u64_list(optarg, "--sweep-k", 1, 1u << 24, list, 16, &a->nsweep_ks, e);
             for (size_t i = 0; i < a->nsweep_ks; i++)
                 a->sweep_ks[i] = (unsigned)list[i];
             break;
-        }
-        case OPT_SWEEP_LOCAL: {
-            uint64_t list[16];
+        case OPT_SWEEP_LOCAL:
             rc = cli_parse_u64_list(optarg, "--sweep-local", 0, 1u << 20, list, 16,
                                     &a->nsweep_locals, e);
             for (size_t i = 0; i < a->nsweep_locals; i++)
                 a->sweep_locals[i] = (size_t)list[i];
             break;
-        }
         }
     }
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
