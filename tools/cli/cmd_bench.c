@@ -321,8 +321,7 @@ int cmd_bench(int argc, char **argv)
     };
     time_t now = time(NULL);
     struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     if (ndev > 1) {
         const bcl_device_info *devs[BCL_MAX_DEVICES];
         for (size_t i = 0; i < ndev; i++)
