@@ -17,21 +17,17 @@ result() {
     echo "embed_check: $1${2:+: $2}"
 }
 
-if ! meson install -C "$build" --destdir "$dest" --quiet; then
-    result FAIL "meson install failed"
+fail() {
+    result FAIL "$1"
     exit 1
-fi
+}
+
+meson install -C "$build" --destdir "$dest" --quiet || fail "meson install failed"
 pc=$(find "$dest" -name ballcl.pc | head -n 1)
-if [ -z "$pc" ]; then
-    result FAIL "no ballcl.pc installed"
-    exit 1
-fi
+[ -n "$pc" ] || fail "no ballcl.pc installed"
 # The sysroot makes pkg-config prefix every path it gives with $dest.
 export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$dest"
-if ! flags=$(pkg-config --cflags --libs ballcl); then
-    result FAIL "pkg-config does not know ballcl"
-    exit 1
-fi
+flags=$(pkg-config --cflags --libs ballcl) || fail "pkg-config does not know ballcl"
 # The scratch prefix is none of the loader's folders, and ldconfig only
 # serves those: a user who installs to /usr/local runs 'ldconfig' (docs/
 # INSTALL.md); a program using a library from any other prefix records
@@ -39,18 +35,13 @@ fi
 # LD_LIBRARY_PATH: the example must find the installed copy by itself.
 libdir=$(pkg-config --libs-only-L ballcl | sed 's/^ *-L//; s/ .*//')
 # shellcheck disable=SC2086 # the flags are words
-if ! cc -std=c11 -Wall -Wextra -Werror examples/embed.c $flags -Wl,-rpath,"$libdir" -o "$dest/embed"; then
-    result FAIL "examples/embed.c does not build against the installed copy"
-    exit 1
-fi
+cc -std=c11 -Wall -Wextra -Werror examples/embed.c $flags -Wl,-rpath,"$libdir" -o "$dest/embed" ||
+    fail "examples/embed.c does not build against the installed copy"
 # It must load the installed library, not another copy (the build's).
 loaded=$(ldd "$dest/embed" | sed -n 's/^[[:space:]]*libballcl\.so[^ ]* => \([^ ]*\).*/\1/p')
 case $loaded in
 "$dest"/*) ;;
-*)
-    result FAIL "examples/embed.c loads libballcl from '${loaded:-nowhere}', not the installed copy in $libdir"
-    exit 1
-    ;;
+*) fail "examples/embed.c loads libballcl from '${loaded:-nowhere}', not the installed copy in $libdir" ;;
 esac
 kernels=$(find "$dest" -name seed.cl | head -n 1)
 rc=0
@@ -58,8 +49,5 @@ BALLCL_KERNEL_DIR="$(dirname "$kernels")" BALLCL_CACHE_DIR="$dest/cache" "$dest/
 case $rc in
 0) result OK ;;
 77) result SKIP "no OpenCL device" ;;
-*)
-    result FAIL "examples/embed.c exited with $rc"
-    exit 1
-    ;;
+*) fail "examples/embed.c exited with $rc" ;;
 esac

@@ -76,13 +76,13 @@ esac
 # driver_env on|off FOLDER: the environment that turns the driver's cache on
 # or off and points it at FOLDER.
 driver_env() {
+    local on=0 off=1
+    [ "$1" = on ] && on=1 off=0
     case $kind in
-    pocl) [ "$1" = on ] && echo "POCL_KERNEL_CACHE=1 POCL_CACHE_DIR=$2" ||
-        echo "POCL_KERNEL_CACHE=0 POCL_CACHE_DIR=$2" ;;
-    cuda) [ "$1" = on ] && echo "CUDA_CACHE_DISABLE=0 CUDA_CACHE_PATH=$2" ||
-        echo "CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH=$2" ;;
-    mesa) [ "$1" = on ] && echo "MESA_SHADER_CACHE_DISABLE=false MESA_SHADER_CACHE_DIR=$2" ||
-        echo "MESA_SHADER_CACHE_DISABLE=true MESA_SHADER_CACHE_DIR=$2" ;;
+    pocl) echo "POCL_KERNEL_CACHE=$on POCL_CACHE_DIR=$2" ;;
+    cuda) echo "CUDA_CACHE_DISABLE=$off CUDA_CACHE_PATH=$2" ;;
+    mesa) echo "MESA_SHADER_CACHE_DISABLE=$([ $off = 1 ] && echo true || echo false)" \
+        "MESA_SHADER_CACHE_DIR=$2" ;;
     *) echo "" ;;
     esac
 }
@@ -129,17 +129,15 @@ for i in $(seq 1 "$repeats"); do
     done
 done
 
-# median COLUMN FILE
-median() {
-    awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR]=$1} END {
-        if (NR % 2) printf "%.1f", v[(NR+1)/2]; else printf "%.1f", (v[NR/2]+v[NR/2+1])/2 }'
-}
-# median, min and max of program + first launch
-total_stats() {
-    awk '{print $1 + $2}' "$1" | sort -g | awk '{v[NR]=$1} END {
+# stats EXPR FILE: median, min and max of an awk expression over the lines
+# of FILE; total_stats FILE, those of program + first launch; median COLUMN FILE
+stats() {
+    awk "{print $1}" "$2" | sort -g | awk '{v[NR]=$1} END {
         m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2
         printf "%.1f %.1f %.1f", m, v[1], v[NR] }'
 }
+total_stats() { stats '$1 + $2' "$1"; }
+median() { stats "\$$1" "$2" | cut -d' ' -f1; }
 
 cold_total=$(total_stats "$work/cold.txt" | cut -d' ' -f1)
 echo "Command: \`tools/measure_cache.sh -d $sel -r $repeats -n $balls\` (each run:" \

@@ -23,7 +23,8 @@ typedef struct bench_args {
 /* bench over several devices (docs/BENCHMARK.md, "Several devices"): for
  * each N, every device's shard timed alone and the row all-devices, all of
  * them at once, with the scaling efficiency. */
-int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev, bcl_error *e);
+int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev,
+                const char *date, bcl_error *e);
 
 /* The rows, in table order (cmd_bench.c's table says what each asks for). */
 enum {
@@ -84,10 +85,6 @@ typedef struct bench_info {
  * side (bcl_sweep); a table, or with --json one document. */
 int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, bcl_error *e);
 
-/* A launch's local size as the outputs give it: the number, or "driver"
- * for 0 (the runtime's choice); the text is written into out. */
-const char *bench_local_text(size_t local, char *out, size_t size);
-json_t *bench_local_json(size_t local);
 /* The human table with its footer (the seed's three mistakes). */
 void bench_print_table(const bench_info *info, const bench_result *res);
 /* One JSON object for one N (rows and copy bandwidth). */

@@ -14,7 +14,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct multi_row {
     char name[48];
@@ -200,13 +199,13 @@ static void print_table(const bench_args *a, const bcl_device_info *const *devs,
         char t[64];
         snprintf(t, sizeof t, "%.3f (%.3f..%.3f)", row->meas.wall_us.median, row->meas.wall_us.min,
                  row->meas.wall_us.max);
+        printf("  %-14s %10zu ", row->name, row->m ? row->m->shard.count : res->balls);
         if (row->m)
-            printf("  %-14s %10zu %5.1f%% %-9s %4u  %-30s %.3g\n", row->name, row->m->shard.count,
-                   100 * row->m->share, row->m->plan.kernel, row->m->plan.steps_per_launch, t,
-                   row->rate);
+            printf("%5.1f%% %-9s %4u", 100 * row->m->share, row->m->plan.kernel,
+                   row->m->plan.steps_per_launch);
         else
-            printf("  %-14s %10zu %6s %-9s %4s  %-30s %.3g\n", row->name, res->balls, "100%", "",
-                   "", t, row->rate);
+            printf("%6s %-9s %4s", "100%", "", "");
+        printf("  %-30s %.3g\n", t, row->rate);
     }
     printf("\nall-devices: %.3g ball-steps/s = %.2f x the sum of the devices alone (%.3g); "
            "%.2f x the fastest alone\n",
@@ -243,15 +242,11 @@ static json_t *result_json(const multi_result *res)
                      res->validated, "calibrate_ms", res->calibrate_ms, "rows", rows);
 }
 
-int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev, bcl_error *e)
+int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t ndev,
+                const char *date, bcl_error *e)
 {
     if (a->csv)
         return bcl_fail(e, BCL_EXIT_INPUT, "--csv: one device only (several give the JSON)");
-    char date[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     json_t *sweep = json_array();
     int rc = BCL_OK;
     size_t failed = 0;

@@ -59,20 +59,6 @@ static double speedup(const bench_result *res, const bench_row *r)
     return ref->validated && r->validated && b > 0 ? a / b : 0;
 }
 
-const char *bench_local_text(size_t local, char *out, size_t size)
-{
-    if (local)
-        snprintf(out, size, "%zu", local);
-    else
-        snprintf(out, size, "driver");
-    return out;
-}
-
-json_t *bench_local_json(size_t local)
-{
-    return local ? json_integer((json_int_t)local) : json_string("driver");
-}
-
 static void config_text(const bench_row *r, char *out, size_t size)
 {
     if (r->host) {
@@ -84,21 +70,16 @@ static void config_text(const bench_row *r, char *out, size_t size)
         snprintf(k, sizeof k, ", K=%u", r->plan.steps_per_launch);
     const char *v = r->plan.variant[0] ? r->plan.variant : NULL;
     snprintf(out, size, "%s%slocal %s%s%s", v ? v : "", v ? ", " : "",
-             bench_local_text(r->plan.launch.local, local, sizeof local), k,
+             cli_local_text(r->plan.launch.local, local, sizeof local), k,
              strcmp(r->plan.launch.how, "tuned") == 0 ? " (tuned)"
              : r->tuned_missing                       ? " (not tuned)"
                                                       : "");
 }
 
-static const bench_row *row(const bench_result *res, int i)
-{
-    return &res->rows[i];
-}
-
 /* us/step median of a validated row, or NAN. */
 static double us_of(const bench_result *res, int i)
 {
-    return row(res, i)->validated ? row_us(row(res, i))->median : NAN;
+    return res->rows[i].validated ? row_us(&res->rows[i])->median : NAN;
 }
 
 static json_t *number_or_null(bool ok, double x)
@@ -132,7 +113,7 @@ static bool same_config(const bench_row *a, const bench_row *b)
 
 static cmp_kind compare(const bench_result *res, int i, int j)
 {
-    const bench_row *a = row(res, i), *b = row(res, j);
+    const bench_row *a = &res->rows[i], *b = &res->rows[j];
     if (!a->validated || !b->validated)
         return CMP_NA;
     if (same_config(a, b))
@@ -153,7 +134,7 @@ static const int own_cost_rows[] = {ROW_LOCAL_DRIVER, ROW_LOCAL_AUTO, ROW_LOCAL_
  * fused row never runs the floor's). */
 static double over_floor(const bench_result *res, int i)
 {
-    const bench_row *f = row(res, ROW_FLOOR), *r = row(res, i);
+    const bench_row *f = &res->rows[ROW_FLOOR], *r = &res->rows[i];
     double fl = us_of(res, ROW_FLOOR), x = us_of(res, i);
     bool same = same_launch(r, f) && !r->plan.fused && !f->plan.fused;
     return same && fl > 0 && !isnan(x) ? x / fl : NAN;
@@ -172,7 +153,7 @@ static void print_own_cost(const bench_result *res)
         double r = over_floor(res, own_cost_rows[i]);
         if (isnan(r))
             continue;
-        printf("%s %s %.2fx", shown++ ? "," : "", row(res, own_cost_rows[i])->name, r);
+        printf("%s %s %.2fx", shown++ ? "," : "", res->rows[own_cost_rows[i]].name, r);
         over += r > OWN_COST_LIMIT;
     }
     if (!shown)
@@ -242,9 +223,9 @@ static void print_footer(const bench_result *res)
     if (!isnan(fu)) {
         printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s (%.1f%% of the add-rate "
                "bound, %.3g), %.1fx the C reference",
-               row(res, ROW_FUSED)->plan.steps_per_launch, rate(res, row(res, ROW_FUSED)),
-               100 * bound_fraction(res, row(res, ROW_FUSED)), bound_rate(res),
-               speedup(res, row(res, ROW_FUSED)));
+               res->rows[ROW_FUSED].plan.steps_per_launch, rate(res, &res->rows[ROW_FUSED]),
+               100 * bound_fraction(res, &res->rows[ROW_FUSED]), bound_rate(res),
+               speedup(res, &res->rows[ROW_FUSED]));
         cmp_kind fb = compare(res, ROW_FUSED, ROW_BATCHED);
         if (fb == CMP_DIFFERENT)
             printf(", %.1fx batched single steps.\n", ba / fu);
@@ -253,7 +234,7 @@ static void print_footer(const bench_result *res)
         else
             printf(".\n");
     }
-    if (row(res, ROW_LOCAL_TUNED)->tuned_missing)
+    if (res->rows[ROW_LOCAL_TUNED].tuned_missing)
         printf("Note: nothing is tuned for this device and model; local=tuned ran local=auto "
                "(run 'ballcl tune').\n");
 }
@@ -275,8 +256,8 @@ static json_t *conclusions_json(const bench_result *res)
         cmp_kind k = compare(res, pairs[i].a, pairs[i].b);
         double x = us_of(res, pairs[i].a), y = us_of(res, pairs[i].b);
         json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:o, s:s}", "mistake",
-                                             pairs[i].mistake, "row", row(res, pairs[i].a)->name,
-                                             "against", row(res, pairs[i].b)->name, "time_ratio",
+                                             pairs[i].mistake, "row", res->rows[pairs[i].a].name,
+                                             "against", res->rows[pairs[i].b].name, "time_ratio",
                                              number_or_null(k != CMP_NA && y > 0, x / y), "verdict",
                                              cmp_names[k]));
     }
@@ -301,7 +282,7 @@ void bench_print_table(const bench_info *info, const bench_result *res)
     printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
-        const bench_row *r = row(res, i);
+        const bench_row *r = &res->rows[i];
         const bcl_stats *us = row_us(r);
         char cfg[96], t[64] = "not timed", bs[24] = "-", gb[24] = "-", vs[24] = "-", ok[64];
         config_text(r, cfg, sizeof cfg);
@@ -340,7 +321,7 @@ static json_t *row_json(const bench_result *res, const bench_row *r)
         cfg =
             json_pack("{s:s, s:s, s:i, s:o, s:s, s:I, s:i, s:s}", "where", "device", "variant", v,
                       "balls_per_item", (int)r->plan.balls_per_item, "local",
-                      bench_local_json(r->plan.launch.local), "local_how",
+                      cli_local_json(r->plan.launch.local), "local_how",
                       r->plan.launch.how ? r->plan.launch.how : "", "global",
                       (json_int_t)r->plan.global, "steps_per_launch", (int)r->plan.steps_per_launch,
                       "sync", r->plan.sync == BCL_SYNC_EVERY ? "every" : "end");
@@ -367,7 +348,7 @@ static json_t *own_cost_json(const bench_result *res)
         double r = over_floor(res, own_cost_rows[i]);
         if (!isnan(r))
             json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:b}", "row",
-                                                 row(res, own_cost_rows[i])->name, "against",
+                                                 res->rows[own_cost_rows[i]].name, "against",
                                                  "floor", "time_ratio", r, "over_10_percent",
                                                  r > OWN_COST_LIMIT));
     }
@@ -378,7 +359,7 @@ json_t *bench_result_json(const bench_result *res)
 {
     json_t *rows = json_array();
     for (int i = 0; i < ROW_COUNT; i++)
-        json_array_append_new(rows, row_json(res, row(res, i)));
+        json_array_append_new(rows, row_json(res, &res->rows[i]));
     const bcl_add_rate *a = &res->add;
     /* The copy bandwidth and the add rate are the survey's figures too:
      * their keys are the figure table's. */
@@ -416,9 +397,8 @@ json_t *bench_info_json(const bench_info *info)
 }
 
 /* Appends printf output to a growing buffer. */
-static int append(char **buf, size_t *len, bcl_error *e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int append(char **buf, size_t *len, bcl_error *e, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int append(char **buf, size_t *len, bcl_error *e,
+                                                        const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -445,11 +425,11 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
                     "ball_steps_per_s,gb_per_s,speedup_vs_reference,validated,clock,variant,"
                     "local,steps_per_launch,copy_gb_per_s\n");
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
-        const bench_row *r = row(res, i);
+        const bench_row *r = &res->rows[i];
         const bcl_stats *us = row_us(r);
         char local[24] = "", figures[160] = ",,,,,"; /* six empty fields when not timed */
         if (!r->host)
-            bench_local_text(r->plan.launch.local, local, sizeof local);
+            cli_local_text(r->plan.launch.local, local, sizeof local);
         if (r->validated)
             snprintf(figures, sizeof figures, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", us->median, us->min,
                      us->max, rate(res, r), gb_per_s(res, r), speedup(res, r));

@@ -20,31 +20,19 @@ static uint64_t sweep_steps(const bench_args *a, size_t n)
     return n <= 1000000 ? 10000 : 2000;
 }
 
-static void local_text(const bcl_plan *p, char *out, size_t size)
-{
-    if (p->launch.local)
-        snprintf(out, size, "%zu", p->launch.local);
-    else
-        snprintf(out, size, "driver");
-}
-
 static void print_row(const char *name, const bcl_sweep_config *x)
 {
     char local[24];
-    local_text(&x->plan, local, sizeof local);
-    if (!x->validated) {
-        printf("  %-8s %-18s %8u %7s  FAILED validation\n", name, x->plan.kernel,
-               x->plan.steps_per_launch, local);
-        return;
-    }
-    if (!x->timed) {
-        printf("  %-8s %-18s %8u %7s  not timed: expected launch over the budget\n", name,
-               x->plan.kernel, x->plan.steps_per_launch, local);
-        return;
-    }
-    printf("  %-8s %-18s %8u %7s  %10.5f (%.5f-%.5f)  %9.3f  %s%s\n", name, x->plan.kernel,
-           x->plan.steps_per_launch, local, x->us.median, x->us.min, x->us.max, x->max_launch_ms,
-           x->plan.k_reason ? x->plan.k_reason : "", x->over_budget ? ", OVER BUDGET" : "");
+    cli_local_text(x->plan.launch.local, local, sizeof local);
+    printf("  %-8s %-18s %8u %7s  ", name, x->plan.kernel, x->plan.steps_per_launch, local);
+    if (!x->validated)
+        printf("FAILED validation\n");
+    else if (!x->timed)
+        printf("not timed: expected launch over the budget\n");
+    else
+        printf("%10.5f (%.5f-%.5f)  %9.3f  %s%s\n", x->us.median, x->us.min, x->us.max,
+               x->max_launch_ms, x->plan.k_reason ? x->plan.k_reason : "",
+               x->over_budget ? ", OVER BUDGET" : "");
 }
 
 static json_t *config_json(const bcl_sweep_config *x)
@@ -52,9 +40,7 @@ static json_t *config_json(const bcl_sweep_config *x)
     return json_pack(
         "{s:s, s:s, s:s, s:I, s:o, s:s, s:s, s:b, s:b, s:b, s:o, s:o, s:o, s:f}", "role", x->role,
         "kernel", x->plan.kernel, "variant", x->plan.variant, "steps_per_launch",
-        (json_int_t)x->plan.steps_per_launch, "local",
-        x->plan.launch.local ? json_integer((json_int_t)x->plan.launch.local)
-                             : json_string("driver"),
+        (json_int_t)x->plan.steps_per_launch, "local", cli_local_json(x->plan.launch.local),
         "local_how", x->plan.launch.how, "k_reason", x->plan.k_reason ? x->plan.k_reason : "",
         "validated", x->validated, "timed", x->timed, "over_budget", x->over_budget, "us_per_step",
         x->timed ? json_real(x->us.median) : json_null(), "us_per_step_min",
@@ -91,11 +77,14 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
         const bcl_sweep_config *best = r.best != SIZE_MAX ? &r.cfg[r.best] : NULL;
         double ratio =
             best && def->timed && best->us.median > 0 ? def->us.median / best->us.median : 0;
+        const bcl_sweep_config *tuned = NULL;
         size_t timed = 0, over = 0;
         for (size_t c = 0; c < r.count; c++) {
             timed += r.cfg[c].timed;
             over += r.cfg[c].over_budget;
             failed += !r.cfg[c].validated;
+            if (strcmp(r.cfg[c].role, "tuned") == 0)
+                tuned = &r.cfg[c];
         }
         double budget = def->plan.launch_budget_ms;
         if (!a->o.json) {
@@ -108,9 +97,8 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
             printf("  %-8s %-18s %8s %7s  %-28s  %9s  %s\n", "row", "kernel", "K", "local",
                    "us/step (min-max)", "longest", "K because");
             print_row("default", def);
-            for (size_t c = 1; c < r.count; c++)
-                if (strcmp(r.cfg[c].role, "tuned") == 0)
-                    print_row("tuned", &r.cfg[c]);
+            if (tuned)
+                print_row("tuned", tuned);
             if (best)
                 print_row("best", best);
             printf("  default / best = %.3f; %zu configurations timed, %zu over the budget\n",
@@ -123,15 +111,9 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
             config_json(def), "best", best ? config_json(best) : json_null(), "default_over_best",
             ratio > 0 ? json_real(ratio) : json_null(), "configs", json_array());
         json_t *cfgs = json_object_get(one, "configs");
-        json_t *tuned = json_null();
-        for (size_t c = 0; c < r.count; c++) {
+        for (size_t c = 0; c < r.count; c++)
             json_array_append_new(cfgs, config_json(&r.cfg[c]));
-            if (strcmp(r.cfg[c].role, "tuned") == 0) {
-                json_decref(tuned);
-                tuned = config_json(&r.cfg[c]);
-            }
-        }
-        json_object_set_new(one, "tuned", tuned);
+        json_object_set_new(one, "tuned", tuned ? config_json(tuned) : json_null());
         json_object_set_new(one, "launch_costs", bcl_k_json(&def->plan));
         json_array_append_new(list, one);
         bcl_sweep_result_free(&r);

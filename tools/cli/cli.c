@@ -188,6 +188,28 @@ void cli_print_model_help(FILE *f)
     }
 }
 
+const char *cli_local_text(size_t local, char *out, size_t size)
+{
+    if (local)
+        snprintf(out, size, "%zu", local);
+    else
+        snprintf(out, size, "driver");
+    return out;
+}
+
+json_t *cli_local_json(size_t local)
+{
+    return local ? json_integer((json_int_t)local) : json_string("driver");
+}
+
+const char *cli_tuned_text(const bcl_tuned_entry *t, char *out, size_t size)
+{
+    char loc[24];
+    snprintf(out, size, "%s, local %s, K %u", t->variant[0] ? t->variant : "base",
+             cli_local_text(t->local, loc, sizeof loc), t->steps_per_launch);
+    return out;
+}
+
 void cli_print_json(json_t *j)
 {
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));

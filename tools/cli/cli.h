@@ -78,6 +78,13 @@ int cli_model_resolve(cli_model_args *a, bcl_error *e);
 /* Help lines for the model options. */
 void cli_print_model_help(FILE *f);
 
+/* A launch's local size as the outputs give it: the number, or "driver"
+ * for 0 (the runtime's choice); the text is written into out. */
+const char *cli_local_text(size_t local, char *out, size_t size);
+json_t *cli_local_json(size_t local);
+/* A tuned entry as "variant, local L, K k" ("base" for no variant). */
+const char *cli_tuned_text(const bcl_tuned_entry *t, char *out, size_t size);
+
 /* Writes JSON to stdout with a newline. */
 void cli_print_json(json_t *j);
 /* Parses an init name. */

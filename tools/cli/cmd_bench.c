@@ -66,6 +66,7 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     a->o.measure.repeats = 9;
     a->o.measure.repeat_ms = 200;
     int c, rc = BCL_OK;
+    uint64_t list[16];
     while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
         switch (c) {
         case OPT_CSV:
@@ -74,21 +75,17 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
         case OPT_SWEEP:
             a->sweep = true;
             break;
-        case OPT_SWEEP_K: {
-            uint64_t list[16];
+        case OPT_SWEEP_K:
             rc = cli_parse_u64_list(optarg, "--sweep-k", 1, 1u << 24, list, 16, &a->nsweep_ks, e);
             for (size_t i = 0; i < a->nsweep_ks; i++)
                 a->sweep_ks[i] = (unsigned)list[i];
             break;
-        }
-        case OPT_SWEEP_LOCAL: {
-            uint64_t list[16];
+        case OPT_SWEEP_LOCAL:
             rc = cli_parse_u64_list(optarg, "--sweep-local", 0, 1u << 20, list, 16,
                                     &a->nsweep_locals, e);
             for (size_t i = 0; i < a->nsweep_locals; i++)
                 a->sweep_locals[i] = (size_t)list[i];
             break;
-        }
         }
     }
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
@@ -313,14 +310,26 @@ int cmd_bench(int argc, char **argv)
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
+    bench_info info = {
+        .dev = &list.dev[picked[0]],
+        .model = a.o.model.model,
+        .params = a.o.model.params,
+        .nparams = bcl_model_param_floats(a.o.model.model),
+        .init = a.o.init,
+        .seed = a.o.seed,
+        .repeats = a.o.measure.repeats,
+    };
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     if (ndev > 1) {
         const bcl_device_info *devs[BCL_MAX_DEVICES];
         for (size_t i = 0; i < ndev; i++)
             devs[i] = &list.dev[picked[i]];
-        rc = bench_multi(&a, devs, ndev, &e);
+        rc = bench_multi(&a, devs, ndev, info.date, &e);
         goto out;
     }
-    const bcl_device_info *d = &list.dev[picked[0]];
+    const bcl_device_info *d = info.dev;
     bcl_context_opts copts = {.use_cache = a.o.use_cache};
     bcl_build_report br;
     if ((rc = bcl_context_create(d, a.o.model.model, &copts, &ctx, &br, &e)))
@@ -333,19 +342,6 @@ int cmd_bench(int argc, char **argv)
     for (size_t i = 0; i < a.o.nballs; i++)
         if ((rc = bcl_memory_fit(d, (size_t)a.o.balls[i], 3, "--balls", &e)))
             goto out;
-    bench_info info = {
-        .dev = d,
-        .model = a.o.model.model,
-        .params = a.o.model.params,
-        .nparams = bcl_model_param_floats(a.o.model.model),
-        .init = a.o.init,
-        .seed = a.o.seed,
-        .repeats = a.o.measure.repeats,
-    };
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (a.sweep) {
         rc = bench_sweep(&a, ctx, &info, &e);
         goto out;

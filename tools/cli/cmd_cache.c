@@ -3,7 +3,7 @@
  * folder is shared with the tuner's files (tuned/<model>-<key>.json): list
  * shows both, clear removes program entries only, and says so.
  */
-#include "bench.h"
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,16 +49,10 @@ static void format_age(int64_t seconds, char *out, size_t size)
         snprintf(out, size, "%lld d", (long long)(seconds / 86400));
 }
 
-static void best_text(const bcl_tuned_file_info *x, char *out, size_t size)
+static const char *best_text(const bcl_tuned_file_info *x, char *out, size_t size)
 {
     const bcl_tuned_entry *t = x->tuned.fused.found ? &x->tuned.fused : &x->tuned.single;
-    if (!x->valid || !t->found) {
-        snprintf(out, size, "-");
-        return;
-    }
-    char loc[24];
-    snprintf(out, size, "%s, local %s, K %u", t->variant[0] ? t->variant : "base",
-             bench_local_text(t->local, loc, sizeof loc), t->steps_per_launch);
+    return x->valid && t->found ? cli_tuned_text(t, out, size) : "-";
 }
 
 static json_t *tuned_entry_json(const bcl_tuned_entry *t)
@@ -66,8 +60,8 @@ static json_t *tuned_entry_json(const bcl_tuned_entry *t)
     if (!t->found)
         return json_null();
     return json_pack("{s:s, s:o, s:I, s:f}", "variant", t->variant, "local",
-                     bench_local_json(t->local), "steps_per_launch",
-                     (json_int_t)t->steps_per_launch, "us_per_step", t->us_per_step);
+                     cli_local_json(t->local), "steps_per_launch", (json_int_t)t->steps_per_launch,
+                     "us_per_step", t->us_per_step);
 }
 
 static json_t *tuned_json(const bcl_tuned_file_info *tf, size_t n, int64_t now)
@@ -101,11 +95,11 @@ static void print_tuned(const char *dir, const bcl_tuned_file_info *tf, size_t n
         char dev[40], plat[40], best[64], age[32];
         cli_field(x->valid ? x->device : "?", 32, dev, sizeof dev);
         cli_field(x->valid ? x->platform : "?", 28, plat, sizeof plat);
-        best_text(x, best, sizeof best);
         format_age(now - x->mtime, age, sizeof age);
         /* What the files say reaches the terminal escaped. */
         printf("%-7s %s  %s  %-20s  %-26s %7s  %s%s\n", cli_shown(x->valid ? x->model : "?"), dev,
-               plat, cli_shown(x->valid ? x->tuned.date : "?"), cli_shown(best), age,
+               plat, cli_shown(x->valid ? x->tuned.date : "?"),
+               cli_shown(best_text(x, best, sizeof best)), age,
                x->valid ? "ok" : "bad: ", cli_shown(x->problem));
     }
     printf("%zu tuned configuration%s in %s/tuned ('ballcl tune --show -d SEL' prints one)\n", n,

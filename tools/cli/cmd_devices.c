@@ -201,45 +201,39 @@ static void print_verbose(const bcl_device_info *d, bool is_default, const char 
         printf("  %-22s could not be queried\n", "extensions");
         return;
     }
-    char *copy = strdup(ext), *save = NULL;
+    /* The names counted, then wrapped at 100 columns, continuation lines
+     * under the first name. */
+    const char *ws = " \t\n";
     size_t count = 0, col = 0;
-    char label[32];
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save))
+    char label[32], name[1024];
+    for (const char *t = ext + strspn(ext, ws); *t; t += strcspn(t, ws), t += strspn(t, ws))
         count++;
     snprintf(label, sizeof label, "extensions (%zu)", count);
     printf("  %-22s", label);
-    free(copy);
-    copy = strdup(ext);
-    save = NULL;
-    /* Wrapped at 100 columns, continuation lines under the first name. */
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save)) {
-        size_t len = strlen(t);
+    for (const char *t = ext + strspn(ext, ws); *t; t += strcspn(t, ws), t += strspn(t, ws)) {
+        size_t len = strcspn(t, ws);
         if (col && col + 1 + len > 100 - 25) {
             printf("\n  %-22s", "");
             col = 0;
         }
-        printf(" %s", cli_shown(t));
+        snprintf(name, sizeof name, "%.*s", (int)len, t);
+        printf(" %s", cli_shown(name));
         col += 1 + len;
     }
     printf("\n");
-    free(copy);
 }
 
-/* The device a run would take without -d: BALLCL_DEVICE, else the
- * default rule. *has is false (with a warning) when BALLCL_DEVICE selects
- * nothing: a run would then fail, so no device is marked. */
-static void default_device(const bcl_device_list *list, size_t *index, bool *has)
+/* Whether a run without -d takes a device, *index: BALLCL_DEVICE, else the
+ * default rule. False (with a warning) when BALLCL_DEVICE selects nothing:
+ * a run would then fail, so no device is marked. */
+static bool default_device(const bcl_device_list *list, size_t *index)
 {
-    *has = false;
-    const char *env = cli_selector(NULL);
     bcl_error e = {0};
-    if (bcl_device_select(list, env, index, &e) == BCL_OK)
-        *has = true;
-    else
+    bool has = bcl_device_select(list, cli_selector(NULL), index, &e) == BCL_OK;
+    if (!has)
         fprintf(stderr, "ballcl: warning: BALLCL_DEVICE: %s\n", e.msg);
     bcl_error_clear(&e);
+    return has;
 }
 
 int cmd_devices(int argc, char **argv)
@@ -262,8 +256,7 @@ int cmd_devices(int argc, char **argv)
     if (cli_enumerate(&list, &e))
         return cli_report(&e);
     size_t def = 0;
-    bool has_def = false;
-    default_device(&list, &def, &has_def);
+    bool has_def = default_device(&list, &def);
     if (as_json) {
         /* The library's JSON of each device (src/survey/device_json.c), which
          * the Python module's devices() gives too. */
@@ -306,10 +299,9 @@ int cmd_devices(int argc, char **argv)
             cli_field(d->name, 32, name, sizeof name);
             cli_field(d->platform_name, 28, plat, sizeof plat);
             cli_field(d->version, 20, ver, sizeof ver);
-            char drv[1024];
-            bcl_escape(d->driver, drv, sizeof drv);
             printf("%c %-5s %-4s %4u %10s  %s  %s  %s  %s\n", has_def && i == def ? '*' : ' ', sel,
-                   bcl_device_type_name(d->type), d->compute_units, mem, name, plat, ver, drv);
+                   bcl_device_type_name(d->type), d->compute_units, mem, name, plat, ver,
+                   cli_shown(d->driver));
         }
         if (has_def)
             printf("* the default device: %s\n",

@@ -108,18 +108,21 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
     return BCL_OK;
 }
 
-static void local_text(size_t local, char *out, size_t size)
-{
-    if (local)
-        snprintf(out, size, "%zu", local);
-    else
-        snprintf(out, size, "driver");
-}
-
 static bool is_winner(const bcl_tuned_entry *t, const bcl_tune_candidate *c)
 {
     return t->found && strcmp(t->variant, c->variant) == 0 && t->local == c->local &&
            t->steps_per_launch == c->steps_per_launch;
+}
+
+/* A tuned entry after its label (width columns), or the text none. */
+static void print_entry(int width, const char *what, const bcl_tuned_entry *t, const char *none)
+{
+    char text[96];
+    if (t->found)
+        printf("%-*s %s: %.3f us/step\n", width, what,
+               cli_shown(cli_tuned_text(t, text, sizeof text)), t->us_per_step);
+    else
+        printf("%-*s %s\n", width, what, none);
 }
 
 static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_tune_result *r,
@@ -139,7 +142,7 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
     for (size_t i = 0; i < r->count; i++) {
         const bcl_tune_candidate *c = &r->cand[i];
         char loc[24], t[64];
-        local_text(c->local, loc, sizeof loc);
+        cli_local_text(c->local, loc, sizeof loc);
         if (c->validated)
             snprintf(t, sizeof t, "%.3f (%.3f..%.3f)", c->m.device_us.median, c->m.device_us.min,
                      c->m.device_us.max);
@@ -153,21 +156,13 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
     printf("\n");
     const bcl_tuned_entry *s = &r->best.single, *f = &r->best.fused;
     char loc[24];
-    if (s->found) {
-        local_text(s->local, loc, sizeof loc);
+    if (s->found)
         printf("best one-step: %s, local %s: %.3f us/step (local=auto: %.3f us/step, %.2fx)\n",
-               s->variant[0] ? s->variant : "base", loc, s->us_per_step, r->auto_us,
-               s->us_per_step > 0 ? r->auto_us / s->us_per_step : 0);
-    } else {
+               s->variant[0] ? s->variant : "base", cli_local_text(s->local, loc, sizeof loc),
+               s->us_per_step, r->auto_us, s->us_per_step > 0 ? r->auto_us / s->us_per_step : 0);
+    else
         printf("best one-step: none validated\n");
-    }
-    if (f->found) {
-        local_text(f->local, loc, sizeof loc);
-        printf("best k-step:   %s, local %s, K %u: %.3f us/step\n",
-               f->variant[0] ? f->variant : "base", loc, f->steps_per_launch, f->us_per_step);
-    } else {
-        printf("best k-step:   none validated\n");
-    }
+    print_entry(14, "best k-step:", f, "none validated");
     /* The default is compared with the K values timed beside it (the last
      * sweep), not with rows timed apart, which may show a faster figure. */
     if (r->default_us > 0 && r->default_kept && r->default_within <= 0)
@@ -184,19 +179,6 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
                r->default_within * 100, r->default_us);
     if (path)
         printf("stored in %s\n", path);
-}
-
-static void print_entry(const char *what, const bcl_tuned_entry *t)
-{
-    char loc[24];
-    if (!t->found) {
-        printf("%-12s none stored\n", what);
-        return;
-    }
-    local_text(t->local, loc, sizeof loc);
-    printf("%-12s %s, local %s, K %u: %.3f us/step\n", what,
-           cli_shown(t->variant[0] ? t->variant : "base"), loc, t->steps_per_launch,
-           t->us_per_step);
 }
 
 /* tune --show: the stored record, as text or as the file itself. */
@@ -232,8 +214,8 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
            d->platform_name, d->platform_index, d->device_index);
     printf("%-12s %s\n", "file", path);
     printf("%-12s %s, N = %llu\n", "tuned", t.date, (unsigned long long)t.balls);
-    print_entry("one-step", &t.single);
-    print_entry("k-step", &t.fused);
+    print_entry(12, "one-step", &t.single, "none stored");
+    print_entry(12, "k-step", &t.fused, "none stored");
     printf("A plain 'ballcl run' takes the k-step entry whole (K, variant, local size);\n"
            "'ballcl tune --show --json' prints the file with every candidate measured.\n");
     return BCL_OK;

@@ -19,10 +19,8 @@ static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
     double us_wall = bcl_us_per_step(t->wall_ms, a->o.steps);
     double rate = bcl_ball_steps_per_s(n, us_dev);
     double bytes_per_ball_step = 32.0 / (double)p->steps_per_launch;
-    char name[1024], plat[1024];
-    bcl_escape(d->name, name, sizeof name);
-    bcl_escape(d->platform_name, plat, sizeof plat);
-    printf("device      %s (%s, selector %u:%u)\n", name, plat, d->platform_index, d->device_index);
+    printf("device      %s (%s, selector %u:%u)\n", cli_shown(d->name), cli_shown(d->platform_name),
+           d->platform_index, d->device_index);
     run_print_model(a);
     printf("balls       %zu%s\n", n, chunks > 1 ? " (split over several buffers)" : "");
     printf("steps       %llu (%llu per launch: %s; %llu launch%s, sync %s)\n",

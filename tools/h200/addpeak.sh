@@ -22,10 +22,7 @@
 set -u
 . "$(dirname "$0")/common.sh"
 h200_out "${1:-${OUT:?usage: tools/h200/addpeak.sh OUTDIR (or set OUT)}}"
-dev=${BALLCL_H200_DEVICE:-nvidia}
 n=16777216
-export BALLCL_CACHE_DIR="$out/cache"
-h200_info
 
 step tune_16M.txt "$ballcl" tune -d "$dev" -n $n
 step bench_16M_K1024.json "$ballcl" bench -d "$dev" -n $n --steps-per-launch 1024 --json

@@ -19,10 +19,7 @@
 set -u
 . "$(dirname "$0")/common.sh"
 h200_out "${1:?usage: tools/h200/bench.sh OUTDIR}"
-dev=${BALLCL_H200_DEVICE:-nvidia}
-# Tuned files go with the results, not into the host's cache.
-export BALLCL_CACHE_DIR="$out/cache"
-h200_info
+# Tuned files go with the results (BALLCL_CACHE_DIR), not into the host's cache.
 
 step bench_100k_untuned.txt "$ballcl" bench -d "$dev" -n 100000
 step bench_100k_untuned.json "$ballcl" bench -d "$dev" -n 100000 --json

@@ -27,8 +27,6 @@ h200_out "$out"
 step_err=1
 new=$ballcl
 floor=build/tools/probe/ballcl-floor
-dev=${BALLCL_H200_DEVICE:-nvidia}
-h200_info
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv \
     >>"$out/info.txt" 2>/dev/null
 

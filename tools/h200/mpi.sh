@@ -25,7 +25,7 @@ set -u
 h200_out "${1:?usage: tools/h200/mpi.sh OUTDIR}"
 out=$(cd "$out" && pwd)
 ballcl=$PWD/build/tools/ballcl
-gpu=${BALLCL_H200_DEVICE:-nvidia}
+gpu=$dev
 export BALLCL_CACHE_DIR="$out/cache"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun="mpirun --allow-run-as-root --oversubscribe --bind-to none"
@@ -58,7 +58,6 @@ seconds() {
     awk "BEGIN { printf \"%.2f\", $2 - $1 }"
 }
 
-h200_info
 {
     mpirun --version | head -1
     echo "cores: $cores"

@@ -28,14 +28,13 @@
 set -u
 . "$(dirname "$0")/common.sh"
 h200_out "${1:?usage: tools/h200/multi.sh OUTDIR}"
-gpu=${BALLCL_H200_DEVICE:-nvidia}
+gpu=$dev
 cpu=${BALLCL_H200_CPU:-pocl}
 pair="$gpu,$cpu"
 bench_n=${BALLCL_H200_BENCH_N:-16777216,268435456}
 big_n=${BALLCL_H200_BIG_N:-2000000000}
-# Nothing tuned: the split is calibrated, and its cost is in the records.
-export BALLCL_CACHE_DIR="$out/cache"
-h200_info
+# Nothing tuned (BALLCL_CACHE_DIR): the split is calibrated, and its cost
+# is in the records.
 {
     grep -m1 'model name' /proc/cpuinfo
     nproc

@@ -22,10 +22,6 @@ cd "$(dirname "$0")/../.." || exit 2
 . tools/h200/common.sh
 h200_out "$out"
 step_err=1
-# A cache folder of its own: the cached build figure must not depend on
-# what earlier runs on this host left behind.
-export BALLCL_CACHE_DIR="$out/cache"
-h200_info
 
 gpu=${BALLCL_H200_DEVICE:-$(pick h200 nvidia gpu)}
 if [ -n "$gpu" ]; then

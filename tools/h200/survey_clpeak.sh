@@ -12,7 +12,8 @@
 #   clpeak.txt             clpeak -p P -d D --global-bandwidth --compute-sp
 #                          --kernel-latency, P:D the surveyed device's selector
 #   h200-host-pocl.json, .md   ballcl survey of the host's CPUs through PoCL
-#   comparison.txt         read-only bandwidth vs clpeak's best global
+#   comparison.txt         ballcl's figures as h200.md shows them: read-only
+#                          bandwidth vs clpeak's best global
 #                          bandwidth width, FMA rate (an FMA = 2 FLOP) vs
 #                          clpeak's best single-precision width, launch latency
 #                          vs clpeak's kernel latency: each ratio, and whether
@@ -25,11 +26,6 @@ cd "$(dirname "$0")/../.." || exit 2
 . tools/h200/common.sh
 h200_out "$out"
 step_err=1
-dev=${BALLCL_H200_DEVICE:-nvidia}
-# A cache folder of its own: the cached build figure must not depend on
-# what earlier runs on this host left behind.
-export BALLCL_CACHE_DIR="$out/cache"
-h200_info
 clpeak --version >>"$out/info.txt" 2>&1 || echo "clpeak: not found on PATH" >>"$out/info.txt"
 
 step h200.md "$ballcl" survey -d "$dev" --json "$out/h200.json"
@@ -52,12 +48,25 @@ import json, os, re, sys
 out = sys.argv[1]
 try:
     doc = json.load(open(os.path.join(out, "h200.json")))
+    md = open(os.path.join(out, "h200.md"), encoding="utf-8").read()
     clp = open(os.path.join(out, "clpeak.txt")).read()
 except (OSError, ValueError) as e:
     print(f"cannot compare: {e}")
     sys.exit(1)
 d = doc["devices"][0]
-m = d["measured"]
+# The figures come from ballcl's table, by their rows' labels: their JSON
+# keys are declared once, in src/survey/figures.c. The first column is the
+# JSON's first device.
+table = {}
+for line in md.splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) > 1:
+        table.setdefault(cells[0], cells[1])
+def fig(label):
+    mm = re.match(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", table.get(label, ""))
+    return float(mm.group()) if mm else None
+def shown(label):
+    return table[label].split()[0] if fig(label) is not None else None
 # clpeak prints a heading per test, then "width : value" lines, and
 # "Kernel launch latency : X us".
 sections, cur = {}, None
@@ -85,12 +94,12 @@ print(f"survey: {doc['date']}, command: {doc['command']}")
 print(f"clpeak: {out}/clpeak.txt, same sitting")
 rows = []
 bw_w, bw = best("Global memory bandwidth")
-rows.append(("read-only bandwidth, GB/s", m.get("read_only_gb_per_s"), bw,
+rows.append(("read-only bandwidth, GB/s", fig("read-only bandwidth (GB/s)"), bw,
              f"clpeak global bandwidth, best width ({bw_w})"))
 sp_w, sp = best("Single-precision compute")
-rows.append(("FMA rate, GFLOP/s (FMA = 2)", m.get("fma_gflop_per_s"), sp,
+rows.append(("FMA rate, GFLOP/s (FMA = 2)", fig("float FMA rate (FMA = 2) (GFLOP/s)"), sp,
              f"clpeak single precision, best width ({sp_w})"))
-rows.append(("launch latency, us", m.get("launch_latency_us"), sections.get("latency"),
+rows.append(("launch latency, us", fig("launch latency, queued to start (µs)"), sections.get("latency"),
              "clpeak kernel launch latency"))
 fails = 0
 for what, ours, theirs, ref in rows:
@@ -103,13 +112,21 @@ for what, ours, theirs, ref in rows:
     fails += not ok
     print(f"{what:30} ballcl {ours:10.2f}  {ref}: {theirs:10.2f}  ratio {ratio:.3f}  "
           f"{'within 10%' if ok else 'NOT within 10%'}")
-print(f"other peaks: copy {m.get('copy_gb_per_s')} GB/s, add {m.get('add_gflop_per_s')} GFLOP/s, "
-      f"int32 add {m.get('int_add_gop_per_s')} GOP/s, fp64 {m.get('fp64_gflop_per_s')} GFLOP/s, "
-      f"half {m.get('half_gflop_per_s')} GFLOP/s")
-t = m.get("transfer", {})
+print(f"other peaks: copy {shown('copy bandwidth (GB/s)')} GB/s, "
+      f"add {shown('add-rate bound (GFLOP/s)')} GFLOP/s, "
+      f"int32 add {shown('int32 add rate (GOP/s)')} GOP/s, "
+      f"fp64 {shown('double FMA rate (GFLOP/s)')} GFLOP/s, "
+      f"half {shown('half FMA rate (GFLOP/s)')} GFLOP/s")
+# Every method's rates, as the JSON names them ("<method>_write_...").
+t = d["measured"].get("transfer", {})
+rates = {}
+for k, v in t.items():
+    mm = re.fullmatch(r"(\w+)_(write|read)_gb_per_s", k)
+    if mm:
+        rates.setdefault(mm.group(1), {})[mm.group(2)] = v
 print("transfer (GB/s, write/read): " + ", ".join(
-    f"{w} {t.get(w + '_write_gb_per_s')}/{t.get(w + '_read_gb_per_s')}"
-    for w in ("pinned", "pageable", "mapped")) + f"; headline method {t.get('method')}")
+    f"{w} {r.get('write')}/{r.get('read')}" for w, r in rates.items())
+      + f"; headline method {t.get('method')}")
 print(f"errors: {d['errors']}")
 print(f"flags: {d['flags']}")
 sys.exit(1 if fails else 0)
