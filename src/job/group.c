@@ -24,9 +24,6 @@
 
 #define BALL_BYTES (4 * sizeof(float))
 
-static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
-                                    bcl_error *e);
-
 static void *thread_main(void *arg)
 {
     member *m = arg;
@@ -397,6 +394,32 @@ static int apply_split(bcl_group *g, const bcl_shard *sh, const bcl_split_why *w
     return BCL_OK;
 }
 
+/* The counts given; each member's rate_how becomes how (NULL: kept). */
+static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
+                                    bcl_error *e)
+{
+    size_t sum = 0;
+    bcl_shard sh[BCL_MAX_DEVICES];
+    bcl_split_why why[BCL_MAX_DEVICES];
+    for (size_t i = 0; i < g->count; i++) {
+        sh[i].first = sum;
+        sh[i].count = counts[i];
+        sum += counts[i];
+        why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
+        if (how)
+            g->m[i].pub.rate_how = how;
+    }
+    if (sum != g->o.req.balls)
+        return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
+                        g->o.req.balls);
+    return apply_split(g, sh, why, e);
+}
+
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
+{
+    return bcl_group_split_given_as(g, counts, "given", e);
+}
+
 /* BALLCL_TEST_SPLIT="c0,c1,...": the shard counts, so that a test can make
  * every device take part however fast each is on a busy machine. */
 static bool test_split(const bcl_group *g, size_t *counts, bcl_error *e, int *rc)
@@ -548,27 +571,6 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
     return rc ? rc : bcl_group_cut(g, g->o.req.first, g->o.req.balls, e);
 }
 
-/* The counts given; each member's rate_how becomes how (NULL: kept). */
-static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
-                                    bcl_error *e)
-{
-    size_t sum = 0;
-    bcl_shard sh[BCL_MAX_DEVICES];
-    bcl_split_why why[BCL_MAX_DEVICES];
-    for (size_t i = 0; i < g->count; i++) {
-        sh[i].first = sum;
-        sh[i].count = counts[i];
-        sum += counts[i];
-        why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
-        if (how)
-            g->m[i].pub.rate_how = how;
-    }
-    if (sum != g->o.req.balls)
-        return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
-                        g->o.req.balls);
-    return apply_split(g, sh, why, e);
-}
-
 /* Puts the member's shard of m->in on its device: the simulation's
  * buffers are kept while they hold the shard (bcl_sim_load), else made. */
 static int upload_one(member *m, bcl_error *e)
@@ -625,11 +627,6 @@ int group_prepare(member *m, bcl_error *e)
         m->stored = true;
     }
     return BCL_OK;
-}
-
-int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
-{
-    return bcl_group_split_given_as(g, counts, "given", e);
 }
 
 static int load_one(member *m, bcl_error *e)

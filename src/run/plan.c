@@ -62,7 +62,7 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
                  "(%s, N = %llu)%s",
                  r->take_tuned ? "" : " (--local tuned, local='tuned')", kind, t->date,
                  (unsigned long long)t->balls, r->take_tuned ? "" : ", where not given");
-    else if (r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED)
+    else if (wants_tuned(r))
         snprintf(out, size, "not used: no %s entry stored", kind);
     else
         snprintf(out, size,
@@ -153,7 +153,8 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
         if ((rc = bcl_variant_forced(&forced, e)))
             return rc;
         if (forced && p->fused) {
-            snprintf(p->variant, sizeof p->variant, "%s", bcl_variant_widest(forced, vars, nv));
+            snprintf(p->variant, sizeof p->variant, "%s",
+                     bcl_variant_widest(forced, vars, nv, 0, 0));
             p->variant_how = "forced by BALLCL_FORCE_BALLS_PER_ITEM";
             return BCL_OK;
         }
@@ -219,14 +220,12 @@ static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tun
     default:
         break;
     }
+    char why[sizeof l->why];
     l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
-                              items, l->why, sizeof l->why);
+                              items, why, sizeof why);
     l->how = "auto";
-    if (l->mode == BCL_LOCAL_TUNED) {
-        char tmp[sizeof l->why];
-        memcpy(tmp, l->why, sizeof tmp);
-        snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
-    }
+    snprintf(l->why, sizeof l->why,
+             l->mode == BCL_LOCAL_TUNED ? "no tuned size stored; %.130s" : "%s", why);
     return BCL_OK;
 }
 

@@ -47,12 +47,10 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
 const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                 const bcl_variant *list, size_t count);
 /* The variant with the most balls per work-item up to limit ("" when none
- * is wider than one). */
-const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count);
-/* The same, keeping a work-item for each of compute_units units when the
- * plan has `balls` balls (0 balls: no such limit). */
-const char *bcl_variant_widest_filling(unsigned limit, const bcl_variant *list, size_t count,
-                                       size_t balls, unsigned compute_units);
+ * is wider than one) that keeps a work-item for each of compute_units units
+ * when the plan has `balls` balls (0 balls: no such limit). */
+const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count, size_t balls,
+                               unsigned compute_units);
 /* The test setting BALLCL_FORCE_BALLS_PER_ITEM (docs/testing.md): *balls is
  * its value, 0 when unset; an input error when it is no count. When set,
  * the k-step kernel's default variant on every device is the widest up to

@@ -121,7 +121,7 @@ const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsign
     if (!(type & BCL_DEVICE_CPU) || !fused || native_width == 1)
         return "";
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
-    return bcl_variant_widest_filling(want, list, count, balls, compute_units);
+    return bcl_variant_widest(want, list, count, balls, compute_units);
 }
 
 /* BALLCL_FORCE_BALLS_PER_ITEM=B, a test setting (docs/testing.md): the
@@ -145,13 +145,8 @@ int bcl_variant_forced(unsigned *balls, bcl_error *e)
     return BCL_OK;
 }
 
-const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count)
-{
-    return bcl_variant_widest_filling(limit, list, count, 0, 0);
-}
-
-const char *bcl_variant_widest_filling(unsigned limit, const bcl_variant *list, size_t count,
-                                       size_t balls, unsigned compute_units)
+const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count, size_t balls,
+                               unsigned compute_units)
 {
     const char *best = "";
     unsigned best_b = 1;
