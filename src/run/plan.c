@@ -1,21 +1,16 @@
 /*
- * The launch plan (docs/DESIGN.md): one place that turns what a caller asks
- * for into what runs. Every command and the survey resolve their
- * configurations here, so the rules below exist once:
+ * The launch plan (docs/DESIGN.md): the one place that turns what a caller
+ * asks for into what runs, for every command and the survey:
  *
- *   tuned    the record 'ballcl tune' stored is taken whole (K, variant
- *            and local size of one entry) or not at all: when the request
- *            leaves all three open (take_tuned, which bcl_plan_tuned_rule
- *            sets for every run), or asks for it with
- *            --local tuned (then for what it leaves open). Never a tuned K
- *            with an untuned variant or local size: their best values
- *            depend on K (docs/BENCHMARK.md);
+ *   tuned    the record 'ballcl tune' stored is taken whole (K, variant and
+ *            local size of one entry) or not at all: when the request
+ *            leaves all three open (take_tuned), or with --local tuned for
+ *            what it leaves open. Never a tuned K with an untuned variant
+ *            or local size: their best values depend on K;
  *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
  *            variant (the seed's own launch, whose cost a fused launch
- *            would hide); the tuned K (never more than S); else the rule
- *            of k_rule.c: the smallest K that pays off a launch's fixed
- *            cost, within the launch budget, at most S, from the device's
- *            launch costs (measured once and kept: launch_costs.c);
+ *            would hide); the tuned K (at most S); else the rule of
+ *            k_rule.c from the device's launch costs (launch_costs.c);
  *   variant  the caller's (checked against the program); the tuned one;
  *            else the widest up to BALLCL_FORCE_BALLS_PER_ITEM (a test
  *            setting) for a k-step kernel; else bcl_variant_default;
@@ -73,8 +68,7 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
 }
 
 /* K by the rule of k_rule.c within budget (ms), from the device's launch
- * costs (measured once and kept) for this plan's balls; the old constants
- * only when S is 1. */
+ * costs for this plan's balls; 1 when S is 1. */
 static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_plan *p,
                   bcl_error *e)
 {
@@ -124,8 +118,7 @@ static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *
     return BCL_OK;
 }
 
-/* The variant: the caller's when it names one of the program's, the tuned
- * one with --local tuned, else the rule. */
+/* The variant: the caller's (one of the program's), the tuned one, else the rule. */
 static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_tuned_entry *tuned,
                           bcl_plan *p, bcl_error *e)
 {
@@ -285,13 +278,12 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
 }
 
 /* ---- the launch costs the K rule needs: kept ones (launch_costs.c), else
- * measured here, in at most about 50 ms, with plans of the model's default
- * variant and local size: the fixed cost from single-step launches at two
- * sizes, the steps from the slope of longer launches. Times are the host's
- * clock around enqueue and wait: what a run waits for, and the same on
- * every device whether or not its profiling passes its check. Each figure
- * is the least of its repeats: on a shared machine a busy moment only ever
- * adds time. ---- */
+ * measured here in about 50 ms with the model's default variant and local
+ * size: the fixed cost from single-step launches at two sizes, the steps
+ * from the slope of longer launches. Times are the host's clock around
+ * enqueue and wait: what a run waits for, on every device whether or not
+ * its profiling passes its check; each the least of its repeats (a busy
+ * moment only ever adds time). ---- */
 
 /* The measurement stops adding launches after this much time. */
 #define MEASURE_MS 40.0
