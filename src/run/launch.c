@@ -88,19 +88,17 @@ size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, si
 
 int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e)
 {
+    static const struct {
+        const char *name;
+        bcl_local_mode mode;
+    } modes[] = {
+        {"auto", BCL_LOCAL_AUTO}, {"driver", BCL_LOCAL_DRIVER}, {"tuned", BCL_LOCAL_TUNED}};
     memset(l, 0, sizeof *l);
-    if (!text || strcmp(text, "auto") == 0) {
-        l->mode = BCL_LOCAL_AUTO;
-        return BCL_OK;
-    }
-    if (strcmp(text, "driver") == 0) {
-        l->mode = BCL_LOCAL_DRIVER;
-        return BCL_OK;
-    }
-    if (strcmp(text, "tuned") == 0) {
-        l->mode = BCL_LOCAL_TUNED;
-        return BCL_OK;
-    }
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (!text || strcmp(text, modes[i].name) == 0) { /* none: auto, the first */
+            l->mode = modes[i].mode;
+            return BCL_OK;
+        }
     uint64_t v;
     bcl_error sub = {0};
     if (bcl_parse_u64(text, "--local", 1, 1u << 20, &v, &sub) != BCL_OK)
