@@ -38,24 +38,6 @@ void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size)
         snprintf(out, size, "%s", fused ? "steps" : "step");
 }
 
-/* Adds the variant named by kernel function `name` if it is
- * "<model>_<base>_<v>" with a non-empty v. */
-static void consider(const char *name, size_t len, const char *prefix, bcl_variant *out, size_t cap,
-                     size_t *count)
-{
-    size_t plen = strlen(prefix);
-    if (len <= plen || strncmp(name, prefix, plen) != 0 || *count >= cap)
-        return;
-    size_t vlen = len - plen;
-    if (vlen >= BCL_VARIANT_NAME)
-        return;
-    bcl_variant *v = &out[*count];
-    memcpy(v->name, name + plen, vlen);
-    v->name[vlen] = '\0';
-    v->balls_per_item = bcl_variant_balls(v->name);
-    (*count)++;
-}
-
 int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
                       bcl_error *e)
 {
@@ -84,11 +66,18 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
     *count = 1;
     char prefix[96];
     snprintf(prefix, sizeof prefix, "%s_%s_", m->name, fused ? "steps" : "step");
-    /* CL_PROGRAM_KERNEL_NAMES is a ';'-separated list. */
-    for (char *p = names; *p;) {
+    size_t plen = strlen(prefix);
+    /* CL_PROGRAM_KERNEL_NAMES is a ';'-separated list; a variant is a name
+     * "<model>_<base>_<v>" with a non-empty v. */
+    for (char *p = names; *p && *count < cap;) {
         char *end = strchr(p, ';');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        consider(p, len, prefix, out, cap, count);
+        if (len > plen && len - plen < BCL_VARIANT_NAME && strncmp(p, prefix, plen) == 0) {
+            bcl_variant *v = &out[(*count)++];
+            memcpy(v->name, p + plen, len - plen);
+            v->name[len - plen] = '\0';
+            v->balls_per_item = bcl_variant_balls(v->name);
+        }
         if (!end)
             break;
         p = end + 1;
