@@ -183,10 +183,7 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
     g->o = *o;
-    /* The tuned rule, for every run (docs/PERFORMANCE.md): the record
-     * 'ballcl tune' stored is taken whole when the request chooses none of
-     * K, variant and local size, else not at all (--local tuned asks for
-     * it explicitly, bcl_plan_resolve). */
+    /* The tuned rule, for every run (docs/PERFORMANCE.md). */
     g->o.req.take_tuned = bcl_plan_tuned_rule(&o->req);
     g->count = count;
     if (o->req.params)
@@ -318,26 +315,21 @@ static bool same_device(const bcl_device_info *a, const bcl_device_info *b)
 static void pool_identical(bcl_group *g)
 {
     for (size_t i = 0; i < g->count; i++) {
-        bcl_group_member *a = &g->m[i].pub;
-        if (strcmp(a->rate_how, "calibrated") != 0)
-            continue;
+        bcl_group_member *a = &g->m[i].pub, *same[BCL_MAX_DEVICES];
         double rate = 0, launch = 0;
-        unsigned k = 0;
-        for (size_t j = 0; j < g->count; j++) {
+        size_t k = 0;
+        for (size_t j = 0; j < g->count && strcmp(a->rate_how, "calibrated") == 0; j++) {
             bcl_group_member *b = &g->m[j].pub;
             if (strcmp(b->rate_how, "calibrated") == 0 && same_device(a->dev, b->dev)) {
                 rate += b->rate;
                 launch += b->launch_ms;
-                k++;
+                same[k++] = b;
             }
         }
-        for (size_t j = 0; j < g->count && k > 1; j++) {
-            bcl_group_member *b = &g->m[j].pub;
-            if (strcmp(b->rate_how, "calibrated") == 0 && same_device(a->dev, b->dev)) {
-                b->rate = rate / k;
-                b->launch_ms = launch / k;
-                b->rate_how = "calibrated, pooled";
-            }
+        for (size_t j = 0; j < k && k > 1; j++) {
+            same[j]->rate = rate / (double)k;
+            same[j]->launch_ms = launch / (double)k;
+            same[j]->rate_how = "calibrated, pooled";
         }
     }
 }

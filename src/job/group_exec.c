@@ -122,18 +122,12 @@ static int run_chunk(bcl_group *g, uint64_t steps, float *out, double *wall_ms, 
     int rc = group_each(g, run_chunk_one, true, true, e);
     if (rc)
         return rc;
-    double start = 0, end = 0;
-    bool any = false;
-    for (size_t i = 0; i < g->count; i++) {
-        member *m = &g->m[i];
-        if (!m->pub.shard.count)
-            continue;
-        if (!any || m->t0 < start)
-            start = m->t0;
-        if (!any || m->t1 > end)
-            end = m->t1;
-        any = true;
-    }
+    double start = INFINITY, end = 0; /* a group at work has a member with balls */
+    for (size_t i = 0; i < g->count; i++)
+        if (g->m[i].pub.shard.count) {
+            start = fmin(start, g->m[i].t0);
+            end = fmax(end, g->m[i].t1);
+        }
     for (size_t i = 0; i < g->count; i++)
         if (g->m[i].pub.shard.count)
             g->m[i].pub.wait_ms += end - g->m[i].t1;

@@ -67,17 +67,22 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
                                      : "the local size (--local, local)");
 }
 
+/* K and where it came from. */
+static void set_k(bcl_plan *p, unsigned k, const char *how, const char *reason)
+{
+    p->steps_per_launch = k;
+    p->k_how = how;
+    p->k_reason = reason;
+}
+
 /* K by the rule of k_rule.c within budget (ms), from the device's launch
  * costs for this plan's balls; 1 when S is 1. */
 static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_plan *p,
                   bcl_error *e)
 {
-    p->k_how = "default rule";
-    if (r->steps == 1 || (r->steps == 0 && !r->fused)) {
-        p->steps_per_launch = 1;
-        p->k_reason = "steps";
+    set_k(p, 1, "default rule", "steps");
+    if (r->steps == 1 || (r->steps == 0 && !r->fused))
         return BCL_OK;
-    }
     p->launch_budget_ms = budget;
     int rc = bcl_launch_costs_get(c, r->params, &p->costs, e);
     if (rc)
@@ -92,29 +97,20 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_
     return BCL_OK;
 }
 
-/* K and where it came from. */
 static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, double budget,
                     bcl_plan *p, bcl_error *e)
 {
-    if (r->steps_per_launch) {
-        p->steps_per_launch = r->steps_per_launch;
-        p->k_how = p->k_reason = "given";
-    } else if (r->sync == BCL_SYNC_EVERY) {
-        p->steps_per_launch = 1;
-        p->k_how = "1 with --sync every";
-        p->k_reason = "sync";
-    } else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant &&
-               !r->fused) {
-        p->steps_per_launch = 1;
-        p->k_how = "1 with --local 1, the seed's launch";
-        p->k_reason = "seed-launch";
-    } else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused))) {
-        unsigned k = t->fused.steps_per_launch;
-        p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
-        p->k_how = p->k_reason = "tuned";
-    } else {
+    unsigned tk = t->fused.steps_per_launch;
+    if (r->steps_per_launch)
+        set_k(p, r->steps_per_launch, "given", "given");
+    else if (r->sync == BCL_SYNC_EVERY)
+        set_k(p, 1, "1 with --sync every", "sync");
+    else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant && !r->fused)
+        set_k(p, 1, "1 with --local 1, the seed's launch", "seed-launch");
+    else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused)))
+        set_k(p, r->steps && r->steps < tk ? (unsigned)r->steps : tk, "tuned", "tuned");
+    else
         return rule_k(c, r, budget, p, e);
-    }
     return BCL_OK;
 }
 
