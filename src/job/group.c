@@ -2,16 +2,13 @@
  * Several devices running one range of balls together (docs/DESIGN.md,
  * "Several devices").
  *
- * One context per device, not per platform: a context here carries the
- * device's queue, program and kernels (bcl_context), every device builds or
- * loads its own program from the binary cache anyway, and the shards never
- * move between devices, so sharing a context between the devices of a
- * platform would buy nothing and tie their lifetimes and failures together.
+ * One context per device, not per platform: every device builds or loads
+ * its own program anyway and the shards never move between devices, so a
+ * shared context would buy nothing and tie their lifetimes and failures.
  *
- * Each phase that talks to the devices runs one host thread per device
- * (pthreads): the blocking waits of one device's queue never hold back
- * another's, and all devices compute at once. Threads live for one phase;
- * the state lives on the devices for the whole group.
+ * Each phase that talks to the devices runs one host thread per device:
+ * one queue's blocking waits never hold back another's. Threads live for
+ * one phase; the state lives on the devices for the whole group.
  */
 #include "job/group_impl.h"
 #include "measure/timing.h"
@@ -255,12 +252,12 @@ static int calibrate_one(member *m, bcl_error *e)
     bcl_measure_opts mo = {.repeats = 3,
                            .repeat_ms = g->o.calibrate_ms > 0 ? g->o.calibrate_ms : 30,
                            .max_steps = 1000000};
-    /* At most one queue window of launches per timed run (bcl_sim_run waits
-     * on an event from the second window on): how many launches fit in
-     * 30 ms depends on the host's speed, and a calibration that waited on
-     * events only when the host was fast made what it does, and so a fault
-     * injected into it (BALLCL_FAULT=clWaitForEvents:1@0), differ from run
-     * to run. A window is 1024 launches, enough to time. */
+    /* At most one queue window of launches (1024, enough to time) per timed
+     * run, so that it waits on no event (bcl_sim_run does from the second
+     * window on): how many launches fit in 30 ms depends on the host's
+     * speed, and a calibration that waited only on a fast host did not do
+     * the same, nor meet a fault injected into it
+     * (BALLCL_FAULT=clWaitForEvents:1@0), on every run. */
     if (rc == BCL_OK) {
         uint64_t window = BCL_QUEUE_WINDOW / bcl_sim_buffers(sim);
         uint64_t cap = (uint64_t)m->pub.plan.steps_per_launch * (window ? window : 1);
@@ -437,9 +434,8 @@ static bool test_split(const bcl_group *g, size_t *counts, bcl_error *e, int *rc
 }
 
 /* The launch costs of the K rule, one device at a time in -d order (each
- * measured alone, as calibration is), and once per kind of device:
- * identical devices take the first one's figures. Measured in parallel, or
- * apart, identical devices would each keep another figure in the one file
+ * measured alone), once per kind of device: identical devices take the
+ * first one's figures, else each would keep another figure in the one file
  * they share, and a second run would not get the first run's plans. */
 static int share_costs(bcl_group *g, bcl_error *e)
 {

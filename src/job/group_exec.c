@@ -1,13 +1,11 @@
 /*
- * The one run (docs/DESIGN.md, "One run path"): every caller's run of a
- * group, on one device or several, goes through bcl_group_exec: the CLI's
- * run in one process and under MPI (which adds its collectives through the
- * `ran` hook), and the Python module's run and Context frames.
+ * The one run (docs/DESIGN.md, "One run path"): every run of a group goes
+ * through bcl_group_exec: the CLI's, in one process and under MPI (its
+ * collectives through the `ran` hook), and the Python module's.
  *
  * A group of one costs nothing beside its simulation: no thread, no
  * allocation, no copy; the plan is resolved again only when the request or
- * the shard changed, and the warm-up launch runs once per kernel and local
- * size.
+ * the shard changed, the warm-up once per kernel and local size.
  */
 #include "job/group_impl.h"
 #include "ocl/program.h"

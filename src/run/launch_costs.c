@@ -1,15 +1,11 @@
 /*
- * What the K rule (src/run/k_rule.c) needs to know of a device, for one
- * model: the fixed cost of a launch, the cost of loading and storing a
- * ball, and the cost of a step, underfilled and full (docs/PERFORMANCE.md,
- * "Steps per launch"), measured once (src/run/plan.c, which resolves the
- * plans the measurement runs: a file here calling back into the plan would
- * make a circle) and kept here, beside the binary cache
- *
- *   <cache>/launch/<model>-<device key>.json
- *
- * under the tuned files' device key (identity, driver, compute units and
- * clock), so that repeated runs get the same plan.
+ * What the K rule (k_rule.c) needs to know of a device for one model: the
+ * fixed cost of a launch, of loading and storing a ball, and of a step,
+ * underfilled and full (docs/PERFORMANCE.md, "Steps per launch"). Measured
+ * once by plan.c (which resolves the plans the measurement runs: a call back
+ * into the plan from here would make a circle) and kept here, in
+ * <cache>/launch/<model>-<device key>.json under the tuned files' device
+ * key, so that repeated runs get the same plan.
  */
 #include "files/files.h"
 #include "cache/cache.h"
