@@ -410,27 +410,25 @@ int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
 }
 
 /* BALLCL_TEST_SPLIT="c0,c1,...": the shard counts, so that a test can make
- * every device take part however fast each is on a busy machine. */
-static bool test_split(const bcl_group *g, size_t *counts, bcl_error *e, int *rc)
+ * every device take part however fast each is on a busy machine; -1 when
+ * it is not set. */
+static int test_split(const bcl_group *g, size_t *counts, bcl_error *e)
 {
     const char *env = getenv("BALLCL_TEST_SPLIT");
     if (!env || !*env)
-        return false;
+        return -1;
     const char *p = env;
     for (size_t i = 0; i < g->count; i++) {
         char *end;
         counts[i] = (size_t)strtoull(p, &end, 10);
         bool last = i + 1 == g->count;
-        if (end == p || *end != (last ? '\0' : ',')) {
-            *rc = bcl_fail(e, BCL_EXIT_INPUT,
-                           "BALLCL_TEST_SPLIT='%s': expected %zu comma-separated ball counts", env,
-                           g->count);
-            return true;
-        }
+        if (end == p || *end != (last ? '\0' : ','))
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "BALLCL_TEST_SPLIT='%s': expected %zu comma-separated ball counts", env,
+                            g->count);
         p = end + 1;
     }
-    *rc = BCL_OK;
-    return true;
+    return BCL_OK;
 }
 
 /* The launch costs of the K rule, one device at a time in -d order (each
@@ -529,8 +527,8 @@ int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
     }
     /* A group holds at most BCL_MAX_DEVICES (bcl_group_open). */
     size_t counts[BCL_MAX_DEVICES];
-    int rc;
-    if (test_split(g, counts, e, &rc))
+    int rc = test_split(g, counts, e);
+    if (rc >= 0)
         return rc ? rc : bcl_group_split_given(g, counts, e);
     if (!g->weighed)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "the devices were not weighed before the split");
