@@ -448,15 +448,12 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
         *out = *k;
         return BCL_OK;
     }
-    char why[sizeof k->note];
-    snprintf(why, sizeof why, "%s", k->note);
-    bool warn = k->warn;
+    /* The measurement sets the figures alone: note and warn stay as read. */
     int rc = costs_measure(c, params, k, e);
     if (rc) {
         memset(k, 0, sizeof *k);
         return rc;
     }
-    k->warn = warn;
     k->known = true;
     k->source = "measured";
     /* Kept later, by bcl_launch_costs_keep when the context is destroyed,
@@ -465,7 +462,6 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     k->unsaved = keep;
     if (keep)
         bcl_context_on_destroy(c, bcl_launch_costs_keep);
-    snprintf(k->note, sizeof k->note, "%s", why);
     *out = *k;
     return BCL_OK;
 }
