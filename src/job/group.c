@@ -2,16 +2,13 @@
  * Several devices running one range of balls together (docs/DESIGN.md,
  * "Several devices").
  *
- * One context per device, not per platform: a context here carries the
- * device's queue, program and kernels (bcl_context), every device builds or
- * loads its own program from the binary cache anyway, and the shards never
- * move between devices, so sharing a context between the devices of a
- * platform would buy nothing and tie their lifetimes and failures together.
+ * One context per device, not per platform: every device builds or loads
+ * its own program anyway and the shards never move between devices, so a
+ * shared context would buy nothing and tie their lifetimes and failures.
  *
- * Each phase that talks to the devices runs one host thread per device
- * (pthreads): the blocking waits of one device's queue never hold back
- * another's, and all devices compute at once. Threads live for one phase;
- * the state lives on the devices for the whole group.
+ * Each phase that talks to the devices runs one host thread per device:
+ * one queue's blocking waits never hold back another's. Threads live for
+ * one phase; the state lives on the devices for the whole group.
  */
 #include "job/group_impl.h"
 #include "measure/timing.h"
@@ -23,9 +20,6 @@
 #include <string.h>
 
 #define BALL_BYTES (4 * sizeof(float))
-
-static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
-                                    bcl_error *e);
 
 static void *thread_main(void *arg)
 {
@@ -186,10 +180,7 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
     g->o = *o;
-    /* The tuned rule, for every run (docs/PERFORMANCE.md): the record
-     * 'ballcl tune' stored is taken whole when the request chooses none of
-     * K, variant and local size, else not at all (--local tuned asks for
-     * it explicitly, bcl_plan_resolve). */
+    /* The tuned rule, for every run (docs/PERFORMANCE.md). */
     g->o.req.take_tuned = bcl_plan_tuned_rule(&o->req);
     g->count = count;
     if (o->req.params)
@@ -261,12 +252,12 @@ static int calibrate_one(member *m, bcl_error *e)
     bcl_measure_opts mo = {.repeats = 3,
                            .repeat_ms = g->o.calibrate_ms > 0 ? g->o.calibrate_ms : 30,
                            .max_steps = 1000000};
-    /* At most one queue window of launches per timed run (bcl_sim_run waits
-     * on an event from the second window on): how many launches fit in
-     * 30 ms depends on the host's speed, and a calibration that waited on
-     * events only when the host was fast made what it does, and so a fault
-     * injected into it (BALLCL_FAULT=clWaitForEvents:1@0), differ from run
-     * to run. A window is 1024 launches, enough to time. */
+    /* At most one queue window of launches (1024, enough to time) per timed
+     * run, so that it waits on no event (bcl_sim_run does from the second
+     * window on): how many launches fit in 30 ms depends on the host's
+     * speed, and a calibration that waited only on a fast host did not do
+     * the same, nor meet a fault injected into it
+     * (BALLCL_FAULT=clWaitForEvents:1@0), on every run. */
     if (rc == BCL_OK) {
         uint64_t window = BCL_QUEUE_WINDOW / bcl_sim_buffers(sim);
         uint64_t cap = (uint64_t)m->pub.plan.steps_per_launch * (window ? window : 1);
@@ -321,26 +312,21 @@ static bool same_device(const bcl_device_info *a, const bcl_device_info *b)
 static void pool_identical(bcl_group *g)
 {
     for (size_t i = 0; i < g->count; i++) {
-        bcl_group_member *a = &g->m[i].pub;
-        if (strcmp(a->rate_how, "calibrated") != 0)
-            continue;
+        bcl_group_member *a = &g->m[i].pub, *same[BCL_MAX_DEVICES];
         double rate = 0, launch = 0;
-        unsigned k = 0;
-        for (size_t j = 0; j < g->count; j++) {
+        size_t k = 0;
+        for (size_t j = 0; j < g->count && strcmp(a->rate_how, "calibrated") == 0; j++) {
             bcl_group_member *b = &g->m[j].pub;
             if (strcmp(b->rate_how, "calibrated") == 0 && same_device(a->dev, b->dev)) {
                 rate += b->rate;
                 launch += b->launch_ms;
-                k++;
+                same[k++] = b;
             }
         }
-        for (size_t j = 0; j < g->count && k > 1; j++) {
-            bcl_group_member *b = &g->m[j].pub;
-            if (strcmp(b->rate_how, "calibrated") == 0 && same_device(a->dev, b->dev)) {
-                b->rate = rate / k;
-                b->launch_ms = launch / k;
-                b->rate_how = "calibrated, pooled";
-            }
+        for (size_t j = 0; j < k && k > 1; j++) {
+            same[j]->rate = rate / (double)k;
+            same[j]->launch_ms = launch / (double)k;
+            same[j]->rate_how = "calibrated, pooled";
         }
     }
 }
@@ -397,34 +383,57 @@ static int apply_split(bcl_group *g, const bcl_shard *sh, const bcl_split_why *w
     return BCL_OK;
 }
 
+/* The counts given; each member's rate_how becomes how (NULL: kept). */
+static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
+                                    bcl_error *e)
+{
+    size_t sum = 0;
+    bcl_shard sh[BCL_MAX_DEVICES];
+    bcl_split_why why[BCL_MAX_DEVICES];
+    for (size_t i = 0; i < g->count; i++) {
+        sh[i].first = sum;
+        sh[i].count = counts[i];
+        sum += counts[i];
+        why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
+        if (how)
+            g->m[i].pub.rate_how = how;
+    }
+    if (sum != g->o.req.balls)
+        return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
+                        g->o.req.balls);
+    return apply_split(g, sh, why, e);
+}
+
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
+{
+    return bcl_group_split_given_as(g, counts, "given", e);
+}
+
 /* BALLCL_TEST_SPLIT="c0,c1,...": the shard counts, so that a test can make
- * every device take part however fast each is on a busy machine. */
-static bool test_split(const bcl_group *g, size_t *counts, bcl_error *e, int *rc)
+ * every device take part however fast each is on a busy machine; -1 when
+ * it is not set. */
+static int test_split(const bcl_group *g, size_t *counts, bcl_error *e)
 {
     const char *env = getenv("BALLCL_TEST_SPLIT");
     if (!env || !*env)
-        return false;
+        return -1;
     const char *p = env;
     for (size_t i = 0; i < g->count; i++) {
         char *end;
         counts[i] = (size_t)strtoull(p, &end, 10);
         bool last = i + 1 == g->count;
-        if (end == p || *end != (last ? '\0' : ',')) {
-            *rc = bcl_fail(e, BCL_EXIT_INPUT,
-                           "BALLCL_TEST_SPLIT='%s': expected %zu comma-separated ball counts", env,
-                           g->count);
-            return true;
-        }
+        if (end == p || *end != (last ? '\0' : ','))
+            return bcl_fail(e, BCL_EXIT_INPUT,
+                            "BALLCL_TEST_SPLIT='%s': expected %zu comma-separated ball counts", env,
+                            g->count);
         p = end + 1;
     }
-    *rc = BCL_OK;
-    return true;
+    return BCL_OK;
 }
 
 /* The launch costs of the K rule, one device at a time in -d order (each
- * measured alone, as calibration is), and once per kind of device:
- * identical devices take the first one's figures. Measured in parallel, or
- * apart, identical devices would each keep another figure in the one file
+ * measured alone), once per kind of device: identical devices take the
+ * first one's figures, else each would keep another figure in the one file
  * they share, and a second run would not get the first run's plans. */
 static int share_costs(bcl_group *g, bcl_error *e)
 {
@@ -518,8 +527,8 @@ int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
     }
     /* A group holds at most BCL_MAX_DEVICES (bcl_group_open). */
     size_t counts[BCL_MAX_DEVICES];
-    int rc;
-    if (test_split(g, counts, e, &rc))
+    int rc = test_split(g, counts, e);
+    if (rc >= 0)
         return rc ? rc : bcl_group_split_given(g, counts, e);
     if (!g->weighed)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "the devices were not weighed before the split");
@@ -546,27 +555,6 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
     const char *given = getenv("BALLCL_TEST_SPLIT");
     int rc = given && *given && g->count > 1 ? BCL_OK : bcl_group_weigh(g, state, false, e);
     return rc ? rc : bcl_group_cut(g, g->o.req.first, g->o.req.balls, e);
-}
-
-/* The counts given; each member's rate_how becomes how (NULL: kept). */
-static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
-                                    bcl_error *e)
-{
-    size_t sum = 0;
-    bcl_shard sh[BCL_MAX_DEVICES];
-    bcl_split_why why[BCL_MAX_DEVICES];
-    for (size_t i = 0; i < g->count; i++) {
-        sh[i].first = sum;
-        sh[i].count = counts[i];
-        sum += counts[i];
-        why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
-        if (how)
-            g->m[i].pub.rate_how = how;
-    }
-    if (sum != g->o.req.balls)
-        return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
-                        g->o.req.balls);
-    return apply_split(g, sh, why, e);
 }
 
 /* Puts the member's shard of m->in on its device: the simulation's
@@ -625,11 +613,6 @@ int group_prepare(member *m, bcl_error *e)
         m->stored = true;
     }
     return BCL_OK;
-}
-
-int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
-{
-    return bcl_group_split_given_as(g, counts, "given", e);
 }
 
 static int load_one(member *m, bcl_error *e)

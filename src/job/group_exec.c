@@ -1,13 +1,11 @@
 /*
- * The one run (docs/DESIGN.md, "One run path"): every caller's run of a
- * group, on one device or several, goes through bcl_group_exec: the CLI's
- * run in one process and under MPI (which adds its collectives through the
- * `ran` hook), and the Python module's run and Context frames.
+ * The one run (docs/DESIGN.md, "One run path"): every run of a group goes
+ * through bcl_group_exec: the CLI's, in one process and under MPI (its
+ * collectives through the `ran` hook), and the Python module's.
  *
  * A group of one costs nothing beside its simulation: no thread, no
  * allocation, no copy; the plan is resolved again only when the request or
- * the shard changed, and the warm-up launch runs once per kernel and local
- * size.
+ * the shard changed, the warm-up once per kernel and local size.
  */
 #include "job/group_impl.h"
 #include "ocl/program.h"
@@ -52,16 +50,10 @@ static bool same_request(const bcl_plan_request *a, const bcl_plan_request *b)
 /* The request of this run into the group: its plans stay while it is the same. */
 static void take_request(bcl_group *g, const bcl_exec *x)
 {
-    bcl_plan_request r = g->o.req;
-    if (x->req) {
-        r.steps_per_launch = x->req->steps_per_launch;
-        r.sync = x->req->sync;
-        r.fused = x->req->fused;
-        r.launch = x->req->launch;
-        r.local_given = x->req->local_given;
-        r.variant = x->req->variant;
-        r.launch_budget_ms = x->req->launch_budget_ms;
-    }
+    bcl_plan_request r = x->req ? *x->req : g->o.req;
+    r.params = g->o.req.params;
+    r.first = g->o.req.first;
+    r.balls = g->o.req.balls;
     r.steps = x->steps;
     size_t pb = bcl_model_param_floats(g->o.model) * sizeof(float);
     bool same_params = !x->req || !x->req->params || memcmp(x->req->params, g->params, pb) == 0;
@@ -128,18 +120,12 @@ static int run_chunk(bcl_group *g, uint64_t steps, float *out, double *wall_ms, 
     int rc = group_each(g, run_chunk_one, true, true, e);
     if (rc)
         return rc;
-    double start = 0, end = 0;
-    bool any = false;
-    for (size_t i = 0; i < g->count; i++) {
-        member *m = &g->m[i];
-        if (!m->pub.shard.count)
-            continue;
-        if (!any || m->t0 < start)
-            start = m->t0;
-        if (!any || m->t1 > end)
-            end = m->t1;
-        any = true;
-    }
+    double start = INFINITY, end = 0; /* a group at work has a member with balls */
+    for (size_t i = 0; i < g->count; i++)
+        if (g->m[i].pub.shard.count) {
+            start = fmin(start, g->m[i].t0);
+            end = fmax(end, g->m[i].t1);
+        }
     for (size_t i = 0; i < g->count; i++)
         if (g->m[i].pub.shard.count)
             g->m[i].pub.wait_ms += end - g->m[i].t1;
@@ -218,13 +204,20 @@ static int validate(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_err
     return BCL_OK;
 }
 
-static void sum_up(bcl_group *g, bcl_exec_result *r)
+/* The run's figures from its members with balls; whether each kept its plan
+ * (gen: their plan generations before), and whether any device found its
+ * input (in_bad) or result (out_bad) not finite. */
+static void sum_up(bcl_group *g, const unsigned long *gen, bool *in_bad, bool *out_bad,
+                   bcl_exec_result *r)
 {
     r->plan_reused = true;
     for (size_t i = 0; i < g->count; i++) {
         const bcl_group_member *m = &g->m[i].pub;
         if (!m->shard.count)
             continue;
+        r->plan_reused = r->plan_reused && m->plan_gen == gen[i];
+        *in_bad = *in_bad || g->m[i].in_bad;
+        *out_bad = *out_bad || g->m[i].out_bad;
         if (m->timing.device_ms > r->device_ms)
             r->device_ms = m->timing.device_ms;
         if (m->timing.launches > r->launches)
@@ -283,24 +276,15 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         return rc;
     if (x->out && !fused_out && (rc = read_back(g, x->out, e)))
         return rc;
-    sum_up(g, r);
-    for (size_t i = 0; i < g->count; i++)
-        if (g->m[i].pub.shard.count && g->m[i].pub.plan_gen != gen[i])
-            r->plan_reused = false;
-    if (x->load && x->load_check) {
-        for (size_t i = 0; i < g->count; i++)
-            r->input_bad = r->input_bad || (g->m[i].pub.shard.count && g->m[i].in_bad);
-        /* A refused input is not worth the reference replay. */
-        if (r->input_bad)
-            return BCL_OK;
-    }
+    bool in_bad = false, bad = false;
+    sum_up(g, gen, &in_bad, &bad, r);
+    /* A refused input is not worth the reference replay. */
+    if ((r->input_bad = x->load && x->load_check && in_bad))
+        return BCL_OK;
     if (x->validate && x->init && x->out && (rc = validate(g, x, r, e)))
         return rc;
     if (!x->check_overflow || !x->out || r->v.mismatches)
         return BCL_OK;
-    bool bad = false;
-    for (size_t i = 0; i < g->count; i++)
-        bad = bad || (g->m[i].pub.shard.count && g->m[i].out_bad);
     bcl_overflow o;
     /* The device's check said whether; the host finds where, and the step
      * by replaying that ball from the start. */

@@ -38,8 +38,12 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
     size_t b = block ? block : 1;
     double s = steps > 0 ? steps : 1;
     double *x = calloc(count, sizeof *x);
-    if (!x)
+    size_t *nb = calloc(count, sizeof *nb);
+    if (!x || !nb) {
+        free(x);
+        free(nb);
         return 0;
+    }
     /* No usable rate at all (ranks that could not be weighed): equal parts. */
     bool none = true;
     for (size_t i = 0; i < count; i++)
@@ -75,22 +79,14 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
             if (least == count || x[i] < x[least])
                 least = i;
         }
-        if (worst < count) {
-            why[worst] = BCL_SPLIT_SLOWER;
-            active--;
-            continue;
-        }
-        if (x[least] < (double)b / 2) {
-            why[least] = BCL_SPLIT_UNDER_BLOCK;
-            active--;
-            continue;
-        }
-        if (x[least] < min_share * (double)n) {
-            why[least] = BCL_SPLIT_MINOR;
-            active--;
-            continue;
-        }
-        break;
+        bcl_split_why drop = worst < count                      ? BCL_SPLIT_SLOWER
+                             : x[least] < (double)b / 2         ? BCL_SPLIT_UNDER_BLOCK
+                             : x[least] < min_share * (double)n ? BCL_SPLIT_MINOR
+                                                                : BCL_SPLIT_USED;
+        if (drop == BCL_SPLIT_USED)
+            break;
+        why[worst < count ? worst : least] = drop;
+        active--;
     }
     if (active == 1)
         for (size_t i = 0; i < count; i++)
@@ -100,11 +96,6 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
      * the largest remainders; the n % b balls past the last whole block go
      * to the last device with balls. */
     size_t blocks = n / b, given = 0, last = count;
-    size_t *nb = calloc(count, sizeof *nb);
-    if (!nb) {
-        free(x);
-        return 0;
-    }
     for (size_t i = 0; i < count; i++) {
         if (why[i] != BCL_SPLIT_USED)
             continue;

@@ -11,17 +11,14 @@
 
 /* ---- the split of a run over several devices or ranks (group_split.c) ---- */
 
-/* Cuts n balls into contiguous shards, one per part (device or rank) in the
- * given order, in proportion to rate[i] (ball-steps/s) so that all finish
- * together. A part whose fixed cost fixed_s[i] (seconds per run whatever
- * its balls: its launches times its per-launch overhead) would make its
- * share end later than the others could end with its balls too gets none;
- * so does one whose share is under half a block, or under min_share of the
- * balls (devices: BCL_SPLIT_MIN_SHARE; ranks: 0, docs/SCALING.md); why[i]
- * says which. Shards are whole blocks but the last part's with balls, which
- * also takes n % block; count 0 for a part without balls. Returns the
- * number of parts with balls (>= 1 when n >= 1 and one rate > 0; when no
- * rate is positive every part counts as equal). */
+/* Cuts n balls into contiguous shards, one per part (device or rank) in
+ * order, by rate[i] (ball-steps/s) and fixed_s[i] (seconds per run
+ * whatever its balls), as group_split.c says: a part left out gets count 0
+ * and why[i] says why; min_share is BCL_SPLIT_MIN_SHARE for devices, 0 for
+ * ranks (docs/SCALING.md). Shards are whole blocks but the last part's with
+ * balls, which also takes n % block. Returns the number of parts with
+ * balls (>= 1 when n >= 1 and one rate > 0; when no rate is positive every
+ * part counts as equal). */
 size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
                  unsigned block, double min_share, bcl_shard *out, bcl_split_why *why);
 

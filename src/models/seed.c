@@ -50,14 +50,11 @@ const bcl_model bcl_model_seed = {
     .name = "seed",
     .summary = "x += z; y += w; z += w (the seed's update)",
     .kernel_file = "seed.cl",
-    .params = NULL,
-    .nparams = 0,
     .flops_per_step = 3,
     .ops_per_step = 3,
     /* A step of a set is one add deep: four sets give 12 adds in flight,
      * where two pipes of latency 3 or 4 need 6 to 8 (cl/seed.cl). */
     .cpu_sets = 4,
-    .check = NULL,
     .init = seed_init,
     .reference = seed_reference,
 };

@@ -1,14 +1,12 @@
 /*
- * Host memory for reading a simulation back (include/ballcl/ballcl.h, "host
- * memory for reading back"): a CL_MEM_ALLOC_HOST_PTR buffer mapped once, the
- * same memory the survey's "pinned" transfer figures use
- * (src/measure/transfer.c). A GPU driver page-locks it, so a read into it
- * is one DMA copy at the bus's speed; memory from malloc is copied through
- * the driver's own staging buffers at a fraction of that.
+ * Host memory for reading a simulation back (ballcl/ballcl.h): a
+ * CL_MEM_ALLOC_HOST_PTR buffer mapped once, as the survey's "pinned"
+ * transfers use. A GPU driver page-locks it, so a read into it is one DMA
+ * copy at the bus's speed; memory from malloc goes through the driver's
+ * staging buffers at a fraction of that.
  *
- * The buffer retains its queue (which keeps the OpenCL context alive), so
- * it may outlive the bcl_context: the Python module hands such memory to
- * NumPy arrays that live as long as their caller keeps them.
+ * The buffer retains its queue (and so the OpenCL context): it may outlive
+ * the bcl_context, as the NumPy arrays the Python module hands it to do.
  */
 #include "ocl/clcall.h"
 #include "ocl/ocl.h"

@@ -9,9 +9,8 @@
  * K pays off the fixed cost when fixed <= share * K * step: the smallest
  * such K is the rule's, for beyond it a larger K gains at most `share` and
  * only delays progress, Ctrl-C and the next launch of a display GPU. The
- * budget bounds a launch from above (aiming at BUDGET_AIM of it), and S
- * bounds K. Pure, so that it can
- * be unit-tested: the measured figures are src/run/launch_costs.c's.
+ * budget (aiming at BUDGET_AIM of it) and S bound K. Pure, so that it can be
+ * unit-tested: the measured figures are src/run/launch_costs.c's.
  */
 #include "run/run.h"
 

@@ -1,16 +1,10 @@
 /*
- * Work-group sizing (docs/BENCHMARK.md). The automatic rule uses only device and
- * kernel queries, so it can be reasoned about and unit-tested:
- *
- *   limit  = min(kernel work-group size, device max, max item size in dim 0)
- *   local  = the largest multiple of the preferred multiple
- *            <= min(max(256, preferred multiple), limit)
- *   then, when N is small, shrink local (in steps of the preferred multiple,
- *   never below one multiple, or 32 when the multiple is 1) until there is
- *   at least one work-group per compute unit;
- *   then, when the groups do not divide evenly over the compute units,
- *   shrink local so that their count is the next multiple of the units
- *   (three groups on two CPU cores leave one core idle a third of the run).
+ * Work-group sizing (docs/BENCHMARK.md). The automatic rule uses only device
+ * and kernel queries, so it can be reasoned about and unit-tested: the
+ * largest multiple of the preferred multiple up to 256 (or one multiple
+ * where that is wider) within the kernel's and the device's limits, shrunk
+ * when N is small to give every compute unit a group, and evened out when
+ * the groups do not divide over the units.
  *
  * 256 is a size every GPU vendor runs at full occupancy for a kernel this
  * light; the preferred multiple (warp or wavefront width, or the CPU
@@ -88,19 +82,17 @@ size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, si
 
 int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e)
 {
+    static const struct {
+        const char *name;
+        bcl_local_mode mode;
+    } modes[] = {
+        {"auto", BCL_LOCAL_AUTO}, {"driver", BCL_LOCAL_DRIVER}, {"tuned", BCL_LOCAL_TUNED}};
     memset(l, 0, sizeof *l);
-    if (!text || strcmp(text, "auto") == 0) {
-        l->mode = BCL_LOCAL_AUTO;
-        return BCL_OK;
-    }
-    if (strcmp(text, "driver") == 0) {
-        l->mode = BCL_LOCAL_DRIVER;
-        return BCL_OK;
-    }
-    if (strcmp(text, "tuned") == 0) {
-        l->mode = BCL_LOCAL_TUNED;
-        return BCL_OK;
-    }
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (!text || strcmp(text, modes[i].name) == 0) { /* none: auto, the first */
+            l->mode = modes[i].mode;
+            return BCL_OK;
+        }
     uint64_t v;
     bcl_error sub = {0};
     if (bcl_parse_u64(text, "--local", 1, 1u << 20, &v, &sub) != BCL_OK)

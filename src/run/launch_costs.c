@@ -1,15 +1,11 @@
 /*
- * What the K rule (src/run/k_rule.c) needs to know of a device, for one
- * model: the fixed cost of a launch, the cost of loading and storing a
- * ball, and the cost of a step, underfilled and full (docs/PERFORMANCE.md,
- * "Steps per launch"), measured once (src/run/plan.c, which resolves the
- * plans the measurement runs: a file here calling back into the plan would
- * make a circle) and kept here, beside the binary cache
- *
- *   <cache>/launch/<model>-<device key>.json
- *
- * under the tuned files' device key (identity, driver, compute units and
- * clock), so that repeated runs get the same plan.
+ * What the K rule (k_rule.c) needs to know of a device for one model: the
+ * fixed cost of a launch, of loading and storing a ball, and of a step,
+ * underfilled and full (docs/PERFORMANCE.md, "Steps per launch"). Measured
+ * once by plan.c (which resolves the plans the measurement runs: a call back
+ * into the plan from here would make a circle) and kept here, in
+ * <cache>/launch/<model>-<device key>.json under the tuned files' device
+ * key, so that repeated runs get the same plan.
  */
 #include "files/files.h"
 #include "cache/cache.h"
@@ -36,14 +32,12 @@ static bool cache_folder_usable(const char *path)
 {
     char dir[4096 + 64], why[4096 + 160];
     snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return false;
-    *slash = '\0'; /* <cache>/launch */
-    slash = strrchr(dir, '/');
-    if (!slash)
-        return false;
-    *slash = '\0'; /* <cache> */
+    for (int up = 0; up < 2; up++) { /* <cache>/launch, then <cache> */
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            return false;
+        *slash = '\0';
+    }
     struct stat st;
     if (stat(dir, &st) != 0)
         return true; /* not there yet: made with the right mode when kept */
@@ -103,26 +97,21 @@ static bool costs_load(bcl_context *c, const char *path, bcl_launch_costs *k, ch
     json_t *root = json_loadb(text, len, 0, &jerr);
     free(text);
     const char *format = NULL, *model = NULL;
-    double lu = -1, io = -1, st_ns = -1, fl = -1;
     json_int_t fill = 0;
     bool ok = root &&
               json_unpack(root, "{s:s, s:s, s:F, s:F, s:F, s:F, s:I}", "format", &format, "model",
-                          &model, "launch_us", &lu, "io_ns_per_ball", &io, "step_ns_per_ball",
-                          &st_ns, "step_floor_us", &fl, "fill_balls", &fill) == 0 &&
+                          &model, "launch_us", &k->launch_us, "io_ns_per_ball", &k->io_ns_per_ball,
+                          "step_ns_per_ball", &k->step_ns_per_ball, "step_floor_us",
+                          &k->step_floor_us, "fill_balls", &fill) == 0 &&
               strcmp(format, COSTS_FORMAT) == 0 && strcmp(model, bcl_context_model(c)->name) == 0 &&
-              figure_ok(lu) && figure_ok(io) && figure_ok(st_ns) && st_ns > 0 && figure_ok(fl) &&
-              fill > 0;
+              figure_ok(k->launch_us) && figure_ok(k->io_ns_per_ball) &&
+              figure_ok(k->step_ns_per_ball) && k->step_ns_per_ball > 0 &&
+              figure_ok(k->step_floor_us) && fill > 0;
     json_decref(root);
-    if (!ok) {
+    k->fill_balls = ok ? (size_t)fill : 0;
+    if (!ok)
         snprintf(why, size, "'%.150s' is not a launch costs file of this model", path);
-        return false;
-    }
-    k->launch_us = lu;
-    k->io_ns_per_ball = io;
-    k->step_ns_per_ball = st_ns;
-    k->step_floor_us = fl;
-    k->fill_balls = (size_t)fill;
-    return true;
+    return ok;
 }
 
 static int costs_save(bcl_context *c, const char *path, const bcl_launch_costs *k, bcl_error *e)

@@ -1,21 +1,16 @@
 /*
- * The launch plan (docs/DESIGN.md): one place that turns what a caller asks
- * for into what runs. Every command and the survey resolve their
- * configurations here, so the rules below exist once:
+ * The launch plan (docs/DESIGN.md): the one place that turns what a caller
+ * asks for into what runs, for every command and the survey:
  *
- *   tuned    the record 'ballcl tune' stored is taken whole (K, variant
- *            and local size of one entry) or not at all: when the request
- *            leaves all three open (take_tuned, which bcl_plan_tuned_rule
- *            sets for every run), or asks for it with
- *            --local tuned (then for what it leaves open). Never a tuned K
- *            with an untuned variant or local size: their best values
- *            depend on K (docs/BENCHMARK.md);
+ *   tuned    the record 'ballcl tune' stored is taken whole (K, variant and
+ *            local size of one entry) or not at all: when the request
+ *            leaves all three open (take_tuned), or with --local tuned for
+ *            what it leaves open. Never a tuned K with an untuned variant
+ *            or local size: their best values depend on K;
  *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
  *            variant (the seed's own launch, whose cost a fused launch
- *            would hide); the tuned K (never more than S); else the rule
- *            of k_rule.c: the smallest K that pays off a launch's fixed
- *            cost, within the launch budget, at most S, from the device's
- *            launch costs (measured once and kept: launch_costs.c);
+ *            would hide); the tuned K (at most S); else the rule of
+ *            k_rule.c from the device's launch costs (launch_costs.c);
  *   variant  the caller's (checked against the program); the tuned one;
  *            else the widest up to BALLCL_FORCE_BALLS_PER_ITEM (a test
  *            setting) for a k-step kernel; else bcl_variant_default;
@@ -62,7 +57,7 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
                  "(%s, N = %llu)%s",
                  r->take_tuned ? "" : " (--local tuned, local='tuned')", kind, t->date,
                  (unsigned long long)t->balls, r->take_tuned ? "" : ", where not given");
-    else if (r->take_tuned || r->launch.mode == BCL_LOCAL_TUNED)
+    else if (wants_tuned(r))
         snprintf(out, size, "not used: no %s entry stored", kind);
     else
         snprintf(out, size,
@@ -72,18 +67,22 @@ void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_pl
                                      : "the local size (--local, local)");
 }
 
+/* K and where it came from. */
+static void set_k(bcl_plan *p, unsigned k, const char *how, const char *reason)
+{
+    p->steps_per_launch = k;
+    p->k_how = how;
+    p->k_reason = reason;
+}
+
 /* K by the rule of k_rule.c within budget (ms), from the device's launch
- * costs (measured once and kept) for this plan's balls; the old constants
- * only when S is 1. */
+ * costs for this plan's balls; 1 when S is 1. */
 static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_plan *p,
                   bcl_error *e)
 {
-    p->k_how = "default rule";
-    if (r->steps == 1 || (r->steps == 0 && !r->fused)) {
-        p->steps_per_launch = 1;
-        p->k_reason = "steps";
+    set_k(p, 1, "default rule", "steps");
+    if (r->steps == 1 || (r->steps == 0 && !r->fused))
         return BCL_OK;
-    }
     p->launch_budget_ms = budget;
     int rc = bcl_launch_costs_get(c, r->params, &p->costs, e);
     if (rc)
@@ -98,34 +97,24 @@ static int rule_k(bcl_context *c, const bcl_plan_request *r, double budget, bcl_
     return BCL_OK;
 }
 
-/* K and where it came from. */
 static int choose_k(bcl_context *c, const bcl_plan_request *r, const bcl_tuned *t, double budget,
                     bcl_plan *p, bcl_error *e)
 {
-    if (r->steps_per_launch) {
-        p->steps_per_launch = r->steps_per_launch;
-        p->k_how = p->k_reason = "given";
-    } else if (r->sync == BCL_SYNC_EVERY) {
-        p->steps_per_launch = 1;
-        p->k_how = "1 with --sync every";
-        p->k_reason = "sync";
-    } else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant &&
-               !r->fused) {
-        p->steps_per_launch = 1;
-        p->k_how = "1 with --local 1, the seed's launch";
-        p->k_reason = "seed-launch";
-    } else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused))) {
-        unsigned k = t->fused.steps_per_launch;
-        p->steps_per_launch = r->steps && r->steps < k ? (unsigned)r->steps : k;
-        p->k_how = p->k_reason = "tuned";
-    } else {
+    unsigned tk = t->fused.steps_per_launch;
+    if (r->steps_per_launch)
+        set_k(p, r->steps_per_launch, "given", "given");
+    else if (r->sync == BCL_SYNC_EVERY)
+        set_k(p, 1, "1 with --sync every", "sync");
+    else if (r->launch.mode == BCL_LOCAL_FIXED && r->launch.local == 1 && !r->variant && !r->fused)
+        set_k(p, 1, "1 with --local 1, the seed's launch", "seed-launch");
+    else if (wants_tuned(r) && t->fused.found && (r->steps > 1 || (r->steps == 0 && r->fused)))
+        set_k(p, r->steps && r->steps < tk ? (unsigned)r->steps : tk, "tuned", "tuned");
+    else
         return rule_k(c, r, budget, p, e);
-    }
     return BCL_OK;
 }
 
-/* The variant: the caller's when it names one of the program's, the tuned
- * one with --local tuned, else the rule. */
+/* The variant: the caller's (one of the program's), the tuned one, else the rule. */
 static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_tuned_entry *tuned,
                           bcl_plan *p, bcl_error *e)
 {
@@ -153,7 +142,8 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
         if ((rc = bcl_variant_forced(&forced, e)))
             return rc;
         if (forced && p->fused) {
-            snprintf(p->variant, sizeof p->variant, "%s", bcl_variant_widest(forced, vars, nv));
+            snprintf(p->variant, sizeof p->variant, "%s",
+                     bcl_variant_widest(forced, vars, nv, 0, 0));
             p->variant_how = "forced by BALLCL_FORCE_BALLS_PER_ITEM";
             return BCL_OK;
         }
@@ -219,14 +209,12 @@ static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tun
     default:
         break;
     }
+    char why[sizeof l->why];
     l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
-                              items, l->why, sizeof l->why);
+                              items, why, sizeof why);
     l->how = "auto";
-    if (l->mode == BCL_LOCAL_TUNED) {
-        char tmp[sizeof l->why];
-        memcpy(tmp, l->why, sizeof tmp);
-        snprintf(l->why, sizeof l->why, "no tuned size stored; %.130s", tmp);
-    }
+    snprintf(l->why, sizeof l->why,
+             l->mode == BCL_LOCAL_TUNED ? "no tuned size stored; %.130s" : "%s", why);
     return BCL_OK;
 }
 
@@ -286,13 +274,12 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
 }
 
 /* ---- the launch costs the K rule needs: kept ones (launch_costs.c), else
- * measured here, in at most about 50 ms, with plans of the model's default
- * variant and local size: the fixed cost from single-step launches at two
- * sizes, the steps from the slope of longer launches. Times are the host's
- * clock around enqueue and wait: what a run waits for, and the same on
- * every device whether or not its profiling passes its check. Each figure
- * is the least of its repeats: on a shared machine a busy moment only ever
- * adds time. ---- */
+ * measured here in about 50 ms with the model's default variant and local
+ * size: the fixed cost from single-step launches at two sizes, the steps
+ * from the slope of longer launches. Times are the host's clock around
+ * enqueue and wait: what a run waits for, on every device whether or not
+ * its profiling passes its check; each the least of its repeats (a busy
+ * moment only ever adds time). ---- */
 
 /* The measurement stops adding launches after this much time. */
 #define MEASURE_MS 40.0
@@ -461,15 +448,12 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
         *out = *k;
         return BCL_OK;
     }
-    char why[sizeof k->note];
-    snprintf(why, sizeof why, "%s", k->note);
-    bool warn = k->warn;
+    /* The measurement sets the figures alone: note and warn stay as read. */
     int rc = costs_measure(c, params, k, e);
     if (rc) {
         memset(k, 0, sizeof *k);
         return rc;
     }
-    k->warn = warn;
     k->known = true;
     k->source = "measured";
     /* Kept later, by bcl_launch_costs_keep when the context is destroyed,
@@ -478,7 +462,6 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     k->unsaved = keep;
     if (keep)
         bcl_context_on_destroy(c, bcl_launch_costs_keep);
-    snprintf(k->note, sizeof k->note, "%s", why);
     *out = *k;
     return BCL_OK;
 }

@@ -1,6 +1,6 @@
 /* Running on a device, internal side: work-group sizing, kernel variants,
- * the rules the launch plan applies, and what the measuring code needs of
- * a simulation. The plan and the simulation's public side are in
+ * the launch plan and its rules, and what the measuring code needs of a
+ * simulation. The plan and the simulation's public side are in
  * ballcl/ballcl.h. */
 #ifndef BALLCL_RUN_H
 #define BALLCL_RUN_H
@@ -13,6 +13,8 @@
 size_t bcl_local_auto(size_t kernel_wg, size_t pref_multiple, size_t dev_max, size_t item_max0,
                       cl_uint compute_units, size_t n, char *why, size_t why_size);
 size_t bcl_round_up(size_t n, size_t multiple);
+/* Parses --local: auto|driver|tuned|<n>. */
+int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e);
 
 /* ---- kernel variants (variant.c, docs/BENCHMARK.md) ---- */
 
@@ -32,46 +34,67 @@ typedef struct bcl_variant {
 unsigned bcl_variant_balls(const char *variant);
 /* The kernel suffix for bcl_context_kernel: "step", "steps", "steps_x16". */
 void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size);
-/* Lists the variants of the one-step (fused false) or k-step kernel of the
- * context's model, found in the built program by name: the base kernel
- * first, then the others in the program's order. */
+/* The variants of the one-step (fused false) or k-step kernel of the
+ * context's model, by name in the built program: the base kernel first,
+ * then the others in the program's order. */
 int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
                       bcl_error *e);
-/* The documented default variant (docs/BENCHMARK.md): on a CPU device the
- * k-step kernel uses the available variant with the most balls per
- * work-item up to sets times the native float width (native_width, from
- * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; 0 when unknown counts as 4; sets is
- * the model's cpu_sets, 0 counts as 1): for the seed (4 sets) x32 on AVX2,
- * x64 on AVX-512. Everything else uses the base kernel. Returns a name from
- * list (or ""). */
+/* The documented default variant (docs/BENCHMARK.md): for the k-step kernel
+ * on a CPU the widest up to sets (the model's cpu_sets, 0 counts as 1)
+ * times native_width (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, 0 counts as 4),
+ * else the base kernel (""). _for keeps a work-item for each of
+ * compute_units units for a plan of `balls` balls (0 balls: no such limit). */
 const char *bcl_variant_default(uint64_t type, unsigned native_width, unsigned sets, bool fused,
                                 const bcl_variant *list, size_t count);
+const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
+                                    const bcl_variant *list, size_t count, size_t balls,
+                                    unsigned compute_units);
 /* The variant with the most balls per work-item up to limit ("" when none
- * is wider than one). */
-const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count);
-/* The same, keeping a work-item for each of compute_units units when the
- * plan has `balls` balls (0 balls: no such limit). */
-const char *bcl_variant_widest_filling(unsigned limit, const bcl_variant *list, size_t count,
-                                       size_t balls, unsigned compute_units);
+ * is wider than one), keeping a work-item per unit as above. */
+const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count, size_t balls,
+                               unsigned compute_units);
 /* The test setting BALLCL_FORCE_BALLS_PER_ITEM (docs/testing.md): *balls is
  * its value, 0 when unset; an input error when it is no count. When set,
  * the k-step kernel's default variant on every device is the widest up to
  * it, in place of bcl_variant_default. */
 int bcl_variant_forced(unsigned *balls, bcl_error *e);
-/* The same for a plan of `balls` balls on compute_units units: the widest
- * such variant that still gives every compute unit a work-item (0 balls:
- * no such limit). */
-const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsigned sets, bool fused,
-                                    const bcl_variant *list, size_t count, size_t balls,
-                                    unsigned compute_units);
 /* K where a fixed K is wanted (the tuner's variant sweep, the survey's
- * fused figure): BCL_DEFAULT_K, or BCL_DEFAULT_K_CPU on a CPU. A GPU
- * overlaps the loads and stores of some work-items with the additions of
- * others; a CPU work-item loads, steps and stores in turn, and the 32
- * bytes a ball moves per launch cost as much as about 70 steps of
- * additions (docs/BENCHMARK.md). A plain run's K is the budget rule's
- * (k_rule.c). */
+ * fused figure): BCL_DEFAULT_K, or BCL_DEFAULT_K_CPU on a CPU, whose
+ * work-item loads, steps and stores in turn where a GPU overlaps them
+ * (docs/BENCHMARK.md). A plain run's K is the budget rule's (k_rule.c). */
 unsigned bcl_default_k(uint64_t type);
+
+/* ---- the launch plan (plan.c) and its K rule (k_rule.c) ---- */
+
+/* Resolves r on context c into *p: K, variant, kernel and local size. An
+ * unknown variant, or a local size beyond the kernel's limit, is an input
+ * error. The tuned file is read once per context, at the first plan that
+ * consults it. */
+int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e);
+/* The tuned rule of every run (docs/PERFORMANCE.md): the record 'ballcl
+ * tune' stored is taken whole when r chooses none of K, variant and local
+ * size. bcl_group_open applies it; nothing else restates it. */
+bool bcl_plan_tuned_rule(const bcl_plan_request *r);
+/* Whether the tuned record was used for plan p of request r on c, and why
+ * not, in one line for the report ("" when nothing is stored). */
+void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_plan *p, char *out,
+                         size_t size);
+/* Steps of the validation that precedes a timing, for K steps per launch:
+ * a few single steps, or one full and one partial launch. */
+uint64_t bcl_check_steps(unsigned k);
+/* The K rule (pure; docs/PERFORMANCE.md): the smallest K with
+ * fixed_us <= share * K * step_us (fixed_us: the launch and loading and
+ * storing its balls; step_us: a step), lowered so that
+ * fixed_us + K * step_us <= budget_ms, at most steps (0: open), at least 1.
+ * *reason gets "overhead", "budget" or "steps" (the whole run in one
+ * launch); *launch_ms (optional) the launch time it expects. */
+unsigned bcl_k_rule(double fixed_us, double step_us, uint64_t steps, double budget_ms, double share,
+                    const char **reason, double *launch_ms);
+/* The budget from $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS; a
+ * value that is not 0.1 to 600000 ms is an input error naming the variable
+ * (for a --launch-budget-ms value, what names the option). */
+int bcl_launch_budget_env(double *ms, bcl_error *e);
+int bcl_launch_budget_parse(const char *text, const char *what, double *ms, bcl_error *e);
 
 /* ---- the launch costs the K rule needs (kept: launch_costs.c; measured:
  * plan.c, which resolves the plans the measurement runs) ---- */
@@ -88,9 +111,12 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
  * file) and k->warn when a file is there but unusable. *keep: a measurement
  * may be kept in that file. */
 bool bcl_launch_costs_read(bcl_context *c, bcl_launch_costs *k, bool *keep);
-/* Writes launch costs measured in this process beside the binary cache
- * (once; failing to is no error). bcl_context_destroy calls it, so that
- * the file comes after the run's own outputs. */
+/* Writes the launch costs this context measured beside the binary cache
+ * (docs/PERFORMANCE.md), once; a no-op when they were read from there, or
+ * the cache is off. Call it after the run's own files, to warn when it
+ * fails (harmless: the next process measures again). bcl_context_destroy
+ * runs bcl_launch_costs_keep, the same silently, if it was never called. */
+int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
 void bcl_launch_costs_keep(bcl_context *c);
 /* What a launch over `balls` balls costs by k: its fixed part (the launch,
  * loading and storing every ball once) and one step (the full-device rate,
@@ -98,50 +124,52 @@ void bcl_launch_costs_keep(bcl_context *c);
 void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *fixed_us,
                                double *step_us);
 
+/* ---- the tuned file, read for a plan (tuned_read.c) ---- */
+
+/* <cache_dir>/<folder>/<model>-<device key>.json, the file of (d, m) that
+ * 'ballcl tune' (folder "tuned") or the launch costs ("launch") keep;
+ * cache_dir NULL: bcl_cache_dir's. `what` names it in the error of a path
+ * too long. bcl_tuned_path is the tuned file's. */
+int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *what,
+                        const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                        bcl_error *e);
+int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
+                   bcl_error *e);
+#define BCL_TUNED_FORMAT "ballcl-tuned/1"
+/* A tuned file lists a few hundred candidates at most: a larger one is an
+ * input error, never read. */
+#define BCL_MAX_TUNED_BYTES ((uint64_t)16 << 20)
+/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
+ * found. A file that does not parse, is of another format version or names
+ * another device or model is an input error naming the file. */
+int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
+/* Reads one entry of a tuned file (what, the entry's name, and path for
+ * messages); a missing or null entry is "not found". */
+struct json_t;
+int bcl_tuned_entry_parse(struct json_t *j, const char *what, const char *path, bool fused,
+                          bcl_tuned_entry *t, bcl_error *e);
+/* The tuned record of the context's device and model, read at the first
+ * call and kept as long as the context: all entries not found when nothing
+ * is stored. A file that cannot be used counts as nothing tuned; *problem
+ * (optional) then says why, else it is NULL. */
+const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
+
 /* ---- host memory for reading back (host_buffer.c) ---- */
 
 /* A host buffer of c's device (ballcl/ballcl.h, bcl_group_host_buffer). */
 int bcl_host_buffer_create(bcl_context *c, size_t bytes, bcl_host_buffer **out, bcl_error *e);
 
-/* ---- the tuned record for a plan (tuned_read.c), check steps (plan.c), launch costs kept
- * (launch_costs.c) ---- */
+/* ---- validation (validate.c) ---- */
 
-/* Path of the tuned file of (d, m): <cache>/tuned/<model>-<key>.json, the
- * key hashing the device's identity and driver version. */
-int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
-                   bcl_error *e);
-/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
- * found. A file that does not parse, is of another format version or names
- * another device or model is an input error naming the file. */
-int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
-
-/* The tuned record of the context's device and model, read from its file
- * at the first call (or the first plan that consults it) and kept: all
- * entries not found when nothing is stored. A file that cannot be used
- * counts as nothing tuned; *problem (optional) then says why, else it is
- * NULL. The record lives as long as the context. */
-const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
-
-/* Steps of the validation that precedes a timing, for K steps per launch:
- * a few single steps, or one full and one partial launch. */
-uint64_t bcl_check_steps(unsigned k);
-/* Writes the launch costs this context measured for the K rule beside the
- * binary cache (docs/PERFORMANCE.md), once; a no-op when they were read
- * from there, or the cache is off. Call it after the run's own files are
- * written, to warn when it fails (failing is harmless: the next process
- * measures again); bcl_context_destroy does it, silently, if never called. */
-int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
-
-/* ---- the tuned rule (plan.c) ---- */
-
-/* The tuned rule of every run (docs/PERFORMANCE.md): the record 'ballcl
- * tune' stored is taken whole when r chooses none of K, variant and local
- * size. bcl_group_open applies it; nothing else restates it. */
-bool bcl_plan_tuned_rule(const bcl_plan_request *r);
-/* Whether the tuned record was used for plan p of request r on c, and why
- * not, in one line for the report ("" when nothing is stored). */
-void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_plan *p, char *out,
-                         size_t size);
+/* ULP distance between two floats: 0 for the same bits (NaN included),
+ * UINT64_MAX for a NaN against anything else. */
+uint64_t bcl_ulp_distance(float a, float b);
+/* Merges part (one slice's or shard's comparison) into total: sums, the
+ * largest distance, the first mismatches in order. */
+void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
+/* Compares got against want (n balls), accumulating into v. */
+void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
+                 bcl_validation *v);
 
 /* ---- the simulation (sim.c) ---- */
 
@@ -178,63 +206,6 @@ void bcl_validate_progress(bcl_steps_fn fn, void *arg, double every_ms);
 /* Launches queued at most between two waits of bcl_sim_run (host memory
  * stays flat whatever the step count). */
 #define BCL_QUEUE_WINDOW 1024
-
-/* ---- the tuned file, read for a plan (src/run/tuned_read.c) ---- */
-/* <cache_dir>/<folder>/<model>-<device key>.json, the file of (d, m) that
- * 'ballcl tune' (folder "tuned") or the launch costs ("launch") keep;
- * cache_dir NULL: bcl_cache_dir's. `what` names it in the error of a path
- * too long. */
-int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *what,
-                        const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
-                        bcl_error *e);
-#define BCL_TUNED_FORMAT "ballcl-tuned/1"
-/* A tuned file lists a few hundred candidates at most: a larger one is an
- * input error, never read. */
-#define BCL_MAX_TUNED_BYTES ((uint64_t)16 << 20)
-/* Reads one entry of a tuned file (what, the entry's name, and path for
- * messages); a missing or null entry is "not found". */
-struct json_t;
-int bcl_tuned_entry_parse(struct json_t *j, const char *what, const char *path, bool fused,
-                          bcl_tuned_entry *t, bcl_error *e);
-
-/* ---- validation (validate.c) ---- */
-
-/* ULP distance between two floats: 0 for the same bits (NaN included),
- * UINT64_MAX for a NaN against anything else. */
-uint64_t bcl_ulp_distance(float a, float b);
-/* Merges part (one slice's or shard's comparison) into total: sums, the
- * largest distance, the first mismatches in order. */
-void bcl_validation_merge(bcl_validation *total, const bcl_validation *part);
-/* Compares got against want (n balls), accumulating into v. */
-void bcl_compare(const float *want, const float *got, size_t n, size_t first_ball, uint64_t tol_ulp,
-                 bcl_validation *v);
-
-/* ---- what tools/ and the tests use beside the installed header ---------- */
-
-/* The K rule (pure; docs/PERFORMANCE.md): for a launch whose fixed cost
- * is fixed_us (the launch overhead plus loading and storing its balls) and
- * whose steps cost step_us each, the smallest K with
- * fixed_us <= share * K * step_us, lowered so that
- * fixed_us + K * step_us <= budget_ms, and at most steps (0: open). Never
- * below 1. *reason gets "overhead" (the smallest K that pays off the fixed
- * cost), "budget" (lowered to the budget) or "steps" (the whole run in
- * one launch); *launch_ms (optional) the launch time it expects. */
-unsigned bcl_k_rule(double fixed_us, double step_us, uint64_t steps, double budget_ms, double share,
-                    const char **reason, double *launch_ms);
-/* The budget from $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS. A
- * value that is not a number of milliseconds from 0.1 to 600000 is an
- * input error naming the variable. */
-int bcl_launch_budget_env(double *ms, bcl_error *e);
-/* Parses a --launch-budget-ms value (what names the option or variable). */
-int bcl_launch_budget_parse(const char *text, const char *what, double *ms, bcl_error *e);
-
-/* Parses --local: auto|driver|tuned|<n>. */
-int bcl_local_parse(const char *text, bcl_launch *l, bcl_error *e);
-/* Resolves r on context c into *p: K, variant, kernel and local size. An
- * unknown variant, or a local size beyond the kernel's limit, is an input
- * error. The tuned file is read once per context, at the first plan that
- * consults it. */
-int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e);
 
 /* The one check that n balls fit, done before anything is allocated for
  * them: n >= 1, the state fits the device's memory, and host_copies copies

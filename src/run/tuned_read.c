@@ -39,11 +39,10 @@ int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *w
 }
 
 /* The operations a compute unit can issue per cycle, with room to spare:
- * twice the widest known today (an NVIDIA H100/H200 SM and an AMD CDNA3
- * compute unit issue 128 float32 operations per cycle, an AVX-512 core 32).
- * A rate is judged without measuring anything: the add-rate and copy bounds
- * of bench and survey take a measurement each, which a run reading its
- * tuned file must not pay. */
+ * twice the widest known today (an H100/H200 SM and an AMD CDNA3 compute
+ * unit issue 128 float32 operations per cycle, an AVX-512 core 32). No
+ * measured bound (bench's and survey's add-rate and copy bounds): a run
+ * reading its tuned file must not pay for one. */
 #define OPS_PER_CU_CYCLE 256.0
 
 /* The most ball-steps/s the device could reach for the model: compute

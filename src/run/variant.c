@@ -1,12 +1,10 @@
 /*
- * Kernel variants (docs/BENCHMARK.md). A model's .cl file may hold, besides its base
- * kernels <model>_step and <model>_steps, variants <model>_step_<v> and
- * <model>_steps_<v>: the same update written differently for some kind of
- * device. They are found by name in the built program, so adding one needs
- * no change here or in the model table; a name ending in x<B> says that a
- * work-item handles B consecutive balls, which is all the host must know to
- * size the launch. Every variant is validated bit for bit before use
- * (bench, tune, tests) and chosen by measurement or by the rule below.
+ * Kernel variants (docs/BENCHMARK.md): <model>_step_<v> and <model>_steps_<v>
+ * beside the base kernels, the same update written for some kind of device.
+ * Found by name in the built program, so adding one changes nothing here or
+ * in the model table; x<B> at the end of the name (B balls a work-item) is
+ * all the host must know to size the launch. Every variant is validated bit
+ * for bit before use and chosen by measurement or by the rule below.
  */
 #include "run/run.h"
 #include "ocl/clcall.h"
@@ -38,24 +36,6 @@ void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size)
         snprintf(out, size, "%s", fused ? "steps" : "step");
 }
 
-/* Adds the variant named by kernel function `name` if it is
- * "<model>_<base>_<v>" with a non-empty v. */
-static void consider(const char *name, size_t len, const char *prefix, bcl_variant *out, size_t cap,
-                     size_t *count)
-{
-    size_t plen = strlen(prefix);
-    if (len <= plen || strncmp(name, prefix, plen) != 0 || *count >= cap)
-        return;
-    size_t vlen = len - plen;
-    if (vlen >= BCL_VARIANT_NAME)
-        return;
-    bcl_variant *v = &out[*count];
-    memcpy(v->name, name + plen, vlen);
-    v->name[vlen] = '\0';
-    v->balls_per_item = bcl_variant_balls(v->name);
-    (*count)++;
-}
-
 int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
                       bcl_error *e)
 {
@@ -84,11 +64,18 @@ int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, 
     *count = 1;
     char prefix[96];
     snprintf(prefix, sizeof prefix, "%s_%s_", m->name, fused ? "steps" : "step");
-    /* CL_PROGRAM_KERNEL_NAMES is a ';'-separated list. */
-    for (char *p = names; *p;) {
+    size_t plen = strlen(prefix);
+    /* CL_PROGRAM_KERNEL_NAMES is a ';'-separated list; a variant is a name
+     * "<model>_<base>_<v>" with a non-empty v. */
+    for (char *p = names; *p && *count < cap;) {
         char *end = strchr(p, ';');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        consider(p, len, prefix, out, cap, count);
+        if (len > plen && len - plen < BCL_VARIANT_NAME && strncmp(p, prefix, plen) == 0) {
+            bcl_variant *v = &out[(*count)++];
+            memcpy(v->name, p + plen, len - plen);
+            v->name[len - plen] = '\0';
+            v->balls_per_item = bcl_variant_balls(v->name);
+        }
         if (!end)
             break;
         p = end + 1;
@@ -107,21 +94,18 @@ const char *bcl_variant_default_for(uint64_t type, unsigned native_width, unsign
                                     const bcl_variant *list, size_t count, size_t balls,
                                     unsigned compute_units)
 {
-    /* The rule, and why (docs/BENCHMARK.md): a CPU runtime such as PoCL
-     * vectorises a one-step kernel across work-items by itself, but not the
-     * k-step loop; there several balls per work-item in wide vectors keep
-     * the units busy. A set of W balls (W the native float width: 8 for
-     * AVX2, 16 for AVX-512) is one vector per component; its next step waits
-     * for its last, so a work-item holds several independent sets, as many
-     * as the model asks (the seed: 4, for 12 additions in flight where two
-     * pipes of latency 3 or 4 need 6 to 8). GPUs want one ball per
+    /* Why (docs/BENCHMARK.md): a CPU runtime such as PoCL vectorises a
+     * one-step kernel across work-items, but not the k-step loop; there a
+     * work-item holds sets of W balls (W the native float width), one vector
+     * per component, and as many independent sets as the model asks, so
+     * that a step need not wait for the last. GPUs want one ball per
      * work-item so that loads coalesce, and so does a CPU driver whose
-     * native float vector is 1 wide (Mesa's llvmpipe): it makes its SIMD
-     * lanes of the work-items of a group, as a GPU does. */
+     * native float vector is 1 wide (Mesa's llvmpipe), which makes its SIMD
+     * lanes of a group's work-items as a GPU does. */
     if (!(type & BCL_DEVICE_CPU) || !fused || native_width == 1)
         return "";
     unsigned want = (sets ? sets : 1) * (native_width ? native_width : 4);
-    return bcl_variant_widest_filling(want, list, count, balls, compute_units);
+    return bcl_variant_widest(want, list, count, balls, compute_units);
 }
 
 /* BALLCL_FORCE_BALLS_PER_ITEM=B, a test setting (docs/testing.md): the
@@ -145,13 +129,8 @@ int bcl_variant_forced(unsigned *balls, bcl_error *e)
     return BCL_OK;
 }
 
-const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count)
-{
-    return bcl_variant_widest_filling(limit, list, count, 0, 0);
-}
-
-const char *bcl_variant_widest_filling(unsigned limit, const bcl_variant *list, size_t count,
-                                       size_t balls, unsigned compute_units)
+const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t count, size_t balls,
+                               unsigned compute_units)
 {
     const char *best = "";
     unsigned best_b = 1;
