@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 static struct {
-    bool active;
     ranks_self me;
     MPI_Comm node; /* the ranks of this node */
 } R = {.me = {.size = 1, .node_size = 1, .nodes = 1}};
@@ -78,7 +77,7 @@ int ranks_start(int *argc, char ***argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     R.me.init_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    R.active = true;
+    R.me.active = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &R.me.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &R.me.size);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.me.rank, MPI_INFO_NULL, &R.node);
@@ -101,8 +100,8 @@ int ranks_start(int *argc, char ***argv)
 
 int ranks_finish(int rc)
 {
-    if (R.active) {
-        R.active = false;
+    if (R.me.active) {
+        R.me.active = false;
         /* mpirun stops the other ranks as soon as one exits non-zero: a
          * report still in rank 0's stdio buffer (a pipe to mpirun) would be
          * lost. Flushed, and the barrier keeps every rank until it is out. */
@@ -115,10 +114,6 @@ int ranks_finish(int rc)
     return rc;
 }
 
-bool ranks_active(void)
-{
-    return R.active;
-}
 const ranks_self *ranks_me(void)
 {
     return &R.me;
@@ -271,8 +266,8 @@ int ranks_verdict(int rc, const bcl_error *e)
 char **ranks_gather_text(const char *mine)
 {
     int len = mine ? (int)strlen(mine) + 1 : 1;
-    int *lens = R.me.rank == 0 ? calloc((size_t)R.me.size, sizeof *lens) : NULL;
-    int *at = R.me.rank == 0 ? calloc((size_t)R.me.size, sizeof *at) : NULL;
+    int *lens = R.me.rank == 0 ? calloc(2 * (size_t)R.me.size, sizeof *lens) : NULL;
+    int *at = lens ? lens + R.me.size : NULL;
     TIMED(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
     char *buf = NULL;
     size_t total = 0;
@@ -292,7 +287,6 @@ char **ranks_gather_text(const char *mine)
     }
     free(buf);
     free(lens);
-    free(at);
     return all;
 }
 

@@ -1,9 +1,8 @@
 /*
  * The program's MPI layer (docs/SCALING.md): one process per rank under
  * mpirun, mpiexec or srun, and nothing at all otherwise: MPI_Init only when
- * a launcher started this process (its start-up costs seconds). All but
- * the accessors and ranks_check_file are collective (every rank calls them,
- * in one order), timed into the report's time spent in MPI.
+ * a launcher started this process (its start-up costs seconds). Every rank
+ * calls a collective, in one order; each is timed into the time in MPI.
  */
 #ifndef BALLCL_RANKS_H
 #define BALLCL_RANKS_H
@@ -24,11 +23,9 @@
 int ranks_start(int *argc, char ***argv);
 /* MPI_Finalize when ranks_start initialised MPI; returns rc. */
 int ranks_finish(int rc);
-/* True between ranks_start and ranks_finish under a launcher. */
-bool ranks_active(void);
-
 /* This process in the run (one rank of one, without a launcher). */
 typedef struct ranks_self {
+    bool active; /* between ranks_start and ranks_finish under a launcher */
     int rank, size;
     int node_rank, node_size; /* on this node: ranks sharing memory */
     int nodes;                /* of the run */
@@ -39,6 +36,7 @@ typedef struct ranks_self {
     double io_ms;             /* in MPI-IO so far */
 } ranks_self;
 const ranks_self *ranks_me(void);
+#define ranks_active()    (ranks_me()->active)
 #define ranks_rank()      (ranks_me()->rank)
 #define ranks_size()      (ranks_me()->size)
 #define ranks_node_rank() (ranks_me()->node_rank)
@@ -51,7 +49,7 @@ const ranks_self *ranks_me(void);
 int ranks_verdict(int rc, const bcl_error *e);
 
 /* For a step only rank 0 takes: its outcome and message become every
- * rank's, so that ranks_verdict prints it as one process would. */
+ * rank's, so that ranks_verdict prints it as one process would. Collective. */
 int ranks_share(int rc, bcl_error *e);
 
 /* Collectives (timed into ranks_me()->mpi_ms). */
@@ -73,13 +71,13 @@ void ranks_add_io_ms(double ms);
 
 /* MPI-IO (ranks_io.c): each rank reads balls [first, first + count) of
  * the state file, whose data starts at data_offset, and checks them as one
- * process would (ball numbers of the whole file). This rank's status: follow
- * with ranks_verdict. */
+ * process would (ball numbers of the whole file). Collective; this rank's
+ * status: follow with ranks_verdict. */
 int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_t count, float *out,
                      bcl_error *e);
 /* Each rank writes its slice of the n balls into a temporary beside path,
  * which rank 0 renames over path once every rank wrote and synced; on any
- * failure path is left as it was. The verdict. */
+ * failure path is left as it was. Collective: the verdict. */
 int ranks_write_state(const char *path, size_t n, size_t first, size_t count, const float *slice);
 
 /* This rank's devices (ranks_devices.c) by docs/SCALING.md's rule over
@@ -87,13 +85,13 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
  * once): *n indices into list in idx (more than cap: an input error). */
 int ranks_node_devices(const bcl_device_list *list, const char *text, bool every, size_t *idx,
                        size_t cap, size_t *n, bcl_error *e);
-/* The worst exit class over all ranks, printing nothing. */
+/* The worst exit class over all ranks, printing nothing. Collective. */
 int ranks_worst(int rc);
 /* Each rank's text to rank 0: all[r] (the caller frees each and all) on
- * rank 0, NULL elsewhere. */
+ * rank 0, NULL elsewhere. Collective. */
 char **ranks_gather_text(const char *mine);
-/* Captures standard output until ranks_capture_end, at which rank 0 prints
- * every rank's, each after a line "== rank R of P (HOST)". */
+/* Captures standard output until ranks_capture_end (collective), at which
+ * rank 0 prints every rank's, each after a line "== rank R of P (HOST)". */
 void ranks_capture_begin(void);
 void ranks_capture_end(void);
 
@@ -127,7 +125,7 @@ int ranks_check_file(const char *name, const char *path, bool write, bcl_error *
 /* After ranks_agree: whether path holds the same bytes on every rank
  * (node-local files of one name), one rank per node and file reading it for
  * a digest. Else BCL_EXIT_INPUT, rank 0 having printed "ranks disagree on
- * the content of --input: ...". */
+ * the content of --input: ...". Collective. */
 int ranks_agree_content(const char *name, const char *path);
 /* Whether ranks_agree was made. */
 bool ranks_agreed(void);

@@ -305,11 +305,9 @@ int ranks_agree_content(const char *name, const char *path)
         MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
     }
     ranks_allgather(true, &me, sizeof me, node);
-    for (int r = 0; r < ranks_node_size(); r++)
-        if (!rc && memcmp(&node[r], &me, offsetof(struct id, rank)) == 0) {
+    for (int r = ranks_node_size(); !rc && r-- > 0;) /* the first that sees it */
+        if (memcmp(&node[r], &me, offsetof(struct id, rank)) == 0)
             mine.from = node[r].rank;
-            break;
-        }
     if (rc == BCL_OK && mine.from == ranks_rank())
         rc = file_digest(path, &mine.digest, &e);
     free(node);

@@ -53,17 +53,6 @@ static int write_fault(void)
     return strtoul(spec + 6, NULL, 10) == ++seen ? EIO : 0;
 }
 
-/* The MPI datatype of one ball (4 floats as 16 bytes). */
-static MPI_Datatype ball_type(void)
-{
-    static MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (t == MPI_DATATYPE_NULL) {
-        MPI_Type_contiguous(BALL_BYTES, MPI_BYTE, &t);
-        MPI_Type_commit(&t);
-    }
-    return t;
-}
-
 /* Reads into buf (or writes from it) count balls from ball first of the
  * data at byte offset, after rc (nothing moves once it fails). Collective
  * calls must match on every rank: each makes as many rounds as the rank
@@ -86,20 +75,20 @@ static int move_balls(MPI_File f, bool write, const char *path, uint64_t offset,
         }
         MPI_Offset at = (MPI_Offset)(offset + (uint64_t)(first + done) * BALL_BYTES);
         MPI_Status status;
-        int st, got = 0;
+        int st, got = 0, bytes = (int)(now * BALL_BYTES);
         if (write) {
-            st = MPI_File_write_at_all(f, at, buf + 4 * done, (int)now, ball_type(), &status);
+            st = MPI_File_write_at_all(f, at, buf + 4 * done, bytes, MPI_BYTE, &status);
             rc = mpi_check(rc, st, e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at_all");
             continue;
         }
-        st = MPI_File_read_at_all(f, at, buf + 4 * done, (int)now, ball_type(), &status);
+        st = MPI_File_read_at_all(f, at, buf + 4 * done, bytes, MPI_BYTE, &status);
         rc = mpi_check(rc, st, e, BCL_EXIT_INPUT, path, "MPI_File_read_at_all");
-        MPI_Get_count(&status, ball_type(), &got);
-        if (st == MPI_SUCCESS && now && (size_t)got != now && rc == BCL_OK)
+        MPI_Get_count(&status, MPI_BYTE, &got);
+        if (st == MPI_SUCCESS && now && got != bytes && rc == BCL_OK)
             rc = bcl_fail(e, BCL_EXIT_INPUT,
                           "'%s': read %d of %zu balls from ball %zu: expected the whole slice "
                           "(did the file change?)",
-                          path, got, now, first + done);
+                          path, got / BALL_BYTES, now, first + done);
     }
     return rc;
 }

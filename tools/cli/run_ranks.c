@@ -98,20 +98,19 @@ static int set_up(job *j, bcl_error *e)
     /* The ranks' ranges by their rates: the library's one split, with no
      * least share (docs/SCALING.md: a rank someone started takes part). */
     size_t size = (size_t)ranks_size();
-    double *rates = calloc(size, sizeof *rates), *fixed = calloc(size, sizeof *fixed);
+    double *rates = calloc(2 * size, sizeof *rates); /* and the fixed costs: none */
     bcl_shard *sh = calloc(size, sizeof *sh);
     bcl_split_why *why = calloc(size, sizeof *why);
-    if (!rates || !fixed || !sh || !why) {
+    if (!rates || !sh || !why) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     } else {
         ranks_allgather(false, &j->me.rate, sizeof j->me.rate, rates);
-        bcl_split(j->n, size, rates, fixed, (double)(a->o.steps ? a->o.steps : 1), RANK_BLOCK, 0,
-                  sh, why);
+        bcl_split(j->n, size, rates, rates + size, (double)(a->o.steps ? a->o.steps : 1),
+                  RANK_BLOCK, 0, sh, why);
         j->first = j->me.first = sh[ranks_rank()].first;
         j->count = j->me.count = sh[ranks_rank()].count;
     }
     free(rates);
-    free(fixed);
     free(sh);
     free(why);
     /* The range must fit this rank's devices and host before it is allocated;

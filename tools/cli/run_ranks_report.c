@@ -35,15 +35,6 @@ static void summarise(const rank_info *ri, int size, summary *s)
     }
 }
 
-/* The launch plan rank 0 reports: its first device with balls. */
-static const bcl_group_member *lead(const job *j)
-{
-    for (size_t i = 0; j->g && i < bcl_group_size(j->g); i++)
-        if (bcl_group_member_at(j->g, i)->shard.count)
-            return bcl_group_member_at(j->g, i);
-    return NULL;
-}
-
 static void print_report(const job *j, const rank_info *ri, const summary *s,
                          const bcl_validation *v)
 {
@@ -57,7 +48,11 @@ static void print_report(const job *j, const rank_info *ri, const summary *s,
     printf("split       %s\n", size > 1 ? "by each rank's measured rate" : "one rank: all balls");
     run_print_model(a);
     printf("balls       %zu\n", j->n);
-    const bcl_group_member *l = lead(j);
+    /* The launch plan rank 0 reports: its first device with balls. */
+    const bcl_group_member *l = NULL;
+    for (size_t i = 0; j->g && i < bcl_group_size(j->g) && !l; i++)
+        if (bcl_group_member_at(j->g, i)->shard.count)
+            l = bcl_group_member_at(j->g, i);
     if (l)
         printf("steps       %llu (%u per launch on rank 0: %s)\n", (unsigned long long)a->o.steps,
                l->plan.steps_per_launch, l->plan.k_how);
