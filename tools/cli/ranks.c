@@ -16,10 +16,9 @@ static struct {
     MPI_Comm node; /* the ranks of this node */
 } R = {.me = {.size = 1, .node_size = 1, .nodes = 1}};
 
-/* Whether a launcher started this process (BALLCL_MPI=0 or 1 overrides),
- * and how many ranks it says it started (0: not said): Open MPI's mpirun,
- * MPICH's Hydra and Slurm's srun (PMI-1/2), PMIx (Open MPI 5, srun
- * --mpi=pmix). */
+/* Whether a launcher started this process (BALLCL_MPI=0 or 1 overrides) and
+ * the ranks it says it started (0: not said): Open MPI's mpirun, MPICH's
+ * Hydra and Slurm's srun (PMI-1/2), PMIx (Open MPI 5, srun --mpi=pmix). */
 static bool launched(long *size)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"};
@@ -209,15 +208,13 @@ static void rank_list(const failure *all, int size, int upto, char *out, size_t 
         count += all[r].code && strcmp(all[r].msg, all[upto].msg) == 0;
     size_t len = (size_t)snprintf(out, cap, "%s", count > 1 ? "ranks " : "rank ");
     int shown = 0;
-    for (int r = 0; r < size && len < cap; r++) {
+    for (int r = 0; r < size && len < cap && shown <= 8; r++) {
         if (!all[r].code || strcmp(all[r].msg, all[upto].msg) != 0)
             continue;
-        if (shown == 8) {
+        if (shown++ == 8)
             len += (size_t)snprintf(out + len, cap - len, ", ... (%d in all)", count);
-            break;
-        }
-        len += (size_t)snprintf(out + len, cap - len, "%s%d", shown ? ", " : "", r);
-        shown++;
+        else
+            len += (size_t)snprintf(out + len, cap - len, "%s%d", shown > 1 ? ", " : "", r);
     }
 }
 
@@ -269,22 +266,16 @@ char **ranks_gather_text(const char *mine)
     int *lens = R.me.rank == 0 ? calloc(2 * (size_t)R.me.size, sizeof *lens) : NULL;
     int *at = lens ? lens + R.me.size : NULL;
     TIMED(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    char *buf = NULL;
     size_t total = 0;
-    if (R.me.rank == 0) {
-        for (int r = 0; r < R.me.size; r++) {
-            at[r] = (int)total;
-            total += (size_t)lens[r];
-        }
-        buf = malloc(total ? total : 1);
+    for (int r = 0; lens && r < R.me.size; r++) {
+        at[r] = (int)total;
+        total += (size_t)lens[r];
     }
+    char *buf = lens ? malloc(total ? total : 1) : NULL; /* rank 0's */
     TIMED(MPI_Gatherv(mine ? mine : "", len, MPI_CHAR, buf, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD));
-    char **all = NULL;
-    if (R.me.rank == 0) {
-        all = calloc((size_t)R.me.size, sizeof *all);
-        for (int r = 0; all && r < R.me.size; r++)
-            all[r] = strdup(buf + at[r]);
-    }
+    char **all = buf ? calloc((size_t)R.me.size, sizeof *all) : NULL;
+    for (int r = 0; all && r < R.me.size; r++)
+        all[r] = strdup(buf + at[r]);
     free(buf);
     free(lens);
     return all;

@@ -147,9 +147,7 @@ int run_ranks(const run_args *a);
 #define ranks_start(argc, argv) BCL_OK
 #define ranks_finish(rc)        (rc)
 #define ranks_active()          false
-#define ranks_verdict(rc, e)    (rc)
 #define ranks_worst(rc)         (rc)
-#define ranks_agreed()          true
 #define ranks_capture_begin()   ((void)0)
 #define ranks_capture_end()     ((void)0)
 

@@ -1,9 +1,8 @@
 /*
  * The ranks agree on what the job is (docs/SCALING.md, "What the ranks must
- * agree on"), before any collective that depends on it. Whatever a rank
- * does (a command that parses its options, one that failed to, --help), its
- * first collective is one MPI_Allgather of a fixed record (each field's
- * hash, its status), so the call always matches and never hangs.
+ * agree on") before any collective that depends on it. Whatever a rank does
+ * (its options parsed, refused, or --help), its first collective is one
+ * allgather of a fixed record, so the call always matches and never hangs.
  */
 #include "ranks.h"
 
@@ -101,7 +100,6 @@ void ranks_job_free(ranks_job *j)
 {
     for (size_t i = 0; i < j->count; i++)
         free(j->field[i].value);
-    memset(j, 0, sizeof *j);
 }
 
 /* FNV-1a over the field's name and value. */
@@ -138,25 +136,24 @@ static void print_disagreement(char **texts, int size)
     for (int r = 0; r < size && len < cap; r++) {
         if (done[r])
             continue;
-        if (groups == 8) {
+        if (groups++ == 8) {
             len += (size_t)snprintf(line + len, cap - len, ", ...");
             break;
         }
         int members = 0;
         for (int q = r; q < size; q++)
             members += strcmp(texts[q], texts[r]) == 0;
-        len += (size_t)snprintf(line + len, cap - len, "%s %s", groups ? "," : "",
+        len += (size_t)snprintf(line + len, cap - len, "%s %s", groups > 1 ? "," : "",
                                 members > 1 ? "ranks" : "rank");
         int shown = 0;
         for (int q = r; q < size && len < cap; q++) {
             if (strcmp(texts[q], texts[r]) != 0)
                 continue;
             done[q] = true;
-            if (shown < 8)
-                len += (size_t)snprintf(line + len, cap - len, "%s%d", shown ? "," : " ", q);
-            else if (shown == 8)
+            if (shown++ < 8)
+                len += (size_t)snprintf(line + len, cap - len, "%s%d", shown > 1 ? "," : " ", q);
+            else if (shown == 9)
                 len += (size_t)snprintf(line + len, cap - len, ",...");
-            shown++;
         }
         /* The value, after the name when the ranks differ in names. */
         int nl = (int)strcspn(texts[r], "\1");
@@ -164,7 +161,6 @@ static void print_disagreement(char **texts, int size)
             len +=
                 (size_t)snprintf(line + len, cap - len, " %.*s%s%s", same_name ? 0 : nl, texts[r],
                                  same_name ? "" : " ", texts[r][nl] ? texts[r] + nl + 1 : "");
-        groups++;
     }
     /* Paths and values are the user's text: no control characters raw. */
     bcl_escape(line, escaped, sizeof escaped);

@@ -43,10 +43,9 @@ static int write_fault(void)
 {
     static unsigned long seen;
     const char *stall = getenv("BALLCL_TEST_WRITE_STALL");
-    if (stall && strcmp(stall, "1") == 0) {
+    if (stall && strcmp(stall, "1") == 0)
         for (;;)
             pause();
-    }
     const char *spec = getenv("BALLCL_FAULT");
     if (!spec || strncmp(spec, "write:", 6) != 0)
         return 0;

@@ -208,7 +208,6 @@ static void reduce_validation(job *j, bcl_validation *all)
 {
     bcl_validation *each = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *each) : NULL;
     ranks_gather(&j->r.v, sizeof j->r.v, each);
-    *all = (bcl_validation){0};
     for (int r = 0; each && r < ranks_size(); r++)
         bcl_validation_merge(all, &each[r]);
     free(each);
@@ -221,12 +220,9 @@ static void describe_devices(job *j)
     j->me.ndev = (int)j->ndev;
     for (size_t i = 0; i < j->ndev; i++) {
         rank_device *d = &j->me.dev[i];
-        snprintf(d->selector, sizeof d->selector, "%u:%u", j->devs[i]->platform_index,
-                 j->devs[i]->device_index);
-        snprintf(d->name, sizeof d->name, "%.79s", j->devs[i]->name);
-        if (!j->g)
-            continue;
         const bcl_group_member *m = bcl_group_member_at(j->g, i);
+        snprintf(d->selector, sizeof d->selector, "%.15s", m->selector);
+        snprintf(d->name, sizeof d->name, "%.79s", j->devs[i]->name);
         d->rate = strcmp(m->rate_how, "only device") == 0 ? 0 : m->rate;
         d->first = j->count ? m->shard.first : 0;
         d->count = j->count ? m->shard.count : 0;
