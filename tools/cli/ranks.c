@@ -12,43 +12,29 @@
 #include <unistd.h>
 
 static struct {
-    bool active;
-    int rank, size;
-    int node_rank, node_size, nodes;
-    char host[MPI_MAX_PROCESSOR_NAME + 1];
-    char library[128];
-    double mpi_ms, io_ms, init_ms;
+    ranks_self me;
     MPI_Comm node; /* the ranks of this node */
-} R;
+} R = {.me = {.size = 1, .node_size = 1, .nodes = 1}};
 
-/* The variables a launcher sets: Open MPI's mpirun, MPICH's Hydra and
- * Slurm's srun (PMI-1/2), PMIx (Open MPI 5, srun --mpi=pmix). */
-static bool launched(void)
+/* Whether a launcher started this process (BALLCL_MPI=0 or 1 overrides) and
+ * the ranks it says it started (0: not said): Open MPI's mpirun, MPICH's
+ * Hydra and Slurm's srun (PMI-1/2), PMIx (Open MPI 5, srun --mpi=pmix). */
+static bool launched(long *size)
 {
-    const char *force = getenv("BALLCL_MPI");
-    if (force && *force)
-        return strcmp(force, "0") != 0;
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i]))
-            return true;
-    return false;
-}
-
-/* The ranks a launcher started, where it says (0: not said). */
-static long launcher_size(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    bool any = false;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strtol(v, NULL, 10);
+        any = any || v;
+        if (i < 2 && v && *v && !*size)
+            *size = strtol(v, NULL, 10);
     }
-    return 0;
+    const char *force = getenv("BALLCL_MPI");
+    return force && *force ? strcmp(force, "0") != 0 : any;
 }
 
-/* BALLCL_FAULT_RANK=k: the fault injection of BALLCL_FAULT happens on rank k
- * only, so a test can fail one rank and see every rank end. */
+/* BALLCL_FAULT_RANK=k: BALLCL_FAULT on rank k only, so that a test can fail
+ * one rank and see every rank end. */
 static int fault_rank(void)
 {
     const char *v = getenv("BALLCL_FAULT_RANK");
@@ -56,23 +42,23 @@ static int fault_rank(void)
         return BCL_OK;
     char *end;
     unsigned long k = strtoul(v, &end, 10);
-    if (*end || end == v || k >= (unsigned long)R.size) {
-        if (R.rank == 0)
+    if (*end || end == v || k >= (unsigned long)R.me.size) {
+        if (R.me.rank == 0)
             fprintf(stderr, "ballcl: BALLCL_FAULT_RANK='%s': expected a rank number from 0 to %d\n",
-                    v, R.size - 1);
+                    v, R.me.size - 1);
         return BCL_EXIT_INPUT;
     }
-    if ((unsigned long)R.rank != k)
+    if ((unsigned long)R.me.rank != k)
         unsetenv("BALLCL_FAULT");
     return BCL_OK;
 }
 
 int ranks_start(int *argc, char ***argv)
 {
-    if (!launched()) {
+    long size = 0;
+    if (!launched(&size)) {
         /* BALLCL_MPI=0 in one of several ranks: that rank alone would run
          * the whole job and write every output while the others wait. */
-        long size = launcher_size();
         if (size > 1) {
             fprintf(stderr,
                     "ballcl: BALLCL_MPI=0 in a job the launcher started as %ld ranks: each would "
@@ -89,35 +75,35 @@ int ranks_start(int *argc, char ***argv)
         return BCL_EXIT_RUNTIME;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    R.init_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    R.active = true;
-    MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &R.size);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.rank, MPI_INFO_NULL, &R.node);
-    MPI_Comm_rank(R.node, &R.node_rank);
-    MPI_Comm_size(R.node, &R.node_size);
-    int first = R.node_rank == 0;
-    MPI_Allreduce(&first, &R.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    R.me.init_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    R.me.active = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &R.me.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &R.me.size);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R.me.rank, MPI_INFO_NULL, &R.node);
+    MPI_Comm_rank(R.node, &R.me.node_rank);
+    MPI_Comm_size(R.node, &R.me.node_size);
+    int first = R.me.node_rank == 0;
+    MPI_Allreduce(&first, &R.me.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int len = 0;
-    MPI_Get_processor_name(R.host, &len);
-    R.host[len] = '\0';
+    char host[MPI_MAX_PROCESSOR_NAME + 1];
+    MPI_Get_processor_name(host, &len);
+    host[len] = '\0';
+    snprintf(R.me.host, sizeof R.me.host, "%s", host);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     MPI_Get_library_version(lib, &len);
     lib[strcspn(lib, ",\n")] = '\0';
-    snprintf(R.library, sizeof R.library, "%.127s", lib);
+    snprintf(R.me.library, sizeof R.me.library, "%.127s", lib);
     /* Every rank checks the same variable: all agree on the outcome. */
     return fault_rank();
 }
 
 int ranks_finish(int rc)
 {
-    if (R.active) {
-        R.active = false;
-        /* Everything printed is out before any rank may end: mpirun stops
-         * the other ranks as soon as one exits non-zero, and a report
-         * still in rank 0's stdio buffer (stdout is a pipe to mpirun)
-         * would be lost. The barrier keeps every rank until rank 0's
-         * output has left it. */
+    if (R.me.active) {
+        R.me.active = false;
+        /* mpirun stops the other ranks as soon as one exits non-zero: a
+         * report still in rank 0's stdio buffer (a pipe to mpirun) would be
+         * lost. Flushed, and the barrier keeps every rank until it is out. */
         fflush(stdout);
         fflush(stderr);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -127,41 +113,9 @@ int ranks_finish(int rc)
     return rc;
 }
 
-bool ranks_active(void)
+const ranks_self *ranks_me(void)
 {
-    return R.active;
-}
-int ranks_rank(void)
-{
-    return R.rank;
-}
-int ranks_size(void)
-{
-    return R.active ? R.size : 1;
-}
-int ranks_node_rank(void)
-{
-    return R.node_rank;
-}
-int ranks_node_size(void)
-{
-    return R.active ? R.node_size : 1;
-}
-int ranks_nodes(void)
-{
-    return R.active ? R.nodes : 1;
-}
-const char *ranks_host(void)
-{
-    return R.host;
-}
-const char *ranks_library(void)
-{
-    return R.library;
-}
-double ranks_init_ms(void)
-{
-    return R.init_ms;
+    return &R.me;
 }
 
 double ranks_allreduce_us(unsigned count)
@@ -174,29 +128,21 @@ double ranks_allreduce_us(unsigned count)
         MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
     double us = count ? (MPI_Wtime() - t0) * 1e6 / count : 0;
-    R.mpi_ms += us * count / 1e3;
+    R.me.mpi_ms += us * count / 1e3;
     return us;
 }
 
-double ranks_mpi_ms(void)
-{
-    return R.mpi_ms;
-}
-double ranks_io_ms(void)
-{
-    return R.io_ms;
-}
 void ranks_add_io_ms(double ms)
 {
-    R.io_ms += ms;
+    R.me.io_ms += ms;
 }
 
-/* Times a collective into R.mpi_ms. */
+/* Times a collective into R.me.mpi_ms. */
 #define TIMED(call)                                                                                \
     do {                                                                                           \
         double t0_ = MPI_Wtime();                                                                  \
         call;                                                                                      \
-        R.mpi_ms += (MPI_Wtime() - t0_) * 1e3;                                                     \
+        R.me.mpi_ms += (MPI_Wtime() - t0_) * 1e3;                                                  \
     } while (0)
 
 void ranks_barrier(void)
@@ -214,14 +160,10 @@ void ranks_bcast(void *buf, size_t len)
     TIMED(MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));
 }
 
-void ranks_node_allgather(const void *mine, size_t len, void *all)
+void ranks_allgather(bool node, const void *mine, size_t len, void *all)
 {
-    TIMED(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, R.node));
-}
-
-void ranks_allgather(const void *mine, size_t len, void *all)
-{
-    TIMED(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD));
+    MPI_Comm comm = node ? R.node : MPI_COMM_WORLD;
+    TIMED(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, comm));
 }
 
 void ranks_gather(const void *mine, size_t len, void *all)
@@ -250,10 +192,10 @@ typedef struct failure {
 int ranks_share(int rc, bcl_error *e)
 {
     failure f = {.code = rc};
-    if (R.rank == 0 && rc)
+    if (R.me.rank == 0 && rc)
         snprintf(f.msg, sizeof f.msg, "%s", e->msg);
     ranks_bcast(&f, sizeof f);
-    if (R.rank != 0 && f.code)
+    if (R.me.rank != 0 && f.code)
         bcl_fail(e, f.code, "%s", f.msg);
     return f.code;
 }
@@ -266,15 +208,13 @@ static void rank_list(const failure *all, int size, int upto, char *out, size_t 
         count += all[r].code && strcmp(all[r].msg, all[upto].msg) == 0;
     size_t len = (size_t)snprintf(out, cap, "%s", count > 1 ? "ranks " : "rank ");
     int shown = 0;
-    for (int r = 0; r < size && len < cap; r++) {
+    for (int r = 0; r < size && len < cap && shown <= 8; r++) {
         if (!all[r].code || strcmp(all[r].msg, all[upto].msg) != 0)
             continue;
-        if (shown == 8) {
+        if (shown++ == 8)
             len += (size_t)snprintf(out + len, cap - len, ", ... (%d in all)", count);
-            break;
-        }
-        len += (size_t)snprintf(out + len, cap - len, "%s%d", shown ? ", " : "", r);
-        shown++;
+        else
+            len += (size_t)snprintf(out + len, cap - len, "%s%d", shown > 1 ? ", " : "", r);
     }
 }
 
@@ -288,35 +228,33 @@ int ranks_verdict(int rc, const bcl_error *e)
     if (rc && e)
         snprintf(mine.msg, sizeof mine.msg, "%s", e->msg[0] ? e->msg : "unknown error");
     failure *all = NULL;
-    if (R.rank == 0) {
-        all = calloc((size_t)R.size, sizeof *all);
+    if (R.me.rank == 0) {
+        all = calloc((size_t)R.me.size, sizeof *all);
         if (!all) {
             fprintf(stderr, "ballcl: a rank failed (out of memory for its message)\n");
             MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
         }
     }
     ranks_gather(&mine, sizeof mine, all);
-    if (R.rank != 0)
+    if (R.me.rank != 0)
         return worst;
     /* The same message from every rank (a bad option, a missing file)
      * reads as it does without MPI. */
-    int same = 0;
-    for (int r = 0; r < R.size; r++)
-        same += all[r].code && strcmp(all[r].msg, all[0].msg) == 0;
-    bool one = same == R.size && all[0].msg[0];
+    bool one = all[0].msg[0];
+    for (int r = 0; r < R.me.size; r++)
+        one = one && all[r].code && strcmp(all[r].msg, all[0].msg) == 0;
     if (one)
         fprintf(stderr, "ballcl: %s\n", all[0].msg);
-    for (int r = 0; r < R.size && !one; r++) {
-        if (!all[r].code || !all[r].msg[0])
-            continue;
-        bool seen = false;
+    for (int r = 0; r < R.me.size && !one; r++) {
+        /* Each message once (an empty one: that rank printed it). */
+        bool seen = !all[r].code || !all[r].msg[0];
         for (int q = 0; q < r && !seen; q++)
             seen = all[q].code && strcmp(all[q].msg, all[r].msg) == 0;
         if (seen)
             continue;
         char who[160];
-        rank_list(all, R.size, r, who, sizeof who);
-        fprintf(stderr, "ballcl: %s of %d: %s\n", who, R.size, all[r].msg);
+        rank_list(all, R.me.size, r, who, sizeof who);
+        fprintf(stderr, "ballcl: %s of %d: %s\n", who, R.me.size, all[r].msg);
     }
     free(all);
     return worst;
@@ -325,28 +263,21 @@ int ranks_verdict(int rc, const bcl_error *e)
 char **ranks_gather_text(const char *mine)
 {
     int len = mine ? (int)strlen(mine) + 1 : 1;
-    int *lens = R.rank == 0 ? calloc((size_t)R.size, sizeof *lens) : NULL;
-    int *at = R.rank == 0 ? calloc((size_t)R.size, sizeof *at) : NULL;
+    int *lens = R.me.rank == 0 ? calloc(2 * (size_t)R.me.size, sizeof *lens) : NULL;
+    int *at = lens ? lens + R.me.size : NULL;
     TIMED(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    char *buf = NULL;
     size_t total = 0;
-    if (R.rank == 0) {
-        for (int r = 0; r < R.size; r++) {
-            at[r] = (int)total;
-            total += (size_t)lens[r];
-        }
-        buf = malloc(total ? total : 1);
+    for (int r = 0; lens && r < R.me.size; r++) {
+        at[r] = (int)total;
+        total += (size_t)lens[r];
     }
+    char *buf = lens ? malloc(total ? total : 1) : NULL; /* rank 0's */
     TIMED(MPI_Gatherv(mine ? mine : "", len, MPI_CHAR, buf, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD));
-    char **all = NULL;
-    if (R.rank == 0) {
-        all = calloc((size_t)R.size, sizeof *all);
-        for (int r = 0; all && r < R.size; r++)
-            all[r] = strdup(buf + at[r]);
-    }
+    char **all = buf ? calloc((size_t)R.me.size, sizeof *all) : NULL;
+    for (int r = 0; all && r < R.me.size; r++)
+        all[r] = strdup(buf + at[r]);
     free(buf);
     free(lens);
-    free(at);
     return all;
 }
 
@@ -372,21 +303,18 @@ void ranks_capture_end(void)
     if (capture.tmp) {
         dup2(capture.saved_fd, STDOUT_FILENO);
         close(capture.saved_fd);
-        long len = ftell(capture.tmp);
-        if (len < 0)
-            len = 0;
-        text = calloc((size_t)len + 1, 1);
+        size_t len;
         rewind(capture.tmp);
-        if (text && fread(text, 1, (size_t)len, capture.tmp) != (size_t)len)
-            text[0] = '\0';
+        if (bcl_read_fd(fileno(capture.tmp), UINT64_MAX, &text, &len) != 0)
+            text = NULL;
         fclose(capture.tmp);
         capture.tmp = NULL;
     }
-    char **hosts = ranks_gather_text(R.host);
+    char **hosts = ranks_gather_text(R.me.host);
     char **all = ranks_gather_text(text);
     free(text);
-    for (int r = 0; all && r < R.size; r++) {
-        printf("%s== rank %d of %d (%s)\n%s", r ? "\n" : "", r, R.size,
+    for (int r = 0; all && r < R.me.size; r++) {
+        printf("%s== rank %d of %d (%s)\n%s", r ? "\n" : "", r, R.me.size,
                hosts && hosts[r] ? hosts[r] : "?", all[r] ? all[r] : "");
         free(all[r]);
         if (hosts)

@@ -1,9 +1,8 @@
 /*
  * The ranks agree on what the job is (docs/SCALING.md, "What the ranks must
- * agree on"), before any collective that depends on it. Whatever a rank
- * does (a command that parses its options, one that failed to, --help), its
- * first collective is one MPI_Allgather of a fixed record (each field's
- * hash, its status), so the call always matches and never hangs.
+ * agree on") before any collective that depends on it. Whatever a rank does
+ * (its options parsed, refused, or --help), its first collective is one
+ * allgather of a fixed record, so the call always matches and never hangs.
  */
 #include "ranks.h"
 
@@ -23,12 +22,10 @@
 
 static bool agreed;
 
-/* What each rank sends: its status and its fields' hashes. */
+/* What each rank sends: its status and its fields' hashes (0: none). */
 typedef struct agree_record {
     int32_t rc;
     int32_t reported; /* the rank printed its failure itself */
-    uint32_t count;
-    uint32_t pad;
     uint64_t hash[RANKS_JOB_FIELDS];
 } agree_record;
 
@@ -42,10 +39,8 @@ static char *joined(const char *a, const char *sep, const char *b)
     return s;
 }
 
-/* path made absolute (malloc'ed; NULL when out of memory): the whole path
- * when it exists (links and '..' resolved); else its folder resolved and
- * the name appended; else the path joined to the working folder, as
- * written. */
+/* path made absolute (malloc'ed): resolved when it exists; else its folder
+ * resolved and the name appended; else joined to the working folder. */
 static char *absolute_path(const char *path)
 {
     char *real = realpath(path, NULL);
@@ -105,7 +100,6 @@ void ranks_job_free(ranks_job *j)
 {
     for (size_t i = 0; i < j->count; i++)
         free(j->field[i].value);
-    memset(j, 0, sizeof *j);
 }
 
 /* FNV-1a over the field's name and value. */
@@ -121,67 +115,57 @@ static uint64_t field_hash(const char *name, const char *value)
 }
 
 /* Rank 0: "ranks disagree on -s: rank 0 5, rank 1 4", ranks with the same
- * value grouped ("ranks 0, 2 5, rank 1 4"). texts[r] is "name\1value";
- * texts and each of them are freed. */
+ * value grouped ("ranks 0,2 5"), from texts[r] "name\1value" (freed). */
 static void print_disagreement(char **texts, int size)
 {
-    const char *name0 = texts[0];
-    size_t name_len = strcspn(name0, "\1");
+    size_t name_len = strcspn(texts[0], "\1");
     bool same_name = true;
-    for (int r = 1; r < size; r++)
-        same_name = same_name && strcspn(texts[r], "\1") == name_len &&
-                    strncmp(texts[r], name0, name_len) == 0;
-    size_t cap = 4096;
-    char *line = malloc(cap), *escaped = malloc(4 * cap + 1);
+    for (int r = 1; r < size; r++) /* the name and its \1 */
+        same_name = same_name && strncmp(texts[r], texts[0], name_len + 1) == 0;
+    char line[4096], escaped[4 * sizeof line + 1];
+    size_t cap = sizeof line;
     bool *done = calloc((size_t)size, sizeof *done);
-    if (!line || !escaped || !done) {
+    if (!done) {
         fprintf(stderr, "ballcl: the ranks disagree on the job\n");
         goto out;
     }
     size_t len =
         (size_t)snprintf(line, cap, "ranks disagree on %.*s:", same_name ? (int)name_len : 11,
-                         same_name ? name0 : "the options");
+                         same_name ? texts[0] : "the options");
     int groups = 0;
     for (int r = 0; r < size && len < cap; r++) {
         if (done[r])
             continue;
-        if (groups == 8) {
+        if (groups++ == 8) {
             len += (size_t)snprintf(line + len, cap - len, ", ...");
             break;
         }
         int members = 0;
         for (int q = r; q < size; q++)
             members += strcmp(texts[q], texts[r]) == 0;
-        len += (size_t)snprintf(line + len, cap - len, "%s %s", groups ? "," : "",
+        len += (size_t)snprintf(line + len, cap - len, "%s %s", groups > 1 ? "," : "",
                                 members > 1 ? "ranks" : "rank");
         int shown = 0;
         for (int q = r; q < size && len < cap; q++) {
             if (strcmp(texts[q], texts[r]) != 0)
                 continue;
             done[q] = true;
-            if (shown < 8)
-                len += (size_t)snprintf(line + len, cap - len, "%s%d", shown ? "," : " ", q);
-            else if (shown == 8)
+            if (shown++ < 8)
+                len += (size_t)snprintf(line + len, cap - len, "%s%d", shown > 1 ? "," : " ", q);
+            else if (shown == 9)
                 len += (size_t)snprintf(line + len, cap - len, ",...");
-            shown++;
         }
-        const char *sep = strchr(texts[r], '\1');
-        const char *value = sep ? sep + 1 : "";
-        if (len < cap) {
-            if (same_name)
-                len += (size_t)snprintf(line + len, cap - len, " %s", value);
-            else
-                len += (size_t)snprintf(line + len, cap - len, " %.*s %s",
-                                        (int)strcspn(texts[r], "\1"), texts[r], value);
-        }
-        groups++;
+        /* The value, after the name when the ranks differ in names. */
+        int nl = (int)strcspn(texts[r], "\1");
+        if (len < cap)
+            len +=
+                (size_t)snprintf(line + len, cap - len, " %.*s%s%s", same_name ? 0 : nl, texts[r],
+                                 same_name ? "" : " ", texts[r][nl] ? texts[r] + nl + 1 : "");
     }
     /* Paths and values are the user's text: no control characters raw. */
-    bcl_escape(line, escaped, 4 * cap + 1);
+    bcl_escape(line, escaped, sizeof escaped);
     fprintf(stderr, "ballcl: %s\n", escaped);
 out:
-    free(escaped);
-    free(line);
     free(done);
     for (int r = 0; r < size; r++)
         free(texts[r]);
@@ -195,18 +179,14 @@ int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
     agreed = true;
     int size = ranks_size();
     agree_record mine = {.rc = rc, .reported = reported};
-    if (j) {
-        mine.count = (uint32_t)j->count;
-        for (size_t i = 0; i < j->count; i++)
-            mine.hash[i] = field_hash(j->field[i].name, j->field[i].value);
-    }
+    for (size_t i = 0; j && i < j->count; i++)
+        mine.hash[i] = field_hash(j->field[i].name, j->field[i].value);
     agree_record *all = calloc((size_t)size, sizeof *all);
     if (!all) {
         fprintf(stderr, "ballcl: out of memory for the ranks' agreement\n");
         MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
     }
-    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
-                  MPI_COMM_WORLD);
+    ranks_allgather(false, &mine, sizeof mine, all);
     int worst = BCL_OK;
     for (int r = 0; r < size; r++)
         worst = all[r].rc > worst ? all[r].rc : worst;
@@ -218,20 +198,16 @@ int ranks_agree(const ranks_job *j, int rc, const bcl_error *e, bool reported)
     }
     /* The first field in which any rank differs from rank 0, the same on
      * every rank (they all hold every record). */
-    size_t most = 0;
-    for (int r = 0; r < size; r++)
-        most = all[r].count > most ? all[r].count : most;
-    size_t differ = most;
-    for (size_t i = 0; i < most && differ == most; i++)
+    size_t differ = RANKS_JOB_FIELDS;
+    for (size_t i = 0; i < RANKS_JOB_FIELDS && differ == RANKS_JOB_FIELDS; i++)
         for (int r = 1; r < size; r++)
             if (all[r].hash[i] != all[0].hash[i])
                 differ = i;
     free(all);
-    if (differ == most)
+    if (differ == RANKS_JOB_FIELDS)
         return BCL_OK;
-    char *text = NULL;
-    if (j && differ < j->count)
-        text = joined(j->field[differ].name, "\1", j->field[differ].value);
+    char *text =
+        j && differ < j->count ? joined(j->field[differ].name, "\1", j->field[differ].value) : NULL;
     char **texts = ranks_gather_text(text ? text : "nothing\1");
     free(text);
     if (texts)
@@ -247,7 +223,6 @@ int ranks_check_file(const char *name, const char *path, bool write, bcl_error *
         /* As one process checks it: the same message on every rank. */
         size_t n;
         uint64_t offset;
-        (void)name;
         return bcl_npy_read_header(path, &n, &offset, e);
     }
     /* The folder the temporary is made in (a link is followed). */
@@ -325,12 +300,10 @@ int ranks_agree_content(const char *name, const char *path)
         fprintf(stderr, "ballcl: out of memory for the ranks' agreement\n");
         MPI_Abort(MPI_COMM_WORLD, BCL_EXIT_RUNTIME);
     }
-    ranks_node_allgather(&me, sizeof me, node);
-    for (int r = 0; r < ranks_node_size(); r++)
-        if (!rc && memcmp(&node[r], &me, offsetof(struct id, rank)) == 0) {
+    ranks_allgather(true, &me, sizeof me, node);
+    for (int r = ranks_node_size(); !rc && r-- > 0;) /* the first that sees it */
+        if (memcmp(&node[r], &me, offsetof(struct id, rank)) == 0)
             mine.from = node[r].rank;
-            break;
-        }
     if (rc == BCL_OK && mine.from == ranks_rank())
         rc = file_digest(path, &mine.digest, &e);
     free(node);
@@ -338,7 +311,7 @@ int ranks_agree_content(const char *name, const char *path)
         free(all);
         return rc;
     }
-    ranks_allgather(&mine, sizeof mine, all);
+    ranks_allgather(false, &mine, sizeof mine, all);
     bool same = true;
     for (int r = 0; r < size; r++) {
         all[r].digest = all[all[r].from].digest;
@@ -346,11 +319,10 @@ int ranks_agree_content(const char *name, const char *path)
     }
     char **texts = !same && ranks_rank() == 0 ? calloc((size_t)size, sizeof *texts) : NULL;
     for (int r = 0; texts && r < size; r++) {
-        char digest[32];
-        snprintf(digest, sizeof digest, "\1digest %016llx", (unsigned long long)all[r].digest);
-        texts[r] = joined("the content of ", name, digest);
-        if (!texts[r])
-            texts[r] = strdup("?\1?");
+        char text[96];
+        snprintf(text, sizeof text, "the content of %s\1digest %016llx", name,
+                 (unsigned long long)all[r].digest);
+        texts[r] = strdup(text);
     }
     if (texts)
         print_disagreement(texts, size);
@@ -375,19 +347,15 @@ int ranks_agree_args(const char *command, int argc, char **argv)
     size_t cap = 1, len = 0;
     for (int i = 0; i < argc; i++)
         cap += strlen(argv[i]) + 3;
-    char *args = malloc(cap);
-    if (args)
-        args[0] = '\0';
+    char *args = calloc(cap, 1);
     for (int i = 0; args && i < argc; i++) {
         const char *a = argv[i];
         bool skip = strcmp(a, "--no-cache") == 0 || (strncmp(a, "-d", 2) == 0 && a[2]);
         for (size_t k = 0; !skip && k < sizeof may_differ / sizeof may_differ[0]; k++) {
             size_t n = strlen(may_differ[k]);
-            if (strcmp(a, may_differ[k]) == 0) {
+            if (strncmp(a, may_differ[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
                 skip = true;
-                i++; /* and its value */
-            } else if (strncmp(a, may_differ[k], n) == 0 && a[n] == '=') {
-                skip = true;
+                i += a[n] == '\0'; /* and its value */
             }
         }
         if (!skip)

@@ -3,15 +3,11 @@
  * the library's one selector parser (bcl_device_select_every), shared
  * among the node's ranks.
  */
-#include "run_ranks.h"
+#include "ranks.h"
 
 #include "ocl/ocl.h"
 
-#include <math.h>
-#include <mpi.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
 int ranks_node_devices(const bcl_device_list *list, const char *text, bool every, size_t *idx,
                        size_t cap, size_t *n, bcl_error *e)
@@ -38,17 +34,5 @@ int ranks_node_devices(const bcl_device_list *list, const char *text, bool every
         }
     }
     free(cand);
-    return rc;
-}
-
-int ranks_pick_devices(job *j, bcl_error *e)
-{
-    const char *text = cli_selector(j->a->o.device);
-    int rc = bcl_devices_enumerate(&j->list, e);
-    size_t idx[RANK_MAX_DEVICES];
-    if (rc == BCL_OK)
-        rc = ranks_node_devices(&j->list, text, false, idx, RANK_MAX_DEVICES, &j->ndev, e);
-    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++)
-        j->devs[i] = &j->list.dev[idx[i]];
     return rc;
 }

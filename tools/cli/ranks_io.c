@@ -3,7 +3,6 @@
  * its own balls, with MPI-IO, so no rank ever holds the whole state. The
  * file is the same .npy a single process reads and writes, byte for byte.
  */
-#define _GNU_SOURCE /* mkostemp */
 #include "ranks.h"
 
 #include "files/files.h"
@@ -36,51 +35,61 @@ static int mpi_check(int rc, int status, bcl_error *e, int code, const char *pat
     return bcl_fail(e, code, "'%s': %s failed: %s", path, call, text);
 }
 
-/* The fault point "write" of BALLCL_FAULT="write:n[:...]" (the atomic
- * writer's, docs/RELIABILITY.md): the n-th slice this rank writes fails
- * with EIO, so a test can fail one rank's write (with BALLCL_FAULT_RANK).
- * BALLCL_TEST_WRITE_STALL=1 (a test hook) instead stops every rank before
- * its first slice until a signal ends it, so that a test can send SIGTERM
- * while the temporary file exists. */
+/* The atomic writer's fault point "write" (BALLCL_FAULT="write:n", docs/
+ * RELIABILITY.md): the n-th slice this rank writes fails with EIO. The test
+ * hook BALLCL_TEST_WRITE_STALL=1 stops every rank before its first slice
+ * until a signal ends it (SIGTERM while the temporary file exists). */
 static int write_fault(void)
 {
     static unsigned long seen;
     const char *stall = getenv("BALLCL_TEST_WRITE_STALL");
-    if (stall && strcmp(stall, "1") == 0) {
+    if (stall && strcmp(stall, "1") == 0)
         for (;;)
             pause();
-    }
     const char *spec = getenv("BALLCL_FAULT");
     if (!spec || strncmp(spec, "write:", 6) != 0)
         return 0;
     return strtoul(spec + 6, NULL, 10) == ++seen ? EIO : 0;
 }
 
-/* The MPI datatype of one ball (4 floats as 16 bytes). */
-static MPI_Datatype ball_type(void)
+/* Reads into buf (or writes from it) count balls from ball first of the
+ * data at byte offset, after rc (nothing moves once it fails). Collective
+ * calls must match on every rank: each makes as many rounds as the rank
+ * with the most balls, with nothing to move once it is done. */
+static int move_balls(MPI_File f, bool write, const char *path, uint64_t offset, size_t first,
+                      size_t count, float *buf, int rc, bcl_error *e)
 {
-    static MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (t == MPI_DATATYPE_NULL) {
-        MPI_Type_contiguous(BALL_BYTES, MPI_BYTE, &t);
-        MPI_Type_commit(&t);
+    uint64_t rounds = (count + ROUND_BALLS - 1) / ROUND_BALLS;
+    ranks_max_u64(&rounds, 1);
+    for (uint64_t i = 0; i < rounds; i++) {
+        size_t done = (size_t)i * ROUND_BALLS;
+        size_t now = rc || done >= count          ? 0
+                     : count - done < ROUND_BALLS ? count - done
+                                                  : ROUND_BALLS;
+        int fault = write && now ? write_fault() : 0;
+        if (fault && rc == BCL_OK) {
+            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': cannot write balls %zu to %zu: %s", path,
+                          first + done, first + done + now - 1, strerror(fault));
+            now = 0;
+        }
+        MPI_Offset at = (MPI_Offset)(offset + (uint64_t)(first + done) * BALL_BYTES);
+        MPI_Status status;
+        int st, got = 0, bytes = (int)(now * BALL_BYTES);
+        if (write) {
+            st = MPI_File_write_at_all(f, at, buf + 4 * done, bytes, MPI_BYTE, &status);
+            rc = mpi_check(rc, st, e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at_all");
+            continue;
+        }
+        st = MPI_File_read_at_all(f, at, buf + 4 * done, bytes, MPI_BYTE, &status);
+        rc = mpi_check(rc, st, e, BCL_EXIT_INPUT, path, "MPI_File_read_at_all");
+        MPI_Get_count(&status, MPI_BYTE, &got);
+        if (st == MPI_SUCCESS && now && got != bytes && rc == BCL_OK)
+            rc = bcl_fail(e, BCL_EXIT_INPUT,
+                          "'%s': read %d of %zu balls from ball %zu: expected the whole slice "
+                          "(did the file change?)",
+                          path, got / BALL_BYTES, now, first + done);
     }
-    return t;
-}
-
-/* Collective calls must match on every rank: each makes as many rounds as
- * the rank with the most balls, with nothing to move once it is done. */
-static uint64_t rounds_for(size_t count)
-{
-    uint64_t r = (count + ROUND_BALLS - 1) / ROUND_BALLS;
-    ranks_max_u64(&r, 1);
-    return r;
-}
-
-/* The balls of round i of count, none after a failure rc. */
-static size_t round_balls(uint64_t i, size_t count, int rc)
-{
-    size_t done = (size_t)i * ROUND_BALLS;
-    return rc || done >= count ? 0 : (count - done < ROUND_BALLS ? count - done : ROUND_BALLS);
+    return rc;
 }
 
 int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_t count, float *out,
@@ -98,21 +107,7 @@ int ranks_read_state(const char *path, uint64_t data_offset, size_t first, size_
      * changing, or a file system without MPI-IO support. */
     if (st != MPI_SUCCESS)
         return mpi_check(rc, st, e, BCL_EXIT_INPUT, path, "MPI_File_open");
-    uint64_t rounds = rounds_for(count);
-    for (uint64_t i = 0; i < rounds; i++) {
-        size_t done = (size_t)i * ROUND_BALLS, now = round_balls(i, count, rc);
-        MPI_Offset at = (MPI_Offset)(data_offset + (uint64_t)(first + done) * BALL_BYTES);
-        MPI_Status status;
-        st = MPI_File_read_at_all(f, at, out + 4 * done, (int)now, ball_type(), &status);
-        rc = mpi_check(rc, st, e, BCL_EXIT_INPUT, path, "MPI_File_read_at_all");
-        int got = 0;
-        MPI_Get_count(&status, ball_type(), &got);
-        if (st == MPI_SUCCESS && now && (size_t)got != now && rc == BCL_OK)
-            rc = bcl_fail(e, BCL_EXIT_INPUT,
-                          "'%s': read %d of %zu balls from ball %zu: expected the whole slice "
-                          "(did the file change?)",
-                          path, got, now, first + done);
-    }
+    rc = move_balls(f, false, path, data_offset, first, count, out, rc, e);
     MPI_File_close(&f);
     ranks_add_io_ms((MPI_Wtime() - t0) * 1e3);
     if (rc == BCL_OK)
@@ -133,20 +128,7 @@ static int write_parts(MPI_File f, const char *path, size_t n, size_t first, siz
         st = MPI_File_write_at(f, 0, header, (int)hlen, MPI_BYTE, &status);
         rc = mpi_check(rc, st, e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at");
     }
-    uint64_t rounds = rounds_for(count);
-    for (uint64_t i = 0; i < rounds; i++) {
-        size_t done = (size_t)i * ROUND_BALLS, now = round_balls(i, count, rc);
-        int fault = now ? write_fault() : 0;
-        if (fault && rc == BCL_OK) {
-            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': cannot write balls %zu to %zu: %s", path,
-                          first + done, first + done + now - 1, strerror(fault));
-            now = 0;
-        }
-        MPI_Offset at = (MPI_Offset)(hlen + (uint64_t)(first + done) * BALL_BYTES);
-        MPI_Status status;
-        st = MPI_File_write_at_all(f, at, slice + 4 * done, (int)now, ball_type(), &status);
-        rc = mpi_check(rc, st, e, BCL_EXIT_RUNTIME, path, "MPI_File_write_at_all");
-    }
+    rc = move_balls(f, true, path, hlen, first, count, (float *)slice, rc, e);
     /* On disk before the rename, as the atomic writer's fsync. */
     rc = mpi_check(rc, MPI_File_sync(f), e, BCL_EXIT_RUNTIME, path, "MPI_File_sync");
     return mpi_check(rc, MPI_File_close(&f), e, BCL_EXIT_RUNTIME, path, "MPI_File_close");
@@ -156,10 +138,8 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
 {
     double t0 = MPI_Wtime();
     bcl_error e = {0};
-    /* Rank 0 makes the temporary as one process does (bcl_outputs_add): a
-     * symbolic link is followed (the temporary beside its target, which is
-     * replaced, the link kept), and the temporary is in the registry that
-     * SIGINT, SIGTERM and SIGHUP clean up. */
+    /* Rank 0 makes the temporary as one process does (bcl_outputs_add: a
+     * link followed, the temporary in the registry that signals clean up). */
     bcl_outputs outs = {0};
     char tmp[PATH_MAX + 16] = "";
     int rc = BCL_OK;
@@ -200,8 +180,8 @@ int ranks_write_state(const char *path, size_t n, size_t first, size_t count, co
     int written = ranks_verdict(rc, &e);
     int renamed = BCL_OK;
     if (ranks_rank() == 0) {
-        /* The mode, fsync and the rename (an exchange with an existing
-         * file), as for one process; on failure the temporary goes. */
+        /* The mode, fsync and rename as for one process; on failure the
+         * temporary goes. */
         if (written == BCL_OK)
             renamed = bcl_outputs_commit(&outs, &e);
         bcl_outputs_discard(&outs);

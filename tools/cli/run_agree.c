@@ -1,45 +1,34 @@
 /*
- * What the ranks of `ballcl run` must agree on (docs/SCALING.md): the
- * fields of the job, in a fixed order, compared by ranks_agree before the
- * first collective of the run (the shared options agreed on are those
- * the options table marks, options.c). What may differ is left out: the
- * devices (-d, BALLCL_DEVICE), --local, --variant, --steps-per-launch, the
- * cache (folder, --no-cache) and -v, each rank's own.
+ * What the ranks of `ballcl run` must agree on (docs/SCALING.md), compared
+ * by ranks_agree before the run's first collective. Each rank's own is left
+ * out: the devices (-d, BALLCL_DEVICE), --local, --variant,
+ * --steps-per-launch, the cache (folder, --no-cache) and -v.
  */
 #include "ranks.h"
 #include "run.h"
 
+#include "ocl/ocl.h"
+
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-/* The kernel folder the program will read, as bcl_kernel_dir finds it:
- * BALLCL_KERNEL_DIR, else beside the executable, else installed. Two ranks
- * with different kernels would compute different things under one name. */
+/* The kernel folder the program will read (bcl_kernel_dir): two ranks with
+ * different kernels would compute different things under one name. */
 static void add_kernel_folder(ranks_job *j)
 {
-    const char *env = getenv("BALLCL_KERNEL_DIR");
+    const char *name = "the kernel folder (BALLCL_KERNEL_DIR)", *env = getenv("BALLCL_KERNEL_DIR");
+    char dir[PATH_MAX];
+    bcl_error e = {0};
     if (env && *env) {
-        ranks_job_add_path(j, "the kernel folder (BALLCL_KERNEL_DIR)", env);
-        return;
+        ranks_job_add_path(j, name, env);
+    } else if (bcl_kernel_dir(dir, sizeof dir, &e) == BCL_OK) {
+        char *real = realpath(dir, NULL);
+        ranks_job_add(j, name, "the default (%s)", real ? real : dir);
+        free(real);
+    } else {
+        ranks_job_add(j, name, "the default");
     }
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
-        ranks_job_add(j, "the kernel folder (BALLCL_KERNEL_DIR)", "the default");
-        return;
-    }
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    char cand[PATH_MAX + 8];
-    snprintf(cand, sizeof cand, "%s/../cl", exe);
-    char *real = realpath(cand, NULL);
-    ranks_job_add(j, "the kernel folder (BALLCL_KERNEL_DIR)", "the default (%s)",
-                  real ? real : "installed");
-    free(real);
+    bcl_error_clear(&e);
 }
 
 int run_agree(const run_args *a, int rc, const bcl_error *e)
@@ -72,9 +61,8 @@ int run_agree(const run_args *a, int rc, const bcl_error *e)
     ranks_job_add(&j, "--tolerance-ulp", "%llu", (unsigned long long)a->tol_ulp);
     ranks_job_add(&j, "--sync", "%s", a->sync == BCL_SYNC_EVERY ? "every" : "end");
     add_kernel_folder(&j);
-    /* Files present or writable on some ranks only (node-local folders)
-     * would fail MPI_File_open on those alone, and the others would wait
-     * in it for ever: every rank checks them, and all agree. */
+    /* A file missing on some ranks only (node-local folders) would fail
+     * MPI_File_open on those alone, the others waiting in it for ever. */
     bcl_error fe = {0};
     rc = ranks_check_file("--input", a->input, false, &fe);
     if (rc == BCL_OK)

@@ -2,9 +2,7 @@
  * ballcl run under MPI (docs/SCALING.md, "What each rank does"): each phase
  * ends in one verdict (ranks_verdict), so that a failure anywhere ends every
  * rank with the same exit class and the collectives always match. A rank
- * drives its devices through the library's one run path (bcl_group_exec);
- * MPI adds the range, the rate exchange, the verdicts (the `ran` hook) and
- * the MPI-IO state files.
+ * drives its devices through the library's one run path (bcl_group_exec).
  */
 #include "run_ranks.h"
 
@@ -12,18 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rank 0 checks the input's header; every rank learns N and where the data
- * starts. */
+/* Rank 0 checks the options as one process checks them (ranks_write_state
+ * makes the temporary that all ranks write) and the input's header; every
+ * rank learns N and where the data starts. */
 static int read_header(job *j, bcl_error *e)
 {
+    const run_args *a = j->a;
     int rc = BCL_OK;
     struct {
         uint64_t n, offset;
-    } h = {j->a->o.balls[0], 0};
-    if (j->a->input && ranks_rank() == 0) {
+    } h = {a->o.balls[0], 0};
+    if (ranks_rank() == 0) {
+        bcl_outputs outs = {0};
         size_t n = 0;
-        rc = bcl_npy_read_header(j->a->input, &n, &h.offset, e);
-        h.n = n;
+        if (a->snapshot)
+            rc = bcl_fail(e, BCL_EXIT_INPUT,
+                          "--snapshot is not available under MPI: no rank holds the whole state "
+                          "(write --output and draw it with a run in one process)");
+        if (rc == BCL_OK && a->output)
+            rc = bcl_outputs_add(&outs, a->output, "--output", e);
+        bcl_outputs_discard(&outs);
+        if (rc == BCL_OK && a->input) {
+            rc = bcl_npy_read_header(a->input, &n, &h.offset, e);
+            h.n = n;
+        }
     }
     if ((rc = ranks_verdict(ranks_share(rc, e), e)))
         return rc;
@@ -33,10 +43,8 @@ static int read_header(job *j, bcl_error *e)
     return BCL_OK;
 }
 
-/* The rank's devices as one group, opened for all balls and weighed (a
- * calibration on the model's random fill, or the tuned rates): the rank's
- * rate for the ranks' split. One device of one rank has nothing to weigh
- * against. */
+/* The rank's devices as one group, opened for all balls and weighed (one
+ * device of one rank has nothing to weigh against): its rate for the split. */
 static int open_group(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
@@ -70,26 +78,18 @@ static int open_group(job *j, bcl_error *e)
 static int set_up(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
-    int rc = BCL_OK;
     double t0 = MPI_Wtime();
-    /* The same options on every rank: the same outcome. */
-    if (a->snapshot) {
-        rc = bcl_fail(e, BCL_EXIT_INPUT,
-                      "--snapshot is not available under MPI: no rank holds the whole state "
-                      "(write --output and draw it with a run in one process)");
-    } else {
-        /* Checked as one process checks it (the temporary made there is
-         * dropped: ranks_write_state makes the one all ranks write). */
-        if (a->output && ranks_rank() == 0) {
-            bcl_outputs outs = {0};
-            rc = bcl_outputs_add(&outs, a->output, "--output", e);
-            bcl_outputs_discard(&outs);
-        }
-        rc = ranks_share(rc, e);
-    }
-    if ((rc = ranks_verdict(rc, e)) || (rc = read_header(j, e)))
+    int rc = read_header(j, e);
+    if (rc)
         return rc;
-    rc = ranks_pick_devices(j, e);
+    /* This rank's devices. */
+    rc = bcl_devices_enumerate(&j->list, e);
+    size_t idx[RANK_MAX_DEVICES];
+    if (rc == BCL_OK)
+        rc = ranks_node_devices(&j->list, cli_selector(a->o.device), false, idx, RANK_MAX_DEVICES,
+                                &j->ndev, e);
+    for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++)
+        j->devs[i] = &j->list.dev[idx[i]];
     j->me.setup_ms = (MPI_Wtime() - t0) * 1e3;
     if (rc == BCL_OK)
         rc = open_group(j, e);
@@ -98,26 +98,23 @@ static int set_up(job *j, bcl_error *e)
     /* The ranks' ranges by their rates: the library's one split, with no
      * least share (docs/SCALING.md: a rank someone started takes part). */
     size_t size = (size_t)ranks_size();
-    double *rates = calloc(size, sizeof *rates), *fixed = calloc(size, sizeof *fixed);
+    double *rates = calloc(2 * size, sizeof *rates); /* and the fixed costs: none */
     bcl_shard *sh = calloc(size, sizeof *sh);
     bcl_split_why *why = calloc(size, sizeof *why);
-    if (!rates || !fixed || !sh || !why) {
+    if (!rates || !sh || !why) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     } else {
-        ranks_allgather(&j->me.rate, sizeof j->me.rate, rates);
-        bcl_split(j->n, size, rates, fixed, (double)(a->o.steps ? a->o.steps : 1), RANK_BLOCK, 0,
-                  sh, why);
-        j->first = sh[ranks_rank()].first;
-        j->count = sh[ranks_rank()].count;
+        ranks_allgather(false, &j->me.rate, sizeof j->me.rate, rates);
+        bcl_split(j->n, size, rates, rates + size, (double)(a->o.steps ? a->o.steps : 1),
+                  RANK_BLOCK, 0, sh, why);
+        j->first = j->me.first = sh[ranks_rank()].first;
+        j->count = j->me.count = sh[ranks_rank()].count;
     }
     free(rates);
-    free(fixed);
     free(sh);
     free(why);
-    /* The range must fit this rank's devices and host, checked before it is
-     * allocated (as a single process checks the whole state); its devices
-     * then cut it as one process cuts its balls (a device under the least
-     * share sits out). */
+    /* The range must fit this rank's devices and host before it is allocated;
+     * its devices then cut it as one process cuts its balls. */
     if (rc == BCL_OK && j->count)
         rc = bcl_group_memory_fit(j->devs, j->ndev, j->count, a->validate ? 2 : 1,
                                   a->input ? a->input : "--balls", e);
@@ -158,9 +155,8 @@ static int load(job *j, bcl_error *e)
     return ranks_verdict(rc, e);
 }
 
-/* After the steps (bcl_exec.ran): a rank's own time ends when its devices
- * are done; the wait for the slowest is what the second barrier takes;
- * then one verdict on the steps. */
+/* After the steps (bcl_exec.ran): the rank's own time ends here, its wait
+ * for the slowest is the barrier's; then one verdict on the steps. */
 static int ran(void *arg, int rc, bcl_error *e)
 {
     job *j = arg;
@@ -176,10 +172,8 @@ static int ran(void *arg, int rc, bcl_error *e)
     return BCL_OK;
 }
 
-/* The run between two barriers, through the library's one run path; a
- * rank without balls takes part in the collectives alone. Then the read
- * back, the validation and the overflow check of the rank's balls (ball
- * numbers of the whole state, as a single process reports them). */
+/* The run between two barriers (a rank without balls takes part in the
+ * collectives alone), then the read back and checks of the rank's balls. */
 static int run(job *j, bcl_error *e)
 {
     ranks_barrier();
@@ -201,7 +195,6 @@ static int run(job *j, bcl_error *e)
         /* A failure of the steps had its verdict in ran(). */
         if (j->t3 == 0)
             return rc;
-        j->v = j->r.v;
     } else if ((rc = ran(j, BCL_OK, e))) {
         return rc;
     }
@@ -209,13 +202,12 @@ static int run(job *j, bcl_error *e)
     return ranks_verdict(rc, e);
 }
 
-/* All ranks' validations into one (ranks hold ascending ranges), by the
- * library's one merge on rank 0, then on every rank: one verdict. */
+/* All ranks' validations (of ascending ranges) merged into one, on every
+ * rank. */
 static void reduce_validation(job *j, bcl_validation *all)
 {
     bcl_validation *each = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *each) : NULL;
-    ranks_gather(&j->v, sizeof j->v, each);
-    *all = (bcl_validation){0};
+    ranks_gather(&j->r.v, sizeof j->r.v, each);
     for (int r = 0; each && r < ranks_size(); r++)
         bcl_validation_merge(all, &each[r]);
     free(each);
@@ -228,12 +220,9 @@ static void describe_devices(job *j)
     j->me.ndev = (int)j->ndev;
     for (size_t i = 0; i < j->ndev; i++) {
         rank_device *d = &j->me.dev[i];
-        snprintf(d->selector, sizeof d->selector, "%u:%u", j->devs[i]->platform_index,
-                 j->devs[i]->device_index);
-        snprintf(d->name, sizeof d->name, "%.79s", j->devs[i]->name);
-        if (!j->g)
-            continue;
         const bcl_group_member *m = bcl_group_member_at(j->g, i);
+        snprintf(d->selector, sizeof d->selector, "%.15s", m->selector);
+        snprintf(d->name, sizeof d->name, "%.79s", j->devs[i]->name);
         d->rate = strcmp(m->rate_how, "only device") == 0 ? 0 : m->rate;
         d->first = j->count ? m->shard.first : 0;
         d->count = j->count ? m->shard.count : 0;
@@ -246,15 +235,11 @@ int run_ranks(const run_args *a)
 {
     bcl_error e = {0};
     job j = {.a = a};
-    j.me.rank = ranks_rank();
-    j.me.init_ms = ranks_init_ms();
-    snprintf(j.me.host, sizeof j.me.host, "%s", ranks_host());
+    j.me.init_ms = ranks_me()->init_ms;
+    snprintf(j.me.host, sizeof j.me.host, "%.63s", ranks_me()->host);
     int rc = set_up(&j, &e);
-    if (rc == BCL_OK) {
-        j.me.first = j.first;
-        j.me.count = j.count;
+    if (rc == BCL_OK)
         rc = load(&j, &e);
-    }
     if (rc == BCL_OK)
         rc = run(&j, &e);
     bcl_validation v = {0};

@@ -1,7 +1,6 @@
 /*
  * ballcl run under MPI (docs/SCALING.md), shared by its files: the flow
- * (run_ranks.c), the devices and the split (ranks_devices.c) and the one
- * report (run_ranks_report.c).
+ * (run_ranks.c) and the one report (run_ranks_report.c).
  */
 #ifndef BALLCL_RUN_RANKS_H
 #define BALLCL_RUN_RANKS_H
@@ -9,9 +8,8 @@
 #include "ranks.h"
 #include "run.h"
 
-/* Balls per rank and per device are whole multiples of this (but the
- * last one's): a multiple of every kernel variant's width and of common
- * local sizes. */
+/* Balls per rank and per device are multiples of this (but the last):
+ * of every kernel variant's width and of common local sizes. */
 #define RANK_BLOCK 1024
 /* Most devices one rank drives (the report gathers a fixed record per
  * rank; a node with more devices runs more ranks). */
@@ -29,7 +27,6 @@ typedef struct rank_device {
 
 /* What each rank tells rank 0 for the report. */
 typedef struct rank_info {
-    int rank;
     char host[64];
     int ndev;
     rank_device dev[RANK_MAX_DEVICES];
@@ -40,9 +37,8 @@ typedef struct rank_info {
     double wait_ms; /* from this rank's end to the end barrier */
     double mpi_ms;  /* in collectives, over the whole command */
     double io_ms;   /* in MPI-IO */
-    /* The phases, from this rank's clock (the costs of docs/SCALING.md's
-     * model): MPI_Init; devices, program and header; the slice read or
-     * made and uploaded; read back and validation; the output. */
+    /* The phases of docs/SCALING.md's model: MPI_Init; devices, program and
+     * header; the slice loaded; read back and validation; the output. */
     double init_ms, setup_ms, load_ms, check_ms, output_ms;
     double allreduce_us; /* one MPI_Allreduce of a double, mean of 20 */
 } rank_info;
@@ -59,13 +55,10 @@ typedef struct job {
     uint64_t data_offset;
     size_t first, count; /* this rank's */
     bcl_exec_result r;
-    bcl_validation v;
     double t0, t3; /* MPI_Wtime at the start barrier and after the steps' verdict */
     rank_info me;
 } job;
 
-/* The devices of this rank: ranks_node_devices of -d (ranks_devices.c). */
-int ranks_pick_devices(job *j, bcl_error *e);
 /* Rank 0 gathers every rank's figures and prints the one report
  * (run_ranks_report.c). Collective. */
 void ranks_report(job *j, const bcl_validation *v);

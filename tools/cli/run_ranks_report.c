@@ -35,29 +35,24 @@ static void summarise(const rank_info *ri, int size, summary *s)
     }
 }
 
-/* The launch plan rank 0 reports: its first device with balls. */
-static const bcl_group_member *lead(const job *j)
-{
-    for (size_t i = 0; j->g && i < bcl_group_size(j->g); i++)
-        if (bcl_group_member_at(j->g, i)->shard.count)
-            return bcl_group_member_at(j->g, i);
-    return NULL;
-}
-
-static void print_report(const job *j, const rank_info *ri, const bcl_validation *v)
+static void print_report(const job *j, const rank_info *ri, const summary *s,
+                         const bcl_validation *v)
 {
     const run_args *a = j->a;
+    const ranks_self *me = ranks_me();
     int size = ranks_size();
-    summary s;
-    summarise(ri, size, &s);
-    double us = bcl_us_per_step(s.slowest, a->o.steps);
+    double us = bcl_us_per_step(s->slowest, a->o.steps);
     double rate = bcl_ball_steps_per_s(j->n, us);
-    printf("ranks       %d on %d node%s (%s)\n", size, ranks_nodes(), ranks_nodes() == 1 ? "" : "s",
-           ranks_library());
+    printf("ranks       %d on %d node%s (%s)\n", size, me->nodes, me->nodes == 1 ? "" : "s",
+           me->library);
     printf("split       %s\n", size > 1 ? "by each rank's measured rate" : "one rank: all balls");
     run_print_model(a);
     printf("balls       %zu\n", j->n);
-    const bcl_group_member *l = lead(j);
+    /* The launch plan rank 0 reports: its first device with balls. */
+    const bcl_group_member *l = NULL;
+    for (size_t i = 0; j->g && i < bcl_group_size(j->g) && !l; i++)
+        if (bcl_group_member_at(j->g, i)->shard.count)
+            l = bcl_group_member_at(j->g, i);
     if (l)
         printf("steps       %llu (%u per launch on rank 0: %s)\n", (unsigned long long)a->o.steps,
                l->plan.steps_per_launch, l->plan.k_how);
@@ -65,14 +60,14 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
         printf("steps       %llu\n", (unsigned long long)a->o.steps);
     printf("time        %.3f us/step, between barriers (slowest rank)\n", us);
     printf("rate        %.3g ball-steps/s over all ranks\n", rate);
-    printf("imbalance   slowest rank %.1f ms, mean %.1f ms (%.2fx)\n", s.slowest, s.mean,
-           s.mean > 0 ? s.slowest / s.mean : 1.0);
+    printf("imbalance   slowest rank %.1f ms, mean %.1f ms (%.2fx)\n", s->slowest, s->mean,
+           s->mean > 0 ? s->slowest / s->mean : 1.0);
     printf("mpi         %.1f ms in collectives, %.1f ms in MPI-IO (most of any rank); "
            "allreduce %.1f us\n",
-           s.mpi, s.io, ri[0].allreduce_us);
+           s->mpi, s->io, ri[0].allreduce_us);
     printf("phases      MPI_Init %.0f ms, set-up %.0f, calibration %.0f, load %.0f, run %.0f, "
            "check %.0f, output %.0f (slowest rank each)\n",
-           s.init, s.setup, s.cal, s.load, s.slowest, s.check, s.output);
+           s->init, s->setup, s->cal, s->load, s->slowest, s->check, s->output);
     printf("\nRANK  HOST              DEVICE                                  FIRST        BALLS  "
            "  SHARE  RATE (CAL)   US/STEP   WAIT MS\n");
     for (int r = 0; r < size; r++) {
@@ -105,16 +100,16 @@ static void print_report(const job *j, const rank_info *ri, const bcl_validation
     run_print_validation(a, v, ", every rank");
 }
 
-static json_t *report_json(const job *j, const rank_info *ri, const bcl_validation *v)
+static json_t *report_json(const job *j, const rank_info *ri, const summary *s,
+                           const bcl_validation *v)
 {
+    const ranks_self *me = ranks_me();
     int size = ranks_size();
-    summary s;
-    summarise(ri, size, &s);
     /* The report of one process (bcl_run_json), with rank 0's devices and
      * the run's time between barriers (the slowest rank's); then the ranks
      * and MPI, the keys of this report alone. */
     bcl_exec_result all = j->r;
-    all.device_ms = all.wall_ms = s.slowest;
+    all.device_ms = all.wall_ms = s->slowest;
     all.v = *v;
     json_t *root = run_group_json(j->a, j->g, j->n, &all);
     json_t *ranks = json_array();
@@ -145,26 +140,28 @@ static json_t *report_json(const job *j, const rank_info *ri, const bcl_validati
     json_object_set_new(root, "ranks", ranks);
     json_object_set_new(root, "mpi",
                         json_pack("{s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f}", "size", size, "nodes",
-                                  ranks_nodes(), "library", ranks_library(), "split",
-                                  size > 1 ? "rate" : "one rank", "slowest_ms", s.slowest,
-                                  "mean_ms", s.mean, "mpi_ms", s.mpi, "io_ms", s.io));
+                                  me->nodes, "library", me->library, "split",
+                                  size > 1 ? "rate" : "one rank", "slowest_ms", s->slowest,
+                                  "mean_ms", s->mean, "mpi_ms", s->mpi, "io_ms", s->io));
     return root;
 }
 
 void ranks_report(job *j, const bcl_validation *v)
 {
-    j->me.mpi_ms = ranks_mpi_ms();
-    j->me.io_ms = ranks_io_ms();
+    j->me.mpi_ms = ranks_me()->mpi_ms;
+    j->me.io_ms = ranks_me()->io_ms;
     rank_info *ri = ranks_rank() == 0 ? calloc((size_t)ranks_size(), sizeof *ri) : NULL;
     ranks_gather(&j->me, sizeof j->me, ri);
     if (!ri)
         return;
+    summary s;
+    summarise(ri, ranks_size(), &s);
     if (j->a->o.json) {
-        json_t *root = report_json(j, ri, v);
+        json_t *root = report_json(j, ri, &s, v);
         cli_print_json(root);
         json_decref(root);
     } else {
-        print_report(j, ri, v);
+        print_report(j, ri, &s, v);
     }
     free(ri);
 }
