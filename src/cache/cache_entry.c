@@ -95,54 +95,36 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
                             const unsigned char **payload, size_t *payload_len,
                             bcl_cache_labels *labels, char *why, size_t why_size)
 {
-    if (size < BCL_CACHE_HEADER_SIZE) {
-        snprintf(why, why_size, "truncated header (%zu of %d bytes)", size, BCL_CACHE_HEADER_SIZE);
-        return false;
-    }
-    if (memcmp(buf + OFF_MAGIC, magic, sizeof magic) != 0) {
-        snprintf(why, why_size, "not a ballcl cache entry (bad magic)");
-        return false;
-    }
+    if (size < BCL_CACHE_HEADER_SIZE)
+        return bcl_why(why, why_size, "truncated header (%zu of %d bytes)", size,
+                       BCL_CACHE_HEADER_SIZE);
+    if (memcmp(buf + OFF_MAGIC, magic, sizeof magic) != 0)
+        return bcl_why(why, why_size, "not a ballcl cache entry (bad magic)");
     uint32_t format = (uint32_t)get_le(buf + OFF_FORMAT, 4);
-    if (format != BCL_CACHE_FORMAT) {
-        snprintf(why, why_size, "format version %u, expected %d", (unsigned)format,
-                 BCL_CACHE_FORMAT);
-        return false;
-    }
-    if (get_le(buf + OFF_HEADER_SIZE, 4) != BCL_CACHE_HEADER_SIZE) {
-        snprintf(why, why_size, "header size %u, expected %d",
-                 (unsigned)get_le(buf + OFF_HEADER_SIZE, 4), BCL_CACHE_HEADER_SIZE);
-        return false;
-    }
-    if (key && memcmp(buf + OFF_KEY, key->b, BCL_CACHE_KEY_BYTES) != 0) {
-        snprintf(why, why_size, "wrong key (the entry is for another program or device)");
-        return false;
-    }
+    if (format != BCL_CACHE_FORMAT)
+        return bcl_why(why, why_size, "format version %u, expected %d", (unsigned)format,
+                       BCL_CACHE_FORMAT);
+    if (get_le(buf + OFF_HEADER_SIZE, 4) != BCL_CACHE_HEADER_SIZE)
+        return bcl_why(why, why_size, "header size %u, expected %d",
+                       (unsigned)get_le(buf + OFF_HEADER_SIZE, 4), BCL_CACHE_HEADER_SIZE);
+    if (key && memcmp(buf + OFF_KEY, key->b, BCL_CACHE_KEY_BYTES) != 0)
+        return bcl_why(why, why_size, "wrong key (the entry is for another program or device)");
     uint64_t len = get_le(buf + OFF_LENGTH, 8);
     uint64_t have = size - BCL_CACHE_HEADER_SIZE;
-    if (len > BCL_CACHE_MAX_PAYLOAD || len > have) {
-        snprintf(why, why_size, "truncated payload (%llu of %llu bytes)", (unsigned long long)have,
-                 (unsigned long long)len);
-        return false;
-    }
-    if (len < have) {
-        snprintf(why, why_size, "%llu bytes after the payload", (unsigned long long)(have - len));
-        return false;
-    }
-    if (len == 0) {
-        snprintf(why, why_size, "empty payload");
-        return false;
-    }
+    if (len > BCL_CACHE_MAX_PAYLOAD || len > have)
+        return bcl_why(why, why_size, "truncated payload (%llu of %llu bytes)",
+                       (unsigned long long)have, (unsigned long long)len);
+    if (len < have)
+        return bcl_why(why, why_size, "%llu bytes after the payload",
+                       (unsigned long long)(have - len));
+    if (len == 0)
+        return bcl_why(why, why_size, "empty payload");
     unsigned char sum[32];
     bcl_error e = {0};
-    if (bcl_sha256(buf + BCL_CACHE_HEADER_SIZE, (size_t)len, sum, &e) != BCL_OK) {
-        snprintf(why, why_size, "%s", e.msg);
-        return false;
-    }
-    if (memcmp(sum, buf + OFF_CHECKSUM, sizeof sum) != 0) {
-        snprintf(why, why_size, "checksum mismatch");
-        return false;
-    }
+    if (bcl_sha256(buf + BCL_CACHE_HEADER_SIZE, (size_t)len, sum, &e) != BCL_OK)
+        return bcl_why(why, why_size, "%s", e.msg);
+    if (memcmp(sum, buf + OFF_CHECKSUM, sizeof sum) != 0)
+        return bcl_why(why, why_size, "checksum mismatch");
     if (labels) {
         get_label(buf + OFF_DEVICE, OFF_PLATFORM - OFF_DEVICE, labels->device,
                   sizeof labels->device);

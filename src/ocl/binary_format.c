@@ -32,29 +32,20 @@ static uint32_t le32(const unsigned char *p)
 
 static bool rusticl_binary(const unsigned char *bin, size_t len, char *why, size_t size)
 {
-    if (len < RUSTICL_HEADER + 4) {
-        snprintf(why, size, "%zu bytes, shorter than rusticl's header", len);
-        return false;
-    }
+    if (len < RUSTICL_HEADER + 4)
+        return bcl_why(why, size, "%zu bytes, shorter than rusticl's header", len);
     uint32_t version = le32(bin), spirv = le32(bin + 4), type = le32(bin + 8);
-    if (version != RUSTICL_VERSION) {
-        snprintf(why, size, "rusticl binary format %u, expected %u", version, RUSTICL_VERSION);
-        return false;
-    }
-    if ((size_t)spirv != len - RUSTICL_HEADER) {
-        snprintf(why, size, "its header gives %u bytes of SPIR-V, the entry holds %zu", spirv,
-                 len - RUSTICL_HEADER);
-        return false;
-    }
+    if (version != RUSTICL_VERSION)
+        return bcl_why(why, size, "rusticl binary format %u, expected %u", version,
+                       RUSTICL_VERSION);
+    if ((size_t)spirv != len - RUSTICL_HEADER)
+        return bcl_why(why, size, "its header gives %u bytes of SPIR-V, the entry holds %zu", spirv,
+                       len - RUSTICL_HEADER);
     if (type != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT && type != CL_PROGRAM_BINARY_TYPE_LIBRARY &&
-        type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
-        snprintf(why, size, "binary type 0x%x is none of OpenCL's", type);
-        return false;
-    }
-    if (le32(bin + RUSTICL_HEADER) != SPIRV_MAGIC) {
-        snprintf(why, size, "no SPIR-V module after rusticl's header");
-        return false;
-    }
+        type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+        return bcl_why(why, size, "binary type 0x%x is none of OpenCL's", type);
+    if (le32(bin + RUSTICL_HEADER) != SPIRV_MAGIC)
+        return bcl_why(why, size, "no SPIR-V module after rusticl's header");
     return true;
 }
 

@@ -46,55 +46,48 @@ bool bcl_profiling_plausible(const bcl_span_check *s, char *why, size_t size)
         size = sizeof scratch;
     }
     why[0] = '\0';
-    if (s->end_ns <= s->start_ns) {
-        snprintf(why, size, "an event ends at %llu ns, not after its start at %llu ns",
-                 (unsigned long long)s->end_ns, (unsigned long long)s->start_ns);
-        return false;
-    }
+    if (s->end_ns <= s->start_ns)
+        return bcl_why(why, size, "an event ends at %llu ns, not after its start at %llu ns",
+                       (unsigned long long)s->end_ns, (unsigned long long)s->start_ns);
     double dev_ns = (double)(s->end_ns - s->start_ns);
     double host_ns = s->host_ms * 1e6;
-    if (s->host_ms > 0 && dev_ns > host_ns * (1 + HOST_SLACK_REL) + HOST_SLACK_NS) {
-        snprintf(why, size,
-                 "the device took %.0f ns by its clock for work the host saw done in %.0f ns",
-                 dev_ns, host_ns);
-        return false;
-    }
+    if (s->host_ms > 0 && dev_ns > host_ns * (1 + HOST_SLACK_REL) + HOST_SLACK_NS)
+        return bcl_why(why, size,
+                       "the device took %.0f ns by its clock for work the host saw done in %.0f ns",
+                       dev_ns, host_ns);
     uint64_t launches = s->launches ? s->launches : 1;
-    if (dev_ns < BCL_CLOCK_MIN_LAUNCH_NS * (double)launches) {
-        snprintf(why, size,
-                 "%llu command%s took %.0f ns by the device's clock: under %.0f ns per command, "
-                 "which no device does",
-                 (unsigned long long)launches, launches == 1 ? "" : "s", dev_ns,
-                 BCL_CLOCK_MIN_LAUNCH_NS);
-        return false;
-    }
+    if (dev_ns < BCL_CLOCK_MIN_LAUNCH_NS * (double)launches)
+        return bcl_why(
+            why, size,
+            "%llu command%s took %.0f ns by the device's clock: under %.0f ns per command, "
+            "which no device does",
+            (unsigned long long)launches, launches == 1 ? "" : "s", dev_ns,
+            BCL_CLOCK_MIN_LAUNCH_NS);
     /* The device's own peak (bytes per second = per ns * 1e9). */
     double peak = (double)s->compute_units * s->clock_mhz * 1e6 * BCL_CLOCK_PER_CU_CYCLE;
     double max_bytes =
         peak > 0 && peak < BCL_CLOCK_MAX_BYTES_PER_S ? peak : BCL_CLOCK_MAX_BYTES_PER_S;
-    if (s->bytes > 0 && s->bytes / (dev_ns * 1e-9) > max_bytes) {
-        snprintf(why, size,
-                 "%.0f bytes moved in %.0f ns by the device's clock: %.3g GB/s, above the %.0f "
-                 "GB/s that %s",
-                 s->bytes, dev_ns, s->bytes / dev_ns, max_bytes / 1e9,
-                 max_bytes < BCL_CLOCK_MAX_BYTES_PER_S
-                     ? "its compute units and clock can move (256 bytes per unit and cycle)"
-                     : "no memory reaches");
-        return false;
-    }
+    if (s->bytes > 0 && s->bytes / (dev_ns * 1e-9) > max_bytes)
+        return bcl_why(
+            why, size,
+            "%.0f bytes moved in %.0f ns by the device's clock: %.3g GB/s, above the %.0f "
+            "GB/s that %s",
+            s->bytes, dev_ns, s->bytes / dev_ns, max_bytes / 1e9,
+            max_bytes < BCL_CLOCK_MAX_BYTES_PER_S
+                ? "its compute units and clock can move (256 bytes per unit and cycle)"
+                : "no memory reaches");
     double ops = peak;
     if (s->cpu_vector_width)
         ops = (double)s->compute_units * s->clock_mhz * 1e6 * s->cpu_vector_width *
               BCL_CLOCK_CPU_OPS_PER_LANE;
-    if (s->flops > 0 && ops > 0 && s->flops / (dev_ns * 1e-9) > ops) {
-        snprintf(why, size,
-                 "%.3g float32 operations in %.0f ns by the device's clock: %.3g GFLOP/s, above "
-                 "the %.0f GFLOP/s its compute units and clock can do (%s)",
-                 s->flops, dev_ns, s->flops / dev_ns, ops / 1e9,
-                 s->cpu_vector_width ? "two vector FMAs per core and cycle, 1.5 times the clock"
-                                     : "256 per unit and cycle");
-        return false;
-    }
+    if (s->flops > 0 && ops > 0 && s->flops / (dev_ns * 1e-9) > ops)
+        return bcl_why(
+            why, size,
+            "%.3g float32 operations in %.0f ns by the device's clock: %.3g GFLOP/s, above "
+            "the %.0f GFLOP/s its compute units and clock can do (%s)",
+            s->flops, dev_ns, s->flops / dev_ns, ops / 1e9,
+            s->cpu_vector_width ? "two vector FMAs per core and cycle, 1.5 times the clock"
+                                : "256 per unit and cycle");
     return true;
 }
 

@@ -161,33 +161,29 @@ static bool marker_take(const char *entry_path, marker *m, char *why, size_t why
                   : snprintf(m->path, sizeof m->path, ".%s.loading", entry_path);
     if (w < 0 || (size_t)w >= sizeof m->path)
         return true; /* no room for a marker: load unmarked */
-    for (int attempt = 0; attempt < 2; attempt++) {
-        sigset_t old;
-        bcl_cleanup_block(&old);
-        int fd = open(m->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            m->slot = bcl_cleanup_register(m->path);
-        bcl_cleanup_unblock(&old);
-        if (fd >= 0) {
-            char buf[64];
-            int len =
-                snprintf(buf, sizeof buf, "%ld %llu\n", (long)getpid(), start_time((long)getpid()));
-            (void)!write(fd, buf, (size_t)len);
-            close(fd);
-            return true;
-        }
-        if (errno != EEXIST)
-            return true; /* an unwritable folder: nothing is stored here either */
-        if (marker_alive(m->path))
-            return true;
-        /* The last loader died inside the driver: this entry is what killed
-         * it. Remove both; the rebuilt program replaces the entry. */
-        (void)unlink(entry_path);
-        (void)unlink(m->path);
-        snprintf(why, why_size, "its last load did not finish: the process loading it died");
-        return false;
+    sigset_t old;
+    bcl_cleanup_block(&old);
+    int fd = open(m->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        m->slot = bcl_cleanup_register(m->path);
+    bcl_cleanup_unblock(&old);
+    if (fd >= 0) {
+        char buf[64];
+        int len =
+            snprintf(buf, sizeof buf, "%ld %llu\n", (long)getpid(), start_time((long)getpid()));
+        (void)!write(fd, buf, (size_t)len);
+        close(fd);
+        return true;
     }
-    return true;
+    if (errno != EEXIST)
+        return true; /* an unwritable folder: nothing is stored here either */
+    if (marker_alive(m->path))
+        return true;
+    /* The last loader died inside the driver: this entry is what killed
+     * it. Remove both; the rebuilt program replaces the entry. */
+    (void)unlink(entry_path);
+    (void)unlink(m->path);
+    return bcl_why(why, why_size, "its last load did not finish: the process loading it died");
 }
 
 static void marker_drop(marker *m)
@@ -216,8 +212,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     char bad[160];
     if (!bcl_binary_plausible(dev, bin, len, bad, sizeof bad)) {
         free(file);
-        snprintf(why, why_size, "not a binary of this driver: %.100s", bad);
-        return false;
+        return bcl_why(why, why_size, "not a binary of this driver: %.100s", bad);
     }
     marker m;
     if (!marker_take(path, &m, why, why_size)) {
@@ -234,8 +229,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
         marker_drop(&m);
         if (prog)
             clReleaseProgram(prog);
-        snprintf(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
-        return false;
+        return bcl_why(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
     }
     /* Options matter for a binary too: they are what the key promised. */
     st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, bcl_build_options(), NULL,
@@ -243,8 +237,8 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     marker_drop(&m);
     if (st != CL_SUCCESS) {
         clReleaseProgram(prog);
-        snprintf(why, why_size, "building from the binary failed (%s)", bcl_cl_status_name(st));
-        return false;
+        return bcl_why(why, why_size, "building from the binary failed (%s)",
+                       bcl_cl_status_name(st));
     }
     *out = prog;
     return true;

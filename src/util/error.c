@@ -103,6 +103,15 @@ int bcl_fail(bcl_error *e, int code, const char *fmt, ...)
     return code;
 }
 
+bool bcl_why(char *why, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
 void bcl_error_set_detail(bcl_error *e, const char *text)
 {
     if (!e || !text)

@@ -90,6 +90,8 @@ int bcl_list_dir(const char *dir, const char *what, size_t row_size, bcl_list_ta
 
 /* Sets the error (the first error wins) and returns its code. */
 int bcl_fail(bcl_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Writes why a check failed into why (size bytes) and returns false. */
+bool bcl_why(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Copies in to out (size bytes, NUL-terminated) for a terminal: each
  * control character (C0 below 0x20, DEL 0x7f, and the C1 controls U+0080
  * to U+009F) and each byte that is not part of well-formed UTF-8 is written
