@@ -1,7 +1,6 @@
 /*
- * The cache folder (docs/cache.md): where it is, creating it private (0700), and
- * listing and clearing the program entries in it. The folder is shared with
- * other parts of ballcl (the tuned files, tuned/<model>-<key>.json), so
+ * The cache folder (docs/cache.md): where it is, creating it 0700, listing
+ * and clearing its program entries. The tuned files share the folder, so
  * list and clear touch only files named like program entries.
  */
 #include "files/files.h"
@@ -42,9 +41,8 @@ int bcl_cache_dir(char *out, size_t size, bcl_error *e)
     return BCL_OK;
 }
 
-/* mkdir -p with mode 0700 for every folder it creates. The folder we create
- * last is chmod'ed to exactly 0700, whatever the umask: the binaries in it
- * are the user's own business. An existing folder keeps its mode. */
+/* The last folder created is chmod'ed to exactly 0700, whatever the umask:
+ * its binaries are the user's business. An existing folder keeps its mode. */
 int bcl_make_folders(char *path, bcl_error *e)
 {
     struct stat st;
@@ -67,21 +65,16 @@ int bcl_make_folders(char *path, bcl_error *e)
             rc = 0; /* there already, or made by a concurrent process */
         else if (rc == 0 && saved == '\0')
             (void)chmod(path, 0700);
-        if (rc != 0 && err == EEXIST) {
-            char part[PATH_MAX];
-            snprintf(part, sizeof part, "%s", path);
-            *p = saved;
+        char part[PATH_MAX];
+        snprintf(part, sizeof part, "%s", path);
+        *p = saved;
+        if (rc != 0 && err == EEXIST)
             return bcl_fail(e, BCL_EXIT_INPUT,
                             "cannot create cache folder '%s': '%s' exists and is not a folder",
                             path, part);
-        }
-        if (rc != 0) {
-            int r = bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", path,
-                             strerror(err));
-            *p = saved;
-            return r;
-        }
-        *p = saved;
+        if (rc != 0)
+            return bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", part,
+                            strerror(err));
         if (saved == '\0')
             return BCL_OK;
     }
@@ -137,8 +130,7 @@ static int by_file(const void *a, const void *b)
     return strcmp(((const bcl_cache_entry_info *)a)->file, ((const bcl_cache_entry_info *)b)->file);
 }
 
-/* Fills one listing row; a file that cannot be read or checked is listed
- * as invalid with the reason rather than failing the whole listing. */
+/* One listing row: a bad file is listed invalid, with why, not an error. */
 static void describe(const char *dir, const char *name, const char *hex, bcl_cache_entry_info *info)
 {
     memset(info, 0, sizeof *info);

@@ -45,9 +45,7 @@ static uint64_t get_le(const unsigned char *p, int n)
     return v;
 }
 
-/* Copies a NUL-padded field out, keeping printable ASCII only: the labels
- * end up on a terminal and must not carry escape sequences from a damaged
- * file. */
+/* A NUL-padded field, printable ASCII only: labels reach a terminal. */
 static void get_label(const unsigned char *p, size_t field, char *out, size_t size)
 {
     size_t o = 0;
@@ -137,14 +135,11 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
     return true;
 }
 
-/* Reads a whole regular file of at most `limit` bytes, never through a
- * symbolic link and never a special file (a FIFO would block). Returns 0,
- * or an errno value (EFBIG past the limit), or -1 with why filled for an
- * entry that is not a plain file of the user's. */
+/* A whole regular file of at most limit bytes, never through a link: 0, an
+ * errno value, or -1 with why for what is not a plain file of the user's. */
 static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len, char *why,
                       size_t why_size)
 {
-    /* The fault hook, so the fault walk sees a cache that cannot be read. */
     int f = bcl_fault_take("read");
     if (f != 0)
         return f;
@@ -166,13 +161,11 @@ static int read_whole(const char *path, uint64_t limit, unsigned char **out, siz
         close(fd);
         return err;
     }
-    /* Only the user (or root) may have made what we load into the driver:
-     * an entry of another user, or one others may write, is not trusted. */
+    /* Only the user (or root) may have made what the driver loads. */
     if (!bcl_cache_owner_ok(&st, why, why_size)) {
         close(fd);
         return -1;
     }
-    /* The one reader, on the fd whose owner was just checked. */
     char *buf = NULL;
     int err = bcl_read_fd(fd, limit, &buf, len);
     close(fd);
@@ -217,9 +210,8 @@ int bcl_cache_entry_write(const char *path, const bcl_cache_key *key,
     int rc = bcl_cache_entry_encode(key, labels, payload, len, &buf, &size, e);
     if (rc)
         return rc;
-    /* The entry's name is ballcl's own, in the user's own folder: a FIFO,
-     * socket or symbolic link found there is removed (not followed, not
-     * refused), so that the entry can be replaced. */
+    /* The name is ballcl's, in the user's folder: a FIFO, socket or link
+     * there is removed (not followed, not refused) to be replaced. */
     struct stat st;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         (void)unlink(path);

@@ -1,20 +1,13 @@
 /*
- * What a driver's program binary must look like before ballcl hands it to
- * clCreateProgramWithBinary (docs/IMPLEMENTATIONS.md).
+ * What a driver's binary must look like before clCreateProgramWithBinary
+ * (docs/IMPLEMENTATIONS.md). PoCL and NVIDIA refuse a foreign binary with
+ * CL_INVALID_BINARY; Mesa's rusticl 22.3 aborts the process (a Rust panic,
+ * "unknown version"). The cache's checksum cannot see an entry damaged by
+ * its writer or by hand, so for rusticl the header is checked first and
+ * such an entry is a miss like any other.
  *
- * A driver should refuse a binary it did not write with CL_INVALID_BINARY,
- * and PoCL and NVIDIA do. Mesa's rusticl 22.3 instead aborts the whole
- * process (a Rust panic, "unknown version", in core/program.rs) on a binary
- * whose header it does not know. The cache's key and checksum keep foreign
- * bytes out in practice, but an entry can still reach the driver damaged in
- * a way the checksum cannot see (written by a broken writer, or by hand), so
- * for rusticl the header is checked here first and such an entry is a miss
- * like any other.
- *
- * rusticl 22.3's binary, per device: u32 format version (1), u32 length of
- * the SPIR-V, u32 cl_program_binary_type, then the SPIR-V module itself
- * (magic 0x07230203). It holds no machine code: llvmpipe compiles the SPIR-V
- * when the program is built from it and at the first launch.
+ * rusticl 22.3's binary: u32 format version (1), u32 SPIR-V length, u32
+ * cl_program_binary_type, the SPIR-V module (magic 0x07230203).
  */
 #include "ocl/program.h"
 

@@ -66,10 +66,8 @@ static void fill_info(bcl_device_info *di)
     di->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
 }
 
-/* Notes a platform whose devices could not be listed (clGetDeviceIDs
- * failed with st), naming the platform and the status, for the caller to
- * print as a warning; the first such failure is kept in *failed and
- * failed_name, the error when no device is found at all. */
+/* A warning for a platform whose clGetDeviceIDs failed with st; the first
+ * such failure (*failed, failed_name) is the error when no device is found. */
 static void platform_warning(bcl_device_list *list, cl_platform_id p, cl_int st, cl_int *failed,
                              char failed_name[128])
 {
@@ -93,8 +91,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     memset(list, 0, sizeof *list);
     cl_uint np = 0;
     cl_int st = BCL_CL(clGetPlatformIDs, 0, NULL, &np);
-    /* Only "none found" means no platform; another failure status is
-     * reported as what it is. */
+    /* Only "none found" means no platform; other statuses are what they are. */
     if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ ||
         (st == CL_SUCCESS && np == 0))
         return bcl_fail(e, BCL_EXIT_RUNTIME,
@@ -119,8 +116,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         if (st == CL_DEVICE_NOT_FOUND || (st == CL_SUCCESS && nd == 0))
             continue; /* a platform without devices is listed by nobody */
         if (st != CL_SUCCESS) {
-            /* One broken platform must not hide the devices of the others:
-             * it is a warning, or the error if no device is found at all. */
+            /* One broken platform must not hide the others' devices. */
             platform_warning(list, plats[p], st, &query_failed, failed_platform);
             continue;
         }
@@ -219,9 +215,8 @@ int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e)
         sel->kind = BCL_SEL_DEFAULT;
         return BCL_OK;
     }
-    /* An empty -d '' is a mistake (an unset shell variable), not a request
-     * for the default: taking the default would also override
-     * BALLCL_DEVICE silently. */
+    /* -d '' is a mistake (an unset shell variable), not the default, which
+     * would also override BALLCL_DEVICE silently. */
     if (!*text)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "device selector '' is empty: expected P:D, gpu, cpu, accelerator or part "
@@ -278,9 +273,7 @@ static bool matches(const bcl_selector *sel, const bcl_device_info *d)
     case BCL_SEL_TYPE:
         return (d->type & sel->type) != 0;
     case BCL_SEL_NAME:
-        /* The version strings carry the implementation's short name ("PoCL",
-         * "CUDA") that the platform's long name may not ("Portable Computing
-         * Language"). */
+        /* The versions carry the short name ("PoCL") a long name may not. */
         return contains_nocase(d->name, sel->name) ||
                contains_nocase(d->platform_name, sel->name) ||
                contains_nocase(d->vendor, sel->name) ||

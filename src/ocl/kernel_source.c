@@ -1,10 +1,8 @@
 /*
- * Finding and reading kernel sources (docs/DESIGN.md): BALLCL_KERNEL_DIR if set
- * (and then only there, so a wrong setting is an error, not a silent
- * fallback), else cl/ in the folder of the file that holds this code (the
- * Python extension links the library in and carries its kernels beside
- * itself), else cl/ beside the executable's folder (the build tree), else
- * the installed data folder.
+ * Kernel sources (docs/DESIGN.md): from BALLCL_KERNEL_DIR if set (only
+ * there: a wrong setting is an error), else cl/ beside the file holding
+ * this code (the Python extension carries its kernels), else cl/ beside
+ * the executable's folder (the build tree), else the installed data folder.
  */
 #define _GNU_SOURCE /* dladdr */
 #include "ocl/ocl.h"
@@ -106,8 +104,7 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e)
 
 const char *bcl_build_options(void)
 {
-    /* Explicit and minimal: OpenCL C 1.2 (every driver of interest has it),
-     * no -cl-fast-relaxed-math, no -cl-mad-enable, denormals kept. The sources
-     * also say FP_CONTRACT OFF. */
+    /* OpenCL C 1.2, no fast math, no mad, denormals kept (and FP_CONTRACT
+     * OFF in the sources). */
     return "-cl-std=CL1.2";
 }
