@@ -1,8 +1,6 @@
 /*
  * Whose files the cache folder may hold (docs/cache.md, "Trust"): the rule
- * the folder, its entries and the tuned and launch-cost files beside them
- * all pass, kept apart from the folder's listing (cache_dir.c) and the
- * entry reader (cache_entry.c), which both apply it.
+ * of the folder, its entries and the tuned and launch-cost files.
  */
 #include "files/files.h"
 #include "cache/cache.h"

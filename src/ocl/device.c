@@ -185,16 +185,22 @@ void bcl_devices_free(bcl_device_list *list)
     list->count = 0;
 }
 
+/* The device types by name, in the default's order (docs/DESIGN.md: the
+ * first GPU, else accelerator, else CPU); the first three are selectors. */
+static const struct {
+    const char *word;
+    cl_device_type type;
+} kinds[] = {{"gpu", CL_DEVICE_TYPE_GPU},
+             {"accelerator", CL_DEVICE_TYPE_ACCELERATOR},
+             {"cpu", CL_DEVICE_TYPE_CPU},
+             {"custom", CL_DEVICE_TYPE_CUSTOM}};
+#define SELECTOR_KINDS 3
+
 const char *bcl_device_type_name(uint64_t t)
 {
-    if (t & CL_DEVICE_TYPE_GPU)
-        return "gpu";
-    if (t & CL_DEVICE_TYPE_ACCELERATOR)
-        return "accelerator";
-    if (t & CL_DEVICE_TYPE_CPU)
-        return "cpu";
-    if (t & CL_DEVICE_TYPE_CUSTOM)
-        return "custom";
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (t & kinds[i].type)
+            return kinds[i].word;
     return "other";
 }
 
@@ -221,18 +227,10 @@ int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "device selector '' is empty: expected P:D, gpu, cpu, accelerator or part "
                         "of a device name (leave -d out for the default)");
-    static const struct {
-        const char *word;
-        cl_device_type type;
-    } types[] = {
-        {"gpu", CL_DEVICE_TYPE_GPU},
-        {"cpu", CL_DEVICE_TYPE_CPU},
-        {"accelerator", CL_DEVICE_TYPE_ACCELERATOR},
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        if (strcasecmp(text, types[i].word) == 0) {
+    for (size_t i = 0; i < SELECTOR_KINDS; i++) {
+        if (strcasecmp(text, kinds[i].word) == 0) {
             sel->kind = BCL_SEL_TYPE;
-            sel->type = types[i].type;
+            sel->type = kinds[i].type;
             return BCL_OK;
         }
     }
@@ -305,12 +303,9 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
                        bcl_error *e)
 {
     if (sel->kind == BCL_SEL_DEFAULT) {
-        /* docs/DESIGN.md: the first GPU, else accelerator, else CPU. */
-        static const cl_device_type order[] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ACCELERATOR,
-                                               CL_DEVICE_TYPE_CPU};
-        for (size_t o = 0; o < 3; o++) {
+        for (size_t o = 0; o < SELECTOR_KINDS; o++) {
             for (size_t i = 0; i < list->count; i++) {
-                if (list->dev[i].type & order[o]) {
+                if (list->dev[i].type & kinds[o].type) {
                     *index = i;
                     return BCL_OK;
                 }

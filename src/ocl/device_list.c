@@ -98,9 +98,7 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
             tok = comma + 1;
             continue;
         }
-        /* "all" is every device: inside a list it would name each device of
-         * the list a second time, so it stands alone (one clear refusal
-         * rather than a guess at what the rest of the list was for). */
+        /* Inside a list "all" would name its devices twice: it stands alone. */
         if (strcmp(tok, "all") == 0)
             return bcl_fail(e, BCL_EXIT_INPUT,
                             "device selector list '%s': 'all' names every device and stands "

@@ -1,16 +1,13 @@
 /*
- * One list of OpenCL status codes gives both their names and short hints, so
- * every error message in ballcl reads "clFoo failed: CL_BAR (hint)". It is
- * here, below the OpenCL plumbing (src/ocl/), because fault injection
- * (fault.c) parses a status name too, and every folder uses fault points.
+ * OpenCL statuses' names and hints, for "clFoo failed: CL_BAR (hint)". Below
+ * src/ocl/, as fault injection (fault.c) parses a status name too.
  */
 #include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Every value is written as a number: this folder is below OpenCL and
- * includes none of its headers (cl_int is a 32-bit int). */
+/* Numbers: this folder includes no OpenCL header (cl_int is an int). */
 typedef struct status_entry {
     int value;
     const char *name;
