@@ -93,47 +93,6 @@ static int read_at(int fd, void *buf, size_t len, uint64_t offset, size_t *got)
     return 0;
 }
 
-static int check_header(const char *path, const unsigned char *buf, size_t len, size_t file_len,
-                        uint64_t *balls_out, size_t *offset_out, bcl_error *e);
-
-/* The header of an open state file checked against its size: *balls, *offset. */
-static int read_head(const char *path, int fd, uint64_t size, uint64_t *balls, size_t *offset,
-                     bcl_error *e)
-{
-    unsigned char *head = malloc(NPY_HEAD_MAX);
-    if (!head)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the header", path);
-    size_t len = 0;
-    size_t want = size < NPY_HEAD_MAX ? (size_t)size : NPY_HEAD_MAX;
-    int err = read_at(fd, head, want, 0, &len);
-    int rc = err ? bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err))
-                 : check_header(path, head, len, size >= SIZE_MAX ? SIZE_MAX - 1 : (size_t)size,
-                                balls, offset, e);
-    free(head);
-    return rc;
-}
-
-/* open_state and read_head: *n balls at *offset, and on success the open
- * *fd for the body (without fd, the file is closed). */
-static int open_head(const char *path, int *fd, size_t *n, uint64_t *offset, bcl_error *e)
-{
-    uint64_t size = 0, balls = 0;
-    size_t off = 0;
-    int f = -1;
-    int rc = open_state(path, &f, &size, e);
-    if (rc)
-        return rc;
-    if ((rc = read_head(path, f, size, &balls, &off, e)) || !fd)
-        close(f);
-    else
-        *fd = f;
-    if (rc == BCL_OK) {
-        *n = (size_t)balls; /* read_head checked balls * 16 against the file's size */
-        *offset = off;
-    }
-    return rc;
-}
-
 typedef struct cursor {
     const char *start, *p, *end;
 } cursor;
@@ -437,6 +396,38 @@ static int check_header(const char *path, const unsigned char *buf, size_t len, 
     return BCL_OK;
 }
 
+/* open_state, then the header checked against the file's size: *n balls at
+ * *offset, and on success the open *fd for the body (without fd, closed). */
+static int open_head(const char *path, int *fd, size_t *n, uint64_t *offset, bcl_error *e)
+{
+    uint64_t size = 0, balls = 0;
+    size_t off = 0, len = 0;
+    int f = -1;
+    int rc = open_state(path, &f, &size, e);
+    if (rc)
+        return rc;
+    unsigned char *head = malloc(NPY_HEAD_MAX);
+    int err =
+        head ? read_at(f, head, size < NPY_HEAD_MAX ? (size_t)size : NPY_HEAD_MAX, 0, &len) : 0;
+    if (!head)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the header", path);
+    else if (err)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    else
+        rc = check_header(path, head, len, size >= SIZE_MAX ? SIZE_MAX - 1 : (size_t)size, &balls,
+                          &off, e);
+    free(head);
+    if (rc || !fd)
+        close(f);
+    else
+        *fd = f;
+    if (rc == BCL_OK) {
+        *n = (size_t)balls; /* checked against the file's size */
+        *offset = off;
+    }
+    return rc;
+}
+
 int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first, bcl_error *e)
 {
     for (size_t i = 0; i < n * BALL_FLOATS; i++) {
@@ -507,11 +498,11 @@ int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_
     return open_head(path, NULL, n, data_offset, e);
 }
 
-/* np.save's (NumPy 1.24) header of an (n, 4) float32 array into hdr (room
- * for 256), its length returned: keys sorted, repr of values, ", " after
- * each, room for the shape to grow, padding to the alignment. */
-static size_t npy_header(size_t n, unsigned char *hdr)
+/* np.save's (NumPy 1.24) header of an (n, 4) float32 array: keys sorted,
+ * repr of values, ", " after each, room for the shape to grow, padding. */
+size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)
 {
+    unsigned char hdr[256];
     char dict[128];
     int dl = snprintf(dict, sizeof dict,
                       "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 4), }", n);
@@ -529,6 +520,8 @@ static size_t npy_header(size_t n, unsigned char *hdr)
     memcpy(hdr + NPY_PREAMBLE, dict, (size_t)dl);
     memset(hdr + NPY_PREAMBLE + dl, ' ', grow + pad);
     hdr[offset - 1] = '\n';
+    if (out && offset <= size)
+        memcpy(out, hdr, offset);
     return offset;
 }
 
@@ -540,7 +533,7 @@ int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': no balls to write: expected N >= 1",
                         s->out[i].path);
     unsigned char hdr[256];
-    size_t hl = npy_header(n, hdr);
+    size_t hl = bcl_npy_header(n, hdr, sizeof hdr);
     int rc = bcl_outputs_write(s, i, hdr, hl, e);
     if (rc == BCL_OK)
         rc = bcl_outputs_write(s, i, state, n * BALL_BYTES, e);
@@ -558,13 +551,4 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
     if (rc == BCL_OK)
         rc = bcl_npy_write_to(&s, 0, state, n, e);
     return bcl_outputs_end(&s, rc, e);
-}
-
-size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)
-{
-    unsigned char hdr[256];
-    size_t hl = npy_header(n, hdr);
-    if (out && hl <= size)
-        memcpy(out, hdr, hl);
-    return hl;
 }
