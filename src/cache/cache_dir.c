@@ -88,13 +88,14 @@ int bcl_cache_dir_create(char *out, size_t size, bcl_error *e)
     return bcl_make_folders(out, e);
 }
 
-/* "program-<64 lower-case hex>.bin": the only names list and clear touch. */
-static bool entry_name(const char *name, char key[2 * BCL_CACHE_KEY_BYTES + 1])
+/* "program-<64 lower-case hex>.bin", the len bytes at name: the only names
+ * list and clear touch. */
+static bool entry_name(const char *name, size_t len, char key[2 * BCL_CACHE_KEY_BYTES + 1])
 {
     size_t pre = strlen(BCL_CACHE_ENTRY_PREFIX), suf = strlen(BCL_CACHE_ENTRY_SUFFIX);
     size_t hex = 2 * BCL_CACHE_KEY_BYTES;
-    if (strlen(name) != pre + hex + suf || strncmp(name, BCL_CACHE_ENTRY_PREFIX, pre) != 0 ||
-        strcmp(name + pre + hex, BCL_CACHE_ENTRY_SUFFIX) != 0)
+    if (len != pre + hex + suf || strncmp(name, BCL_CACHE_ENTRY_PREFIX, pre) != 0 ||
+        memcmp(name + pre + hex, BCL_CACHE_ENTRY_SUFFIX, suf) != 0)
         return false;
     for (size_t i = 0; i < hex; i++) {
         char c = name[pre + i];
@@ -111,18 +112,9 @@ static bool entry_name(const char *name, char key[2 * BCL_CACHE_KEY_BYTES + 1])
 /* ".program-<hex>.bin.XXXXXX": bcl_write_file_atomic's temporary for an entry. */
 static bool temp_name(const char *name)
 {
-    if (name[0] != '.')
-        return false;
     const char *dot = strrchr(name, '.');
-    if (!dot || dot == name || strlen(dot + 1) != 6)
-        return false;
-    char base[256];
-    size_t n = (size_t)(dot - (name + 1));
-    if (n >= sizeof base)
-        return false;
-    memcpy(base, name + 1, n);
-    base[n] = '\0';
-    return entry_name(base, NULL);
+    return name[0] == '.' && dot && dot > name && strlen(dot + 1) == 6 &&
+           entry_name(name + 1, (size_t)(dot - name - 1), NULL);
 }
 
 static int by_file(const void *a, const void *b)
@@ -167,7 +159,7 @@ static void describe(const char *dir, const char *name, const char *hex, bcl_cac
 static bool take_entry(const char *dir, const char *name, void *row)
 {
     char hex[2 * BCL_CACHE_KEY_BYTES + 1];
-    if (!entry_name(name, hex))
+    if (!entry_name(name, strlen(name), hex))
         return false;
     describe(dir, name, hex, row);
     return true;
@@ -197,7 +189,7 @@ int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *t
         struct dirent *de;
         int rc = BCL_OK;
         while (rc == BCL_OK && (de = readdir(d)) != NULL) {
-            bool entry = entry_name(de->d_name, NULL);
+            bool entry = entry_name(de->d_name, strlen(de->d_name), NULL);
             if (!entry && !temp_name(de->d_name))
                 continue;
             char path[PATH_MAX];

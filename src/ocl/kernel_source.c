@@ -23,21 +23,23 @@
 #define BALLCL_DATADIR "/usr/local/share/ballcl"
 #endif
 
-static bool is_dir(const char *path)
+/* Takes path as the kernel folder if it is a folder. */
+static bool use_dir(char *out, size_t size, const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    snprintf(out, size, "%s", path);
+    return true;
 }
 
 int bcl_kernel_dir(char *out, size_t size, bcl_error *e)
 {
     const char *env = getenv("BALLCL_KERNEL_DIR");
-    if (env && *env) {
-        if (!is_dir(env))
-            return bcl_fail(e, BCL_EXIT_INPUT, "BALLCL_KERNEL_DIR '%s' is not a folder", env);
-        snprintf(out, size, "%s", env);
-        return BCL_OK;
-    }
+    if (env && *env)
+        return use_dir(out, size, env)
+                   ? BCL_OK
+                   : bcl_fail(e, BCL_EXIT_INPUT, "BALLCL_KERNEL_DIR '%s' is not a folder", env);
     /* A folder named cl beside this code's file counts only when it holds
      * our kernels (seed.cl): /usr/lib/cl could be anyone's. */
     Dl_info self;
@@ -61,16 +63,12 @@ int bcl_kernel_dir(char *out, size_t size, bcl_error *e)
             *slash = '\0';
             char cand[PATH_MAX + 8];
             snprintf(cand, sizeof cand, "%s/../cl", exe);
-            if (is_dir(cand)) {
-                snprintf(out, size, "%s", cand);
+            if (use_dir(out, size, cand))
                 return BCL_OK;
-            }
         }
     }
-    if (is_dir(BALLCL_DATADIR "/cl")) {
-        snprintf(out, size, "%s", BALLCL_DATADIR "/cl");
+    if (use_dir(out, size, BALLCL_DATADIR "/cl"))
         return BCL_OK;
-    }
     return bcl_fail(e, BCL_EXIT_INPUT,
                     "cannot find the kernel folder: looked beside the executable and in '%s'; "
                     "set BALLCL_KERNEL_DIR",
