@@ -75,11 +75,9 @@ static void platform_warning(bcl_device_list *list, cl_platform_id p, cl_int st,
     if (BCL_CL(clGetPlatformInfo, p, CL_PLATFORM_NAME, 127, name, NULL) != CL_SUCCESS)
         strcpy(name, "?");
     size_t used = strlen(list->warnings);
-    const char *hint = bcl_cl_status_hint(st);
     snprintf(list->warnings + used, sizeof list->warnings - used,
-             "%sclGetDeviceIDs failed on platform '%s': %s%s%s%s; its devices are left out",
-             used ? "\n" : "", name, bcl_cl_status_name(st), *hint ? " (" : "", hint,
-             *hint ? ")" : "");
+             "%sclGetDeviceIDs failed on platform '%s': %s; its devices are left out",
+             used ? "\n" : "", name, bcl_cl_status_text(st));
     if (*failed == CL_SUCCESS) {
         *failed = st;
         snprintf(failed_name, 128, "%s", name);
@@ -122,14 +120,13 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         }
         cl_device_id *ids = calloc(nd, sizeof *ids);
         bcl_device_info *grown = realloc(list->dev, (list->count + nd) * sizeof *grown);
+        if (grown)
+            list->dev = grown;
         if (!ids || !grown) {
             free(ids);
-            if (grown)
-                list->dev = grown;
             rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
             break;
         }
-        list->dev = grown;
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
         if (st != CL_SUCCESS) {
             free(ids);

@@ -80,8 +80,9 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
     snprintf(buf, sizeof buf, "%s", text ? text : "");
     /* One selector (no comma) is today's single device, default included. */
     int rc0;
-    for (char *tok = buf;;) {
+    for (char *tok = buf, *next; tok; tok = next) {
         char *comma = strchr(tok, ',');
+        next = comma ? comma + 1 : NULL;
         if (comma)
             *comma = '\0';
         if ((comma || tok != buf) && !*tok)
@@ -93,9 +94,6 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
             for (size_t i = 0; list && i < list->count; i++)
                 if ((rc0 = add_device(list, text, tok, true, i, index, cap, count, e)))
                     return rc0;
-            if (!comma)
-                break;
-            tok = comma + 1;
             continue;
         }
         /* Inside a list "all" would name its devices twice: it stands alone. */
@@ -119,9 +117,6 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
         }
         if (rc)
             return rc;
-        if (!comma)
-            break;
-        tok = comma + 1;
     }
     return BCL_OK;
 }

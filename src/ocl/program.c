@@ -265,23 +265,17 @@ static bool store_right_away(bcl_build_report *rep)
 }
 
 /* The folder given, or the user's (created); used only if trusted. */
-static bool cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
+static int cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
 {
-    if (!given) {
-        if (bcl_cache_dir_create(dir, size, e) != BCL_OK)
-            return false;
-    } else if (strlen(given) >= size) {
-        bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
-        return false;
-    } else {
+    if (given && strlen(given) >= size)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
+    int rc = given ? BCL_OK : bcl_cache_dir_create(dir, size, e);
+    if (given)
         strcpy(dir, given);
-    }
     char why[PATH_MAX + 160];
-    if (!bcl_cache_folder_ok(dir, why, sizeof why)) {
-        bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
-        return false;
-    }
-    return true;
+    if (rc == BCL_OK && !bcl_cache_folder_ok(dir, why, sizeof why))
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
+    return rc;
 }
 
 /* Said once per process, not once per program (bench, survey). */
@@ -302,7 +296,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
     } else if (has_include(src, len)) {
         text(rep->note, sizeof rep->note,
              "built from source: '%s' has #include, which the cache key cannot see", source_name);
-    } else if (!cache_folder(cache_dir, dir, sizeof dir, &ce)) {
+    } else if (cache_folder(cache_dir, dir, sizeof dir, &ce)) {
         if (!warned_folder)
             text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         warned_folder = true;

@@ -79,10 +79,9 @@ static void parse_spec(void)
     /* strtoul takes "-1" (as ULONG_MAX) and " 1": a call number is digits. */
     if (colon[1] < '0' || colon[1] > '9' || fault.nth == 0 || (*end != '\0' && *end != ':'))
         bad_spec(full, "n must be a call number from 1");
-    bool is_cl = strncmp(fault.name, "cl", 2) == 0;
-    int out_of_resources = 0;
-    bcl_cl_status_parse("CL_OUT_OF_RESOURCES", &out_of_resources);
-    fault.status = is_cl ? out_of_resources : EIO;
+    fault.status = EIO;
+    if (strncmp(fault.name, "cl", 2) == 0)
+        bcl_cl_status_parse("CL_OUT_OF_RESOURCES", &fault.status);
     if (*end == ':') {
         static const struct {
             const char *name;

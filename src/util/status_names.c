@@ -100,10 +100,14 @@ const char *bcl_cl_status_name(int status)
     return unknown;
 }
 
-const char *bcl_cl_status_hint(int status)
+const char *bcl_cl_status_text(int status)
 {
+    static _Thread_local char text[160];
     const status_entry *s = find_value(status);
-    return s ? s->hint : "";
+    const char *hint = s ? s->hint : "";
+    snprintf(text, sizeof text, "%s%s%s%s", bcl_cl_status_name(status), *hint ? " (" : "", hint,
+             *hint ? ")" : "");
+    return text;
 }
 
 bool bcl_cl_status_parse(const char *name, int *out)

@@ -18,8 +18,8 @@ int bcl_parse_float(const char *text, const char *what, float *out, bcl_error *e
 /* OpenCL status names (src/util/status_names.c; a cl_int is an int):
  * "CL_OUT_OF_RESOURCES", or "CL_UNKNOWN_ERROR(-n)" in a per-thread buffer. */
 const char *bcl_cl_status_name(int status);
-/* A short hint for a status (may be ""). */
-const char *bcl_cl_status_hint(int status);
+/* "CL_BAR (hint)", or the name alone where there is no hint, per thread. */
+const char *bcl_cl_status_text(int status);
 /* Parses a status name back to its value; false if unknown. */
 bool bcl_cl_status_parse(const char *name, int *out);
 
