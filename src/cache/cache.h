@@ -1,6 +1,6 @@
 /*
- * The binary cache (docs/cache.md), internal side: the key, and reading and writing
- * one entry. The folder functions and listing are public (ballcl.h).
+ * The binary cache (docs/cache.md), internal side: the key and one entry
+ * (the folder and its listing are public, ballcl.h).
  *
  * An entry file "program-<64 hex key>.bin" is a fixed 512-byte header and the
  * driver's binary (CL_PROGRAM_BINARIES) as payload. Header, little-endian:
@@ -28,8 +28,7 @@
 
 #include <limits.h>
 
-/* Bump when the header layout or the key recipe changes: old entries then
- * simply miss (their key no longer matches). */
+/* Bumped when the layout or the key recipe changes: old entries then miss. */
 #define BCL_CACHE_FORMAT      1
 #define BCL_CACHE_HEADER_SIZE 512
 #define BCL_CACHE_KEY_BYTES   32
@@ -49,12 +48,9 @@ typedef struct bcl_cache_labels {
     char source[64];
 } bcl_cache_labels;
 
-/* Contract: computes the key of a program: SHA-256 (OpenSSL EVP) over the
- * cache format version, the kernel source bytes, the build options and the
- * device's identity digest (the caller's bcl_device_identity: platform,
- * device, vendor, driver versions, address bits; the cache itself knows no
- * device), each length-prefixed so that no two different inputs hash the
- * same bytes. */
+/* Contract: a program's key, SHA-256 over the format version, the source,
+ * the build options and the device's identity (bcl_device_identity: the
+ * cache knows no device), each length-prefixed. */
 int bcl_cache_key_make(const unsigned char identity[32], const char *src, size_t len,
                        const char *options, bcl_cache_key *key, bcl_error *e);
 /* Writes the 64 lower-case hex digits of key and a NUL into out. */
@@ -68,10 +64,8 @@ int bcl_cache_entry_encode(const bcl_cache_key *key, const bcl_cache_labels *lab
                            const void *payload, size_t len, unsigned char **out, size_t *out_len,
                            bcl_error *e);
 
-/* Checks an entry held in buf. When key is non-NULL the header's key must
- * equal it. On success *payload points into buf and labels (optional) are
- * filled; else why says what is wrong ("truncated header", "checksum
- * mismatch", ...) and false is returned. Never reads past size. */
+/* Checks the entry in buf[0, size) (against key unless NULL): *payload into
+ * buf and labels (optional), or false with why ("checksum mismatch", ...). */
 bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cache_key *key,
                             const unsigned char **payload, size_t *payload_len,
                             bcl_cache_labels *labels, char *why, size_t why_size);
@@ -79,19 +73,15 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
 /* Result of reading an entry from disk. */
 typedef enum { BCL_CACHE_ABSENT, BCL_CACHE_BAD, BCL_CACHE_FOUND } bcl_cache_lookup;
 
-/* Contract: reads and checks the entry at path against key. FOUND: *file is
- * the malloc'ed file (the caller frees it), *payload / *payload_len lie
- * inside it, and labels (optional) are filled. ABSENT: there is no such file. BAD: anything else
- * (unreadable, truncated, garbage, wrong key, checksum mismatch), explained in why. */
+/* Contract: reads and decodes the entry at path. FOUND: *file malloc'ed, the
+ * payload inside it. ABSENT: no such file. BAD: anything else, in why. */
 bcl_cache_lookup bcl_cache_entry_read(const char *path, const bcl_cache_key *key,
                                       unsigned char **file, const unsigned char **payload,
                                       size_t *payload_len, bcl_cache_labels *labels, char *why,
                                       size_t why_size);
 
-/* Contract: writes an entry atomically (bcl_write_file_atomic: temporary
- * file in the same folder, fsync, rename), so a concurrent reader sees the
- * old entry, no entry or the whole new one. On failure nothing is left
- * behind and e says why (BCL_EXIT_INPUT for file system errors). */
+/* Contract: writes an entry atomically (bcl_write_file_atomic): a reader
+ * sees the old entry, none or the whole new one. */
 int bcl_cache_entry_write(const char *path, const bcl_cache_key *key,
                           const bcl_cache_labels *labels, const void *payload, size_t len,
                           bcl_error *e);
@@ -105,23 +95,18 @@ typedef struct bcl_cache_slot {
     bcl_cache_labels labels;
 } bcl_cache_slot;
 
-/* Trust (docs/cache.md; src/cache/cache_trust.c): like ssh with its keys, ballcl uses a cache
- * folder only if it is a folder that belongs to the user (or root) and that no one else may write
- * (no group or other write bit), and an entry or tuned file only if it belongs to the user (or
- * root) and no one else may write it. Otherwise another user could plant a program that this user's
- * runs load. Each returns true, or false with the reason in why, starting with BCL_CACHE_UNTRUSTED.
- */
+/* Trust (docs/cache.md): like ssh with its keys, a cache folder, entry or
+ * tuned file is used only if it is the user's (or root's) and no one else
+ * may write it: else another user could plant a program this user's runs
+ * load. True, or false with why starting with BCL_CACHE_UNTRUSTED. */
 #define BCL_CACHE_UNTRUSTED "not trusted: "
 struct stat;
 bool bcl_cache_owner_ok(const struct stat *st, char *why, size_t why_size);
 bool bcl_cache_folder_ok(const char *dir, char *why, size_t why_size);
 
-/* mkdir -p for path: every folder it creates, and the last one, get mode
- * 0700 (src/cache/cache_dir.c). Shared by the cache and the tuned files kept in
- * the same folder. */
+/* mkdir -p for path, each folder it creates 0700 (also the tuned files'). */
 int bcl_make_folders(char *path, bcl_error *e);
-/* Like bcl_cache_dir, and creates the folder (and missing parents) with mode
- * 0700. BCL_EXIT_INPUT with the path and the reason when it cannot. */
+/* bcl_cache_dir, created by bcl_make_folders. */
 int bcl_cache_dir_create(char *out, size_t size, bcl_error *e);
 
 #endif

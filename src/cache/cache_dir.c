@@ -1,7 +1,6 @@
 /*
- * The cache folder (docs/cache.md): where it is, creating it private (0700), and
- * listing and clearing the program entries in it. The folder is shared with
- * other parts of ballcl (the tuned files, tuned/<model>-<key>.json), so
+ * The cache folder (docs/cache.md): where it is, creating it 0700, listing
+ * and clearing its program entries. The tuned files share the folder, so
  * list and clear touch only files named like program entries.
  */
 #include "files/files.h"
@@ -42,9 +41,8 @@ int bcl_cache_dir(char *out, size_t size, bcl_error *e)
     return BCL_OK;
 }
 
-/* mkdir -p with mode 0700 for every folder it creates. The folder we create
- * last is chmod'ed to exactly 0700, whatever the umask: the binaries in it
- * are the user's own business. An existing folder keeps its mode. */
+/* The last folder created is chmod'ed to exactly 0700, whatever the umask:
+ * its binaries are the user's business. An existing folder keeps its mode. */
 int bcl_make_folders(char *path, bcl_error *e)
 {
     struct stat st;
@@ -67,21 +65,16 @@ int bcl_make_folders(char *path, bcl_error *e)
             rc = 0; /* there already, or made by a concurrent process */
         else if (rc == 0 && saved == '\0')
             (void)chmod(path, 0700);
-        if (rc != 0 && err == EEXIST) {
-            char part[PATH_MAX];
-            snprintf(part, sizeof part, "%s", path);
-            *p = saved;
+        char part[PATH_MAX];
+        snprintf(part, sizeof part, "%s", path);
+        *p = saved;
+        if (rc != 0 && err == EEXIST)
             return bcl_fail(e, BCL_EXIT_INPUT,
                             "cannot create cache folder '%s': '%s' exists and is not a folder",
                             path, part);
-        }
-        if (rc != 0) {
-            int r = bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", path,
-                             strerror(err));
-            *p = saved;
-            return r;
-        }
-        *p = saved;
+        if (rc != 0)
+            return bcl_fail(e, BCL_EXIT_INPUT, "cannot create cache folder '%s': %s", part,
+                            strerror(err));
         if (saved == '\0')
             return BCL_OK;
     }
@@ -95,13 +88,14 @@ int bcl_cache_dir_create(char *out, size_t size, bcl_error *e)
     return bcl_make_folders(out, e);
 }
 
-/* "program-<64 lower-case hex>.bin": the only names list and clear touch. */
-static bool entry_name(const char *name, char key[2 * BCL_CACHE_KEY_BYTES + 1])
+/* "program-<64 lower-case hex>.bin", the len bytes at name: the only names
+ * list and clear touch. */
+static bool entry_name(const char *name, size_t len, char key[2 * BCL_CACHE_KEY_BYTES + 1])
 {
     size_t pre = strlen(BCL_CACHE_ENTRY_PREFIX), suf = strlen(BCL_CACHE_ENTRY_SUFFIX);
     size_t hex = 2 * BCL_CACHE_KEY_BYTES;
-    if (strlen(name) != pre + hex + suf || strncmp(name, BCL_CACHE_ENTRY_PREFIX, pre) != 0 ||
-        strcmp(name + pre + hex, BCL_CACHE_ENTRY_SUFFIX) != 0)
+    if (len != pre + hex + suf || strncmp(name, BCL_CACHE_ENTRY_PREFIX, pre) != 0 ||
+        memcmp(name + pre + hex, BCL_CACHE_ENTRY_SUFFIX, suf) != 0)
         return false;
     for (size_t i = 0; i < hex; i++) {
         char c = name[pre + i];
@@ -118,18 +112,9 @@ static bool entry_name(const char *name, char key[2 * BCL_CACHE_KEY_BYTES + 1])
 /* ".program-<hex>.bin.XXXXXX": bcl_write_file_atomic's temporary for an entry. */
 static bool temp_name(const char *name)
 {
-    if (name[0] != '.')
-        return false;
     const char *dot = strrchr(name, '.');
-    if (!dot || dot == name || strlen(dot + 1) != 6)
-        return false;
-    char base[256];
-    size_t n = (size_t)(dot - (name + 1));
-    if (n >= sizeof base)
-        return false;
-    memcpy(base, name + 1, n);
-    base[n] = '\0';
-    return entry_name(base, NULL);
+    return name[0] == '.' && dot && dot > name && strlen(dot + 1) == 6 &&
+           entry_name(name + 1, (size_t)(dot - name - 1), NULL);
 }
 
 static int by_file(const void *a, const void *b)
@@ -137,8 +122,7 @@ static int by_file(const void *a, const void *b)
     return strcmp(((const bcl_cache_entry_info *)a)->file, ((const bcl_cache_entry_info *)b)->file);
 }
 
-/* Fills one listing row; a file that cannot be read or checked is listed
- * as invalid with the reason rather than failing the whole listing. */
+/* One listing row: a bad file is listed invalid, with why, not an error. */
 static void describe(const char *dir, const char *name, const char *hex, bcl_cache_entry_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -175,7 +159,7 @@ static void describe(const char *dir, const char *name, const char *hex, bcl_cac
 static bool take_entry(const char *dir, const char *name, void *row)
 {
     char hex[2 * BCL_CACHE_KEY_BYTES + 1];
-    if (!entry_name(name, hex))
+    if (!entry_name(name, strlen(name), hex))
         return false;
     describe(dir, name, hex, row);
     return true;
@@ -205,7 +189,7 @@ int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *t
         struct dirent *de;
         int rc = BCL_OK;
         while (rc == BCL_OK && (de = readdir(d)) != NULL) {
-            bool entry = entry_name(de->d_name, NULL);
+            bool entry = entry_name(de->d_name, strlen(de->d_name), NULL);
             if (!entry && !temp_name(de->d_name))
                 continue;
             char path[PATH_MAX];

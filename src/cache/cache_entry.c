@@ -45,9 +45,7 @@ static uint64_t get_le(const unsigned char *p, int n)
     return v;
 }
 
-/* Copies a NUL-padded field out, keeping printable ASCII only: the labels
- * end up on a terminal and must not carry escape sequences from a damaged
- * file. */
+/* A NUL-padded field, printable ASCII only: labels reach a terminal. */
 static void get_label(const unsigned char *p, size_t field, char *out, size_t size)
 {
     size_t o = 0;
@@ -95,54 +93,36 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
                             const unsigned char **payload, size_t *payload_len,
                             bcl_cache_labels *labels, char *why, size_t why_size)
 {
-    if (size < BCL_CACHE_HEADER_SIZE) {
-        snprintf(why, why_size, "truncated header (%zu of %d bytes)", size, BCL_CACHE_HEADER_SIZE);
-        return false;
-    }
-    if (memcmp(buf + OFF_MAGIC, magic, sizeof magic) != 0) {
-        snprintf(why, why_size, "not a ballcl cache entry (bad magic)");
-        return false;
-    }
+    if (size < BCL_CACHE_HEADER_SIZE)
+        return bcl_why(why, why_size, "truncated header (%zu of %d bytes)", size,
+                       BCL_CACHE_HEADER_SIZE);
+    if (memcmp(buf + OFF_MAGIC, magic, sizeof magic) != 0)
+        return bcl_why(why, why_size, "not a ballcl cache entry (bad magic)");
     uint32_t format = (uint32_t)get_le(buf + OFF_FORMAT, 4);
-    if (format != BCL_CACHE_FORMAT) {
-        snprintf(why, why_size, "format version %u, expected %d", (unsigned)format,
-                 BCL_CACHE_FORMAT);
-        return false;
-    }
-    if (get_le(buf + OFF_HEADER_SIZE, 4) != BCL_CACHE_HEADER_SIZE) {
-        snprintf(why, why_size, "header size %u, expected %d",
-                 (unsigned)get_le(buf + OFF_HEADER_SIZE, 4), BCL_CACHE_HEADER_SIZE);
-        return false;
-    }
-    if (key && memcmp(buf + OFF_KEY, key->b, BCL_CACHE_KEY_BYTES) != 0) {
-        snprintf(why, why_size, "wrong key (the entry is for another program or device)");
-        return false;
-    }
+    if (format != BCL_CACHE_FORMAT)
+        return bcl_why(why, why_size, "format version %u, expected %d", (unsigned)format,
+                       BCL_CACHE_FORMAT);
+    if (get_le(buf + OFF_HEADER_SIZE, 4) != BCL_CACHE_HEADER_SIZE)
+        return bcl_why(why, why_size, "header size %u, expected %d",
+                       (unsigned)get_le(buf + OFF_HEADER_SIZE, 4), BCL_CACHE_HEADER_SIZE);
+    if (key && memcmp(buf + OFF_KEY, key->b, BCL_CACHE_KEY_BYTES) != 0)
+        return bcl_why(why, why_size, "wrong key (the entry is for another program or device)");
     uint64_t len = get_le(buf + OFF_LENGTH, 8);
     uint64_t have = size - BCL_CACHE_HEADER_SIZE;
-    if (len > BCL_CACHE_MAX_PAYLOAD || len > have) {
-        snprintf(why, why_size, "truncated payload (%llu of %llu bytes)", (unsigned long long)have,
-                 (unsigned long long)len);
-        return false;
-    }
-    if (len < have) {
-        snprintf(why, why_size, "%llu bytes after the payload", (unsigned long long)(have - len));
-        return false;
-    }
-    if (len == 0) {
-        snprintf(why, why_size, "empty payload");
-        return false;
-    }
+    if (len > BCL_CACHE_MAX_PAYLOAD || len > have)
+        return bcl_why(why, why_size, "truncated payload (%llu of %llu bytes)",
+                       (unsigned long long)have, (unsigned long long)len);
+    if (len < have)
+        return bcl_why(why, why_size, "%llu bytes after the payload",
+                       (unsigned long long)(have - len));
+    if (len == 0)
+        return bcl_why(why, why_size, "empty payload");
     unsigned char sum[32];
     bcl_error e = {0};
-    if (bcl_sha256(buf + BCL_CACHE_HEADER_SIZE, (size_t)len, sum, &e) != BCL_OK) {
-        snprintf(why, why_size, "%s", e.msg);
-        return false;
-    }
-    if (memcmp(sum, buf + OFF_CHECKSUM, sizeof sum) != 0) {
-        snprintf(why, why_size, "checksum mismatch");
-        return false;
-    }
+    if (bcl_sha256(buf + BCL_CACHE_HEADER_SIZE, (size_t)len, sum, &e) != BCL_OK)
+        return bcl_why(why, why_size, "%s", e.msg);
+    if (memcmp(sum, buf + OFF_CHECKSUM, sizeof sum) != 0)
+        return bcl_why(why, why_size, "checksum mismatch");
     if (labels) {
         get_label(buf + OFF_DEVICE, OFF_PLATFORM - OFF_DEVICE, labels->device,
                   sizeof labels->device);
@@ -155,14 +135,11 @@ bool bcl_cache_entry_decode(const unsigned char *buf, size_t size, const bcl_cac
     return true;
 }
 
-/* Reads a whole regular file of at most `limit` bytes, never through a
- * symbolic link and never a special file (a FIFO would block). Returns 0,
- * or an errno value (EFBIG past the limit), or -1 with why filled for an
- * entry that is not a plain file of the user's. */
+/* A whole regular file of at most limit bytes, never through a link: 0, an
+ * errno value, or -1 with why for what is not a plain file of the user's. */
 static int read_whole(const char *path, uint64_t limit, unsigned char **out, size_t *len, char *why,
                       size_t why_size)
 {
-    /* The fault hook, so the fault walk sees a cache that cannot be read. */
     int f = bcl_fault_take("read");
     if (f != 0)
         return f;
@@ -184,13 +161,11 @@ static int read_whole(const char *path, uint64_t limit, unsigned char **out, siz
         close(fd);
         return err;
     }
-    /* Only the user (or root) may have made what we load into the driver:
-     * an entry of another user, or one others may write, is not trusted. */
+    /* Only the user (or root) may have made what the driver loads. */
     if (!bcl_cache_owner_ok(&st, why, why_size)) {
         close(fd);
         return -1;
     }
-    /* The one reader, on the fd whose owner was just checked. */
     char *buf = NULL;
     int err = bcl_read_fd(fd, limit, &buf, len);
     close(fd);
@@ -235,9 +210,8 @@ int bcl_cache_entry_write(const char *path, const bcl_cache_key *key,
     int rc = bcl_cache_entry_encode(key, labels, payload, len, &buf, &size, e);
     if (rc)
         return rc;
-    /* The entry's name is ballcl's own, in the user's own folder: a FIFO,
-     * socket or symbolic link found there is removed (not followed, not
-     * refused), so that the entry can be replaced. */
+    /* The name is ballcl's, in the user's folder: a FIFO, socket or link
+     * there is removed (not followed, not refused) to be replaced. */
     struct stat st;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         (void)unlink(path);

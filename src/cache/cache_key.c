@@ -1,8 +1,6 @@
 /*
- * The binary cache key: a SHA-256 (bcl_sha256_parts) of
- * everything that can change the binary a driver makes from our source. Two
- * keys are equal only if every field is, so an entry can never be handed to
- * another device, driver or source.
+ * The binary cache key: a SHA-256 of all that can change the binary a driver
+ * makes of our source, so no entry reaches another device, driver or source.
  */
 #include "cache/cache.h"
 

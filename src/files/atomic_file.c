@@ -1,30 +1,22 @@
 /*
- * Outputs, written all or none (docs/RELIABILITY.md, "Outputs").
+ * Outputs, written all or none (docs/RELIABILITY.md, "Outputs"): every file
+ * ballcl writes goes through an output set.
  *
- * Every file ballcl writes (--output, --snapshot, bench --csv, survey --json,
- * the tuned file, binary-cache entries) goes through an output set:
- *
- *  1. bcl_outputs_add, before any work: the destination is checked (absent,
- *     or a regular file; a symbolic link is followed, see below; anything
- *     else is refused) and a temporary file is created beside it, which
- *     proves that the folder is writable and the names fit. The temporary
- *     is registered for removal on SIGINT/SIGTERM/SIGHUP (src/util/cleanup.c).
+ *  1. bcl_outputs_add, before any work: the destination must be absent or a
+ *     regular file (a symbolic link is followed), and a temporary created
+ *     beside it proves the folder writable; it is removed on SIGINT, SIGTERM
+ *     and SIGHUP (src/util/cleanup.c).
  *  2. bcl_outputs_write: the data goes to the temporary.
- *  3. bcl_outputs_commit: every temporary is flushed (fsync) and only then
- *     are they renamed over their destinations, with the signals held. A
- *     destination that exists is swapped with its temporary
- *     (renameat2(RENAME_EXCHANGE)), so a rename that fails part-way is
- *     undone by swapping back: either every output is replaced or none.
+ *  3. bcl_outputs_commit: every temporary is fsynced, then renamed over its
+ *     destination with the signals held; an existing destination is swapped
+ *     (RENAME_EXCHANGE), so a rename failing part-way is undone by swapping
+ *     back. A reader sees the old contents or the whole new ones, even after
+ *     a kill or a power loss.
  *
- * A reader of any destination sees its old contents or the whole new ones,
- * never a mixture, even if the program is killed or the machine loses power.
- *
- * Symbolic links: a destination that is a symbolic link is followed and its
- * target is replaced atomically (the link stays), as an editor saving through
- * a link would; the target must be a regular file. A link in a folder that
- * everyone may write (mode 1777, like /tmp) is followed only when it belongs
- * to the user, like the kernel's fs.protected_symlinks: else another user
- * could point the link at a file of ours.
+ * A link's target is replaced (the link stays), as an editor saving through
+ * it would. A link in a folder everyone may write (1777, like /tmp) is
+ * followed only when it is the user's, like fs.protected_symlinks: else
+ * another user could point it at a file of ours.
  */
 #define _GNU_SOURCE /* mkostemp, renameat2, O_CLOEXEC */
 #include "files/files.h"
@@ -35,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +35,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The mode a plain open(O_CREAT, 0644) would give: mkstemp always creates
- * 0600, which would make checkpoints unreadable to other users for no reason.
- * umask() can only be read by setting it; the window in which another thread
- * could create a file with umask 0 is two system calls long, and ballcl writes
- * its files from the main thread only. */
+/* The mode open(O_CREAT, 0644) would give (mkstemp makes 0600). umask is
+ * read by setting it: a window of two calls, and ballcl writes its files
+ * from the main thread only. */
 static mode_t file_mode(void)
 {
     mode_t mask = umask(022);
@@ -54,9 +45,8 @@ static mode_t file_mode(void)
     return 0644 & ~mask;
 }
 
-/* Flushes the folder so that the rename itself survives a crash. Best effort:
- * some file systems refuse fsync on folders, and the new file is complete on
- * disk either way. */
+/* So that the rename survives a crash. Best effort: some file systems refuse
+ * fsync on folders, and the new file is complete on disk either way. */
 static void sync_folder(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -66,8 +56,8 @@ static void sync_folder(const char *dir)
     }
 }
 
-/* Writes all of data to fd, retrying after signals and short writes. Returns
- * 0, or -1 with errno set. Each write() call may be failed by the fault hook. */
+/* All of data, after signals and short writes: 0, or -1 with errno set.
+ * Each write() may be failed by the fault hook. */
 static int write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
@@ -84,8 +74,7 @@ static int write_all(int fd, const void *data, size_t len)
             return -1;
         }
         if (w == 0) {
-            /* write() never returns 0 for len > 0 on a regular file; treat it
-             * like a full disk rather than spinning forever. */
+            /* Never for a regular file: a full disk, not a spin forever. */
             errno = ENOSPC;
             return -1;
         }
@@ -97,29 +86,28 @@ static int write_all(int fd, const void *data, size_t len)
 
 const char *bcl_file_type_name(unsigned mode)
 {
-    switch (mode & S_IFMT) {
-    case S_IFREG:
-        return "a regular file";
-    case S_IFDIR:
-        return "a folder";
-    case S_IFCHR:
-        return "a character device";
-    case S_IFBLK:
-        return "a block device";
-    case S_IFIFO:
-        return "a FIFO";
-    case S_IFSOCK:
-        return "a socket";
-    case S_IFLNK:
-        return "a symbolic link";
-    default:
-        return "a special file";
-    }
+    static const struct {
+        unsigned type;
+        const char *name;
+    } types[] = {
+        {S_IFREG, "a regular file"}, {S_IFDIR, "a folder"}, {S_IFCHR, "a character device"},
+        {S_IFBLK, "a block device"}, {S_IFIFO, "a FIFO"},   {S_IFSOCK, "a socket"},
+        {S_IFLNK, "a symbolic link"}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if ((mode & S_IFMT) == types[i].type)
+            return types[i].name;
+    return "a special file";
 }
 
-/* "<what>: " in front of a message, when the output has an option name. */
-static int out_fail(const bcl_output *o, int code, const char *why, const char *step, bcl_error *e)
+/* "[<what>: ]cannot write '<path>': <why>[ (<step> failed)]". */
+__attribute__((format(printf, 5, 6))) static int
+out_fail(const bcl_output *o, int code, bcl_error *e, const char *step, const char *fmt, ...)
 {
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
     return bcl_fail(e, code, "%s%scannot write '%s': %s%s%s%s", o->what ? o->what : "",
                     o->what ? ": " : "", o->path, why, step ? " (" : "", step ? step : "",
                     step ? " failed)" : "");
@@ -145,50 +133,37 @@ static char *folder_of(const char *path)
 static int resolve_target(bcl_output *o, char **target, bcl_error *e)
 {
     struct stat st;
-    if (lstat(o->path, &st) != 0) {
-        if (errno == ENOENT) {
-            *target = strdup(o->path);
-            return *target ? BCL_OK : out_fail(o, BCL_EXIT_RUNTIME, "out of memory", NULL, e);
-        }
-        return out_fail(o, BCL_EXIT_INPUT, strerror(errno), NULL, e);
-    }
-    if (S_ISDIR(st.st_mode))
-        return out_fail(o, BCL_EXIT_INPUT, strerror(EISDIR), NULL, e);
-    if (S_ISREG(st.st_mode)) {
+    bool absent = lstat(o->path, &st) != 0;
+    if (absent && errno != ENOENT)
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL, "%s", strerror(errno));
+    if (!absent && S_ISDIR(st.st_mode))
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL, "%s", strerror(EISDIR));
+    if (absent || S_ISREG(st.st_mode)) {
         *target = strdup(o->path);
-        return *target ? BCL_OK : out_fail(o, BCL_EXIT_RUNTIME, "out of memory", NULL, e);
+        return *target ? BCL_OK : out_fail(o, BCL_EXIT_RUNTIME, e, NULL, "out of memory");
     }
-    if (!S_ISLNK(st.st_mode)) {
-        char why[128];
-        snprintf(why, sizeof why,
-                 "it is %s, not a regular file: expected a regular file or a new "
-                 "name",
-                 bcl_file_type_name(st.st_mode));
-        return out_fail(o, BCL_EXIT_INPUT, why, NULL, e);
-    }
+    if (!S_ISLNK(st.st_mode))
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL,
+                        "it is %s, not a regular file: expected a regular file or a new name",
+                        bcl_file_type_name(st.st_mode));
     /* A link in a sticky folder that others may write, not the user's. */
     char *dir = folder_of(o->path);
     struct stat ds;
     bool shared = dir && stat(dir, &ds) == 0 && (ds.st_mode & S_ISVTX) && (ds.st_mode & S_IWOTH);
     free(dir);
     if (shared && st.st_uid != geteuid())
-        return out_fail(o, BCL_EXIT_INPUT,
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL,
                         "it is a symbolic link of another user in a folder everyone may write: "
-                        "expected a regular file or a new name",
-                        NULL, e);
+                        "expected a regular file or a new name");
     char *real = realpath(o->path, NULL);
-    if (!real) {
-        char why[160];
-        snprintf(why, sizeof why, "it is a symbolic link whose target cannot be used (%s)",
-                 strerror(errno));
-        return out_fail(o, BCL_EXIT_INPUT, why, NULL, e);
-    }
+    if (!real)
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL,
+                        "it is a symbolic link whose target cannot be used (%s)", strerror(errno));
     if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-        char why[160];
-        snprintf(why, sizeof why, "it is a symbolic link to %s, not to a regular file",
-                 bcl_file_type_name(st.st_mode));
         free(real);
-        return out_fail(o, BCL_EXIT_INPUT, why, NULL, e);
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL,
+                        "it is a symbolic link to %s, not to a regular file",
+                        bcl_file_type_name(st.st_mode));
     }
     *target = real;
     return BCL_OK;
@@ -213,7 +188,8 @@ int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_erro
                         what);
     /* "out/" names a folder; mkstemp would happily create ".XXXXXX" in it. */
     if (*path == '\0' || *base == '\0')
-        return out_fail(o, BCL_EXIT_INPUT, *path ? strerror(EISDIR) : "empty file name", NULL, e);
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL, "%s",
+                        *path ? strerror(EISDIR) : "empty file name");
     char *target = NULL;
     int rc = resolve_target(o, &target, e);
     if (rc)
@@ -232,7 +208,7 @@ int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_erro
     if (!tmp) {
         free(dir);
         free(target);
-        return out_fail(o, BCL_EXIT_RUNTIME, "out of memory", NULL, e);
+        return out_fail(o, BCL_EXIT_RUNTIME, e, NULL, "out of memory");
     }
     snprintf(tmp, tmplen, "%s%s.%s.XXXXXX", strchr(target, '/') ? dir : "",
              strchr(target, '/') ? (strcmp(dir, "/") ? "/" : "") : "",
@@ -242,7 +218,7 @@ int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_erro
     if (f != 0) {
         free(tmp);
         free(target);
-        return out_fail(o, BCL_EXIT_INPUT, strerror(f), "open", e);
+        return out_fail(o, BCL_EXIT_INPUT, e, "open", "%s", strerror(f));
     }
     /* The file and its registration come into being together. */
     sigset_t old;
@@ -255,9 +231,8 @@ int bcl_outputs_add(bcl_outputs *s, const char *path, const char *what, bcl_erro
     if (fd < 0) {
         free(tmp);
         free(target);
-        /* A name the file system refuses is the user's name, however long
-         * the temporary: say so in those words. */
-        return out_fail(o, BCL_EXIT_INPUT, strerror(err), "open", e);
+        /* A name the file system refuses is the user's, however long the temporary. */
+        return out_fail(o, BCL_EXIT_INPUT, e, "open", "%s", strerror(err));
     }
     o->fd = fd;
     o->tmp = tmp;
@@ -270,9 +245,9 @@ int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bc
 {
     bcl_output *o = &s->out[i];
     if (o->fd < 0)
-        return out_fail(o, BCL_EXIT_RUNTIME, "the output is not open", NULL, e);
+        return out_fail(o, BCL_EXIT_RUNTIME, e, NULL, "the output is not open");
     if (write_all(o->fd, data, len) != 0)
-        return out_fail(o, BCL_EXIT_INPUT, strerror(errno), "write", e);
+        return out_fail(o, BCL_EXIT_INPUT, e, "write", "%s", strerror(errno));
     return BCL_OK;
 }
 
@@ -298,35 +273,28 @@ void bcl_outputs_discard(bcl_outputs *s)
     s->count = 0;
 }
 
-/* Flushes o's temporary and closes it: everything that can fail before a
- * rename. */
+/* Flushes and closes o's temporary: all that can fail before a rename. */
 static int finish(bcl_output *o, bcl_error *e)
 {
     /* Before fsync, so that the mode reaches the disk with the data. */
     if (fchmod(o->fd, file_mode()) != 0)
-        return out_fail(o, BCL_EXIT_INPUT, strerror(errno), "chmod", e);
-    /* Without fsync, a crash soon after the rename can leave the new name
-     * pointing at an empty or partial file on some file systems (ext4 with
-     * delalloc, XFS): exactly the half-written checkpoint we promise away. */
+        return out_fail(o, BCL_EXIT_INPUT, e, "chmod", "%s", strerror(errno));
+    /* Without fsync, a crash soon after the rename can leave the new name on
+     * an empty or partial file (ext4 with delalloc, XFS). */
     int f = bcl_fault_take("fsync");
-    if (f != 0)
-        return out_fail(o, BCL_EXIT_INPUT, strerror(f), "fsync", e);
-    if (fsync(o->fd) != 0)
-        return out_fail(o, BCL_EXIT_INPUT, strerror(errno), "fsync", e);
+    if (f != 0 || fsync(o->fd) != 0)
+        return out_fail(o, BCL_EXIT_INPUT, e, "fsync", "%s", strerror(f ? f : errno));
     /* close() can report a deferred write error (NFS); it counts. */
     int rc = close(o->fd);
     o->fd = -1;
     if (rc != 0 && errno != EINTR)
-        return out_fail(o, BCL_EXIT_INPUT, strerror(errno), "close", e);
-    /* The destination was checked before the work; check again, as it may
-     * have been replaced by something that is not a file since. */
+        return out_fail(o, BCL_EXIT_INPUT, e, "close", "%s", strerror(errno));
+    /* Checked before the work, and again: it may have been replaced since. */
     struct stat st;
-    if (lstat(o->target, &st) == 0 && !S_ISREG(st.st_mode)) {
-        char why[128];
-        snprintf(why, sizeof why, "it became %s during the run: expected a regular file",
-                 bcl_file_type_name(st.st_mode));
-        return out_fail(o, BCL_EXIT_INPUT, why, NULL, e);
-    }
+    if (lstat(o->target, &st) == 0 && !S_ISREG(st.st_mode))
+        return out_fail(o, BCL_EXIT_INPUT, e, NULL,
+                        "it became %s during the run: expected a regular file",
+                        bcl_file_type_name(st.st_mode));
     return BCL_OK;
 }
 
@@ -363,7 +331,7 @@ int bcl_outputs_commit(bcl_outputs *s, bcl_error *e)
     bcl_cleanup_commit_begin();
     for (; placed < s->count; placed++) {
         if (place(&s->out[placed], &swapped[placed]) != 0) {
-            rc = out_fail(&s->out[placed], BCL_EXIT_INPUT, strerror(errno), "rename", e);
+            rc = out_fail(&s->out[placed], BCL_EXIT_INPUT, e, "rename", "%s", strerror(errno));
             break;
         }
     }
@@ -398,14 +366,9 @@ int bcl_outputs_commit(bcl_outputs *s, bcl_error *e)
     return rc;
 }
 
-/*
- * Contract: writes len bytes of data to path so that path holds either its
- * previous contents or all of data, never a mixture: an output set of one.
- * The new file gets mode 0644 less the umask. Returns BCL_OK, or
- * BCL_EXIT_INPUT with "cannot write '<path>': <why> (<step> failed)", step
- * being open, write, chmod, fsync, close or rename (a missing folder, no
- * permission and a full disk are all problems with the user's path).
- */
+/* Contract: data to path as an output set of one, mode 0644 less the umask:
+ * BCL_OK, or BCL_EXIT_INPUT "cannot write '<path>': <why> (<step> failed)"
+ * (a missing folder, no permission, a full disk: the user's path). */
 int bcl_write_file_atomic(const char *path, const void *data, size_t len, bcl_error *e)
 {
     bcl_outputs s = {0};

@@ -1,14 +1,10 @@
 /*
- * State files as NumPy .npy version 1.0 (docs/DESIGN.md): dtype '<f4', C order,
- * shape (N, 4). Users prepare and inspect states with np.save / np.load, so
- * the reader accepts exactly what NumPy writes for such an array and rejects
- * everything else with a one-line message that says what was expected; the
- * writer produces the same bytes np.save would.
- *
- * Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
- *   "\x93NUMPY", major 1, minor 0, uint16 LE header length HLEN,
- *   HLEN bytes of a Python dict literal padded with spaces and ending in '\n',
- *   then the raw array data.
+ * State files as NumPy .npy 1.0 (docs/DESIGN.md): '<f4', C order, shape
+ * (N, 4). The reader accepts exactly what np.save writes for such an array
+ * and refuses the rest in one line saying what was expected; the writer
+ * writes np.save's bytes. Format (numpy.lib.format): "\x93NUMPY", 1, 0,
+ * uint16 LE HLEN, HLEN bytes of a dict literal padded with spaces ending
+ * in '\n', the data.
  */
 #include "files/files.h"
 #include "util/util.h"
@@ -23,10 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The data is copied byte for byte between the file and float arrays, which is
- * only right where the host's float is IEEE binary32 stored little-endian
- * (x86-64 and ARM as configured by every mainstream OS). A big-endian port
- * would have to byte-swap here; fail the build rather than corrupt states. */
+/* The data is copied byte for byte: right only where float is IEEE binary32,
+ * little-endian. A big-endian port would byte-swap; fail the build instead. */
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c copies '<f4' data as-is and needs a little-endian host"
 #endif
@@ -37,23 +31,18 @@ _Static_assert(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_MANT_DIG == 24 && FLT
 #define NPY_MAGIC_LEN 6
 #define NPY_PREAMBLE  10 /* magic, major, minor, uint16 LE header length */
 #define NPY_ALIGN     64 /* np.save aligns the data to this */
-/* np.save leaves room to rewrite the shape in place with up to this many
- * digits; copying it makes our files byte-identical to NumPy's. */
+/* np.save's room to rewrite the shape in place; ours too, for its bytes. */
 #define NPY_GROWTH_DIGITS 21
 #define BALL_FLOATS       4
 #define BALL_BYTES        (BALL_FLOATS * sizeof(float))
 #define EXPECT_DESCR      "expected '<f4' (float32, little-endian)"
 #define MAX_DIMS_SHOWN    8
 
-/* ---- reading the file ---------------------------------------------------- */
-
-/* The preamble and the longest header a 1.0 file can have: all that is
- * read before the header has been checked. */
+/* The preamble and the longest 1.0 header: all read before it is checked. */
 #define NPY_HEAD_MAX (NPY_PREAMBLE + 65535)
 
-/* Opens path for reading if it is a regular file (bcl_open_regular: a FIFO
- * or a device is refused without blocking or reading) and gives its size.
- * The fault point "read" of every file read fails it after the open. */
+/* Opens path if it is a regular file (bcl_open_regular: a FIFO is refused
+ * without blocking) and gives its size; fault point "read" after the open. */
 static int open_state(const char *path, int *fd_out, uint64_t *size, bcl_error *e)
 {
     unsigned mode = 0;
@@ -72,8 +61,7 @@ static int open_state(const char *path, int *fd_out, uint64_t *size, bcl_error *
         close(fd);
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
     }
-    /* A size of 0 with bytes behind it: a file whose size the kernel does
-     * not know (/proc, /sys). Not a state file, and not an empty one. */
+    /* Size 0 with bytes behind it (/proc, /sys): not a state file. */
     char probe;
     if (st.st_size == 0 && pread(fd, &probe, 1, 0) == 1) {
         close(fd);
@@ -87,8 +75,7 @@ static int open_state(const char *path, int *fd_out, uint64_t *size, bcl_error *
     return BCL_OK;
 }
 
-/* Reads up to len bytes at offset; *got is what there was (a file may
- * shrink while it is read). Returns 0 or an errno value. */
+/* Reads up to len bytes at offset into *got (a file may shrink); 0 or errno. */
 static int read_at(int fd, void *buf, size_t len, uint64_t offset, size_t *got)
 {
     size_t have = 0;
@@ -106,51 +93,6 @@ static int read_at(int fd, void *buf, size_t len, uint64_t offset, size_t *got)
     return 0;
 }
 
-static int check_header(const char *path, const unsigned char *buf, size_t len, size_t file_len,
-                        uint64_t *balls_out, size_t *offset_out, bcl_error *e);
-
-/* The header of an open state file, checked against the file's size
- * before any of the body is read: *balls and *offset of the data. */
-static int read_head(const char *path, int fd, uint64_t size, uint64_t *balls, size_t *offset,
-                     bcl_error *e)
-{
-    unsigned char *head = malloc(NPY_HEAD_MAX);
-    if (!head)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the header", path);
-    size_t len = 0;
-    size_t want = size < NPY_HEAD_MAX ? (size_t)size : NPY_HEAD_MAX;
-    int err = read_at(fd, head, want, 0, &len);
-    int rc = err ? bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err))
-                 : check_header(path, head, len, size >= SIZE_MAX ? SIZE_MAX - 1 : (size_t)size,
-                                balls, offset, e);
-    free(head);
-    return rc;
-}
-
-/* Opens path (open_state) and reads its header (read_head): *n balls at
- * *offset, and the open *fd, for the body, only on success; without fd
- * the file is closed. */
-static int open_head(const char *path, int *fd, size_t *n, uint64_t *offset, bcl_error *e)
-{
-    uint64_t size = 0, balls = 0;
-    size_t off = 0;
-    int f = -1;
-    int rc = open_state(path, &f, &size, e);
-    if (rc)
-        return rc;
-    if ((rc = read_head(path, f, size, &balls, &off, e)) || !fd)
-        close(f);
-    else
-        *fd = f;
-    if (rc == BCL_OK) {
-        *n = (size_t)balls; /* read_head checked balls * 16 against the file's size */
-        *offset = off;
-    }
-    return rc;
-}
-
-/* ---- parsing the header dict --------------------------------------------- */
-
 typedef struct cursor {
     const char *start, *p, *end;
 } cursor;
@@ -161,20 +103,13 @@ static void skip_ws(cursor *c)
         c->p++;
 }
 
-/* Offset of the cursor in the file, for "at byte N" in messages. */
-static size_t file_offset(const cursor *c)
-{
-    return NPY_PREAMBLE + (size_t)(c->p - c->start);
-}
-
 static int malformed(const char *path, const cursor *c, const char *expected, bcl_error *e)
 {
     return bcl_fail(e, BCL_EXIT_INPUT, "'%s': malformed .npy header at byte %zu: expected %s", path,
-                    file_offset(c), expected);
+                    NPY_PREAMBLE + (size_t)(c->p - c->start), expected);
 }
 
-/* Copies s into out for a message: at most out_size - 1 characters, anything
- * but printable ASCII as '?', so the message stays one readable line. */
+/* s for a message, cut to out_size - 1, anything but printable ASCII as '?'. */
 static void printable(char *out, size_t out_size, const char *s, size_t len)
 {
     size_t i = 0;
@@ -183,9 +118,8 @@ static void printable(char *out, size_t out_size, const char *s, size_t len)
     out[i] = '\0';
 }
 
-/* Parses a Python string literal in single or double quotes into [*s, *s +
- * *len) (pointing into the header). Escapes never occur in what NumPy writes
- * for a plain dtype, so a backslash is refused rather than interpreted. */
+/* A Python string literal in either quotes, as [*s, *s + *len) in the header.
+ * NumPy writes no escapes for a plain dtype: a backslash is refused. */
 static int parse_string(const char *path, cursor *c, const char **s, size_t *len, bcl_error *e)
 {
     if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
@@ -226,9 +160,8 @@ typedef struct shape {
     uint64_t dim[MAX_DIMS_SHOWN]; /* the first MAX_DIMS_SHOWN dimensions */
 } shape;
 
-/* Parses a tuple of non-negative Python ints: "()", "(5,)", "(5, 4)",
- * "(5, 4,)". Lists, negative numbers and leading zeros are refused, as
- * NumPy refuses them. */
+/* A tuple of non-negative ints: "()", "(5,)", "(5, 4)", "(5, 4,)"; lists,
+ * negative numbers and leading zeros are refused, as NumPy refuses them. */
 static int parse_shape(const char *path, cursor *c, shape *sh, bcl_error *e)
 {
     sh->ndim = 0;
@@ -296,10 +229,9 @@ typedef struct header {
     shape shape;
 } header;
 
-/* Parses the dict literal in h[0, len) (the final '\n' excluded): keys in any
- * order, whitespace anywhere between tokens, an optional trailing comma; each
- * of the three keys exactly once and no other key. Values are checked later,
- * in a fixed order, so that the message names the most basic defect. */
+/* The dict literal in h[0, len) ('\n' excluded): the three keys once each in
+ * any order, blanks between tokens, an optional trailing comma. Values are
+ * checked later, in a fixed order, so the message names the basic defect. */
 static int parse_dict(const char *path, const char *h, size_t len, header *hd, bcl_error *e)
 {
     cursor c = {h, h, h + len};
@@ -385,20 +317,8 @@ static int parse_dict(const char *path, const char *h, size_t len, header *hd, b
     return BCL_OK;
 }
 
-/* ---- the public functions -------------------------------------------------- */
-
-static const char *nonfinite_name(float v)
-{
-    return isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-}
-
-/*
- * Checks the preamble and header of a .npy file whose first len bytes are
- * in buf and whose whole size is file_len bytes (len == file_len when buf
- * holds the whole file; less when only the header was read). Sets *balls
- * and *offset (where the data starts). Every defect is an input error
- * naming path.
- */
+/* Checks the preamble and header in buf[0, len) of a file of file_len bytes:
+ * *balls and the data's *offset, or an input error naming path. */
 static int check_header(const char *path, const unsigned char *buf, size_t len, size_t file_len,
                         uint64_t *balls_out, size_t *offset_out, bcl_error *e)
 {
@@ -414,9 +334,7 @@ static int check_header(const char *path, const unsigned char *buf, size_t len, 
                         "'%s': file ends inside the .npy preamble (%zu bytes): expected at least "
                         "%d bytes",
                         path, len, NPY_PREAMBLE);
-    /* 2.0 and 3.0 differ only in a 4-byte header length and UTF-8 headers,
-     * and np.save writes them only when 1.0 cannot hold the header, which
-     * never happens for an (N, 4) float32 array. */
+    /* np.save writes 2.0 and 3.0 only for headers 1.0 cannot hold: never ours. */
     if (buf[6] != 1 || buf[7] != 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': .npy version %u.%u: expected .npy version 1.0",
                         path, buf[6], buf[7]);
@@ -458,8 +376,7 @@ static int check_header(const char *path, const unsigned char *buf, size_t len, 
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': shape %s holds no balls: expected (N, 4), N >= 1",
                         path, shown);
 
-    /* Compare the declared size with the bytes actually there, in a way that
-     * cannot overflow: a header may declare (10**19, 4). */
+    /* Without overflow: a header may declare (10**19, 4). */
     size_t offset = NPY_PREAMBLE + hlen;
     size_t have = file_len - offset;
     if (balls > have / BALL_BYTES)
@@ -479,16 +396,48 @@ static int check_header(const char *path, const unsigned char *buf, size_t len, 
     return BCL_OK;
 }
 
+/* open_state, then the header checked against the file's size: *n balls at
+ * *offset, and on success the open *fd for the body (without fd, closed). */
+static int open_head(const char *path, int *fd, size_t *n, uint64_t *offset, bcl_error *e)
+{
+    uint64_t size = 0, balls = 0;
+    size_t off = 0, len = 0;
+    int f = -1;
+    int rc = open_state(path, &f, &size, e);
+    if (rc)
+        return rc;
+    unsigned char *head = malloc(NPY_HEAD_MAX);
+    int err =
+        head ? read_at(f, head, size < NPY_HEAD_MAX ? (size_t)size : NPY_HEAD_MAX, 0, &len) : 0;
+    if (!head)
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the header", path);
+    else if (err)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': cannot read: %s", path, strerror(err));
+    else
+        rc = check_header(path, head, len, size >= SIZE_MAX ? SIZE_MAX - 1 : (size_t)size, &balls,
+                          &off, e);
+    free(head);
+    if (rc || !fd)
+        close(f);
+    else
+        *fd = f;
+    if (rc == BCL_OK) {
+        *n = (size_t)balls; /* checked against the file's size */
+        *offset = off;
+    }
+    return rc;
+}
+
 int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first, bcl_error *e)
 {
     for (size_t i = 0; i < n * BALL_FLOATS; i++) {
         if (!isfinite(state[i])) {
-            /* Named like the float4 components the kernels see; balls count
-             * from 0 like the rows of the NumPy array. */
+            /* Components as the kernels' float4; balls from 0 as NumPy's rows. */
             return bcl_fail(e, BCL_EXIT_INPUT,
                             "'%s': ball %zu has a non-finite value (%s) in component %c: "
                             "expected finite values",
-                            path, first + i / BALL_FLOATS, nonfinite_name(state[i]),
+                            path, first + i / BALL_FLOATS,
+                            isnan(state[i]) ? "nan" : (state[i] > 0 ? "inf" : "-inf"),
                             "xyzw"[i % BALL_FLOATS]);
         }
     }
@@ -496,16 +445,13 @@ int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t 
 }
 
 /*
- * Contract: reads path, a .npy v1.0 file holding an (N, 4) '<f4' C-order
- * array with N >= 1 and only finite values, into a new malloc'ed array of
- * 4*N floats (*state; the caller frees it) and sets *n = N. On failure
- * *state and *n are left untouched and the error is BCL_EXIT_INPUT, one line
- * "'<path>': <what is wrong>: expected <what>" (BCL_EXIT_RUNTIME only when
- * memory for a state that fits runs out). The header is read first (at
- * most 64 KiB) and checked against the file's size; only then is the body
- * read, in one allocation of the size the header declares, refused before
- * it is made when it exceeds the memory this process may use. A special
- * file (a FIFO, /dev/zero) is refused before anything is read.
+ * Contract: *state (malloc'ed, 4*N floats) and *n = N from a .npy 1.0 file
+ * of an (N, 4) '<f4' C-order array, N >= 1, finite values; on failure both
+ * untouched and BCL_EXIT_INPUT "'<path>': <what is wrong>: expected <what>"
+ * (BCL_EXIT_RUNTIME when memory for a state that fits runs out). The header
+ * (at most 64 KiB) is checked against the file's size before the body is
+ * read, in one allocation refused first when it exceeds this process's
+ * memory. A special file (a FIFO, /dev/zero) is refused before any read.
  */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
 {
@@ -515,8 +461,6 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
     int rc = open_head(path, &fd, &balls, &offset, e);
     if (rc)
         return rc;
-    /* The header matches the file's size; the body must also fit the
-     * memory this process may use before it is allocated. */
     uint64_t need = (uint64_t)balls * BALL_BYTES;
     char what[4096 + 2];
     snprintf(what, sizeof what, "'%s'", path);
@@ -524,7 +468,6 @@ int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e)
         goto out;
     float *f = malloc((size_t)need);
     if (!f) {
-        /* Not the file's fault: the machine lacks memory for a state this big. */
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "'%s': out of memory reading the file", path);
         goto out;
     }
@@ -555,12 +498,11 @@ int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_
     return open_head(path, NULL, n, data_offset, e);
 }
 
-/* The .npy header np.save writes for an (n, 4) float32 array: *len bytes
- * into hdr (room for 256). What NumPy 1.24 writes: keys sorted, repr of
- * values, ", " after each, spare spaces for the shape to grow, then padding
- * to the alignment. */
-static size_t npy_header(size_t n, unsigned char *hdr)
+/* np.save's (NumPy 1.24) header of an (n, 4) float32 array: keys sorted,
+ * repr of values, ", " after each, room for the shape to grow, padding. */
+size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)
 {
+    unsigned char hdr[256];
     char dict[128];
     int dl = snprintf(dict, sizeof dict,
                       "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 4), }", n);
@@ -578,34 +520,28 @@ static size_t npy_header(size_t n, unsigned char *hdr)
     memcpy(hdr + NPY_PREAMBLE, dict, (size_t)dl);
     memset(hdr + NPY_PREAMBLE + dl, ' ', grow + pad);
     hdr[offset - 1] = '\n';
+    if (out && offset <= size)
+        memcpy(out, hdr, offset);
     return offset;
 }
 
-/*
- * Contract: writes the n balls of state (4*n floats) as a .npy v1.0 file of
- * shape (n, 4), dtype '<f4', byte-identical to np.save of the same float32
- * array, into output i of s (bcl_outputs_add; bcl_outputs_commit puts it
- * in place). The state is written as it is, never copied. n must be >= 1,
- * as the reader demands. Non-finite values are written as they are.
- */
+/* Contract: the n >= 1 balls of state as np.save writes them, into output i
+ * of s, never copied; non-finite values are written as they are. */
 int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e)
 {
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "'%s': no balls to write: expected N >= 1",
                         s->out[i].path);
     unsigned char hdr[256];
-    size_t hl = npy_header(n, hdr);
+    size_t hl = bcl_npy_header(n, hdr, sizeof hdr);
     int rc = bcl_outputs_write(s, i, hdr, hl, e);
     if (rc == BCL_OK)
         rc = bcl_outputs_write(s, i, state, n * BALL_BYTES, e);
     return rc;
 }
 
-/*
- * Contract: bcl_npy_write_to through an output set of one: path holds its
- * old contents or the whole new file (atomic replacement). Returns BCL_OK,
- * BCL_EXIT_INPUT (path cannot be written) or BCL_EXIT_RUNTIME (no memory).
- */
+/* Contract: bcl_npy_write_to through an output set of one (atomic):
+ * BCL_OK, BCL_EXIT_INPUT (path cannot be written) or BCL_EXIT_RUNTIME. */
 int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
 {
     if (n == 0)
@@ -615,13 +551,4 @@ int bcl_npy_write(const char *path, const float *state, size_t n, bcl_error *e)
     if (rc == BCL_OK)
         rc = bcl_npy_write_to(&s, 0, state, n, e);
     return bcl_outputs_end(&s, rc, e);
-}
-
-size_t bcl_npy_header(size_t n, unsigned char *out, size_t size)
-{
-    unsigned char hdr[256];
-    size_t hl = npy_header(n, hdr);
-    if (out && hl <= size)
-        memcpy(out, hdr, hl);
-    return hl;
 }

@@ -1,16 +1,9 @@
 /*
- * Pictures of a state: where the balls are, as a PNG.
- *
- * The world rectangle (the model's box, or the balls' bounding box for a
- * model without one) is fitted into the picture keeping its aspect, with a
- * small margin for the outline. Each ball adds one to the count of the pixel
- * (or, when balls are few, of the 3 x 3 pixels) it falls on; a pixel's colour
- * then goes from light to dark blue with log(1 + count), so one ball is
- * visible on its own and a pile of thousands still shows its shape.
- *
- * The PNG is made in memory with libpng's simplified API (which needs no
- * setjmp) and written through an output set (atomic_file.c), so a picture
- * is never half-written.
+ * Pictures of a state, as a PNG: the world rectangle (the model's box, or
+ * the balls' bounding box) fitted with its aspect and a margin. Each ball
+ * counts on its pixel (3 x 3 when balls are few); colour goes light to dark
+ * blue with log(1 + count), so one ball shows and so does a pile's shape.
+ * libpng's simplified API (no setjmp) makes it in memory, for an output set.
  */
 #include "files/files.h"
 #include "util/util.h"
@@ -59,8 +52,7 @@ int bcl_snapshot_size_parse(const char *text, const char *what, unsigned *w, uns
     return BCL_OK;
 }
 
-/* A rectangle of zero width (all balls on one vertical line) still needs
- * some extent to be drawn. */
+/* A rectangle of zero width (balls on one line) still needs some extent. */
 static void widen(double *lo, double *hi)
 {
     if (*hi > *lo)
@@ -126,8 +118,7 @@ static void draw_balls(unsigned char *img, uint32_t *count, unsigned width, long
                        long bw, long bh, const frame *f, const float *s, size_t n)
 {
     double fw = f->x1 - f->x0, fh = f->y1 - f->y0;
-    /* Dots of 3 x 3 pixels while they would cover at most a quarter of the
-     * area; single pixels beyond, where density carries the picture. */
+    /* 3 x 3 dots while they cover at most a quarter of the area. */
     long rad = (double)n * 9.0 <= (double)bw * (double)bh / 4.0 ? 1 : 0;
     uint32_t most = 0;
     for (size_t i = 0; i < n; i++) {

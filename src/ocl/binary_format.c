@@ -1,20 +1,13 @@
 /*
- * What a driver's program binary must look like before ballcl hands it to
- * clCreateProgramWithBinary (docs/IMPLEMENTATIONS.md).
+ * What a driver's binary must look like before clCreateProgramWithBinary
+ * (docs/IMPLEMENTATIONS.md). PoCL and NVIDIA refuse a foreign binary with
+ * CL_INVALID_BINARY; Mesa's rusticl 22.3 aborts the process (a Rust panic,
+ * "unknown version"). The cache's checksum cannot see an entry damaged by
+ * its writer or by hand, so for rusticl the header is checked first and
+ * such an entry is a miss like any other.
  *
- * A driver should refuse a binary it did not write with CL_INVALID_BINARY,
- * and PoCL and NVIDIA do. Mesa's rusticl 22.3 instead aborts the whole
- * process (a Rust panic, "unknown version", in core/program.rs) on a binary
- * whose header it does not know. The cache's key and checksum keep foreign
- * bytes out in practice, but an entry can still reach the driver damaged in
- * a way the checksum cannot see (written by a broken writer, or by hand), so
- * for rusticl the header is checked here first and such an entry is a miss
- * like any other.
- *
- * rusticl 22.3's binary, per device: u32 format version (1), u32 length of
- * the SPIR-V, u32 cl_program_binary_type, then the SPIR-V module itself
- * (magic 0x07230203). It holds no machine code: llvmpipe compiles the SPIR-V
- * when the program is built from it and at the first launch.
+ * rusticl 22.3's binary: u32 format version (1), u32 SPIR-V length, u32
+ * cl_program_binary_type, the SPIR-V module (magic 0x07230203).
  */
 #include "ocl/program.h"
 
@@ -32,29 +25,20 @@ static uint32_t le32(const unsigned char *p)
 
 static bool rusticl_binary(const unsigned char *bin, size_t len, char *why, size_t size)
 {
-    if (len < RUSTICL_HEADER + 4) {
-        snprintf(why, size, "%zu bytes, shorter than rusticl's header", len);
-        return false;
-    }
+    if (len < RUSTICL_HEADER + 4)
+        return bcl_why(why, size, "%zu bytes, shorter than rusticl's header", len);
     uint32_t version = le32(bin), spirv = le32(bin + 4), type = le32(bin + 8);
-    if (version != RUSTICL_VERSION) {
-        snprintf(why, size, "rusticl binary format %u, expected %u", version, RUSTICL_VERSION);
-        return false;
-    }
-    if ((size_t)spirv != len - RUSTICL_HEADER) {
-        snprintf(why, size, "its header gives %u bytes of SPIR-V, the entry holds %zu", spirv,
-                 len - RUSTICL_HEADER);
-        return false;
-    }
+    if (version != RUSTICL_VERSION)
+        return bcl_why(why, size, "rusticl binary format %u, expected %u", version,
+                       RUSTICL_VERSION);
+    if ((size_t)spirv != len - RUSTICL_HEADER)
+        return bcl_why(why, size, "its header gives %u bytes of SPIR-V, the entry holds %zu", spirv,
+                       len - RUSTICL_HEADER);
     if (type != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT && type != CL_PROGRAM_BINARY_TYPE_LIBRARY &&
-        type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE) {
-        snprintf(why, size, "binary type 0x%x is none of OpenCL's", type);
-        return false;
-    }
-    if (le32(bin + RUSTICL_HEADER) != SPIRV_MAGIC) {
-        snprintf(why, size, "no SPIR-V module after rusticl's header");
-        return false;
-    }
+        type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+        return bcl_why(why, size, "binary type 0x%x is none of OpenCL's", type);
+    if (le32(bin + RUSTICL_HEADER) != SPIRV_MAGIC)
+        return bcl_why(why, size, "no SPIR-V module after rusticl's header");
     return true;
 }
 

@@ -7,11 +7,9 @@
 
 int bcl_cl_fail(bcl_error *e, cl_int status, const char *call, const char *device)
 {
-    const char *hint = bcl_cl_status_hint(status);
     bool first = e && e->code == 0;
-    int rc = bcl_fail(e, BCL_EXIT_RUNTIME, "%s failed%s%s%s: %s%s%s%s", call, device ? " on '" : "",
-                      device ? device : "", device ? "'" : "", bcl_cl_status_name(status),
-                      *hint ? " (" : "", hint, *hint ? ")" : "");
+    int rc = bcl_fail(e, BCL_EXIT_RUNTIME, "%s failed%s%s%s: %s", call, device ? " on '" : "",
+                      device ? device : "", device ? "'" : "", bcl_cl_status_text(status));
     /* The function alone ("clGetDeviceInfo", not the query in brackets):
      * what a program that catches the error compares with. */
     if (first)

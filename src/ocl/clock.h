@@ -8,11 +8,8 @@
 
 #include <CL/cl.h>
 
-/* No device starts and ends a kernel launch or a copy in less: a runtime
- * reads a clock at each end (some 20 ns on a CPU), and a GPU's command
- * processor takes longer. PoCL's span of a launch of 301 balls can be under
- * 100 ns, so the floor is low; rusticl's placeholders give 1 ns for a whole
- * run. */
+/* No device starts and ends a launch or a copy in less (PoCL's launch of
+ * 301 balls can take under 100 ns; rusticl's placeholders 1 ns a run). */
 #define BCL_CLOCK_MIN_LAUNCH_NS 10.0
 /* No memory moves more (bytes/s): 20 times an H200's 4.8 TB/s. */
 #define BCL_CLOCK_MAX_BYTES_PER_S 1e14
@@ -30,32 +27,22 @@ typedef struct bcl_span_check {
                                           0: not a CPU, or unknown */
 } bcl_span_check;
 
-/* Per compute unit and clock cycle, no device moves more bytes through its
- * caches or does more float32 operations: an NVIDIA SM's L1 gives 128
- * bytes and 128 lanes, a CPU core with two 512-bit units 192 bytes and 64
- * operations (the survey's flag rule, docs/SURVEY.md, uses the same 256). */
+/* Per compute unit and cycle, no device moves more bytes or does more
+ * float32 operations: an NVIDIA SM's L1 gives 128 bytes and 128 lanes, a
+ * CPU core with two 512-bit units 192 bytes and 64 (docs/SURVEY.md too). */
 #define BCL_CLOCK_PER_CU_CYCLE 256.0
-/* A CPU core issues at most two vector FMAs a cycle (2 x 2 operations per
- * lane of its native float vector), at up to 1.5 times the clock it reports
- * (turbo). */
+/* A CPU core: two vector FMAs a cycle per lane, at up to 1.5 times its clock. */
 #define BCL_CLOCK_CPU_OPS_PER_LANE 6.0
 
-/* True when the span is believable: it ends after it starts, takes no
- * longer than the host saw (within 2% + 5 us), at least
- * BCL_CLOCK_MIN_LAUNCH_NS per launch, moves at most BCL_CLOCK_MAX_BYTES_PER_S
- * and, where the device's compute units and clock are known, at most
- * BCL_CLOCK_PER_CU_CYCLE bytes and float32 operations per compute unit and
- * cycle. Otherwise false, with the reason in why (optional). Pure: no
- * device calls. */
+/* True when the span ends after it starts, takes no longer than the host
+ * saw (within 2% + 5 us; the host waited for it), and no rate above the
+ * bounds above; else false, with why (optional). No device calls. */
 bool bcl_profiling_plausible(const bcl_span_check *s, char *why, size_t size);
-/* bcl_profiling_plausible, and on failure marks device d as having unusable
- * profiling for the rest of the process (bcl_profiling_unusable). False also
- * when d was marked before. */
+/* bcl_profiling_plausible; a failure marks d (bcl_profiling_reject). False
+ * also when d was marked before. */
 bool bcl_profiling_check(cl_device_id d, const bcl_span_check *s);
 /* Marks d: its figures come from the host clock from now on. The first
  * reason is kept. */
 void bcl_profiling_reject(cl_device_id d, const char *why);
-
-/* bcl_profiling_unusable is public (ballcl/ballcl.h). */
 
 #endif

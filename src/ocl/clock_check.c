@@ -1,27 +1,13 @@
 /*
- * Profiling is checked before it is believed (docs/BENCHMARK.md, "Clocks").
- *
- * Every figure of run, bench, tune and survey that comes from OpenCL
- * profiling events passes through bcl_profiling_plausible with the host
- * clock's time of the same work. Some implementations return timestamps
- * that do not measure anything: Mesa's rusticl 22.3 numbers the four
- * timestamps of every event 0, 1, 2, 3 (ns), which made a 100000-ball step
- * look like 10 femtoseconds. A span fails when
- *
- *   - it does not end after it starts;
- *   - it is longer than the host's time for the same work (the host waited
- *     for the work, so it cannot have taken less; a little slack for two
- *     clocks read at slightly different moments);
- *   - it implies a rate no device has: under BCL_CLOCK_MIN_LAUNCH_NS per
- *     launch, or more than BCL_CLOCK_MAX_BYTES_PER_S of the bytes the work
- *     must move.
- *
- * The first failure marks the device for the rest of the process: from
- * then on its figures come from the host clock, and bcl_profiling_unusable
- * gives the reason for the output to say so. The verdict is per device, not
- * per context, because survey and bench open several contexts on one device.
- * A run over several devices measures them from one thread each, so the
- * table is behind a lock.
+ * Profiling is checked before it is believed (docs/BENCHMARK.md, "Clocks"):
+ * every figure from profiling events passes bcl_profiling_plausible with
+ * the host's time of the same work. Some timestamps measure nothing: Mesa's
+ * rusticl 22.3 numbers every event's four 0, 1, 2, 3 (ns), which made a
+ * 100000-ball step look like 10 femtoseconds. The first failure marks the
+ * device, not the context (survey and bench open several on one device),
+ * for the rest of the process: its figures then come from the host clock,
+ * and bcl_profiling_unusable says why. Devices of one run measure from a
+ * thread each, so the table is behind a lock.
  */
 #include "ocl/clock.h"
 #include "ocl/ocl.h"
@@ -31,10 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slack of "device time not above host time": the two clocks are read at
- * different moments (the device's start is taken after the host's, its end
- * before the host sees it), but a driver may convert its clock with some
- * jitter. */
+/* Slack of "device time not above host time": a driver may convert its
+ * clock with some jitter. */
 #define HOST_SLACK_REL 0.02
 #define HOST_SLACK_NS  5000.0
 
@@ -46,59 +30,50 @@ bool bcl_profiling_plausible(const bcl_span_check *s, char *why, size_t size)
         size = sizeof scratch;
     }
     why[0] = '\0';
-    if (s->end_ns <= s->start_ns) {
-        snprintf(why, size, "an event ends at %llu ns, not after its start at %llu ns",
-                 (unsigned long long)s->end_ns, (unsigned long long)s->start_ns);
-        return false;
-    }
+    if (s->end_ns <= s->start_ns)
+        return bcl_why(why, size, "an event ends at %llu ns, not after its start at %llu ns",
+                       (unsigned long long)s->end_ns, (unsigned long long)s->start_ns);
     double dev_ns = (double)(s->end_ns - s->start_ns);
     double host_ns = s->host_ms * 1e6;
-    if (s->host_ms > 0 && dev_ns > host_ns * (1 + HOST_SLACK_REL) + HOST_SLACK_NS) {
-        snprintf(why, size,
-                 "the device took %.0f ns by its clock for work the host saw done in %.0f ns",
-                 dev_ns, host_ns);
-        return false;
-    }
+    if (s->host_ms > 0 && dev_ns > host_ns * (1 + HOST_SLACK_REL) + HOST_SLACK_NS)
+        return bcl_why(why, size,
+                       "the device took %.0f ns by its clock for work the host saw done in %.0f ns",
+                       dev_ns, host_ns);
     uint64_t launches = s->launches ? s->launches : 1;
-    if (dev_ns < BCL_CLOCK_MIN_LAUNCH_NS * (double)launches) {
-        snprintf(why, size,
-                 "%llu command%s took %.0f ns by the device's clock: under %.0f ns per command, "
-                 "which no device does",
-                 (unsigned long long)launches, launches == 1 ? "" : "s", dev_ns,
-                 BCL_CLOCK_MIN_LAUNCH_NS);
-        return false;
-    }
+    if (dev_ns < BCL_CLOCK_MIN_LAUNCH_NS * (double)launches)
+        return bcl_why(
+            why, size,
+            "%llu command%s took %.0f ns by the device's clock: under %.0f ns per command, "
+            "which no device does",
+            (unsigned long long)launches, launches == 1 ? "" : "s", dev_ns,
+            BCL_CLOCK_MIN_LAUNCH_NS);
     /* The device's own peak (bytes per second = per ns * 1e9). */
     double peak = (double)s->compute_units * s->clock_mhz * 1e6 * BCL_CLOCK_PER_CU_CYCLE;
     double max_bytes =
         peak > 0 && peak < BCL_CLOCK_MAX_BYTES_PER_S ? peak : BCL_CLOCK_MAX_BYTES_PER_S;
-    if (s->bytes > 0 && s->bytes / (dev_ns * 1e-9) > max_bytes) {
-        snprintf(why, size,
-                 "%.0f bytes moved in %.0f ns by the device's clock: %.3g GB/s, above the %.0f "
-                 "GB/s that %s",
-                 s->bytes, dev_ns, s->bytes / dev_ns, max_bytes / 1e9,
-                 max_bytes < BCL_CLOCK_MAX_BYTES_PER_S
-                     ? "its compute units and clock can move (256 bytes per unit and cycle)"
-                     : "no memory reaches");
-        return false;
-    }
+    if (s->bytes > 0 && s->bytes / (dev_ns * 1e-9) > max_bytes)
+        return bcl_why(
+            why, size,
+            "%.0f bytes moved in %.0f ns by the device's clock: %.3g GB/s, above the %.0f "
+            "GB/s that %s",
+            s->bytes, dev_ns, s->bytes / dev_ns, max_bytes / 1e9,
+            max_bytes < BCL_CLOCK_MAX_BYTES_PER_S
+                ? "its compute units and clock can move (256 bytes per unit and cycle)"
+                : "no memory reaches");
     double ops = peak;
     if (s->cpu_vector_width)
         ops = (double)s->compute_units * s->clock_mhz * 1e6 * s->cpu_vector_width *
               BCL_CLOCK_CPU_OPS_PER_LANE;
-    if (s->flops > 0 && ops > 0 && s->flops / (dev_ns * 1e-9) > ops) {
-        snprintf(why, size,
-                 "%.3g float32 operations in %.0f ns by the device's clock: %.3g GFLOP/s, above "
-                 "the %.0f GFLOP/s its compute units and clock can do (%s)",
-                 s->flops, dev_ns, s->flops / dev_ns, ops / 1e9,
-                 s->cpu_vector_width ? "two vector FMAs per core and cycle, 1.5 times the clock"
-                                     : "256 per unit and cycle");
-        return false;
-    }
+    if (s->flops > 0 && ops > 0 && s->flops / (dev_ns * 1e-9) > ops)
+        return bcl_why(
+            why, size,
+            "%.3g float32 operations in %.0f ns by the device's clock: %.3g GFLOP/s, above "
+            "the %.0f GFLOP/s its compute units and clock can do (%s)",
+            s->flops, dev_ns, s->flops / dev_ns, ops / 1e9,
+            s->cpu_vector_width ? "two vector FMAs per core and cycle, 1.5 times the clock"
+                                : "256 per unit and cycle");
     return true;
 }
-
-/* ---- the verdict per device --------------------------------------------- */
 
 #define MAX_DEVICES 64
 
@@ -109,8 +84,7 @@ static struct {
 static size_t nrejected;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The reason stays put once written (a device is marked once), so the
- * pointer may be used after the lock is released. */
+/* A reason, once written, stays put: usable after the lock is released. */
 static const char *verdict(cl_device_id d)
 {
     const char *forced = getenv("BALLCL_TEST_PROFILING");
@@ -138,8 +112,7 @@ void bcl_profiling_reject(cl_device_id d, const char *why)
     bool known = false;
     for (size_t i = 0; i < nrejected; i++)
         known = known || rejected[i].device == d;
-    /* A full table keeps its entries: the devices beyond it are not marked,
-     * and their later spans are checked one by one still. */
+    /* A full table marks no more: their spans are still checked one by one. */
     if (!known && nrejected < MAX_DEVICES) {
         rejected[nrejected].device = d;
         snprintf(rejected[nrejected].why, sizeof rejected[nrejected].why, "%s", why);

@@ -26,20 +26,17 @@ struct bcl_context {
     } kernels[MAX_KERNELS];
     unsigned nkernels;
     char *cache_dir; /* the folder opts named, NULL: bcl_cache_dir's */
-    /* What 'ballcl tune' stored for this device and model, read once, at
-     * the first plan that asks (bcl_context_tuned, src/run/tuned_read.c). */
+    /* 'ballcl tune''s record, read at the first plan that asks (tuned_read.c). */
     bcl_tuned_memo tuned;
     bcl_launch_costs costs; /* the K rule's figures, once known */
     bool use_cache;         /* the cache folder may be read and written */
     void (*on_destroy)(bcl_context *c);
 };
 
-/* Creates the profiling queue; *call names the OpenCL call used, for the
- * error message. */
+/* The profiling queue; *call names the OpenCL call used, for the message. */
 static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **call)
 {
-    /* OpenCL 2.0+ deprecates clCreateCommandQueue; 1.x platforms and
-     * devices lack the replacement. */
+    /* 2.0 deprecates clCreateCommandQueue; 1.x lacks the replacement. */
     if (bcl_opencl_version(&c->dev) >= 20) {
         cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
         *call = "clCreateCommandQueueWithProperties";
@@ -109,9 +106,8 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         goto fail;
     }
     bcl_build_report scratch;
-    rc = bcl_program_get(c->ctx, dev, m->kernel_file, src, len, opts ? opts->use_cache : false,
-                         opts ? opts->cache_dir : NULL, &c->program, rep ? rep : &scratch,
-                         &c->cache, e);
+    rc = bcl_program_get(c->ctx, dev, m->kernel_file, src, len, c->use_cache, c->cache_dir,
+                         &c->program, rep ? rep : &scratch, &c->cache, e);
     if (rc)
         goto fail;
     free(src);

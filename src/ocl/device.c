@@ -66,10 +66,8 @@ static void fill_info(bcl_device_info *di)
     di->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
 }
 
-/* Notes a platform whose devices could not be listed (clGetDeviceIDs
- * failed with st), naming the platform and the status, for the caller to
- * print as a warning; the first such failure is kept in *failed and
- * failed_name, the error when no device is found at all. */
+/* A warning for a platform whose clGetDeviceIDs failed with st; the first
+ * such failure (*failed, failed_name) is the error when no device is found. */
 static void platform_warning(bcl_device_list *list, cl_platform_id p, cl_int st, cl_int *failed,
                              char failed_name[128])
 {
@@ -77,11 +75,9 @@ static void platform_warning(bcl_device_list *list, cl_platform_id p, cl_int st,
     if (BCL_CL(clGetPlatformInfo, p, CL_PLATFORM_NAME, 127, name, NULL) != CL_SUCCESS)
         strcpy(name, "?");
     size_t used = strlen(list->warnings);
-    const char *hint = bcl_cl_status_hint(st);
     snprintf(list->warnings + used, sizeof list->warnings - used,
-             "%sclGetDeviceIDs failed on platform '%s': %s%s%s%s; its devices are left out",
-             used ? "\n" : "", name, bcl_cl_status_name(st), *hint ? " (" : "", hint,
-             *hint ? ")" : "");
+             "%sclGetDeviceIDs failed on platform '%s': %s; its devices are left out",
+             used ? "\n" : "", name, bcl_cl_status_text(st));
     if (*failed == CL_SUCCESS) {
         *failed = st;
         snprintf(failed_name, 128, "%s", name);
@@ -93,8 +89,7 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
     memset(list, 0, sizeof *list);
     cl_uint np = 0;
     cl_int st = BCL_CL(clGetPlatformIDs, 0, NULL, &np);
-    /* Only "none found" means no platform; another failure status is
-     * reported as what it is. */
+    /* Only "none found" means no platform; other statuses are what they are. */
     if (st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */ ||
         (st == CL_SUCCESS && np == 0))
         return bcl_fail(e, BCL_EXIT_RUNTIME,
@@ -119,21 +114,19 @@ int bcl_devices_enumerate(bcl_device_list *list, bcl_error *e)
         if (st == CL_DEVICE_NOT_FOUND || (st == CL_SUCCESS && nd == 0))
             continue; /* a platform without devices is listed by nobody */
         if (st != CL_SUCCESS) {
-            /* One broken platform must not hide the devices of the others:
-             * it is a warning, or the error if no device is found at all. */
+            /* One broken platform must not hide the others' devices. */
             platform_warning(list, plats[p], st, &query_failed, failed_platform);
             continue;
         }
         cl_device_id *ids = calloc(nd, sizeof *ids);
         bcl_device_info *grown = realloc(list->dev, (list->count + nd) * sizeof *grown);
+        if (grown)
+            list->dev = grown;
         if (!ids || !grown) {
             free(ids);
-            if (grown)
-                list->dev = grown;
             rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
             break;
         }
-        list->dev = grown;
         st = BCL_CL(clGetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
         if (st != CL_SUCCESS) {
             free(ids);
@@ -189,16 +182,22 @@ void bcl_devices_free(bcl_device_list *list)
     list->count = 0;
 }
 
+/* The device types by name, in the default's order (docs/DESIGN.md: the
+ * first GPU, else accelerator, else CPU); the first three are selectors. */
+static const struct {
+    const char *word;
+    cl_device_type type;
+} kinds[] = {{"gpu", CL_DEVICE_TYPE_GPU},
+             {"accelerator", CL_DEVICE_TYPE_ACCELERATOR},
+             {"cpu", CL_DEVICE_TYPE_CPU},
+             {"custom", CL_DEVICE_TYPE_CUSTOM}};
+#define SELECTOR_KINDS 3
+
 const char *bcl_device_type_name(uint64_t t)
 {
-    if (t & CL_DEVICE_TYPE_GPU)
-        return "gpu";
-    if (t & CL_DEVICE_TYPE_ACCELERATOR)
-        return "accelerator";
-    if (t & CL_DEVICE_TYPE_CPU)
-        return "cpu";
-    if (t & CL_DEVICE_TYPE_CUSTOM)
-        return "custom";
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (t & kinds[i].type)
+            return kinds[i].word;
     return "other";
 }
 
@@ -219,25 +218,16 @@ int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e)
         sel->kind = BCL_SEL_DEFAULT;
         return BCL_OK;
     }
-    /* An empty -d '' is a mistake (an unset shell variable), not a request
-     * for the default: taking the default would also override
-     * BALLCL_DEVICE silently. */
+    /* -d '' is a mistake (an unset shell variable), not the default, which
+     * would also override BALLCL_DEVICE silently. */
     if (!*text)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "device selector '' is empty: expected P:D, gpu, cpu, accelerator or part "
                         "of a device name (leave -d out for the default)");
-    static const struct {
-        const char *word;
-        cl_device_type type;
-    } types[] = {
-        {"gpu", CL_DEVICE_TYPE_GPU},
-        {"cpu", CL_DEVICE_TYPE_CPU},
-        {"accelerator", CL_DEVICE_TYPE_ACCELERATOR},
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        if (strcasecmp(text, types[i].word) == 0) {
+    for (size_t i = 0; i < SELECTOR_KINDS; i++) {
+        if (strcasecmp(text, kinds[i].word) == 0) {
             sel->kind = BCL_SEL_TYPE;
-            sel->type = types[i].type;
+            sel->type = kinds[i].type;
             return BCL_OK;
         }
     }
@@ -278,9 +268,7 @@ static bool matches(const bcl_selector *sel, const bcl_device_info *d)
     case BCL_SEL_TYPE:
         return (d->type & sel->type) != 0;
     case BCL_SEL_NAME:
-        /* The version strings carry the implementation's short name ("PoCL",
-         * "CUDA") that the platform's long name may not ("Portable Computing
-         * Language"). */
+        /* The versions carry the short name ("PoCL") a long name may not. */
         return contains_nocase(d->name, sel->name) ||
                contains_nocase(d->platform_name, sel->name) ||
                contains_nocase(d->vendor, sel->name) ||
@@ -312,12 +300,9 @@ int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, siz
                        bcl_error *e)
 {
     if (sel->kind == BCL_SEL_DEFAULT) {
-        /* docs/DESIGN.md: the first GPU, else accelerator, else CPU. */
-        static const cl_device_type order[] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ACCELERATOR,
-                                               CL_DEVICE_TYPE_CPU};
-        for (size_t o = 0; o < 3; o++) {
+        for (size_t o = 0; o < SELECTOR_KINDS; o++) {
             for (size_t i = 0; i < list->count; i++) {
-                if (list->dev[i].type & order[o]) {
+                if (list->dev[i].type & kinds[o].type) {
                     *index = i;
                     return BCL_OK;
                 }

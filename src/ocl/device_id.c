@@ -1,8 +1,7 @@
 /*
- * The identity of a device as one digest: what tells one driver build of
- * one device from every other. The binary cache key and the tuned file's
- * device key both derive from it, so "the same device" means one thing; the
- * tuned key adds what sets the device's speed (bcl_device_key).
+ * A device's identity as one digest, telling one driver build of one device
+ * from every other: the cache key and the tuned files' device key (which
+ * adds the speed, bcl_device_key) both derive from it.
  */
 #include "ocl/ocl.h"
 
@@ -10,8 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* SHA-256 of the parts, each followed by its terminating NUL, which
- * separates the fields unambiguously. */
+/* SHA-256 of the parts, each with its NUL, which separates them. */
 static int digest(const char *const *parts, size_t count, unsigned char out[32], bcl_error *e)
 {
     const void *p[16];

@@ -80,8 +80,9 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
     snprintf(buf, sizeof buf, "%s", text ? text : "");
     /* One selector (no comma) is today's single device, default included. */
     int rc0;
-    for (char *tok = buf;;) {
+    for (char *tok = buf, *next; tok; tok = next) {
         char *comma = strchr(tok, ',');
+        next = comma ? comma + 1 : NULL;
         if (comma)
             *comma = '\0';
         if ((comma || tok != buf) && !*tok)
@@ -93,14 +94,9 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
             for (size_t i = 0; list && i < list->count; i++)
                 if ((rc0 = add_device(list, text, tok, true, i, index, cap, count, e)))
                     return rc0;
-            if (!comma)
-                break;
-            tok = comma + 1;
             continue;
         }
-        /* "all" is every device: inside a list it would name each device of
-         * the list a second time, so it stands alone (one clear refusal
-         * rather than a guess at what the rest of the list was for). */
+        /* Inside a list "all" would name its devices twice: it stands alone. */
         if (strcmp(tok, "all") == 0)
             return bcl_fail(e, BCL_EXIT_INPUT,
                             "device selector list '%s': 'all' names every device and stands "
@@ -121,9 +117,6 @@ static int select_list(const bcl_device_list *list, const char *text, bool every
         }
         if (rc)
             return rc;
-        if (!comma)
-            break;
-        tok = comma + 1;
     }
     return BCL_OK;
 }

@@ -1,10 +1,8 @@
 /*
- * Finding and reading kernel sources (docs/DESIGN.md): BALLCL_KERNEL_DIR if set
- * (and then only there, so a wrong setting is an error, not a silent
- * fallback), else cl/ in the folder of the file that holds this code (the
- * Python extension links the library in and carries its kernels beside
- * itself), else cl/ beside the executable's folder (the build tree), else
- * the installed data folder.
+ * Kernel sources (docs/DESIGN.md): from BALLCL_KERNEL_DIR if set (only
+ * there: a wrong setting is an error), else cl/ beside the file holding
+ * this code (the Python extension carries its kernels), else cl/ beside
+ * the executable's folder (the build tree), else the installed data folder.
  */
 #define _GNU_SOURCE /* dladdr */
 #include "ocl/ocl.h"
@@ -25,21 +23,23 @@
 #define BALLCL_DATADIR "/usr/local/share/ballcl"
 #endif
 
-static bool is_dir(const char *path)
+/* Takes path as the kernel folder if it is a folder. */
+static bool use_dir(char *out, size_t size, const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    snprintf(out, size, "%s", path);
+    return true;
 }
 
 int bcl_kernel_dir(char *out, size_t size, bcl_error *e)
 {
     const char *env = getenv("BALLCL_KERNEL_DIR");
-    if (env && *env) {
-        if (!is_dir(env))
-            return bcl_fail(e, BCL_EXIT_INPUT, "BALLCL_KERNEL_DIR '%s' is not a folder", env);
-        snprintf(out, size, "%s", env);
-        return BCL_OK;
-    }
+    if (env && *env)
+        return use_dir(out, size, env)
+                   ? BCL_OK
+                   : bcl_fail(e, BCL_EXIT_INPUT, "BALLCL_KERNEL_DIR '%s' is not a folder", env);
     /* A folder named cl beside this code's file counts only when it holds
      * our kernels (seed.cl): /usr/lib/cl could be anyone's. */
     Dl_info self;
@@ -63,16 +63,12 @@ int bcl_kernel_dir(char *out, size_t size, bcl_error *e)
             *slash = '\0';
             char cand[PATH_MAX + 8];
             snprintf(cand, sizeof cand, "%s/../cl", exe);
-            if (is_dir(cand)) {
-                snprintf(out, size, "%s", cand);
+            if (use_dir(out, size, cand))
                 return BCL_OK;
-            }
         }
     }
-    if (is_dir(BALLCL_DATADIR "/cl")) {
-        snprintf(out, size, "%s", BALLCL_DATADIR "/cl");
+    if (use_dir(out, size, BALLCL_DATADIR "/cl"))
         return BCL_OK;
-    }
     return bcl_fail(e, BCL_EXIT_INPUT,
                     "cannot find the kernel folder: looked beside the executable and in '%s'; "
                     "set BALLCL_KERNEL_DIR",
@@ -106,8 +102,7 @@ int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e)
 
 const char *bcl_build_options(void)
 {
-    /* Explicit and minimal: OpenCL C 1.2 (every driver of interest has it),
-     * no -cl-fast-relaxed-math, no -cl-mad-enable, denormals kept. The sources
-     * also say FP_CONTRACT OFF. */
+    /* OpenCL C 1.2, no fast math, no mad, denormals kept (and FP_CONTRACT
+     * OFF in the sources). */
     return "-cl-std=CL1.2";
 }

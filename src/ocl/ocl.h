@@ -1,7 +1,5 @@
-/* OpenCL plumbing, internal side: status names, device selectors, the
- * context's handles and kernels, kernel sources. The OpenCL version the
- * library is written against is set here (and by the build), never in the
- * public header. */
+/* OpenCL plumbing, internal side. The OpenCL target version is set here
+ * (and by the build), never in the public header. */
 #ifndef BALLCL_OCL_H
 #define BALLCL_OCL_H
 
@@ -30,10 +28,9 @@ typedef struct bcl_tuned {
     bcl_tuned_entry fused;  /* best k-step kernel launch and K */
     uint64_t balls;         /* N it was tuned at */
     char date[32];          /* UTC, ISO 8601 */
-    /* Why an entry was dropped while reading (a damaged entry: a time per
-     * step that is not a positive finite number, no positive N, or a rate
-     * beyond the device's bound); empty when none. The file is still read:
-     * the other entry stays, and the dropped one's rate is calibrated. */
+    /* Why an entry was dropped as damaged (a time per step not positive and
+     * finite, no positive N, a rate beyond the device's bound); "" when none.
+     * The other entry stays, and the dropped one's rate is calibrated. */
     char damaged[640];
 } bcl_tuned;
 
@@ -46,17 +43,13 @@ typedef struct bcl_selector {
     char name[256];            /* BCL_SEL_NAME, as given */
 } bcl_selector;
 
-/* The OpenCL version ballcl may use with d, as 10 * major + minor (12 for
- * 1.2): the lower of the platform's and the device's, and of
- * BALLCL_TEST_OPENCL_VERSION (tests only). Calls newer than 1.2 are made
- * only when it allows them; each has its 1.2 path. */
+/* The OpenCL version ballcl may use with d, 10 * major + minor (src/ocl/version.c). */
 int bcl_opencl_version(const bcl_device_info *d);
 
-/* The devices of an MPI node (docs/SCALING.md) by the one parser of
- * bcl_device_select_list: a type word or "all" names every device it
- * matches (also inside a list), any other selector one device; a device
- * named twice is taken once; NULL or "": every GPU, else every
- * accelerator, else every CPU. */
+/* The devices of an MPI node (docs/SCALING.md): bcl_device_select_list's
+ * parser, where a type word or "all" names every device it matches (in a
+ * list too), a device named twice is taken once, and NULL or "" is every
+ * GPU, else every accelerator, else every CPU. */
 int bcl_device_select_every(const bcl_device_list *list, const char *text, size_t *index,
                             size_t cap, size_t *count, bcl_error *e);
 /* Parses SEL; NULL or "" means default. "a:b" must be two decimal indices. */
@@ -66,17 +59,12 @@ int bcl_selector_parse(const char *text, bcl_selector *sel, bcl_error *e);
 int bcl_selector_match(const bcl_selector *sel, const bcl_device_list *list, size_t *index,
                        bcl_error *e);
 
-/* SHA-256 of the device's identity: platform name and version, device
- * name, vendor and version, driver version and address bits. A driver
- * update changes it. */
+/* SHA-256 of the device's identity (src/ocl/device_id.c). */
 int bcl_device_identity(const bcl_device_info *d, unsigned char out[32], bcl_error *e);
-/* The device key of the tuned and launch-cost files: the first 32 hex
- * digits of the identity with what sets the device's speed beside it (its
- * compute units and clock), so a driver update, or other compute units or
- * clock, starts afresh. A binary fits any device of one identity, but a
- * tuned figure is a speed: a PoCL device limited to fewer threads
- * (POCL_MAX_PTHREAD_COUNT), a partitioned GPU or one at another clock has
- * never been measured. */
+/* The device key of the tuned and launch-cost files: 32 hex digits of the
+ * identity with the compute units and clock too. A binary fits any device
+ * of one identity, but a tuned figure is a speed: a PoCL device limited to
+ * fewer threads, or a GPU at another clock, has never been measured. */
 int bcl_device_key(const bcl_device_info *d, char out[33], bcl_error *e);
 
 const bcl_device_info *bcl_context_device(const bcl_context *c);
@@ -84,14 +72,12 @@ const bcl_model *bcl_context_model(const bcl_context *c);
 cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
 cl_program bcl_context_program(const bcl_context *c);
-/* The launch costs of the context's device and model, kept for the
- * context's life (src/run/launch_costs.c fills it at the first plan
- * whose K the rule chooses), and the cache folder the context was opened
+/* The launch costs of the context's device and model, kept for its life
+ * (src/run/launch_costs.c fills them), and the cache folder it was opened
  * with (NULL: bcl_cache_dir's). */
 bcl_launch_costs *bcl_context_costs(bcl_context *c);
 /* What 'ballcl tune' stored for the context's device and model, kept for
- * the context's life: src/run/tuned_read.c fills it at the first plan
- * that asks (bcl_context_tuned). */
+ * its life (filled by src/run/tuned_read.c). */
 typedef struct bcl_tuned_memo {
     bool read;
     bcl_tuned tuned;
@@ -99,51 +85,40 @@ typedef struct bcl_tuned_memo {
 } bcl_tuned_memo;
 bcl_tuned_memo *bcl_context_tuned_memo(bcl_context *c);
 const char *bcl_context_cache_dir(const bcl_context *c);
-/* Whether the context was opened with the binary cache on (without it,
- * nothing is read from or written to the cache folder, launch costs
- * included). */
+/* Whether the context may read and write the cache folder at all. */
 bool bcl_context_uses_cache(const bcl_context *c);
-/* fn runs when c is destroyed, after its program's cache entry is stored:
- * how a folder above this one keeps what it learnt of the context (the
- * launch costs, src/run/launch_costs.c) without this folder calling up.
- * One slot: a second call replaces the first. */
+/* fn runs when c is destroyed, after its cache entry is stored: how a
+ * folder above keeps what it learnt (the launch costs) without ocl/ calling
+ * up. One slot: a second call replaces the first. */
 void bcl_context_on_destroy(bcl_context *c, void (*fn)(bcl_context *c));
 /* The kernel "<model>_<suffix>", created once and kept. */
 int bcl_context_kernel(bcl_context *c, const char *suffix, cl_kernel *k, bcl_error *e);
 /* A kernel of the context's program by its whole name (bcl_nonfinite of
  * state_check.c), created once and kept. */
 int bcl_context_kernel_named(bcl_context *c, const char *name, cl_kernel *k, bcl_error *e);
-/* Kernel k's work-group figures on d: *kwg its limit
- * (CL_KERNEL_WORK_GROUP_SIZE), *limit that within the device's first item
- * size, *pm its preferred work-group size multiple. */
-/* Releases buffers a and b, each only when it was made (releasing NULL is
- * an OpenCL error). */
+/* Releases buffers a and b, each only when it was made. */
 void bcl_release_buffers(cl_mem a, cl_mem b);
+/* Kernel k's work-group limit on d (*kwg), that within the device's first
+ * item size (*limit) and its preferred multiple (*pm). */
 int bcl_kernel_groups(const bcl_device_info *d, cl_kernel k, size_t *kwg, size_t *limit, size_t *pm,
                       bcl_error *e);
 /* The state check's OpenCL source, appended to every model's (state_check.c). */
 extern const char bcl_state_check_source[];
 
-/* Where kernel sources are found: BALLCL_KERNEL_DIR, ../cl next to the
- * executable, or the installed data folder. */
+/* The kernel folder (src/ocl/kernel_source.c). */
 int bcl_kernel_dir(char *out, size_t size, bcl_error *e);
 /* Reads cl/<file> into a malloc'ed NUL-terminated string. */
 int bcl_kernel_source(const char *file, char **text, size_t *len, bcl_error *e);
 
-/* ---- what tools/ and the tests use beside the installed header ---------- */
-
-/* The device's CL_DEVICE_EXTENSIONS text, malloc'ed (the caller frees it),
- * or NULL with e set (the query failed, or out of memory). */
+/* CL_DEVICE_EXTENSIONS, malloc'ed, or NULL with e set. */
 char *bcl_device_extensions(const bcl_device_info *d, bcl_error *e);
 /* Creates a context, a profiling queue and the model's built program on
  * dev (rep, optional, says how the program was obtained). dev is copied. */
 int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
                        bcl_context **out, bcl_build_report *rep, bcl_error *e);
-/* Stores the built program in the binary cache (once; a no-op when it came
- * from the cache or the cache is off). Call it after the first launch:
- * PoCL adds the code it compiles at a launch to the binary. A failure to
- * write is no error: it goes into rep->warning (rep may be NULL).
- * bcl_context_destroy stores too if this was never called. */
+/* Stores the built program in the binary cache, once, after the first
+ * launch (PoCL adds the code it compiles then); a failure is a warning in
+ * rep (may be NULL). bcl_context_destroy stores if this never ran. */
 void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
 void bcl_context_destroy(bcl_context *c);
 /* The options every kernel is built with. */

@@ -1,12 +1,8 @@
 /*
- * Program building. bcl_program_get is the one entry point: it is where the
- * binary cache slots in, so callers never know whether a program came from
- * source or from a cached binary.
- *
- * The cache may make a run faster but never wrong and never failed: any
- * entry that cannot be used (unreadable, truncated, garbage, another key, a
- * checksum mismatch, a binary the driver refuses or cannot build) is a miss
- * that builds from source and later replaces the entry, and any trouble with
+ * Program building, through bcl_program_get, where the binary cache slots
+ * in. The cache may make a run faster but never wrong and never failed: an
+ * entry that cannot be used (for any reason, the driver's refusal included)
+ * is a miss that builds from source and later replaces it, and trouble with
  * the folder is a warning.
  */
 #include "files/files.h"
@@ -81,24 +77,20 @@ __attribute__((format(printf, 3, 4))) static void text(char *out, size_t size, c
 
 /*
  * The in-use marker (docs/cache.md): a binary that passes every check may
- * still crash the driver's loader (PoCL: SIGSEGV or an assertion), and
- * would crash every later run. So while an entry is loaded, a marker
- * ".<entry>.loading" holds the loader's pid and start time; it is removed
- * when the load returns. A marker whose process is gone means that a load
- * never returned: the entry is treated as bad (removed, rebuilt from
- * source, replaced). A signal that ends ballcl during the load removes the
- * marker (src/util/cleanup.c), so Ctrl-C does not condemn a good entry.
+ * still crash the driver's loader (PoCL), and every later run with it. So
+ * while an entry loads, ".<entry>.loading" holds the loader's pid and start
+ * time. A marker whose process is gone is a load that never returned: the
+ * entry is bad (removed, rebuilt, replaced). A signal removes the marker
+ * (src/util/cleanup.c), so Ctrl-C does not condemn a good entry.
  */
 
-/* The start time of process pid (field 22 of /proc/<pid>/stat, in clock
- * ticks since boot), or 0 when unknown: with the pid it names a process
- * uniquely, so a reused pid is not taken for the loader. */
+/* Process pid's start time (field 22 of /proc/<pid>/stat), or 0: with the
+ * pid it names a process uniquely, whatever reuses the pid. */
 static unsigned long long start_time(long pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    /* Opened here, read by the one reader without its fault point: a
-     * marker's owner is no input of the run's to fail. */
+    /* Without the read fault point: a marker's owner is no input of the run's. */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -120,9 +112,8 @@ static unsigned long long start_time(long pid)
     return v;
 }
 
-/* Whether the marker at path names a process that is still running. A
- * marker that cannot be read, or holds no pid, counts as alive while it is
- * young (its writer may be between creating and filling it). */
+/* Whether the marker's process still runs. One without a pid counts as
+ * alive while young (its writer may not have filled it yet). */
 static bool marker_alive(const char *path)
 {
     int fd = bcl_open_regular(path, true, NULL);
@@ -148,10 +139,9 @@ typedef struct marker {
     int slot; /* cleanup registry; -1 when no marker of ours exists */
 } marker;
 
-/* Marks the entry at entry_path in use. Returns false (why filled) when a
- * marker shows that an earlier load of it never returned; the entry and
- * the marker are then removed. A live marker of another process is left
- * alone and this load goes unmarked. */
+/* Marks the entry in use; false (why filled) when an earlier load never
+ * returned, the entry and marker then removed. Under a live marker of
+ * another process this load goes unmarked. */
 static bool marker_take(const char *entry_path, marker *m, char *why, size_t why_size)
 {
     m->slot = -1;
@@ -161,33 +151,29 @@ static bool marker_take(const char *entry_path, marker *m, char *why, size_t why
                   : snprintf(m->path, sizeof m->path, ".%s.loading", entry_path);
     if (w < 0 || (size_t)w >= sizeof m->path)
         return true; /* no room for a marker: load unmarked */
-    for (int attempt = 0; attempt < 2; attempt++) {
-        sigset_t old;
-        bcl_cleanup_block(&old);
-        int fd = open(m->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            m->slot = bcl_cleanup_register(m->path);
-        bcl_cleanup_unblock(&old);
-        if (fd >= 0) {
-            char buf[64];
-            int len =
-                snprintf(buf, sizeof buf, "%ld %llu\n", (long)getpid(), start_time((long)getpid()));
-            (void)!write(fd, buf, (size_t)len);
-            close(fd);
-            return true;
-        }
-        if (errno != EEXIST)
-            return true; /* an unwritable folder: nothing is stored here either */
-        if (marker_alive(m->path))
-            return true;
-        /* The last loader died inside the driver: this entry is what killed
-         * it. Remove both; the rebuilt program replaces the entry. */
-        (void)unlink(entry_path);
-        (void)unlink(m->path);
-        snprintf(why, why_size, "its last load did not finish: the process loading it died");
-        return false;
+    sigset_t old;
+    bcl_cleanup_block(&old);
+    int fd = open(m->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        m->slot = bcl_cleanup_register(m->path);
+    bcl_cleanup_unblock(&old);
+    if (fd >= 0) {
+        char buf[64];
+        int len =
+            snprintf(buf, sizeof buf, "%ld %llu\n", (long)getpid(), start_time((long)getpid()));
+        (void)!write(fd, buf, (size_t)len);
+        close(fd);
+        return true;
     }
-    return true;
+    if (errno != EEXIST)
+        return true; /* an unwritable folder: nothing is stored here either */
+    if (marker_alive(m->path))
+        return true;
+    /* The last loader died inside the driver: this entry is what killed
+     * it. Remove both; the rebuilt program replaces the entry. */
+    (void)unlink(entry_path);
+    (void)unlink(m->path);
+    return bcl_why(why, why_size, "its last load did not finish: the process loading it died");
 }
 
 static void marker_drop(marker *m)
@@ -199,9 +185,7 @@ static void marker_drop(marker *m)
     m->slot = -1;
 }
 
-/* Tries to make a built program from the entry at path. On failure *why
- * says what was wrong and false is returned; nothing is left allocated. A
- * missing entry sets *absent. */
+/* A built program from the entry at path, or false with why (*absent: no entry). */
 static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const char *path,
                                const bcl_cache_key *key, cl_program *out, bool *absent, char *why,
                                size_t why_size)
@@ -216,8 +200,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     char bad[160];
     if (!bcl_binary_plausible(dev, bin, len, bad, sizeof bad)) {
         free(file);
-        snprintf(why, why_size, "not a binary of this driver: %.100s", bad);
-        return false;
+        return bcl_why(why, why_size, "not a binary of this driver: %.100s", bad);
     }
     marker m;
     if (!marker_take(path, &m, why, why_size)) {
@@ -234,8 +217,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
         marker_drop(&m);
         if (prog)
             clReleaseProgram(prog);
-        snprintf(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
-        return false;
+        return bcl_why(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
     }
     /* Options matter for a binary too: they are what the key promised. */
     st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, bcl_build_options(), NULL,
@@ -243,17 +225,16 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
     marker_drop(&m);
     if (st != CL_SUCCESS) {
         clReleaseProgram(prog);
-        snprintf(why, why_size, "building from the binary failed (%s)", bcl_cl_status_name(st));
-        return false;
+        return bcl_why(why, why_size, "building from the binary failed (%s)",
+                       bcl_cl_status_name(st));
     }
     *out = prog;
     return true;
 }
 
-/* Kernels of ours are one file each. A source that includes others would
- * make a key blind to the included files, so it is never cached. Looks for
- * '#', optional blanks, "include" anywhere (a comment too: better a missed
- * cache than a stale program). */
+/* A source that includes others would have a key blind to them: never
+ * cached. '#', blanks, "include" anywhere, comments too (better a miss than
+ * a stale program). */
 static bool has_include(const char *src, size_t len)
 {
     static const char word[] = "include";
@@ -269,9 +250,8 @@ static bool has_include(const char *src, size_t len)
     return false;
 }
 
-/* BALLCL_CACHE_STORE=build stores the entry right after the build instead
- * of after the first launch: a measurement aid (tools/measure_cache.sh),
- * showing what PoCL's per-local-size compile costs an entry made too early. */
+/* BALLCL_CACHE_STORE=build stores right after the build, not after the
+ * first launch: a measurement aid (tools/measure_cache.sh). */
 static bool store_right_away(bcl_build_report *rep)
 {
     const char *when = getenv("BALLCL_CACHE_STORE");
@@ -284,29 +264,21 @@ static bool store_right_away(bcl_build_report *rep)
     return false;
 }
 
-/* The folder of the cache: the one given, or the user's (created); used
- * only if it is the user's and no one else may write it. */
-static bool cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
+/* The folder given, or the user's (created); used only if trusted. */
+static int cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
 {
-    if (!given) {
-        if (bcl_cache_dir_create(dir, size, e) != BCL_OK)
-            return false;
-    } else if (strlen(given) >= size) {
-        bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
-        return false;
-    } else {
+    if (given && strlen(given) >= size)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%.64s...': path too long", given);
+    int rc = given ? BCL_OK : bcl_cache_dir_create(dir, size, e);
+    if (given)
         strcpy(dir, given);
-    }
     char why[PATH_MAX + 160];
-    if (!bcl_cache_folder_ok(dir, why, sizeof why)) {
-        bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
-        return false;
-    }
-    return true;
+    if (rc == BCL_OK && !bcl_cache_folder_ok(dir, why, sizeof why))
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "%s", why);
+    return rc;
 }
 
-/* A process that builds several programs (bench, survey) says what is
- * wrong with the cache once, not once per program. */
+/* Said once per process, not once per program (bench, survey). */
 static bool warned_folder, warned_entry;
 
 int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
@@ -324,7 +296,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
     } else if (has_include(src, len)) {
         text(rep->note, sizeof rep->note,
              "built from source: '%s' has #include, which the cache key cannot see", source_name);
-    } else if (!cache_folder(cache_dir, dir, sizeof dir, &ce)) {
+    } else if (cache_folder(cache_dir, dir, sizeof dir, &ce)) {
         if (!warned_folder)
             text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         warned_folder = true;
@@ -355,8 +327,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
         else
             text(rep->note, sizeof rep->note,
                  "cache entry unusable (%s): rebuilt from source, entry replaced", why);
-        /* root may write anywhere, so access() is only a first answer; the
-         * write itself reports the rest. */
+        /* A first answer only (root writes anywhere): the write says the rest. */
         if (access(dir, W_OK | X_OK) != 0) {
             text(rep->warning, sizeof rep->warning,
                  "cache folder '%s' is not writable (%s): the program is not cached", dir,

@@ -10,27 +10,22 @@
 int bcl_program_from_source(cl_context ctx, const bcl_device_info *dev, const char *src, size_t len,
                             const char *options, cl_program *out, bcl_error *e);
 
-/* Contract: returns a built program for source, through the binary cache
- * (in cache_dir, an existing folder, or bcl_cache_dir's when NULL) when
- * use_cache is set, and fills rep (hit, time, note; warning when the
- * cache folder is unusable, which is no error). On a miss with a writable
- * folder, slot->pending is set: bcl_program_cache_store writes the entry
- * later. Fails only when building from source fails (the build log is then
- * attached to e). source_name labels the entry ("seed.cl"). */
+/* Contract: a built program for source, through the binary cache (in
+ * cache_dir, or bcl_cache_dir's when NULL) when use_cache; rep says how (a
+ * cache trouble is a warning, no error). A miss in a writable folder sets
+ * slot->pending for bcl_program_cache_store. Fails only as the build from
+ * source fails. source_name labels the entry ("seed.cl"). */
 int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
                     const char *src, size_t len, bool use_cache, const char *cache_dir,
                     cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e);
 
-/* Contract: writes prog's binary as the entry slot describes, if
- * slot->pending (then clears it). Never fails the caller: trouble goes into
- * rep->warning when rep is non-NULL; rep->store_ms and rep->cache_stored
- * are set. */
+/* Contract: writes prog's binary as slot's entry if slot->pending (then
+ * cleared). Never fails: trouble is rep->warning (rep may be NULL). */
 void bcl_program_cache_store(cl_program prog, const bcl_device_info *dev, bcl_cache_slot *slot,
                              bcl_build_report *rep);
 
-/* False, with the reason in why, when bin cannot be a program binary of
- * dev's driver, for drivers that crash on a foreign one instead of
- * refusing it (rusticl 22.3; src/ocl/binary_format.c). True otherwise. */
+/* False, with why, when bin cannot be dev's driver's binary, for drivers
+ * that crash on a foreign one (src/ocl/binary_format.c). */
 bool bcl_binary_plausible(const bcl_device_info *dev, const unsigned char *bin, size_t len,
                           char *why, size_t size);
 

@@ -1,24 +1,18 @@
 /*
- * The state check's kernel, appended to every model's program source
- * (context.c), so it is built and cached with the model's kernels and a
- * context needs no second program. It lives here, not in cl/: a kernel
- * folder (BALLCL_KERNEL_DIR) holds the models' files, and one holding only
- * a model's file stays valid.
+ * The state check's kernel, appended to every model's source (context.c):
+ * built and cached with the model's kernels, no second program. Not in cl/,
+ * so a kernel folder holding only a model's file stays valid.
  *
- * bcl_nonfinite sets flag[0] to 1 when any float of the state is NaN or an
- * infinity (all exponent bits set): the masked exponent plus one at its
- * lowest bit carries into the sign bit (cleared by the mask) exactly then,
- * so the loop is a load, an and, an add and an or per ball, with no
- * per-lane test (cheap where the device is the CPU, as on PoCL). Every work-item that finds one
- * writes the same value, so the racing writes need no atomics; the host zeroes the flag first
- * (bcl_sim_check_finite). Each work-item reads every get_global_size(0)-th ball: neighbours read
- * neighbours, so a GPU's loads coalesce.
+ * bcl_nonfinite sets flag[0] to 1 when a float is NaN or infinite: the
+ * masked exponent plus one at its lowest bit carries into the (masked off)
+ * sign bit exactly then, so a ball costs a load, an and, an add and an or,
+ * no per-lane test. Racing writes of the same value need no atomics (the
+ * host zeroes the flag, bcl_sim_check_finite); a work-item reads every
+ * get_global_size(0)-th ball, so a GPU's loads coalesce.
  *
- * The lanes are joined by any(), which tests the sign bit of each: not by
- * acc.x | acc.y | acc.z | acc.w, which clang folds into shufflevectors
- * with undef mask lanes, on which Oclgrind 21.10's uninitialised-value
- * plugin crashes (in a memcpy): every `ballcl run` ends with this
- * kernel, so each run under `oclgrind --uninitialized` died there
+ * The lanes are joined by any(), not acc.x | acc.y | ..., which clang folds
+ * into shufflevectors with undef lanes that crash Oclgrind 21.10's
+ * uninitialised-value plugin: every run ends with this kernel
  * (tests/test_oclgrind.py).
  */
 #include "ocl/ocl.h"

@@ -1,10 +1,8 @@
 /*
- * Which OpenCL version a device can be spoken to in (docs/IMPLEMENTATIONS.md):
- * the lower of its platform's and its own, so that a call newer than 1.2 is
- * made only where both have it and every such call keeps its 1.2 path.
- *
- * BALLCL_TEST_OPENCL_VERSION=M.m (tests only) pretends the version is M.m when
- * that is lower, so the 1.2 paths run on any implementation.
+ * The OpenCL version a device is spoken to in (docs/IMPLEMENTATIONS.md): the
+ * lower of its platform's and its own, so a call newer than 1.2 is made
+ * only where both have it, each with its 1.2 path. BALLCL_TEST_OPENCL_VERSION
+ * =M.m (tests) lowers it, so the 1.2 paths run anywhere.
  */
 #include "ocl/ocl.h"
 

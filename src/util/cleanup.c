@@ -1,17 +1,13 @@
 /*
- * Temporary files removed on SIGINT, SIGTERM and SIGHUP (docs/RELIABILITY.md).
+ * Temporary files removed on SIGINT, SIGTERM and SIGHUP (docs/RELIABILITY.md):
+ * every temporary ballcl creates is registered here while it exists. The
+ * handler unlinks them and exits with 128 plus the signal, as a shell
+ * reports a process the signal killed.
  *
- * Every temporary file ballcl creates (the output set of atomic_file.c: user
- * outputs, cache entries, the tuned file) is registered here while it
- * exists. The handler unlinks the registered paths and exits with 128 plus
- * the signal number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a
- * process killed by the signal.
- *
- * Async-signal safety: the handler only reads slots whose path is complete
- * (the flag is set after the path is written and cleared before the slot is
- * reused), and calls nothing but unlink() and _exit(). While the output set
- * commits (a few renames that must all happen or none), the handler only
- * notes the signal; bcl_cleanup_commit_end then acts on it.
+ * Async-signal safety: the handler reads only slots whose path is complete
+ * (the flag is set after the path, cleared before reuse) and calls only
+ * unlink(), rmdir(), kill() and _exit(). During a commit (renames all or
+ * none) it only notes the signal, for bcl_cleanup_commit_end.
  */
 #define _GNU_SOURCE
 #include "ballcl/ballcl.h"
@@ -67,8 +63,7 @@ void bcl_cleanup_install(void)
 {
     for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) {
         struct sigaction old, sa;
-        /* A signal the user's shell ignores (nohup, a background job) stays
-         * ignored. */
+        /* A signal the shell ignores (nohup, a background job) stays ignored. */
         if (sigaction(handled[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
             continue;
         memset(&sa, 0, sizeof sa);
@@ -78,19 +73,13 @@ void bcl_cleanup_install(void)
     }
 }
 
-/* Blocks the handled signals in this thread; old gets the previous mask. */
-static void block(sigset_t *old)
+void bcl_cleanup_block(void *old)
 {
     sigset_t set;
     sigemptyset(&set);
     for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
         sigaddset(&set, handled[i]);
-    pthread_sigmask(SIG_BLOCK, &set, old);
-}
-
-void bcl_cleanup_block(void *old)
-{
-    block((sigset_t *)old);
+    pthread_sigmask(SIG_BLOCK, &set, (sigset_t *)old);
 }
 
 void bcl_cleanup_unblock(const void *old)

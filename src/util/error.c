@@ -50,12 +50,10 @@ size_t bcl_escape(const char *in, char *out, size_t size)
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size;) {
         size_t len = utf8_length(p);
-        /* C0 controls and DEL; C1 controls (U+0080 to U+009F, which some
-         * terminals obey as escape sequences: 0xC2 0x9B is CSI); and bytes
-         * that are no UTF-8 (a terminal may take a lone 0x9B as CSI too):
-         * each byte as \xNN. Printable UTF-8 stays as it is. */
-        /* And the bidirectional controls (U+061C, U+200E, U+200F, U+202A
-         * to U+202E, U+2066 to U+2069), which reorder what follows them. */
+        /* As \xNN: C0 and DEL; C1 (U+0080 to U+009F: 0xC2 0x9B is CSI to some
+         * terminals), bytes that are no UTF-8 (a lone 0x9B too), and the
+         * bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E,
+         * U+2066 to U+2069), which reorder what follows them. */
         bool bidi =
             (len == 2 && p[0] == 0xD8 && p[1] == 0x9C) ||
             (len == 3 && p[0] == 0xE2 &&
@@ -95,12 +93,19 @@ int bcl_fail(bcl_error *e, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    /* Messages are one line of text: a newline, an escape sequence or any
-     * other control character from an argument, a file name or a driver
-     * string is shown as \xNN, never sent to the terminal. */
+    /* One line: a control character from an argument is shown as \xNN. */
     bcl_escape(raw, e->msg, sizeof e->msg);
     e->code = code;
     return code;
+}
+
+bool bcl_why(char *why, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+    return false;
 }
 
 void bcl_error_set_detail(bcl_error *e, const char *text)

@@ -1,21 +1,15 @@
 /*
- * Fault injection for tests. BALLCL_FAULT="name:n[:STATUS]" makes the n-th
- * call (counting from 1) of the named OpenCL or I/O function fail as if it
- * had returned STATUS, or, with STATUS "crash", be killed there (SIGKILL).
- * Every OpenCL call in the library goes through the BCL_CL / BCL_CL_CREATE
- * macros (src/ocl/clcall.h), and every file write through the atomic
- * writer, so a test can walk n upward through a whole run and see each
- * failure handled. Without the variable this costs one branch per call.
+ * Fault injection for tests. BALLCL_FAULT="name:n[:STATUS]" fails the n-th
+ * call (from 1) of the named OpenCL or I/O function as if it returned
+ * STATUS (default CL_OUT_OF_RESOURCES or EIO), or with "crash" kills the
+ * process there. Every OpenCL call goes through BCL_CL (src/ocl/clcall.h)
+ * and every file write through the atomic writer, so a test can walk n up
+ * through a whole run. "@D" counts only the calls made for device D (its
+ * position in the -d list) whatever the others do meanwhile.
  *
- * "name:n[:STATUS]@D" targets device D of a run over several devices (its
- * position in the -d list, from 0): only the calls a thread working for D
- * makes (bcl_fault_device) are counted, so the n-th call of that device
- * fails whatever the others do at the same time.
- *
- * BALLCL_FAULT_TRACE=1 prints "ballcl: fault point NAME" on stderr at every
- * call that could be failed, so a test learns the sequence of a whole run
- * (tests/test_fault_walk.py) instead of hard-coding it. Both variables are
- * test hooks: this is the one place where the library writes to stderr.
+ * BALLCL_FAULT_TRACE=1 prints "ballcl: fault point NAME" at every such call,
+ * so a test learns a run's sequence (tests/test_fault_walk.py). Both are test
+ * hooks: the one place where the library writes to stderr.
  */
 #include "util/util.h"
 
@@ -47,8 +41,7 @@ void bcl_fault_device(int index)
     this_device = index;
 }
 
-/* A spec that does not parse would make a fault test pass without any fault
- * happening; stop loudly instead (only tests set the variable). */
+/* A spec that does not parse would pass a fault test without a fault. */
 static void bad_spec(const char *spec, const char *why)
 {
     fprintf(stderr, "ballcl: BALLCL_FAULT='%s': %s: expected name:n[:STATUS][@DEVICE]\n", spec,
@@ -86,10 +79,9 @@ static void parse_spec(void)
     /* strtoul takes "-1" (as ULONG_MAX) and " 1": a call number is digits. */
     if (colon[1] < '0' || colon[1] > '9' || fault.nth == 0 || (*end != '\0' && *end != ':'))
         bad_spec(full, "n must be a call number from 1");
-    bool is_cl = strncmp(fault.name, "cl", 2) == 0;
-    int out_of_resources = 0;
-    bcl_cl_status_parse("CL_OUT_OF_RESOURCES", &out_of_resources);
-    fault.status = is_cl ? out_of_resources : EIO;
+    fault.status = EIO;
+    if (strncmp(fault.name, "cl", 2) == 0)
+        bcl_cl_status_parse("CL_OUT_OF_RESOURCES", &fault.status);
     if (*end == ':') {
         static const struct {
             const char *name;
@@ -140,9 +132,8 @@ int bcl_fault_take(const char *name)
         return 0;
     if (__atomic_add_fetch(&fault.seen, 1, __ATOMIC_RELAXED) != fault.nth)
         return 0;
-    /* A crash inside the call (a driver's SIGSEGV), as the in-use marker of
-     * the binary cache must survive it: SIGKILL, which nothing can catch,
-     * so that no handler or sanitizer report blurs it. */
+    /* A driver's crash, as the cache's in-use marker must survive it:
+     * SIGKILL, so no handler or sanitizer blurs it. */
     if (fault.status == FAULT_CRASH)
         raise(SIGKILL);
     return fault.status;

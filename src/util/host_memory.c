@@ -1,9 +1,7 @@
 /*
- * How much memory this process may use on the host, and the one check
- * that counts host copies of a state against it (bcl_host_memory_fit: for
- * bcl_memory_fit, a state file read whole, the run over several devices).
- * One place, so that a tighter limit (a container's) is learnt once for
- * all of them, and refused with one message.
+ * How much memory this process may use on the host, and the one check of
+ * host copies of a state against it: a tighter limit (a container's) is
+ * learnt once for all, and refused with one message.
  */
 #include "util/util.h"
 
@@ -14,9 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The smallest limit in file `name` of folder dir and of each folder above
- * it up to root ("max" and absurdly large values mean none); 0 when none.
- * A cgroup's limit applies to every cgroup below it. */
+/* The smallest limit in file `name` of dir and each folder above it up to
+ * root (a cgroup's limit binds those below), 0 when none ("max", huge). */
 static uint64_t smallest_limit(const char *root, const char *dir, const char *name)
 {
     char path[PATH_MAX];
@@ -94,9 +91,8 @@ uint64_t bcl_host_memory_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-    /* A container's limit (cgroup memory.max, v1 memory.limit_in_bytes)
-     * kills the process long before the machine runs out. The paths can be
-     * moved for tests. */
+    /* A container's limit kills long before the machine runs out. The paths
+     * can be moved for tests. */
     const char *proc = getenv("BALLCL_TEST_PROC_CGROUP");
     const char *fs = getenv("BALLCL_TEST_CGROUP_FS");
     uint64_t cg = bcl_cgroup_memory_limit(proc && *proc ? proc : "/proc/self/cgroup",

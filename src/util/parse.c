@@ -50,9 +50,8 @@ int bcl_parse_float(const char *text, const char *what, float *out, bcl_error *e
     if (!isfinite(v) || (errno == ERANGE && fabsf(v) > 1.0f))
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s' is out of range: expected a finite float32",
                         what, text);
-    /* Underflow: a non-zero value that would silently become 0 (a time step
-     * of 0) or a denormal (which some devices flush, breaking bitwise
-     * validation) is refused, as an overflow is. */
+    /* Underflow to 0 (a time step of 0) or a denormal (some devices flush
+     * them, breaking bitwise validation) is refused, as an overflow is. */
     if (errno == ERANGE)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "%s: '%s' is out of range: expected a finite float32 of magnitude 0 or "

@@ -1,11 +1,8 @@
 /*
- * The one way the library reads a whole file (a state, a cache entry, a
- * kernel source, a survey, a tuned or launch-costs file, a program's /proc
- * file): bounded before it reads. A path that is not a
- * regular file (a folder, a pipe, a device) or a file above the caller's
- * limit is refused from fstat alone, so nothing a path points at can make
- * the library block on a pipe or allocate without bound. Messages are the
- * caller's: this returns errno values.
+ * The one way the library reads a whole file, bounded before it reads: what
+ * is not a regular file, or is above the caller's limit, is refused from
+ * fstat, so no path can make it block on a pipe or allocate without bound.
+ * Messages are the caller's: this returns errno values.
  */
 #include "util/util.h"
 
@@ -22,8 +19,7 @@ const char *bcl_read_error(int err)
     return err == BCL_READ_NOT_REGULAR ? "not a regular file" : strerror(err);
 }
 
-/* Reads the open fd whole: the checks from fstat, then the fault point
- * when fault says so, then the bytes. Does not close fd. */
+/* The open fd whole: fstat's checks, the fault point if fault, the bytes. */
 static int read_fd(int fd, uint64_t limit, bool fault, char **out, size_t *len)
 {
     *out = NULL;
@@ -41,9 +37,7 @@ static int read_fd(int fd, uint64_t limit, bool fault, char **out, size_t *len)
     /* The fault point of every file read by path (BALLCL_FAULT=read:n). */
     if (err == 0 && fault)
         err = bcl_fault_take("read");
-    /* Read to the end, whatever the size said: files whose size the kernel
-     * does not know (/proc, /sys report 0 or a page) or that grew since
-     * fstat are read whole, never cut at the size. Still bounded by limit. */
+    /* To the end, whatever the size said (/proc says 0), within limit. */
     size_t cap = err ? 0 : (size_t)st.st_size + 1;
     if (cap < 4096)
         cap = 4096;
@@ -94,8 +88,7 @@ int bcl_read_file(const char *path, uint64_t limit, char **out, size_t *len, boo
     *len = 0;
     if (opened)
         *opened = false;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
-     * by read_fd anyway. */
+    /* O_NONBLOCK: a FIFO must not wait for a writer (read_fd refuses it). */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return errno;

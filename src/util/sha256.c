@@ -1,10 +1,7 @@
 /*
- * The one SHA-256 of the library: libmd's (the BSD message digests, Debian's
- * libmd-dev), linked statically, so that neither the library nor a wheel of
- * the Python package carries a crypto library for one hash (docs/DESIGN.md).
- * The binary cache's key and checksums, and the device identity behind the
- * cache key and the tuned files' device key, are SHA-256 as before: the same
- * bytes give the same keys (tests/test_cache.c checks known digests).
+ * The one SHA-256 of the library: libmd's, linked statically, so no wheel
+ * carries a crypto library for one hash (docs/DESIGN.md). tests/test_cache.c
+ * checks known digests.
  */
 #include "util/util.h"
 

@@ -1,16 +1,13 @@
 /*
- * One list of OpenCL status codes gives both their names and short hints, so
- * every error message in ballcl reads "clFoo failed: CL_BAR (hint)". It is
- * here, below the OpenCL plumbing (src/ocl/), because fault injection
- * (fault.c) parses a status name too, and every folder uses fault points.
+ * OpenCL statuses' names and hints, for "clFoo failed: CL_BAR (hint)". Below
+ * src/ocl/, as fault injection (fault.c) parses a status name too.
  */
 #include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Every value is written as a number: this folder is below OpenCL and
- * includes none of its headers (cl_int is a 32-bit int). */
+/* Numbers: this folder includes no OpenCL header (cl_int is an int). */
 typedef struct status_entry {
     int value;
     const char *name;
@@ -103,10 +100,14 @@ const char *bcl_cl_status_name(int status)
     return unknown;
 }
 
-const char *bcl_cl_status_hint(int status)
+const char *bcl_cl_status_text(int status)
 {
+    static _Thread_local char text[160];
     const status_entry *s = find_value(status);
-    return s ? s->hint : "";
+    const char *hint = s ? s->hint : "";
+    snprintf(text, sizeof text, "%s%s%s%s", bcl_cl_status_name(status), *hint ? " (" : "", hint,
+             *hint ? ")" : "");
+    return text;
 }
 
 bool bcl_cl_status_parse(const char *name, int *out)
