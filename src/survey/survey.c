@@ -65,17 +65,39 @@ static void failed(surveyor *s, const char *figure, bcl_error *e)
     bcl_error_clear(e);
 }
 
-/* Sets figure f of "measured", or records its error. */
+/* Records e again under another figure, e itself kept. */
+static void failed_too(surveyor *s, const char *figure, const bcl_error *e)
+{
+    bcl_error copy = *e;
+    copy.detail = NULL;
+    failed(s, figure, &copy);
+}
+
 static void set_fig(surveyor *s, bcl_fig f, json_t *v)
 {
     json_object_set_new(s->measured, bcl_survey_key(f), v);
 }
 
+/* The error key of figure f: "measured.<key>". */
+static const char *fig_path(bcl_fig f, char *path)
+{
+    snprintf(path, FIGURE, "measured.%s", bcl_survey_key(f));
+    return path;
+}
+
 static void fig_failed(surveyor *s, bcl_fig f, bcl_error *e)
 {
     char path[FIGURE];
-    snprintf(path, sizeof path, "measured.%s", bcl_survey_key(f));
-    failed(s, path, e);
+    failed(s, fig_path(f, path), e);
+}
+
+/* Figure f is the median of st when rc is BCL_OK; else e is its error. */
+static void set_median(surveyor *s, bcl_fig f, int rc, const bcl_stats *st, bcl_error *e)
+{
+    if (rc == BCL_OK)
+        set_fig(s, f, number(st->median));
+    else
+        fig_failed(s, f, e);
 }
 
 static void progress(surveyor *s, const char *what)
@@ -159,10 +181,7 @@ static void measure_builds(surveyor *s, const bcl_model *m)
     bcl_error e = {0};
     bcl_stats st;
     progress(s, "build times");
-    if (time_builds(s, m, NULL, &st, &e) == BCL_OK)
-        set_fig(s, BCL_FIG_BUILD_COLD, number(st.median));
-    else
-        fig_failed(s, BCL_FIG_BUILD_COLD, &e);
+    set_median(s, BCL_FIG_BUILD_COLD, time_builds(s, m, NULL, &st, &e), &st, &e);
     const char *tmp = getenv("TMPDIR");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/ballcl-survey-cache.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -171,10 +190,8 @@ static void measure_builds(surveyor *s, const bcl_model *m)
         fig_failed(s, BCL_FIG_BUILD_CACHED, &e);
         return;
     }
-    if (prime_cache(s, m, dir, &e) == BCL_OK && time_builds(s, m, dir, &st, &e) == BCL_OK)
-        set_fig(s, BCL_FIG_BUILD_CACHED, number(st.median));
-    else
-        fig_failed(s, BCL_FIG_BUILD_CACHED, &e);
+    int rc = prime_cache(s, m, dir, &e);
+    set_median(s, BCL_FIG_BUILD_CACHED, rc ? rc : time_builds(s, m, dir, &st, &e), &st, &e);
     bcl_error ignore = {0};
     bcl_cache_clear(dir, NULL, NULL, NULL, &ignore);
     rmdir(dir);
@@ -282,9 +299,7 @@ static void ball_step(model_run *r, const char *key, size_t n)
     snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
     progress(r->s, what);
     snprintf(figure, sizeof figure, "%s.%s", r->path, key);
-    json_t *fig = json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "us_per_step",
-                            "gb_per_s", "ball_steps_per_s", "local", "validated");
-    json_object_set_new(r->obj, key, fig);
+    json_t *fig = json_object_get(r->obj, key);
     bcl_plan_request req = base_request(r, n);
     double us;
     if (!measure_config(r, &req, n, fig, figure, &us))
@@ -304,10 +319,7 @@ static void fused(model_run *r, size_t n)
     progress(r->s, what);
     const char *key = bcl_survey_key(BCL_FIG_FUSED);
     snprintf(figure, sizeof figure, "%s.%s", r->path, key);
-    json_object_set_new(r->obj, key, json_null());
-    json_t *fig = json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "k",
-                            (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
-    json_object_set_new(r->obj, "fused", fig);
+    json_t *fig = json_object_get(r->obj, "fused");
     bcl_plan_request req = base_request(r, n);
     req.fused = true;
     req.steps_per_launch = o->fused_k ? o->fused_k : 1;
@@ -372,11 +384,7 @@ static void local_sweep(model_run *r, size_t n)
     char what[FIGURE], figure[FIGURE];
     snprintf(what, sizeof what, "model %s, local size sweep, N = %zu", r->m->name, n);
     progress(s, what);
-    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
-    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
-    json_t *points = json_array();
-    json_object_set_new(r->obj, "local_sweep",
-                        json_pack("{s:I, s:o}", "n", (json_int_t)n, "points", points));
+    json_t *points = json_object_get(json_object_get(r->obj, "local_sweep"), "points");
     bcl_error e = {0};
     size_t locals[MAX_SWEEP], nl = 0;
     sweep_point pt[MAX_SWEEP];
@@ -465,6 +473,21 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
         nmax = o->sweep_n;
     if (o->small_n > nmax)
         nmax = o->small_n;
+    /* Every key in documented order, null until measured. */
+    for (int i = 0; i < 2; i++)
+        json_object_set_new(obj, i ? "large" : "small",
+                            json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n",
+                                      (json_int_t)(i ? large : o->small_n), "us_per_step",
+                                      "gb_per_s", "ball_steps_per_s", "local", "validated"));
+    json_object_set_new(obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
+    json_object_set_new(obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
+    json_object_set_new(obj, "local_sweep",
+                        json_pack("{s:I, s:[]}", "n", (json_int_t)o->sweep_n, "points"));
+    json_object_set_new(obj, bcl_survey_key(BCL_FIG_FUSED), json_null());
+    json_object_set_new(
+        obj, "fused",
+        json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)bcl_survey_fused_n(s->d, o),
+                  "k", (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated"));
     bcl_error e = {0};
     bcl_context_opts co = {.use_cache = true};
     int rc = bcl_context_create(s->d, m, &co, &r.ctx, NULL, &e);
@@ -482,24 +505,6 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
         local_sweep(&r, o->sweep_n);
         fused(&r, bcl_survey_fused_n(s->d, o));
     } else {
-        /* The same keys, null, and one error for the model. */
-        json_t *none =
-            json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)o->small_n, "us_per_step",
-                      "gb_per_s", "ball_steps_per_s", "local", "validated");
-        json_object_set_new(obj, "small", none);
-        json_t *big = json_deep_copy(none);
-        json_object_set_new(big, "n", json_integer((json_int_t)large));
-        json_object_set_new(obj, "large", big);
-        json_object_set_new(obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
-        json_object_set_new(obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
-        json_object_set_new(obj, "local_sweep",
-                            json_pack("{s:I, s:[]}", "n", (json_int_t)o->sweep_n, "points"));
-        json_object_set_new(obj, bcl_survey_key(BCL_FIG_FUSED), json_null());
-        json_object_set_new(obj, "fused",
-                            json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n",
-                                      (json_int_t)bcl_survey_fused_n(s->d, o), "k",
-                                      (json_int_t)o->fused_k, "variant", "local", "us_per_step",
-                                      "validated"));
         s->done += 4;
         /* Each figure null with the error that stopped them all. */
         const char *keys[] = {"small", "large", bcl_survey_key(BCL_FIG_BEST_LOCAL),
@@ -507,10 +512,8 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
                               bcl_survey_key(BCL_FIG_FUSED)};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             char figure[FIGURE];
-            bcl_error copy = e;
-            copy.detail = NULL;
             snprintf(figure, sizeof figure, "%s.%s", path, keys[i]);
-            failed(s, figure, &copy);
+            failed_too(s, figure, &e);
         }
         bcl_error_clear(&e);
     }
@@ -528,31 +531,29 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
  * largest write + read, and "method" says which. */
 static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
 {
-    const bcl_survey_opts *o = s->o;
-    unsigned r = o->measure.repeats ? o->measure.repeats : 1;
+    unsigned r = s->o->measure.repeats;
     bcl_error e = {0};
+    char path[FIGURE];
     progress(s, "transfer bandwidth");
     json_t *t = json_object();
     json_object_set_new(s->measured, "transfer", t);
     json_object_set_new(t, "bytes", json_integer((json_int_t)bytes));
     enum { KINDS = 3 };
     bcl_stats w[KINDS], rd[KINDS];
-    bool ok[KINDS];
     static const char *const kind[KINDS] = {"pinned", "pageable", "mapped"};
     int best = -1;
     for (int i = 0; i < KINDS; i++) {
-        ok[i] = (i == 2 ? bcl_measure_transfer_mapped(ctx, bytes, r, &w[i], &rd[i], &e)
-                        : bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e)) == BCL_OK;
+        bool ok =
+            (i == 2 ? bcl_measure_transfer_mapped(ctx, bytes, r, &w[i], &rd[i], &e)
+                    : bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e)) == BCL_OK;
         /* The table's keys are "transfer.<kind>_write_gb_per_s" and _read_. */
         bcl_fig wf = BCL_FIG_TRANSFER + 2 * i, rf = wf + 1;
         json_object_set_new(t, strchr(bcl_survey_key(wf), '.') + 1,
-                            ok[i] ? number(w[i].median) : json_null());
+                            ok ? number(w[i].median) : json_null());
         json_object_set_new(t, strchr(bcl_survey_key(rf), '.') + 1,
-                            ok[i] ? number(rd[i].median) : json_null());
-        if (!ok[i]) {
-            char path[96];
-            snprintf(path, sizeof path, "measured.%s", bcl_survey_key(rf));
-            json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
+                            ok ? number(rd[i].median) : json_null());
+        if (!ok) {
+            json_object_set_new(s->errors, fig_path(rf, path), bcl_survey_text(e.msg));
             fig_failed(s, wf, &e);
         } else if (best < 0 || w[i].median + rd[i].median > w[best].median + rd[best].median) {
             best = i;
@@ -561,13 +562,10 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
     json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
     set_fig(s, BCL_FIG_WRITE, best >= 0 ? number(w[best].median) : json_null());
     set_fig(s, BCL_FIG_READ, best >= 0 ? number(rd[best].median) : json_null());
-    for (bcl_fig f = BCL_FIG_WRITE; best < 0 && f <= BCL_FIG_READ; f++) {
-        char path[96];
-        snprintf(path, sizeof path, "measured.%s", bcl_survey_key(f));
-        json_object_set_new(s->errors, path,
+    for (bcl_fig f = BCL_FIG_WRITE; best < 0 && f <= BCL_FIG_READ; f++)
+        json_object_set_new(s->errors, fig_path(f, path),
                             json_string("no way of transfer (pinned, pageable, mapped) could be "
                                         "measured"));
-    }
 }
 
 /* Whether the device lacks the type of figure f (fp64, half): then the
@@ -583,15 +581,12 @@ static bool lacks(const surveyor *s, bcl_fig f)
  * an error: the device lacks the type). */
 static void measure_peaks(surveyor *s, bcl_context *ctx, size_t bytes)
 {
-    const bcl_survey_opts *o = s->o;
+    const bcl_measure_opts *mo = &s->o->measure;
     bcl_error e = {0};
     bcl_stats st;
     progress(s, "read-only bandwidth");
-    if (bcl_measure_read_only(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &st, &e) ==
-        BCL_OK)
-        set_fig(s, BCL_FIG_READ_ONLY, number(st.median));
-    else
-        fig_failed(s, BCL_FIG_READ_ONLY, &e);
+    set_median(s, BCL_FIG_READ_ONLY, bcl_measure_read_only(ctx, bytes, mo->repeats, &st, &e), &st,
+               &e);
     static const struct {
         bcl_peak_kind kind;
         bcl_fig fig;
@@ -603,12 +598,9 @@ static void measure_peaks(surveyor *s, bcl_context *ctx, size_t bytes)
     };
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
         progress(s, bcl_survey_figures[rates[i].fig].label);
-        if (lacks(s, rates[i].fig))
-            continue;
-        if (bcl_measure_peak_rate(ctx, rates[i].kind, &o->measure, &st, &e) == BCL_OK)
-            set_fig(s, rates[i].fig, number(st.median));
-        else
-            fig_failed(s, rates[i].fig, &e);
+        if (!lacks(s, rates[i].fig))
+            set_median(s, rates[i].fig, bcl_measure_peak_rate(ctx, rates[i].kind, mo, &st, &e), &st,
+                       &e);
     }
 }
 
@@ -628,14 +620,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
     int rc = bcl_context_create(s->d, m, &co, &ctx, NULL, &e);
     if (rc) {
         /* Everything below needs the context: the same error for each. */
-        bcl_error copy = e;
-        copy.detail = NULL;
-        bcl_error_clear(&e);
-        for (bcl_fig f = BCL_FIG_LATENCY; f <= BCL_FIG_READ; f++) {
-            e = copy;
+        char path[FIGURE];
+        for (bcl_fig f = BCL_FIG_LATENCY; f <= BCL_FIG_READ; f++)
             if (!lacks(s, f))
-                fig_failed(s, f, &e);
-        }
+                failed_too(s, fig_path(f, path), &e);
+        bcl_error_clear(&e);
         s->done += 3 + 5;
         return;
     }
@@ -650,22 +639,18 @@ static void measure_device(surveyor *s, const bcl_model *m)
                             json_integer((json_int_t)pm));
     else
         failed(s, "limits.preferred_work_group_multiple", &e);
-    bcl_stats dispatch, roundtrip;
+    bcl_stats st;
     if (planned && bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
-        if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK) {
-            set_fig(s, BCL_FIG_LATENCY, number(dispatch.median));
-        } else if (bcl_profiling_unusable(s->d)) {
-            /* Not a failure: the figure needs the device's clock, which
-             * failed its check. Null, not in "errors": profiling_note says
-             * why (docs/SURVEY.md). */
+        rc = bcl_measure_dispatch(sim, &so, o->latency_repeats, &st, &e);
+        /* Not a failure when the device's clock failed its check: the
+         * figure needs it. Null, not in "errors": profiling_note says why
+         * (docs/SURVEY.md). */
+        if (rc && bcl_profiling_unusable(s->d))
             bcl_error_clear(&e);
-        } else {
-            fig_failed(s, BCL_FIG_LATENCY, &e);
-        }
-        if (bcl_measure_roundtrip(sim, &so, o->latency_repeats, &roundtrip, &e) == BCL_OK)
-            set_fig(s, BCL_FIG_ROUNDTRIP, number(roundtrip.median));
         else
-            fig_failed(s, BCL_FIG_ROUNDTRIP, &e);
+            set_median(s, BCL_FIG_LATENCY, rc, &st, &e);
+        rc = bcl_measure_roundtrip(sim, &so, o->latency_repeats, &st, &e);
+        set_median(s, BCL_FIG_ROUNDTRIP, rc, &st, &e);
     } else {
         if (!planned)
             e = plan_e;
@@ -678,24 +663,18 @@ static void measure_device(surveyor *s, const bcl_model *m)
 
     progress(s, "copy bandwidth");
     size_t bytes = bcl_survey_large_n(s->d, o) * 4 * sizeof(float);
-    bcl_stats gb;
-    if (bcl_measure_copy(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &gb, &e) ==
-        BCL_OK)
-        set_fig(s, BCL_FIG_COPY, number(gb.median));
-    else
-        fig_failed(s, BCL_FIG_COPY, &e);
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
-    json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+    bytes = bytes / 16 * 16;
+    set_median(s, BCL_FIG_COPY, bcl_measure_copy(ctx, bytes, o->measure.repeats, &st, &e), &st, &e);
+    json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)bytes));
 
     progress(s, "add-rate bound");
     bcl_add_rate add;
-    if (bcl_measure_add_rate(ctx, &o->measure, &add, &e) == BCL_OK)
-        set_fig(s, BCL_FIG_ADD, number(add.gflop_per_s.median));
-    else
-        fig_failed(s, BCL_FIG_ADD, &e);
-    measure_peaks(s, ctx, bytes / 16 * 16);
-    measure_transfer(s, ctx, bytes / 16 * 16);
+    rc = bcl_measure_add_rate(ctx, &o->measure, &add, &e);
+    set_median(s, BCL_FIG_ADD, rc, &add.gflop_per_s, &e);
+    measure_peaks(s, ctx, bytes);
+    measure_transfer(s, ctx, bytes);
     bcl_context_destroy(ctx);
 }
 
