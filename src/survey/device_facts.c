@@ -228,15 +228,11 @@ int bcl_survey_platforms(json_t **out, bcl_error *e)
         if (ds != CL_SUCCESS)
             nd = 0;
         const char *hint = platform_hint(name, ds, nd);
-        json_t *p = json_object();
-        json_object_set_new(p, "index", json_integer(i));
-        json_object_set_new(p, "name", bcl_survey_text(name));
-        json_object_set_new(p, "vendor", bcl_survey_text(vendor));
-        json_object_set_new(p, "version", bcl_survey_text(version));
-        json_object_set_new(p, "status", json_string(bcl_cl_status_name(ds)));
-        json_object_set_new(p, "devices", json_integer(nd));
-        json_object_set_new(p, "hint", hint ? json_string(hint) : json_null());
-        json_array_append_new(arr, p);
+        json_array_append_new(
+            arr, json_pack("{s:I, s:o, s:o, s:o, s:s, s:I, s:s?}", "index", (json_int_t)i, "name",
+                           bcl_survey_text(name), "vendor", bcl_survey_text(vendor), "version",
+                           bcl_survey_text(version), "status", bcl_cl_status_name(ds), "devices",
+                           (json_int_t)nd, "hint", hint));
     }
     free(plats);
     *out = arr;
