@@ -67,26 +67,23 @@ static int dispatch(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
         rc = finish(s, e);
     double host_ms = bcl_now_ms() - t0;
     if (rc == BCL_OK) {
-        cl_ulong queued = 0, start = 0, end = 0;
-        cl_int st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued,
-                           &queued, NULL);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof start,
-                        &start, NULL);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof end, &end,
-                        NULL);
+        static const cl_profiling_info when[3] = {
+            CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+        cl_ulong t[3] = {0}; /* queued, start, end */
+        cl_int st = CL_SUCCESS;
+        for (int i = 0; i < 3 && st == CL_SUCCESS; i++)
+            st = BCL_CL(clGetEventProfilingInfo, ev, when[i], sizeof t[i], &t[i], NULL);
         if (st != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", dev);
         } else {
             bcl_span_check span = {
-                .start_ns = start, .end_ns = end, .host_ms = host_ms, .launches = 1};
+                .start_ns = t[1], .end_ns = t[2], .host_ms = host_ms, .launches = 1};
             bcl_profiling_check(d->device, &span);
             rc = profiling_needed(d, e);
         }
         /* A runtime whose clocks disagree must not give a huge unsigned
          * difference: a start before queued counts as no wait. */
-        *us = start > queued ? (double)(start - queued) / 1e3 : 0;
+        *us = t[1] > t[0] ? (double)(t[1] - t[0]) / 1e3 : 0;
     }
     if (ev)
         clReleaseEvent(ev);

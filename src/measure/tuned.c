@@ -26,27 +26,26 @@
 #include <time.h>
 #include <unistd.h>
 
-static void kernel_name(const bcl_model *m, bool fused, const char *variant, char *out, size_t size)
+/* A configuration's kernel, variant, local size and K, as the entries and
+ * the candidates begin. */
+static json_t *config_json(const bcl_model *m, bool fused, const char *variant, size_t local,
+                           unsigned k)
 {
-    char suffix[64];
+    char suffix[64], name[128];
     bcl_kernel_suffix(fused, variant, suffix, sizeof suffix);
-    snprintf(out, size, "%s_%s", m->name, suffix);
-}
-
-static json_t *local_json(size_t local)
-{
-    return local ? json_integer((json_int_t)local) : json_string("driver");
+    snprintf(name, sizeof name, "%s_%s", m->name, suffix);
+    return json_pack("{s:s, s:s, s:o, s:i}", "kernel", name, "variant", variant, "local",
+                     local ? json_integer((json_int_t)local) : json_string("driver"),
+                     "steps_per_launch", (int)k);
 }
 
 static json_t *entry_json(const bcl_model *m, bool fused, const bcl_tuned_entry *t)
 {
     if (!t->found)
         return json_null();
-    char name[128];
-    kernel_name(m, fused, t->variant, name, sizeof name);
-    return json_pack("{s:s, s:s, s:o, s:i, s:f}", "kernel", name, "variant", t->variant, "local",
-                     local_json(t->local), "steps_per_launch", (int)t->steps_per_launch,
-                     "us_per_step", t->us_per_step);
+    json_t *j = config_json(m, fused, t->variant, t->local, t->steps_per_launch);
+    json_object_set_new(j, "us_per_step", json_real(t->us_per_step));
+    return j;
 }
 
 static json_t *stats_json(const bcl_stats *s)
@@ -94,14 +93,12 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     json_t *cands = json_array();
     for (size_t i = 0; i < r->count; i++) {
         const bcl_tune_candidate *c = &r->cand[i];
-        char name[128];
-        kernel_name(m, c->fused, c->variant, name, sizeof name);
-        json_array_append_new(
-            cands, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o, s:s}", "kernel", name, "variant",
-                             c->variant, "local", local_json(c->local), "steps_per_launch",
-                             (int)c->steps_per_launch, "validated", c->validated, "us_per_step",
-                             c->validated ? stats_json(&c->m.device_us) : json_null(), "clock",
-                             c->m.host_clock ? "host" : "device"));
+        json_t *j = config_json(m, c->fused, c->variant, c->local, c->steps_per_launch);
+        json_object_set_new(j, "validated", json_boolean(c->validated));
+        json_object_set_new(j, "us_per_step",
+                            c->validated ? stats_json(&c->m.device_us) : json_null());
+        json_object_set_new(j, "clock", json_string(c->m.host_clock ? "host" : "device"));
+        json_array_append_new(cands, j);
     }
     /* Which clock timed the candidates (docs/BENCHMARK.md, "Clocks"). */
     const char *clock_note = bcl_profiling_unusable(d);
