@@ -33,11 +33,6 @@ static float start_value(unsigned j)
     return 1.0f + (float)j * 0.0078125f; /* 1 + j/128, j < 256 */
 }
 
-unsigned bcl_add_rate_width(const bcl_device_info *d)
-{
-    return bcl_chain_width(d->native_vector_width_float);
-}
-
 /* The host's chains after `steps` adds each. Chain-major inner loop: the
  * host's adds are independent too, so this takes milliseconds even for the
  * millions of adds of a chain. */
@@ -87,7 +82,7 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     ct->kernel = "addrate";
     ct->what = "add-rate";
     ct->ops_name = "adds";
-    ct->w = bcl_add_rate_width(bcl_context_device(c));
+    ct->w = bcl_chain_width(bcl_context_device(c)->native_vector_width_float);
     ct->nsets = sizeof chain_counts / sizeof chain_counts[0];
     for (unsigned i = 0; i < ct->nsets; i++)
         ct->set[i].chains = chain_counts[i];

@@ -138,6 +138,12 @@ int bcl_chain_build(bcl_context *c, const char *file, const char *defines, cl_pr
     return rc;
 }
 
+/* A CPU runtime such as PoCL runs each work-item's chains as written, in
+ * vector registers: one work-item per group, 16 per compute unit; but a
+ * chain kernel of native width 1 (kernel given) gets groups as wide as its
+ * preferred multiple, of which such a driver (Mesa's llvmpipe) makes its
+ * SIMD lanes. Other devices: groups of up to 256, 2048 work-items per
+ * compute unit, enough to fill a GPU's multiprocessor. */
 int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kernel,
                     bcl_chain_size *sh, bcl_error *e)
 {
