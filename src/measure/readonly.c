@@ -13,7 +13,6 @@
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

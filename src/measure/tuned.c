@@ -14,16 +14,13 @@
 #include "files/files.h"
 #include "measure/timing.h"
 #include "cache/cache.h"
-#include "ocl/clcall.h"
 
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* A configuration's kernel, variant, local size and K, as the entries and

@@ -7,7 +7,6 @@
 #include "ocl/ocl.h"
 #include "survey/survey.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,29 +1,16 @@
 /*
- * Surveying one device (docs/SURVEY.md): identity and limits, then the measured
- * figures, all through the measuring library that bench and tune use
- * (src/measure/timer.c, src/measure/latency.c, src/measure/tune.c):
+ * Surveying one device (docs/SURVEY.md): identity and limits, then the
+ * figures of src/survey/figures.c (build times, latency, copy, the add rate
+ * and the peaks, transfers, each model's ball-step figures), all measured
+ * by the library that bench and tune use (src/measure/).
  *
- *   build       cold (binary cache bypassed, drivers' caches off) and cached
- *   latency     queued->start of a tiny launch, and its host round trip
- *   copy        clEnqueueCopyBuffer bandwidth, pseudo-random data
- *   add rate    float32 adds per second of the device (bcl_measure_add_rate),
- *               the bound of every fused figure
- *   peaks       read-only bandwidth, float FMA, int32 add, and double and
- *               half FMA where the device has them (src/measure/peak.c,
- *               src/measure/readonly.c)
- *   transfer    host <-> device by pinned, pageable and mapped memory
- *   per model   small and large N one-step ball-step time, the local size
- *               sweep (best local, local = 1 penalty), fused throughput
- *
- * Every ball-step figure runs from a random initial state (mixed signs and
- * magnitudes: nothing for memory compression to find) and is validated bit
- * for bit against the model's C reference before it is timed. A figure that
- * fails is null, with its error under "errors", and the survey goes on: one
- * failing measurement never takes the device's other figures, or the other
- * devices, down with it.
+ * Every ball-step figure runs from a random initial state (nothing for
+ * memory compression to find) and is validated bit for bit against the
+ * model's C reference before it is timed. A figure that fails is null, with
+ * its error under "errors", and the survey goes on: one failing measurement
+ * never takes the other figures, or the other devices, down with it.
  */
 #include "measure/timing.h"
-#include "ocl/clcall.h"
 #include "survey/survey.h"
 
 #include <errno.h>

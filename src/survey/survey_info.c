@@ -7,8 +7,6 @@
 #include "measure/timing.h"
 #include "survey/survey.h"
 
-#include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,6 @@
  * file and the first offending key, never a crash: the reader takes any
  * bytes.
  */
-#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <errno.h>
