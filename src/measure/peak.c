@@ -97,41 +97,26 @@ static double double_from_half(uint16_t h)
 /* Writes v as the device's scalar type into p. */
 static void store(bcl_peak_kind k, host_value v, void *p)
 {
-    switch (k) {
-    case BCL_PEAK_FMA32: {
-        float f = (float)v.f;
-        memcpy(p, &f, 4);
-        break;
-    }
-    case BCL_PEAK_FMA64:
-        memcpy(p, &v.f, 8);
-        break;
-    case BCL_PEAK_FMA16: {
-        uint16_t h = half_from_double(v.f);
-        memcpy(p, &h, 2);
-        break;
-    }
-    case BCL_PEAK_INT32:
-        memcpy(p, &v.u, 4);
-        break;
-    }
+    float f = k == BCL_PEAK_FMA32 ? (float)v.f : 0;
+    uint16_t h = k == BCL_PEAK_FMA16 ? half_from_double(v.f) : 0;
+    memcpy(p,
+           k == BCL_PEAK_FMA32   ? (const void *)&f
+           : k == BCL_PEAK_FMA16 ? (const void *)&h
+           : k == BCL_PEAK_INT32 ? (const void *)&v.u
+                                 : (const void *)&v.f,
+           kinds[k].scalar);
 }
 
 static double load_double(bcl_peak_kind k, const void *p)
 {
-    if (k == BCL_PEAK_FMA32) {
-        float f;
-        memcpy(&f, p, 4);
-        return f;
-    }
-    if (k == BCL_PEAK_FMA16) {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return double_from_half(h);
-    }
+    float f;
+    uint16_t h;
     double d;
-    memcpy(&d, p, 8);
-    return d;
+    memcpy(k == BCL_PEAK_FMA32   ? (void *)&f
+           : k == BCL_PEAK_FMA16 ? (void *)&h
+                                 : (void *)&d,
+           p, kinds[k].scalar);
+    return k == BCL_PEAK_FMA32 ? f : k == BCL_PEAK_FMA16 ? double_from_half(h) : d;
 }
 
 /* One fma of the kind on the host, correctly rounded like OpenCL's fma():

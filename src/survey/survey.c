@@ -252,11 +252,6 @@ static int time_config(const model_run *r, bcl_sim *sim, const bcl_plan *so, jso
     return BCL_OK;
 }
 
-static int new_sim(model_run *r, size_t n, bcl_sim **sim, bcl_error *e)
-{
-    return bcl_sim_create(r->ctx, r->init, n, sim, e);
-}
-
 /* Plans req over n balls, then validates and times it (time_config; a
  * fused plan's variant goes into fig). False, with the error recorded
  * under figure, when any of it fails. */
@@ -270,7 +265,7 @@ static bool measure_config(model_run *r, const bcl_plan_request *req, size_t n, 
     if (rc == BCL_OK && req->fused)
         json_object_set_new(fig, "variant", json_string(so.variant));
     if (rc == BCL_OK)
-        rc = new_sim(r, n, &sim, &e);
+        rc = bcl_sim_create(r->ctx, r->init, n, &sim, &e);
     if (rc == BCL_OK)
         rc = time_config(r, sim, &so, fig, us, &e);
     bcl_sim_destroy(sim);
@@ -279,43 +274,36 @@ static bool measure_config(model_run *r, const bcl_plan_request *req, size_t n, 
     return rc == BCL_OK;
 }
 
-/* "small" or "large": the one-step kernel, local size auto, at n balls. */
+/* "small" or "large": the one-step kernel, local size auto, at n balls;
+ * "fused": the k-step kernel, the variant the documented rule picks for
+ * this kind of device, local size auto, K = fused_k. */
 static void ball_step(model_run *r, const char *key, size_t n)
 {
+    const bcl_survey_opts *o = r->s->o;
+    bool fused = strcmp(key, "fused") == 0;
+    const char *fig_key = fused ? bcl_survey_key(BCL_FIG_FUSED) : key;
     char what[FIGURE], figure[FIGURE];
-    snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
+    if (fused)
+        snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
+    else
+        snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
     progress(r->s, what);
-    snprintf(figure, sizeof figure, "%s.%s", r->path, key);
+    snprintf(figure, sizeof figure, "%s.%s", r->path, fig_key);
     json_t *fig = json_object_get(r->obj, key);
     bcl_plan_request req = base_request(r, n);
+    if (fused) {
+        req.fused = true;
+        req.steps_per_launch = o->fused_k ? o->fused_k : 1;
+        req.variant = NULL; /* the rule's */
+    }
     double us;
     if (!measure_config(r, &req, n, fig, figure, &us))
         return;
     json_object_set_new(fig, "us_per_step", number(us));
-    json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
-    json_object_set_new(fig, "ball_steps_per_s", number((double)n / (us * 1e-6)));
-}
-
-/* The k-step kernel at large N: the variant the documented rule picks for
- * this kind of device, local size auto, K = fused_k. */
-static void fused(model_run *r, size_t n)
-{
-    const bcl_survey_opts *o = r->s->o;
-    char what[FIGURE], figure[FIGURE];
-    snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
-    progress(r->s, what);
-    const char *key = bcl_survey_key(BCL_FIG_FUSED);
-    snprintf(figure, sizeof figure, "%s.%s", r->path, key);
-    json_t *fig = json_object_get(r->obj, "fused");
-    bcl_plan_request req = base_request(r, n);
-    req.fused = true;
-    req.steps_per_launch = o->fused_k ? o->fused_k : 1;
-    req.variant = NULL; /* the rule's */
-    double us;
-    if (!measure_config(r, &req, n, fig, figure, &us))
-        return;
-    json_object_set_new(fig, "us_per_step", number(us));
-    json_object_set_new(r->obj, key, number((double)n / (us * 1e-6)));
+    json_object_set_new(fused ? r->obj : fig, fused ? fig_key : "ball_steps_per_s",
+                        number((double)n / (us * 1e-6)));
+    if (!fused)
+        json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
 }
 
 /* Records why the figures computed from the sweep (best_local,
@@ -379,7 +367,7 @@ static void local_sweep(model_run *r, size_t n)
     bcl_sim *sim = NULL;
     int rc = sweep_locals(r, n, locals, &nl, &e);
     if (rc == BCL_OK)
-        rc = new_sim(r, n, &sim, &e);
+        rc = bcl_sim_create(r->ctx, r->init, n, &sim, &e);
     if (rc) {
         snprintf(figure, sizeof figure, "%s.local_sweep", r->path);
         failed(s, figure, &e);
@@ -490,7 +478,7 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
         ball_step(&r, "small", o->small_n);
         ball_step(&r, "large", large);
         local_sweep(&r, o->sweep_n);
-        fused(&r, bcl_survey_fused_n(s->d, o));
+        ball_step(&r, "fused", bcl_survey_fused_n(s->d, o));
     } else {
         s->done += 4;
         /* Each figure null with the error that stopped them all. */
