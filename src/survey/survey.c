@@ -434,6 +434,14 @@ static void local_sweep(model_run *r, size_t n)
     }
 }
 
+/* The largest N of the survey on d. */
+static size_t largest_n(const bcl_device_info *d, const bcl_survey_opts *o)
+{
+    size_t n = bcl_survey_large_n(d, o);
+    n = o->sweep_n > n ? o->sweep_n : n;
+    return o->small_n > n ? o->small_n : n;
+}
+
 /* Every figure of one model into obj; an error before any figure (no
  * context, no host memory) fails them all. */
 static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const char *path)
@@ -442,12 +450,7 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
     model_run r = {.s = s, .m = m, .obj = obj};
     snprintf(r.path, sizeof r.path, "%s", path);
     bcl_model_param_defaults(m, r.params);
-    size_t large = bcl_survey_large_n(s->d, o);
-    size_t nmax = large;
-    if (o->sweep_n > nmax)
-        nmax = o->sweep_n;
-    if (o->small_n > nmax)
-        nmax = o->small_n;
+    size_t large = bcl_survey_large_n(s->d, o), nmax = largest_n(s->d, o);
     /* Every key in documented order, null until measured. */
     for (int i = 0; i < 2; i++)
         json_object_set_new(obj, i ? "large" : "small",
@@ -729,30 +732,23 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
      * runs: --large is the user's to choose, and a figure that cannot fit
      * is no figure. */
     for (size_t i = 0; i < n; i++) {
-        size_t nmax = bcl_survey_large_n(&devs[i], o);
-        if (o->sweep_n > nmax)
-            nmax = o->sweep_n;
-        if (o->small_n > nmax)
-            nmax = o->small_n;
-        int rc = bcl_memory_fit(&devs[i], nmax, 2, o->large_n ? "--large" : "survey", e);
+        int rc = bcl_memory_fit(&devs[i], largest_n(&devs[i], o), 2,
+                                o->large_n ? "--large" : "survey", e);
         if (rc)
             return rc;
     }
     json_t *doc = bcl_survey_document(o);
     if (!doc)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    json_t *devices = json_object_get(doc, "devices");
     /* Every platform, those without devices among them, before the
      * devices: a platform that lists none says why here. */
-    json_t *platforms;
+    json_t *platforms, *devices = json_array();
     bcl_error pe = {0};
-    if (bcl_survey_platforms(&platforms, &pe) == BCL_OK)
-        json_object_set_new(doc, "platforms", platforms);
-    else
-        json_object_set_new(doc, "platforms", json_array());
+    if (bcl_survey_platforms(&platforms, &pe) != BCL_OK)
+        platforms = json_array();
     bcl_error_clear(&pe);
-    json_incref(devices); /* moved after "platforms" */
     json_object_del(doc, "devices");
+    json_object_set_new(doc, "platforms", platforms);
     json_object_set_new(doc, "devices", devices);
     int rc = BCL_OK;
     for (size_t i = 0; i < n && rc == BCL_OK; i++) {
