@@ -36,18 +36,17 @@ int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_s
 const bcl_device_info *bcl_bandwidth_begin(bcl_context *c, size_t *bytes, unsigned *repeats,
                                            bcl_stats *gb, bcl_stats *gb2);
 
-/* Host <-> device transfer bandwidth (transfer.c): clEnqueueWriteBuffer
- * (*write_gb) and clEnqueueReadBuffer (*read_gb) of `bytes` from pageable
- * or, with pinned, from mapped CL_MEM_ALLOC_HOST_PTR memory; one untimed
- * transfer each way, then `repeats` of each, alternating, timed by
- * profiling events; GB/s = bytes / time. */
-int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+/* Host <-> device transfer bandwidth (transfer.c), host to device into
+ * *write_gb and back into *read_gb, `bytes` one way: clEnqueueWriteBuffer
+ * and clEnqueueReadBuffer from a mapped CL_MEM_ALLOC_HOST_PTR buffer
+ * (pinned) or malloc'ed memory (pageable), timed by profiling events; or
+ * the host's memcpy to and from a mapped CL_MEM_ALLOC_HOST_PTR device
+ * buffer (mapped), timed by the host clock, the bytes checked to arrive
+ * and come back (else BCL_EXIT_MISMATCH). One untimed move each way, then
+ * `repeats` of each, alternating; GB/s = bytes / time. */
+typedef enum { BCL_TRANSFER_PINNED, BCL_TRANSFER_PAGEABLE, BCL_TRANSFER_MAPPED } bcl_transfer_way;
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_transfer_way way,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
-/* The same by mapping a CL_MEM_ALLOC_HOST_PTR buffer and the host's memcpy,
- * timed by the host clock; the bytes are checked to arrive and come back
- * (a difference is BCL_EXIT_MISMATCH). */
-int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *write_gb,
-                                bcl_stats *read_gb, bcl_error *e);
 
 /* The local sizes a sweep tries for a kernel: the preferred multiple pm
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded

@@ -521,9 +521,8 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
     static const char *const kind[KINDS] = {"pinned", "pageable", "mapped"};
     int best = -1;
     for (int i = 0; i < KINDS; i++) {
-        bool ok =
-            (i == 2 ? bcl_measure_transfer_mapped(ctx, bytes, r, &w[i], &rd[i], &e)
-                    : bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e)) == BCL_OK;
+        /* kind[i] is bcl_transfer_way i */
+        bool ok = bcl_measure_transfer(ctx, bytes, r, i, &w[i], &rd[i], &e) == BCL_OK;
         /* The table's keys are "transfer.<kind>_write_gb_per_s" and _read_. */
         bcl_fig wf = BCL_FIG_TRANSFER + 2 * i, rf = wf + 1;
         json_object_set_new(t, strchr(bcl_survey_key(wf), '.') + 1,
