@@ -1,16 +1,10 @@
 /*
- * Launch latency (docs/SURVEY.md): what one tiny launch costs, apart from the work
- * it does. Two figures, because they answer different questions:
- *
- *   dispatch:   CL_PROFILING_COMMAND_QUEUED to CL_PROFILING_COMMAND_START of
- *               the launch, by the device's profiling clock: how long a
- *               command waits in the runtime before it runs;
- *   round trip: the host's monotonic clock around clEnqueueNDRangeKernel and
- *               clFinish: what a program that waits after every launch (the
- *               seed's mistake) pays per launch, kernel time included.
- *
- * Same rules as every other figure (src/measure/timer.c): warm-up never counted,
- * median of repeats.
+ * Launch latency (docs/SURVEY.md): what one tiny launch costs, apart from
+ * its work. Dispatch, CL_PROFILING_COMMAND_QUEUED to _START by the device's
+ * clock, is how long a command waits in the runtime before it runs; the
+ * round trip, the host's clock around the enqueue and clFinish, is what a
+ * program that waits after every launch (the seed's mistake) pays per
+ * launch. Warm-up never counted, median of repeats (src/measure/timer.c).
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"

@@ -1,11 +1,8 @@
 /*
- * `count` launches of one kernel queued back to back, and the time they
- * took: the profiling clock's span from the first launch's start to the
- * last one's end once bcl_profiling_check believes it, the host's
- * otherwise. The add-rate bound, the survey's peaks and the read-only
- * bandwidth all time their kernels this way; the chain kernels of the first
- * two (cl/addrate.cl, cl/peak.cl) also share their whole timer here
- * (bcl_chain_timer).
+ * `count` launches of one kernel back to back, timed by the profiling clock
+ * once bcl_profiling_check believes it, else the host's: how the add rate,
+ * the peaks and the read-only bandwidth time their kernels; the chain
+ * kernels of the first two also share their whole timer (bcl_chain_timer).
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"

@@ -1,7 +1,6 @@
 /*
- * Host <-> device transfer bandwidth (docs/SURVEY.md), what clpeak calls
- * "transfer bandwidth"; src/measure/timing.h says what each figure times.
- * Pageable memory (malloc) is what most programs hand the runtime: a GPU
+ * Host <-> device transfer bandwidth (docs/SURVEY.md), clpeak's "transfer
+ * bandwidth". Pageable memory (malloc) is what most programs hand the runtime: a GPU
  * driver copies it through a pinned staging buffer of its own. Pinned
  * memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer) is page-locked on GPU
  * drivers, so the copy engine reads and writes it directly, the fastest

@@ -1,15 +1,11 @@
 /*
- * The tuned file (docs/BENCHMARK.md): what 'ballcl tune' found best for one device and
- * model, stored in the cache folder as JSON (format in docs/BENCHMARK.md),
- * written and listed here; read for a plan by src/run/tuned_read.c:
- *
- *   <cache>/tuned/<model>-<device key>.json
- *
- * The device key hashes the device's identity, driver version included, so
- * a new driver starts untuned rather than trusting figures it never made,
- * and the compute units and clock it offers this process.
- * The file also carries the identity in clear, the date and every candidate
- * measured, so a reader can see why the winner won.
+ * The tuned file (docs/BENCHMARK.md), <cache>/tuned/<model>-<device key>.json:
+ * what 'ballcl tune' found best for one device and model, written and listed
+ * here, read for a plan by src/run/tuned_read.c. The key hashes the device's
+ * identity, driver version included (a new driver starts untuned rather than
+ * trusting figures it never made), and the compute units and clock it
+ * offers. The file also carries the identity in clear, the date and every
+ * candidate measured, so a reader can see why the winner won.
  */
 #include "files/files.h"
 #include "measure/timing.h"

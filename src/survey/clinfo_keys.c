@@ -1,18 +1,12 @@
 /*
  * Every device key `clinfo --raw` prints, under clinfo's own CL_... name
- * (the survey's "clinfo" object, docs/SURVEY.md): one table of {name,
- * param, type, the OpenCL version or extension that has it} and one
- * generic query per type. The survey's own keys (identity, limits,
- * capabilities) stay as they are; this object is for whoever reaches for a
- * key by the name the specification and clinfo give it.
- *
- * Values keep a JSON type: numbers for integers and bitfields (the raw
- * bits), booleans for cl_bool, strings for text; lists (size_t[],
- * partition properties, name/version pairs) are strings as clinfo --raw
- * writes them, space-separated, so that the object stays flat. A query the
- * driver refuses is left out, never an error. A query of a later OpenCL
- * version than the device's, or of an extension it does not list, is not
- * asked: an old driver may crash on one.
+ * (the survey's "clinfo" object, docs/SURVEY.md), for whoever reaches for a
+ * key by the name the specification gives it: one table of keys and one
+ * generic query per type. Numbers for integers and bitfields, booleans for
+ * cl_bool, strings for text and for lists (as clinfo --raw writes them, so
+ * that the object stays flat). A query the driver refuses is left out,
+ * never an error; one of a later OpenCL version than the device's, or of an
+ * extension it does not list, is not asked: an old driver may crash on one.
  */
 #include "ocl/clcall.h"
 #include "ocl/ocl.h"

@@ -1,18 +1,11 @@
 /*
- * The facts of a device that clinfo shows and a survey user reaches for,
- * beyond its identity and limits (survey_info.c): floating-point
- * configuration (it decides whether results can be bit-exact), SVM, the
- * global memory cache, constant buffers, the profiling timer, every vector
- * width, sub-groups, the IL version and image support; and every platform,
- * those without devices included, with the status OpenCL gave and a hint
- * for drivers known to need a setting. `ballcl devices -v`, `devices --json`
- * and the survey show the same facts under the same keys (docs/SURVEY.md,
- * "capabilities" and "platforms").
- *
- * A query the driver refuses or lacks leaves its key null: one missing
- * query never hides the others. Queries of a later OpenCL version than the
- * device's are not asked (an OpenCL 1.2 driver may crash on them), and are
- * null too.
+ * A device's facts beyond its identity and limits (survey_info.c): the
+ * floating-point configuration (it decides whether results can be
+ * bit-exact), SVM, caches, vector widths, sub-groups...; where it is; and
+ * every platform, with a hint for drivers known to need a setting. `ballcl
+ * devices` and the survey show them under the same keys (docs/SURVEY.md).
+ * A query the driver refuses, lacks or is too old for (an OpenCL 1.2 driver
+ * may crash on a later one) leaves its key null, never hiding the others.
  */
 #include "ocl/clcall.h"
 #include "ocl/ocl.h"
