@@ -230,50 +230,6 @@ static int validate(const model_run *r, bcl_sim *sim, const bcl_plan *so, bool *
     return BCL_OK;
 }
 
-/* Validates and times plan so on sim: the median device time per step in
- * *us. fig (optional) gets "local" and "validated". */
-static int time_config(const model_run *r, bcl_sim *sim, const bcl_plan *so, json_t *fig,
-                       double *us, bcl_error *e)
-{
-    *us = NAN;
-    int rc;
-    if (fig)
-        json_object_set_new(fig, "local", local_json(&so->launch));
-    bool valid = false;
-    rc = validate(r, sim, so, &valid, e);
-    if (fig && (rc == BCL_OK || rc == BCL_EXIT_MISMATCH))
-        json_object_set_new(fig, "validated", json_boolean(valid));
-    if (rc)
-        return rc;
-    bcl_measurement m;
-    if ((rc = bcl_measure_sim(sim, so, &r->s->o->measure, &m, e)))
-        return rc;
-    *us = m.device_us.median;
-    return BCL_OK;
-}
-
-/* Plans req over n balls, then validates and times it (time_config; a
- * fused plan's variant goes into fig). False, with the error recorded
- * under figure, when any of it fails. */
-static bool measure_config(model_run *r, const bcl_plan_request *req, size_t n, json_t *fig,
-                           const char *figure, double *us)
-{
-    bcl_error e = {0};
-    bcl_sim *sim = NULL;
-    bcl_plan so;
-    int rc = bcl_plan_resolve(r->ctx, req, &so, &e);
-    if (rc == BCL_OK && req->fused)
-        json_object_set_new(fig, "variant", json_string(so.variant));
-    if (rc == BCL_OK)
-        rc = bcl_sim_create(r->ctx, r->init, n, &sim, &e);
-    if (rc == BCL_OK)
-        rc = time_config(r, sim, &so, fig, us, &e);
-    bcl_sim_destroy(sim);
-    if (rc)
-        failed(r->s, figure, &e);
-    return rc == BCL_OK;
-}
-
 /* "small" or "large": the one-step kernel, local size auto, at n balls;
  * "fused": the k-step kernel, the variant the documented rule picks for
  * this kind of device, local size auto, K = fused_k. */
@@ -296,9 +252,29 @@ static void ball_step(model_run *r, const char *key, size_t n)
         req.steps_per_launch = o->fused_k ? o->fused_k : 1;
         req.variant = NULL; /* the rule's */
     }
-    double us;
-    if (!measure_config(r, &req, n, fig, figure, &us))
+    /* Planned, validated, then timed; "local" once there is a simulation. */
+    bcl_error e = {0};
+    bcl_sim *sim = NULL;
+    bcl_plan so;
+    bcl_measurement m;
+    bool valid = false;
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
+    if (rc == BCL_OK && fused)
+        json_object_set_new(fig, "variant", json_string(so.variant));
+    if (rc == BCL_OK && (rc = bcl_sim_create(r->ctx, r->init, n, &sim, &e)) == BCL_OK) {
+        json_object_set_new(fig, "local", local_json(&so.launch));
+        rc = validate(r, sim, &so, &valid, &e);
+        if (rc == BCL_OK || rc == BCL_EXIT_MISMATCH)
+            json_object_set_new(fig, "validated", json_boolean(valid));
+    }
+    if (rc == BCL_OK)
+        rc = bcl_measure_sim(sim, &so, &r->s->o->measure, &m, &e);
+    bcl_sim_destroy(sim);
+    if (rc) {
+        failed(r->s, figure, &e);
         return;
+    }
+    double us = m.device_us.median;
     json_object_set_new(fig, "us_per_step", number(us));
     json_object_set_new(fused ? r->obj : fig, fused ? fig_key : "ball_steps_per_s",
                         number((double)n / (us * 1e-6)));
