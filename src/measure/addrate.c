@@ -1,21 +1,17 @@
 /*
  * The add-rate bound (docs/PERFORMANCE.md): float32 additions per second the
- * device retires, measured on the device by cl/addrate.cl. Each ball-step of
- * a model costs at least its float operations, so N * steps * ops / rate is
- * the least time any kernel can take; bench and survey report fused rates
- * against it.
+ * device retires (cl/addrate.cl). A ball-step costs at least its float
+ * operations, so N * steps * ops / rate is the least time any kernel can
+ * take; bench and survey report fused rates against it.
  *
- * Chains of the device's native float width, timed by the chain timer
- * (bcl_chain_timer, src/measure/timing.h); the count with the best median
- * counts: the figure is the units' throughput rather than their latency. A
- * repeat is ten launches back to back, as the launches of a simulation
- * are: on a CPU shared with other work, the runtime's worker threads that
- * wait between short launches get scheduled sooner than threads that run
- * without a pause (the kernel's fair-share scheduler rewards sleepers), so a
- * bound timed with one long launch could fall below a kernel of many short
- * ones on a busy machine. Every chain's final value is compared bit for bit
- * with the same adds done on the host, so a compiler that folded or dropped
- * adds would be caught rather than believed.
+ * Chains of the native float width (bcl_chain_timer); the count with the
+ * best median counts: the units' throughput, not their latency. A repeat is
+ * ten launches back to back, as a simulation's are: on a busy CPU the
+ * runtime's threads that wait between short launches get scheduled sooner
+ * (the fair-share scheduler rewards sleepers), so a bound timed by one long
+ * launch could fall below a kernel of many short ones. Every chain is
+ * compared bit for bit with the host's adds: a compiler that folded or
+ * dropped adds is caught rather than believed.
  */
 #include "measure/timing.h"
 

@@ -1,12 +1,10 @@
 /*
- * The survey's peaks beside the add rate (docs/SURVEY.md; the kinds are
- * bcl_peak_kind's), measured on the device by cl/peak.cl as the add rate is
- * (src/measure/addrate.c), by the chain timer (bcl_chain_timer): vectors of
- * the device's native width for the type, 8 and 16 chains per work-item
- * (the best median counts), repeats of ten launches back to back timed by
- * checked profiling events (src/ocl/clock_check.c). Every chain's final value is compared bit for
- * bit with the same operations done on the host (C's fmaf and fma, and a
- * by-hand half for half), so a compiler that dropped or folded work is caught.
+ * The survey's peaks beside the add rate (docs/SURVEY.md, bcl_peak_kind),
+ * by cl/peak.cl and the chain timer as the add rate is (addrate.c): the
+ * type's native vector width, 8 and 16 chains per work-item (the best
+ * median counts). Every chain is compared bit for bit with the host's
+ * operations (fmaf, fma, and a by-hand half), so a compiler that dropped or
+ * folded work is caught.
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"

@@ -1,18 +1,13 @@
 /*
- * The tuner (docs/BENCHMARK.md): measure instead of guessing. Three sweeps, each
- * candidate validated bit for bit before it is timed:
- *
- *   1. the one-step kernel: every variant x every local size (the preferred
- *      multiple times 1, 2, 4, ... up to the kernel's limit) and the
- *      driver's choice;
- *   2. the k-step kernel at the device's default K (bcl_default_k): the
- *      same sweep;
- *   3. K, for the best variant and local size of sweep 2, every K and the
- *      winner of sweep 2 timed with their repeats interleaved.
- *
- * The winner of 1 and 2 is the lowest median time per step. For K the
- * winner is the smallest K within 3% of the fastest: beyond the point where
- * the launch cost is paid off, a larger K only delays the results.
+ * The tuner (docs/BENCHMARK.md): measure instead of guessing. Three sweeps,
+ * each candidate validated bit for bit before it is timed: 1. the one-step
+ * kernel, every variant x every local size (the preferred multiple times 1,
+ * 2, 4, ... up to the kernel's limit) and the driver's choice; 2. the same
+ * for the k-step kernel at the device's default K (bcl_default_k); 3. K, for
+ * the winner of 2, every K and that winner timed with their repeats
+ * interleaved. The winner of 1 and 2 is the lowest median; of K the smallest
+ * within 3% of the fastest: once the launch cost is paid off, a larger K
+ * only delays the results.
  */
 #include "measure/timing.h"
 

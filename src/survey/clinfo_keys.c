@@ -250,14 +250,11 @@ static json_t *value(cl_device_id d, const key *k)
     case K_SIZE:
         /* By the size the driver gave: PoCL answers some cl_bitfield
          * queries (device enqueue capabilities) with a cl_uint. */
-        if (n == sizeof(cl_uint)) {
-            cl_uint v;
-            memcpy(&v, b, sizeof v);
-            j = unsigned_json(v);
-        } else if (n == sizeof(cl_ulong)) {
+        if (n == sizeof(cl_uint) || n == sizeof(cl_ulong)) {
+            cl_uint u;
             cl_ulong v;
-            memcpy(&v, b, sizeof v);
-            j = unsigned_json(v);
+            memcpy(n == sizeof u ? (void *)&u : (void *)&v, b, n);
+            j = unsigned_json(n == sizeof u ? u : v);
         }
         break;
     case K_BOOL:

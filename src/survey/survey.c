@@ -384,11 +384,9 @@ static void local_sweep(model_run *r, size_t n)
                               json_pack("{s:o, s:o}", "local", local_json(&p->so.launch),
                                         "us_per_step", p->ok ? number(p->us) : json_null()));
         if (!p->ok) {
-            char local[24];
+            char local[24] = "driver";
             if (locals[i])
                 snprintf(local, sizeof local, "%zu", locals[i]);
-            else
-                snprintf(local, sizeof local, "driver");
             snprintf(figure, sizeof figure, "%s.local_sweep.%s", r->path, local);
             failed(s, figure, &p->e);
         }

@@ -190,15 +190,8 @@ static json_t *extensions_json(const char *ext, json_int_t *total)
     for (size_t i = 0; i < sizeof interesting / sizeof interesting[0]; i++)
         if (bcl_survey_listed(ext, interesting[i]))
             json_array_append_new(a, json_string(interesting[i]));
-    for (const char *p = ext; *p;) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        (*total)++;
-        while (*p && *p != ' ')
-            p++;
-    }
+    for (const char *p = ext; *p; p++)
+        *total += *p != ' ' && (p == ext || p[-1] == ' '); /* a name starts */
     return a;
 }
 

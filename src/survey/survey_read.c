@@ -1,14 +1,11 @@
 /*
- * Reading and writing survey files. The reader is strict about what it
- * needs and lenient about what it does not: a file must be JSON, carry the
- * schema version this program writes, and have every required key with its
- * type (the tables below, which docs/SURVEY.md and docs/survey.schema.json
- * describe); keys it does not know are allowed, so a later writer of the
- * same version may add some. It reads ballcl-survey/3 (what it writes),
- * ballcl-survey/2 and ballcl-survey/1, which lack the keys that later
- * versions added (`since`). Anything else is an input error naming the
- * file and the first offending key, never a crash: the reader takes any
- * bytes.
+ * Reading survey files, strict about what it needs and lenient about the
+ * rest: JSON, a schema it reads (ballcl-survey/3, what it writes, or /2 and
+ * /1, which lack the keys later versions added: `since`), every required
+ * key with its type (the tables below; docs/SURVEY.md and
+ * docs/survey.schema.json); unknown keys are allowed, for a later writer of
+ * the same version. Anything else is an input error naming the file and the
+ * first offending key, never a crash: the reader takes any bytes.
  */
 #include "survey/survey.h"
 
