@@ -1,12 +1,11 @@
 /*
- * Read-only global bandwidth (docs/SURVEY.md), what clpeak calls global
- * memory bandwidth: cl/peak.cl (BCL_KIND 0) reads every float4 of a buffer
- * of pseudo-random bits once per launch and sums each work-item's share as
- * integers (exact in any order), one sum per work-item written; every sum
- * is checked against the host's. A GPU's work-items read with a stride of
- * the global size (neighbours read neighbouring addresses), a CPU's each one
- * contiguous block. Timed like the add rate: a warm-up launch, then
- * repeats of ten launches back to back (bcl_launch_span).
+ * Read-only global bandwidth (docs/SURVEY.md), clpeak's global memory
+ * bandwidth: cl/peak.cl (BCL_KIND 0) reads every float4 of a buffer of
+ * pseudo-random bits once per launch and sums each work-item's share as
+ * integers (exact in any order), each sum checked against the host's. A
+ * GPU's work-items read with a stride of the global size (neighbours read
+ * neighbouring addresses), a CPU's each a contiguous block. A warm-up
+ * launch, then repeats of ten launches back to back (bcl_launch_span).
  */
 #include "measure/timing.h"
 #include "models/rng.h"

@@ -1,10 +1,9 @@
 /*
- * The defaults against a sweep (docs/PERFORMANCE.md, "Defaults against the
- * best"): is the untuned plan of a plain run as fast as the best of
- * K x local size x variant on this device? Everything runs in one process
- * on one simulation, so that a sweep over N = 10^3 ... 10^8 costs seconds
- * rather than a process start-up per configuration, and the repeats are
- * interleaved so that a busy moment weighs on every configuration alike.
+ * The defaults against a sweep (docs/PERFORMANCE.md): is the untuned plan of
+ * a plain run as fast as the best K x local size x variant? All in one
+ * process on one simulation (a sweep over N = 10^3 ... 10^8 costs seconds,
+ * not a start-up per configuration), the repeats interleaved so that a busy
+ * moment weighs on every configuration alike.
  */
 #include "measure/timing.h"
 

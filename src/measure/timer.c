@@ -1,12 +1,10 @@
 /*
- * Measurement (docs/BENCHMARK.md), shared by bench, tune and survey: timing one
- * configuration, the copy bandwidth that bounds a one-step kernel, and the
- * host loops.
- *
- * One rule for every figure: warm-up and calibration runs are never counted;
- * a figure is the median (with min and max) of several repeats of the same
- * number of steps; device time comes from profiling events, host time from
- * the monotonic clock.
+ * Measurement (docs/BENCHMARK.md) for bench, tune and survey: timing one
+ * configuration or the host loops, and the copy bandwidth that bounds a
+ * one-step kernel. One rule for every figure: warm-up and calibration never
+ * count; a figure is the median (with min and max) of repeats of the same
+ * steps; device time from profiling events, host time from the monotonic
+ * clock.
  */
 #include "measure/timing.h"
 #include "models/rng.h"

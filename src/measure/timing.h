@@ -29,21 +29,16 @@ int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_st
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
-/* The start of a bandwidth figure: its statistics *gb and *gb2 (when
- * given) zeroed; the buffer it moves for the *bytes asked, within one
- * allocation (max_alloc), whole balls (16 bytes), at least one; its
- * *repeats capped (bcl_repeats). Returns c's device. */
+/* The start of a bandwidth figure: *gb and *gb2 (when given) zeroed,
+ * *bytes made whole balls within one allocation (at least one), *repeats
+ * capped (bcl_repeats). Returns c's device. */
 const bcl_device_info *bcl_bandwidth_begin(bcl_context *c, size_t *bytes, unsigned *repeats,
                                            bcl_stats *gb, bcl_stats *gb2);
 
-/* Host <-> device transfer bandwidth (transfer.c), host to device into
- * *write_gb and back into *read_gb, `bytes` one way: clEnqueueWriteBuffer
- * and clEnqueueReadBuffer from a mapped CL_MEM_ALLOC_HOST_PTR buffer
- * (pinned) or malloc'ed memory (pageable), timed by profiling events; or
- * the host's memcpy to and from a mapped CL_MEM_ALLOC_HOST_PTR device
- * buffer (mapped), timed by the host clock, the bytes checked to arrive
- * and come back (else BCL_EXIT_MISMATCH). One untimed move each way, then
- * `repeats` of each, alternating; GB/s = bytes / time. */
+/* Host <-> device transfer bandwidth one way (transfer.c says how each
+ * moves the bytes), GB/s to the device into *write_gb and back into
+ * *read_gb: one untimed move each way, then `repeats` of each, alternating.
+ * The mapped way checks the bytes (a difference is BCL_EXIT_MISMATCH). */
 typedef enum { BCL_TRANSFER_PINNED, BCL_TRANSFER_PAGEABLE, BCL_TRANSFER_MAPPED } bcl_transfer_way;
 int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_transfer_way way,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
@@ -52,12 +47,10 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_tra
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
  * up to pm (at least one size). Returns the count written (cap at most). */
 size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap);
-/* The local sizes the tuner tries for the kernel of plan p over `balls`
- * balls: bcl_tune_local_sizes from the kernel's preferred multiple up to its
- * work-group limit (and the device's first item size), plus the automatic
- * choice when the list lacks it; at most cap (>= 2) sizes. The driver's
- * choice is not in the list. *pm_out (optional) gets the kernel's
- * preferred work-group size multiple. */
+/* The local sizes the tuner tries for plan p's kernel over `balls` balls
+ * (at most cap >= 2): bcl_tune_local_sizes within the kernel's limits, and
+ * the automatic choice; not the driver's. *pm_out (optional) gets the
+ * kernel's preferred multiple. */
 int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e);
 
