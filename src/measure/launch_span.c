@@ -292,14 +292,9 @@ static int chain_prepare(bcl_chain_timer *t, bcl_chain_set *cs, double target, b
     unsigned it = 16;
     double ms = 0;
     int rc = chain_kernel(t, cs, e);
-    if (rc == BCL_OK)
-        rc = chain_launch(t, cs, it, 1, &ms, e);
-    if (rc == BCL_OK) {
-        it = scale_iters(it, ms, target / 10);
-        rc = chain_launch(t, cs, it, 1, &ms, e);
-    }
-    if (rc == BCL_OK) {
-        it = scale_iters(it, ms, target);
+    for (int i = 0; i < 3 && rc == BCL_OK; i++) {
+        if (i)
+            it = scale_iters(it, ms, i == 1 ? target / 10 : target);
         rc = chain_launch(t, cs, it, 1, &ms, e);
     }
     if (rc == BCL_OK)

@@ -43,12 +43,10 @@ static void failed(surveyor *s, const char *figure, bcl_error *e)
 {
     int code = e->code ? e->code : BCL_EXIT_RUNTIME;
     json_object_set_new(s->errors, figure, bcl_survey_text(e->msg[0] ? e->msg : "unknown error"));
-    if (code == BCL_EXIT_MISMATCH) {
-        if (s->status == BCL_OK)
-            s->status = BCL_EXIT_MISMATCH;
-    } else {
+    if (code != BCL_EXIT_MISMATCH)
         s->status = BCL_EXIT_RUNTIME;
-    }
+    else if (s->status == BCL_OK)
+        s->status = BCL_EXIT_MISMATCH;
     bcl_error_clear(e);
 }
 
