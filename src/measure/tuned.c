@@ -95,25 +95,22 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     }
     /* Which clock timed the candidates (docs/BENCHMARK.md, "Clocks"). */
     const char *clock_note = bcl_profiling_unusable(d);
+    /* "default": the untuned default timed beside the K sweep
+     * (docs/PERFORMANCE.md). */
     json_t *root = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o}",
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o,"
+        " s:s, s:s?, s:o}",
         "format", BCL_TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
         bcl_device_type_name(d->type), "platform", d->platform_name, "platform_version",
         d->platform_version, "name", d->name, "vendor", d->vendor, "version", d->version, "driver",
         d->driver, "address_bits", (int)d->address_bits, "date", r->best.date, "balls",
         (json_int_t)r->best.balls, "single", entry_json(m, false, &r->best.single), "fused",
-        entry_json(m, true, &r->best.fused), "auto_us_per_step", r->auto_us, "candidates", cands);
-    if (root) {
-        json_object_set_new(root, "clock", json_string(clock_note ? "host" : "device"));
-        json_object_set_new(root, "clock_note", clock_note ? json_string(clock_note) : json_null());
-        /* The untuned default timed beside the K sweep (docs/PERFORMANCE.md). */
-        json_object_set_new(root, "default",
-                            r->default_us > 0
-                                ? json_pack("{s:f, s:f, s:b}", "us_per_step", r->default_us,
-                                            "within_percent", r->default_within * 100, "kept",
-                                            r->default_kept)
-                                : json_null());
-    }
+        entry_json(m, true, &r->best.fused), "auto_us_per_step", r->auto_us, "candidates", cands,
+        "clock", clock_note ? "host" : "device", "clock_note", clock_note, "default",
+        r->default_us > 0
+            ? json_pack("{s:f, s:f, s:b}", "us_per_step", r->default_us, "within_percent",
+                        r->default_within * 100, "kept", r->default_kept)
+            : json_null());
     char *text =
         root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
              : NULL;

@@ -91,12 +91,11 @@ json_t *bcl_survey_capabilities(const bcl_device_info *di)
                             keys[i][1] ? bcl_survey_clinfo_value(di, keys[i][1]) : json_null());
     if (!c)
         return NULL;
-    json_t *fp = json_object();
-    json_object_set_new(fp, "float", fp_config(di, "CL_DEVICE_SINGLE_FP_CONFIG"));
-    json_object_set_new(fp, "double", fp_config(di, "CL_DEVICE_DOUBLE_FP_CONFIG"));
-    json_object_set_new(fp, "half",
-                        di->fp16 ? fp_config(di, "CL_DEVICE_HALF_FP_CONFIG") : json_null());
-    json_object_set_new(c, "fp_config", fp);
+    json_object_set_new(
+        c, "fp_config",
+        json_pack("{s:o, s:o, s:o}", "float", fp_config(di, "CL_DEVICE_SINGLE_FP_CONFIG"), "double",
+                  fp_config(di, "CL_DEVICE_DOUBLE_FP_CONFIG"), "half",
+                  di->fp16 ? fp_config(di, "CL_DEVICE_HALF_FP_CONFIG") : json_null()));
     static const char *const svm[] = {"coarse_grain_buffer", "fine_grain_buffer",
                                       "fine_grain_system", "atomics"};
     static const unsigned svm_bit[] = {0, 1, 2, 3}; /* CL_DEVICE_SVM_... */
