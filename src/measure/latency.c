@@ -90,10 +90,7 @@ static int sample(bcl_sim *s, const bcl_plan *o, unsigned repeats,
                   bcl_error *e)
 {
     memset(us, 0, sizeof *us);
-    if (repeats == 0)
-        repeats = 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
+    repeats = repeats == 0 ? 1 : repeats > MAX_REPEATS ? MAX_REPEATS : repeats;
     double *x = malloc(repeats * sizeof *x), ignored;
     if (!x)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");

@@ -24,7 +24,8 @@
 #define SKIP_OVER_BUDGETS 4.0
 
 static const unsigned default_ks[] = {10, 100, 1000, 10000};
-static const size_t default_locals[] = {32, 64, 128, 256, 512, 1024};
+/* 0: the driver's choice; SIZE_MAX: the automatic rule. */
+static const size_t default_locals[] = {0, SIZE_MAX, 32, 64, 128, 256, 512, 1024};
 
 typedef struct sweeper {
     bcl_context *c;
@@ -98,15 +99,10 @@ static int configure(sweeper *s, bcl_error *e)
         }
     if (!has_s && o->steps <= (1u << 24))
         ks[nk++] = (unsigned)o->steps; /* the whole run in one launch, always */
-    size_t locals[32], nl = 0;
-    const size_t *ll = o->locals ? o->locals : default_locals;
-    size_t nll = o->locals ? o->nlocals : sizeof default_locals / sizeof default_locals[0];
-    if (!o->locals) {
-        locals[nl++] = 0;        /* the driver's choice */
-        locals[nl++] = SIZE_MAX; /* the automatic rule */
-    }
-    for (size_t i = 0; i < nll && nl < 32; i++)
-        locals[nl++] = ll[i];
+    const size_t *locals = o->locals ? o->locals : default_locals;
+    size_t nl = o->locals ? o->nlocals : sizeof default_locals / sizeof default_locals[0];
+    if (nl > 32)
+        nl = 32;
     for (size_t v = 0; v < nv && rc == BCL_OK; v++) {
         for (size_t l = 0; l < nl && rc == BCL_OK; l++) {
             for (size_t k = 0; k < nk && rc == BCL_OK; k++) {
