@@ -93,12 +93,9 @@ typedef struct bcl_sweep_opts {
     uint64_t seed;
     unsigned repeats;        /* timed runs of each configuration (0: 5) */
     double launch_budget_ms; /* 0: $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS */
-    const unsigned *ks;      /* K values (NULL: 10, 100, 1000, 10000), those <= S, and
-                                always S itself (the whole run in one launch) */
+    const unsigned *ks;      /* K values <= S (NULL: sweep.c's), and always S */
     size_t nks;
-    const size_t *locals; /* local sizes, 0 for the driver's choice (NULL: the driver's,
-                             the automatic one, 32, 64, 128, 256, 512, 1024 within the
-                             kernel's limit) */
+    const size_t *locals; /* local sizes, 0: the driver's (NULL: sweep.c's) */
     size_t nlocals;
     bcl_progress_fn progress;
     void *progress_arg;
@@ -135,8 +132,7 @@ typedef struct bcl_tune_opts {
     bcl_measure_opts measure;
     const unsigned *ks; /* K values for the fused sweep (NULL: the default list) */
     size_t nks;
-    double launch_budget_ms; /* of the default plan timed beside the K sweep (0: the
-                                environment's or BCL_LAUNCH_BUDGET_MS) */
+    double launch_budget_ms; /* of the default plan beside the K sweep (0: as a run's) */
     bcl_progress_fn progress;
     void *progress_arg;
 } bcl_tune_opts;

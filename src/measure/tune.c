@@ -284,11 +284,9 @@ static int run_tune(tuner *t, bcl_error *e)
             return rc;
         /* The smallest K within K_WITHIN of the fastest, among sweep 3
          * and the winner of sweep 2. */
-        size_t best = bf;
-        for (size_t i = fused_end; i < r->count; i++)
-            if (r->cand[i].validated &&
-                r->cand[i].m.device_us.median < r->cand[best].m.device_us.median)
-                best = i;
+        size_t best = fastest(r, fused_end, r->count);
+        if (best == SIZE_MAX || r->cand[bf].m.device_us.median <= r->cand[best].m.device_us.median)
+            best = bf;
         double bar = r->cand[best].m.device_us.median * K_WITHIN;
         size_t pick = best;
         for (size_t i = fused_end; i < r->count; i++)

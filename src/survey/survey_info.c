@@ -228,13 +228,6 @@ json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions,
  * 512-bit units. No device does more, so no honest rate goes above. */
 #define MAX_FLOPS_PER_CLOCK_PER_CU 256.0
 
-static void add_flag(json_t *flags, const char *figure, double value, double limit,
-                     const char *rule)
-{
-    json_array_append_new(flags, json_pack("{s:s, s:f, s:f, s:s}", "figure", figure, "value", value,
-                                           "limit", limit, "rule", rule));
-}
-
 /* Flags obj[key] (a number, or skipped when null) above limit. */
 static void check_max(json_t *flags, json_t *obj, const char *key, const char *path, double limit,
                       const char *rule)
@@ -246,7 +239,8 @@ static void check_max(json_t *flags, json_t *obj, const char *key, const char *p
     if (x > limit) {
         char figure[160];
         snprintf(figure, sizeof figure, "%s.%s", path, key);
-        add_flag(flags, figure, x, limit, rule);
+        json_array_append_new(flags, json_pack("{s:s, s:f, s:f, s:s}", "figure", figure, "value", x,
+                                               "limit", limit, "rule", rule));
     }
 }
 
