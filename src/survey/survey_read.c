@@ -242,27 +242,28 @@ static const field document_fields[] = {
     {0},
 };
 
-/* The type bits a value has. */
+/* By json_type: the type bits of a value and its name in a message (a
+ * negative number has no bits: every number of a survey is >= 0). */
+static const struct {
+    unsigned bits;
+    const char *name, *negative;
+} json_types[] = {
+    [JSON_OBJECT] = {T_OBJ | T_MAP, "an object"},
+    [JSON_ARRAY] = {T_ARR, "an array"},
+    [JSON_STRING] = {T_STR, "a string"},
+    [JSON_INTEGER] = {T_INT, "an integer", "a negative integer"},
+    [JSON_REAL] = {T_REAL, "a number", "a negative number"},
+    [JSON_TRUE] = {T_BOOL, "a boolean"},
+    [JSON_FALSE] = {T_BOOL, "a boolean"},
+    [JSON_NULL] = {T_NULL, "null"},
+};
+
 static unsigned type_of(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_NULL:
-        return T_NULL;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return T_BOOL;
-    case JSON_INTEGER:
-        return json_integer_value(v) >= 0 ? T_INT : 0;
-    case JSON_REAL:
-        return json_real_value(v) >= 0 ? T_REAL : 0;
-    case JSON_STRING:
-        return T_STR | (strcmp(json_string_value(v), "driver") == 0 ? T_DRIVER : 0);
-    case JSON_ARRAY:
-        return T_ARR;
-    case JSON_OBJECT:
-        return T_OBJ | T_MAP;
-    }
-    return 0;
+    if (json_number_value(v) < 0)
+        return 0;
+    bool driver = json_is_string(v) && strcmp(json_string_value(v), "driver") == 0;
+    return json_types[json_typeof(v)].bits | (driver ? T_DRIVER : 0);
 }
 
 /* "an integer or null", from the bits that are allowed. */
@@ -301,24 +302,8 @@ static void expected_text(unsigned types, char *out, size_t size)
 
 static const char *found_text(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_NULL:
-        return "null";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_INTEGER:
-        return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
-    case JSON_REAL:
-        return json_real_value(v) < 0 ? "a negative number" : "a number";
-    case JSON_STRING:
-        return "a string";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_OBJECT:
-        return "an object";
-    }
-    return "something else";
+    return json_number_value(v) < 0 ? json_types[json_typeof(v)].negative
+                                    : json_types[json_typeof(v)].name;
 }
 
 typedef struct checker {
