@@ -283,20 +283,19 @@ static void expected_text(unsigned types, char *out, size_t size)
         types &= ~(unsigned)T_DRIVER;
     if (types & T_OBJ)
         types &= ~(unsigned)T_MAP;
-    out[0] = '\0';
-    size_t used = 0;
-    unsigned count = 0, total = 0;
+    const char *want[sizeof names / sizeof names[0]];
+    size_t n = 0, used = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        total += (types & names[i].bit) != 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < size; i++) {
-        if (!(types & names[i].bit))
-            continue;
-        count++;
-        const char *sep = count == 1 ? "" : count == total ? " or " : ", ";
-        int w = snprintf(out + used, size - used, "%s%s", sep, names[i].name);
-        if (w < 0)
-            break;
-        used += (size_t)w;
+        if (types & names[i].bit)
+            want[n++] = names[i].name;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        int w = snprintf(out + used, size - used, "%s%s",
+                         !i           ? ""
+                         : i + 1 == n ? " or "
+                                      : ", ",
+                         want[i]);
+        used += w > 0 ? (size_t)w : size;
     }
 }
 
