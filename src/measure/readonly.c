@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAUNCHES 10
-
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e)
 {
@@ -78,9 +76,9 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
         goto out;
     }
     /* One warm-up launch (first-touch, a runtime's first-launch compile),
-     * then each repeat: LAUNCHES launches back to back, checked span. */
+     * then each repeat: BCL_CHAIN_LAUNCHES launches back to back, checked span. */
     for (unsigned r = 0; r <= repeats; r++) {
-        unsigned count = r ? LAUNCHES : 1;
+        unsigned count = r ? BCL_CHAIN_LAUNCHES : 1;
         bcl_span_check span = {.bytes = (double)n4 * 16 * count};
         double ms = 0;
         if ((rc = bcl_launch_span(d, q, k, global, local, count, bcl_now_ms(), &span, &ms, e)))

@@ -110,12 +110,9 @@ static int configure(sweeper *s, bcl_error *e)
                 q.variant = vars[v].name;
                 q.steps_per_launch = ks[k];
                 q.fused = true;
-                if (locals[l] == 0) {
-                    q.launch.mode = BCL_LOCAL_DRIVER;
-                } else if (locals[l] != SIZE_MAX) {
-                    q.launch.mode = BCL_LOCAL_FIXED;
-                    q.launch.local = locals[l];
-                }
+                if (locals[l] != SIZE_MAX) /* else the base's automatic rule */
+                    q.launch = (bcl_launch){.mode = locals[l] ? BCL_LOCAL_FIXED : BCL_LOCAL_DRIVER,
+                                            .local = locals[l]};
                 bcl_error sub = {0};
                 rc = add(s, "sweep", &q, &sub);
                 /* A size beyond this kernel's limit is not a configuration. */

@@ -61,11 +61,8 @@ static int add_candidate(tuner *t, bool fused, const char *variant, size_t local
         t->cap = cap;
     }
     bcl_tune_candidate *c = &t->r->cand[t->r->count++];
-    memset(c, 0, sizeof *c);
-    c->fused = fused;
+    *c = (bcl_tune_candidate){.fused = fused, .local = local, .steps_per_launch = k};
     snprintf(c->variant, sizeof c->variant, "%s", variant);
-    c->local = local;
-    c->steps_per_launch = k;
     return BCL_OK;
 }
 
@@ -79,13 +76,7 @@ static int plan_of(const tuner *t, const bcl_tune_candidate *c, bcl_plan *p, bcl
         .sync = BCL_SYNC_END,
         .variant = c->variant,
         .fused = c->fused,
-    };
-    if (c->local) {
-        r.launch.mode = BCL_LOCAL_FIXED;
-        r.launch.local = c->local;
-    } else {
-        r.launch.mode = BCL_LOCAL_DRIVER;
-    }
+        .launch = {.mode = c->local ? BCL_LOCAL_FIXED : BCL_LOCAL_DRIVER, .local = c->local}};
     return bcl_plan_resolve(t->c, &r, p, e);
 }
 

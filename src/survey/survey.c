@@ -351,12 +351,8 @@ static void local_sweep(model_run *r, size_t n)
     for (size_t i = 0; i < nl; i++) {
         sweep_point *p = &pt[i];
         bcl_plan_request req = base_request(r, n);
-        if (locals[i]) {
-            req.launch.mode = BCL_LOCAL_FIXED;
-            req.launch.local = locals[i];
-        } else {
-            req.launch.mode = BCL_LOCAL_DRIVER;
-        }
+        req.launch = (bcl_launch){.mode = locals[i] ? BCL_LOCAL_FIXED : BCL_LOCAL_DRIVER,
+                                  .local = locals[i]};
         bool valid;
         p->ok = bcl_plan_resolve(r->ctx, &req, &p->so, &p->e) == BCL_OK &&
                 validate(r, sim, &p->so, &valid, &p->e) == BCL_OK &&
