@@ -14,13 +14,12 @@
 static json_t *extensions_json(const char *ext)
 {
     json_t *arr = json_array();
-    if (!ext)
-        return arr;
-    char *copy = strdup(ext), *save = NULL;
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save))
-        json_array_append_new(arr, json_string(t));
-    free(copy);
+    for (const char *p = ext; p && *p;) {
+        size_t n = strcspn(p, " \t\n");
+        if (n)
+            json_array_append_new(arr, json_stringn(p, n));
+        p += n + (p[n] != '\0'); /* past the name and one separator */
+    }
     return arr;
 }
 
