@@ -1,21 +1,17 @@
 /*
  * The add-rate bound (docs/PERFORMANCE.md): float32 additions per second the
- * device retires, measured on the device by cl/addrate.cl. Each ball-step of
- * a model costs at least its float operations, so N * steps * ops / rate is
- * the least time any kernel can take; bench and survey report fused rates
- * against it.
+ * device retires (cl/addrate.cl). A ball-step costs at least its float
+ * operations, so N * steps * ops / rate is the least time any kernel can
+ * take; bench and survey report fused rates against it.
  *
- * Chains of the device's native float width, timed by the chain timer
- * (bcl_chain_timer, src/measure/timing.h); the count with the best median
- * counts: the figure is the units' throughput rather than their latency. A
- * repeat is ten launches back to back, as the launches of a simulation
- * are: on a CPU shared with other work, the runtime's worker threads that
- * wait between short launches get scheduled sooner than threads that run
- * without a pause (the kernel's fair-share scheduler rewards sleepers), so a
- * bound timed with one long launch could fall below a kernel of many short
- * ones on a busy machine. Every chain's final value is compared bit for bit
- * with the same adds done on the host, so a compiler that folded or dropped
- * adds would be caught rather than believed.
+ * Chains of the native float width (bcl_chain_timer); the count with the
+ * best median counts: the units' throughput, not their latency. A repeat is
+ * ten launches back to back, as a simulation's are: on a busy CPU the
+ * runtime's threads that wait between short launches get scheduled sooner
+ * (the fair-share scheduler rewards sleepers), so a bound timed by one long
+ * launch could fall below a kernel of many short ones. Every chain is
+ * compared bit for bit with the host's adds: a compiler that folded or
+ * dropped adds is caught rather than believed.
  */
 #include "measure/timing.h"
 
@@ -31,11 +27,6 @@ static const unsigned chain_counts[] = {4, 8, 12, 16};
 static float start_value(unsigned j)
 {
     return 1.0f + (float)j * 0.0078125f; /* 1 + j/128, j < 256 */
-}
-
-unsigned bcl_add_rate_width(const bcl_device_info *d)
-{
-    return bcl_chain_width(d->native_vector_width_float);
 }
 
 /* The host's chains after `steps` adds each. Chain-major inner loop: the
@@ -87,7 +78,7 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     ct->kernel = "addrate";
     ct->what = "add-rate";
     ct->ops_name = "adds";
-    ct->w = bcl_add_rate_width(bcl_context_device(c));
+    ct->w = bcl_chain_width(bcl_context_device(c)->native_vector_width_float);
     ct->nsets = sizeof chain_counts / sizeof chain_counts[0];
     for (unsigned i = 0; i < ct->nsets; i++)
         ct->set[i].chains = chain_counts[i];

@@ -1,16 +1,10 @@
 /*
- * Launch latency (docs/SURVEY.md): what one tiny launch costs, apart from the work
- * it does. Two figures, because they answer different questions:
- *
- *   dispatch:   CL_PROFILING_COMMAND_QUEUED to CL_PROFILING_COMMAND_START of
- *               the launch, by the device's profiling clock: how long a
- *               command waits in the runtime before it runs;
- *   round trip: the host's monotonic clock around clEnqueueNDRangeKernel and
- *               clFinish: what a program that waits after every launch (the
- *               seed's mistake) pays per launch, kernel time included.
- *
- * Same rules as every other figure (src/measure/timer.c): warm-up never counted,
- * median of repeats.
+ * Launch latency (docs/SURVEY.md): what one tiny launch costs, apart from
+ * its work. Dispatch, CL_PROFILING_COMMAND_QUEUED to _START by the device's
+ * clock, is how long a command waits in the runtime before it runs; the
+ * round trip, the host's clock around the enqueue and clFinish, is what a
+ * program that waits after every launch (the seed's mistake) pays per
+ * launch. Warm-up never counted, median of repeats (src/measure/timer.c).
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -67,26 +61,23 @@ static int dispatch(bcl_sim *s, const bcl_plan *o, double *us, bcl_error *e)
         rc = finish(s, e);
     double host_ms = bcl_now_ms() - t0;
     if (rc == BCL_OK) {
-        cl_ulong queued = 0, start = 0, end = 0;
-        cl_int st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued,
-                           &queued, NULL);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, sizeof start,
-                        &start, NULL);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_END, sizeof end, &end,
-                        NULL);
+        static const cl_profiling_info when[3] = {
+            CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+        cl_ulong t[3] = {0}; /* queued, start, end */
+        cl_int st = CL_SUCCESS;
+        for (int i = 0; i < 3 && st == CL_SUCCESS; i++)
+            st = BCL_CL(clGetEventProfilingInfo, ev, when[i], sizeof t[i], &t[i], NULL);
         if (st != CL_SUCCESS) {
             rc = bcl_cl_fail(e, st, "clGetEventProfilingInfo", dev);
         } else {
             bcl_span_check span = {
-                .start_ns = start, .end_ns = end, .host_ms = host_ms, .launches = 1};
+                .start_ns = t[1], .end_ns = t[2], .host_ms = host_ms, .launches = 1};
             bcl_profiling_check(d->device, &span);
             rc = profiling_needed(d, e);
         }
         /* A runtime whose clocks disagree must not give a huge unsigned
          * difference: a start before queued counts as no wait. */
-        *us = start > queued ? (double)(start - queued) / 1e3 : 0;
+        *us = t[1] > t[0] ? (double)(t[1] - t[0]) / 1e3 : 0;
     }
     if (ev)
         clReleaseEvent(ev);
@@ -99,10 +90,7 @@ static int sample(bcl_sim *s, const bcl_plan *o, unsigned repeats,
                   bcl_error *e)
 {
     memset(us, 0, sizeof *us);
-    if (repeats == 0)
-        repeats = 1;
-    if (repeats > MAX_REPEATS)
-        repeats = MAX_REPEATS;
+    repeats = repeats == 0 ? 1 : repeats > MAX_REPEATS ? MAX_REPEATS : repeats;
     double *x = malloc(repeats * sizeof *x), ignored;
     if (!x)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");

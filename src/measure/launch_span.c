@@ -1,11 +1,8 @@
 /*
- * `count` launches of one kernel queued back to back, and the time they
- * took: the profiling clock's span from the first launch's start to the
- * last one's end once bcl_profiling_check believes it, the host's
- * otherwise. The add-rate bound, the survey's peaks and the read-only
- * bandwidth all time their kernels this way; the chain kernels of the first
- * two (cl/addrate.cl, cl/peak.cl) also share their whole timer here
- * (bcl_chain_timer).
+ * `count` launches of one kernel back to back, timed by the profiling clock
+ * once bcl_profiling_check believes it, else the host's: how the add rate,
+ * the peaks and the read-only bandwidth time their kernels; the chain
+ * kernels of the first two also share their whole timer (bcl_chain_timer).
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -138,6 +135,12 @@ int bcl_chain_build(bcl_context *c, const char *file, const char *defines, cl_pr
     return rc;
 }
 
+/* A CPU runtime such as PoCL runs each work-item's chains as written, in
+ * vector registers: one work-item per group, 16 per compute unit; but a
+ * chain kernel of native width 1 (kernel given) gets groups as wide as its
+ * preferred multiple, of which such a driver (Mesa's llvmpipe) makes its
+ * SIMD lanes. Other devices: groups of up to 256, 2048 work-items per
+ * compute unit, enough to fill a GPU's multiprocessor. */
 int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kernel,
                     bcl_chain_size *sh, bcl_error *e)
 {
@@ -289,14 +292,9 @@ static int chain_prepare(bcl_chain_timer *t, bcl_chain_set *cs, double target, b
     unsigned it = 16;
     double ms = 0;
     int rc = chain_kernel(t, cs, e);
-    if (rc == BCL_OK)
-        rc = chain_launch(t, cs, it, 1, &ms, e);
-    if (rc == BCL_OK) {
-        it = scale_iters(it, ms, target / 10);
-        rc = chain_launch(t, cs, it, 1, &ms, e);
-    }
-    if (rc == BCL_OK) {
-        it = scale_iters(it, ms, target);
+    for (int i = 0; i < 3 && rc == BCL_OK; i++) {
+        if (i)
+            it = scale_iters(it, ms, i == 1 ? target / 10 : target);
         rc = chain_launch(t, cs, it, 1, &ms, e);
     }
     if (rc == BCL_OK)

@@ -1,13 +1,9 @@
-/* Measurement and tuning for tools/ (bench, tune, survey), not in the
- * installed header: timing a plan or the host loops, the add-rate bound,
- * the tuner and its stored record, the sweep of the defaults. Every figure
- * comes from a configuration validated bit for bit first
- * (docs/BENCHMARK.md). The internal side of the measuring code beside it is
- * measure/timing.h.
- *
- * Lifetimes: a bcl_timer belongs to the simulation (or host state) it
- * times and is freed before it; a bcl_tune_result owns its candidates
- * (bcl_tune_result_free). */
+/* Measurement and tuning for tools/ (bench, tune, survey), not installed:
+ * timing a plan or the host loops, the add-rate bound, the tuner and its
+ * stored record, the sweep of the defaults; every figure from a
+ * configuration validated bit for bit first (docs/BENCHMARK.md). The
+ * internal side is measure/timing.h. A bcl_timer is freed before the
+ * simulation (or host state) it times. */
 #ifndef BALLCL_MEASURE_MEASURE_H
 #define BALLCL_MEASURE_MEASURE_H
 
@@ -31,12 +27,10 @@ typedef struct bcl_measurement {
                             failed its check (bcl_profiling_unusable says why) */
 } bcl_measurement;
 
-/* A configuration being timed one repeat at a time, so that a caller can
- * interleave the repeats of several configurations (bench does: a noisy
- * moment on a shared machine then hits every row alike). Creating one does
- * the warm-up and calibration; each bcl_timer_repeat adds one timed repeat
- * (mo->repeats at most); bcl_timer_result gives the statistics so far. The
- * state evolves; it is not validated here (see bcl_check_sim). */
+/* A configuration timed one repeat at a time, so that a caller can
+ * interleave several (a noisy moment then hits every row alike). Creating
+ * one warms up and calibrates; each bcl_timer_repeat adds a timed repeat
+ * (mo->repeats at most). The state evolves, unvalidated (bcl_check_sim). */
 typedef struct bcl_timer bcl_timer;
 int bcl_timer_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, bcl_timer **out,
                   bcl_error *e);
@@ -61,30 +55,22 @@ unsigned bcl_host_threads(void);
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
 
-/* The add-rate bound (docs/PERFORMANCE.md): float32 adds per second the
- * device retires, measured by cl/addrate.cl on the device (independent
- * chains of native-width vectors; 4, 8, 12 and 16 chains, their repeats
- * interleaved, the one with the best median kept; warm-up excluded,
- * profiling events, mo->repeats repeats of ten launches of about
- * mo->repeat_ms / 10 each, default 5 of 50 ms). Every chain's final value
- * is checked bit for bit against the host's adds: a difference is
- * BCL_EXIT_MISMATCH. */
+/* The add-rate bound (docs/PERFORMANCE.md, src/measure/addrate.c): float32
+ * adds per second, 4, 8, 12 and 16 chains, mo->repeats repeats (default 5)
+ * of ten launches of about mo->repeat_ms / 10 (default 50) each. */
 typedef struct bcl_add_rate {
     bcl_stats gflop_per_s;    /* of the fastest chain count: median, min, max */
-    unsigned width;           /* float lanes per chain (bcl_add_rate_width) */
+    unsigned width;           /* float lanes per chain (native, bcl_chain_width) */
     unsigned chains;          /* independent chains per work-item of the fastest */
     size_t global, local;     /* work-items and work-group size of each launch */
     uint64_t adds_per_repeat; /* of the fastest: ten launches back to back */
     uint64_t compared;        /* chain values checked against the host */
 } bcl_add_rate;
 
-/* The measurement one repeat at a time, for a caller that interleaves
- * it with other figures (bench does, so that a busy moment of a shared
- * machine weighs on the bound and on the rows alike). Creating one builds
- * the program and sizes and checks every chain count; each repeat times
- * every chain count once (mo->repeats at most); the result checks the last
- * launches' chains and gives the statistics of the chain count with the
- * best median. */
+/* The measurement one repeat at a time, to interleave with other figures
+ * as bcl_timer. Creating one builds, sizes and checks every chain count;
+ * each repeat times every count once; the result checks the last launches'
+ * chains and gives the count with the best median. */
 typedef struct bcl_add_timer bcl_add_timer;
 int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_timer **out,
                          bcl_error *e);
@@ -94,15 +80,11 @@ void bcl_add_timer_free(bcl_add_timer *t);
 
 /* ---- the defaults against a sweep (docs/PERFORMANCE.md) ------------------ */
 
-/* The untuned default plan of a plain run, the tuned one when stored, and
- * a sweep of K x local size x variant of the k-step kernel, all timed in
- * one process on one simulation: one warm run each, then `repeats` runs
- * of S steps each, interleaved (run 1 of every configuration, run 2, ...),
- * device time per step. Each configuration is validated bit for bit (on
- * the first balls, K at most 100: the bits do not depend on N or on K
- * beyond the loop, tests/test_fused.c) before it is timed; those whose
- * expected launch exceeds the budget are not timed, and those whose
- * longest measured launch exceeded it are not candidates for the best. */
+/* The untuned default plan, the tuned one when stored, and K x local size
+ * x variant of the k-step kernel (sweep.c): one warm run each, then
+ * `repeats` runs of S steps, interleaved; each validated bit for bit
+ * first. Those expected over the launch budget are not timed; those
+ * measured over it are not candidates for the best. */
 typedef struct bcl_sweep_opts {
     const float *params;
     size_t balls;   /* N */
@@ -111,12 +93,9 @@ typedef struct bcl_sweep_opts {
     uint64_t seed;
     unsigned repeats;        /* timed runs of each configuration (0: 5) */
     double launch_budget_ms; /* 0: $BALLCL_LAUNCH_BUDGET_MS, else BCL_LAUNCH_BUDGET_MS */
-    const unsigned *ks;      /* K values (NULL: 10, 100, 1000, 10000), those <= S, and
-                                always S itself (the whole run in one launch) */
+    const unsigned *ks;      /* K values <= S (NULL: sweep.c's), and always S */
     size_t nks;
-    const size_t *locals; /* local sizes, 0 for the driver's choice (NULL: the driver's,
-                             the automatic one, 32, 64, 128, 256, 512, 1024 within the
-                             kernel's limit) */
+    const size_t *locals; /* local sizes, 0: the driver's (NULL: sweep.c's) */
     size_t nlocals;
     bcl_progress_fn progress;
     void *progress_arg;
@@ -153,8 +132,7 @@ typedef struct bcl_tune_opts {
     bcl_measure_opts measure;
     const unsigned *ks; /* K values for the fused sweep (NULL: the default list) */
     size_t nks;
-    double launch_budget_ms; /* of the default plan timed beside the K sweep (0: the
-                                environment's or BCL_LAUNCH_BUDGET_MS) */
+    double launch_budget_ms; /* of the default plan beside the K sweep (0: as a run's) */
     bcl_progress_fn progress;
     void *progress_arg;
 } bcl_tune_opts;
@@ -181,27 +159,20 @@ typedef struct bcl_tune_result {
     double default_within; /* default_us / fastest - 1 (0 when the default was fastest) */
 } bcl_tune_result;
 
-/* Sweeps local sizes (and the driver's choice) for every variant of the
- * one-step kernel, then for every variant of the k-step kernel at K =
- * the device's default (100 on a GPU, 1000 on a CPU), then K for the best
- * of those, timed side by side with it; every candidate is
- * validated bit for bit before it is timed. The winner of each is the
- * fastest median; for K the smallest within 3% of the fastest, and never
- * one slower than the untuned default plan timed beside them (then the
- * default's configuration is the k-step entry, default_kept). r->cand is
- * malloc'ed: free with bcl_tune_result_free. Stores nothing. */
+/* The three sweeps of tune.c, every candidate validated bit for bit
+ * before it is timed; the k-step entry is never slower than the untuned
+ * default plan timed beside it (default_kept). r->cand is malloc'ed
+ * (bcl_tune_result_free). Stores nothing. */
 int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
 void bcl_tune_result_free(bcl_tune_result *r);
-/* Before a sweep: creates the tuned file's folders (mode 0700), checks
- * that they are the user's (like the binary cache, docs/cache.md) and adds
- * the tuned file to the output set o, its temporary made (the folder is
- * writable), so that nothing stops the result from being stored after the
- * sweep. The path is written to path_out, which must outlive o. */
+/* Before a sweep, so that nothing stops its result from being stored:
+ * creates the tuned file's folders (0700), checks that they are the user's
+ * (docs/cache.md) and adds the file to the output set o, its temporary
+ * made. The path goes to path_out, which must outlive o. */
 int bcl_tuned_open(const bcl_device_info *d, const bcl_model *m, bcl_outputs *o, char *path_out,
                    size_t path_size, bcl_error *e);
-/* Stores r->best (with the device's identity, the date and every candidate
- * of r) as the tuned file of (d, m) through o (bcl_tuned_open): written and
- * committed atomically. */
+/* Stores r (best, identity, date, every candidate) as the tuned file of
+ * (d, m) through o (bcl_tuned_open), atomically. */
 int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_result *r,
                    bcl_outputs *o, bcl_error *e);
 
@@ -218,14 +189,12 @@ typedef struct bcl_tuned_file_info {
     char problem[128];  /* why not, when !valid */
 } bcl_tuned_file_info;
 
-/* Lists the tuned files of the cache folder cache_dir (its "tuned" folder),
- * sorted by file name; *files is malloc'ed (NULL when none). No folder is an
- * empty list. A file that does not parse is listed with its problem. */
+/* The tuned files of <cache_dir>/tuned (none without the folder), sorted by
+ * name, one that does not parse with its problem; *files is malloc'ed. */
 int bcl_tuned_list(const char *cache_dir, bcl_tuned_file_info **files, size_t *count, bcl_error *e);
 
-/* Uploads init (all the simulation's balls), runs o->check_steps steps of
- * plan o, reads the result into scratch (as many balls) and validates it
- * into v. */
+/* Uploads init (all of s's balls), runs o->check_steps steps of plan o,
+ * reads the result into scratch and validates it into v. */
 int bcl_check_sim(bcl_sim *s, const bcl_plan *o, const float *init, uint64_t tol_ulp,
                   float *scratch, bcl_validation *v, bcl_error *e);
 

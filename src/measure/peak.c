@@ -1,12 +1,10 @@
 /*
- * The survey's peaks beside the add rate (docs/SURVEY.md; the kinds are
- * bcl_peak_kind's), measured on the device by cl/peak.cl as the add rate is
- * (src/measure/addrate.c), by the chain timer (bcl_chain_timer): vectors of
- * the device's native width for the type, 8 and 16 chains per work-item
- * (the best median counts), repeats of ten launches back to back timed by
- * checked profiling events (src/ocl/clock_check.c). Every chain's final value is compared bit for
- * bit with the same operations done on the host (C's fmaf and fma, and a
- * by-hand half for half), so a compiler that dropped or folded work is caught.
+ * The survey's peaks beside the add rate (docs/SURVEY.md, bcl_peak_kind),
+ * by cl/peak.cl and the chain timer as the add rate is (addrate.c): the
+ * type's native vector width, 8 and 16 chains per work-item (the best
+ * median counts). Every chain is compared bit for bit with the host's
+ * operations (fmaf, fma, and a by-hand half), so a compiler that dropped or
+ * folded work is caught.
  */
 #include "measure/timing.h"
 #include "ocl/clcall.h"
@@ -97,41 +95,26 @@ static double double_from_half(uint16_t h)
 /* Writes v as the device's scalar type into p. */
 static void store(bcl_peak_kind k, host_value v, void *p)
 {
-    switch (k) {
-    case BCL_PEAK_FMA32: {
-        float f = (float)v.f;
-        memcpy(p, &f, 4);
-        break;
-    }
-    case BCL_PEAK_FMA64:
-        memcpy(p, &v.f, 8);
-        break;
-    case BCL_PEAK_FMA16: {
-        uint16_t h = half_from_double(v.f);
-        memcpy(p, &h, 2);
-        break;
-    }
-    case BCL_PEAK_INT32:
-        memcpy(p, &v.u, 4);
-        break;
-    }
+    float f = k == BCL_PEAK_FMA32 ? (float)v.f : 0;
+    uint16_t h = k == BCL_PEAK_FMA16 ? half_from_double(v.f) : 0;
+    memcpy(p,
+           k == BCL_PEAK_FMA32   ? (const void *)&f
+           : k == BCL_PEAK_FMA16 ? (const void *)&h
+           : k == BCL_PEAK_INT32 ? (const void *)&v.u
+                                 : (const void *)&v.f,
+           kinds[k].scalar);
 }
 
 static double load_double(bcl_peak_kind k, const void *p)
 {
-    if (k == BCL_PEAK_FMA32) {
-        float f;
-        memcpy(&f, p, 4);
-        return f;
-    }
-    if (k == BCL_PEAK_FMA16) {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return double_from_half(h);
-    }
+    float f;
+    uint16_t h;
     double d;
-    memcpy(&d, p, 8);
-    return d;
+    memcpy(k == BCL_PEAK_FMA32   ? (void *)&f
+           : k == BCL_PEAK_FMA16 ? (void *)&h
+                                 : (void *)&d,
+           p, kinds[k].scalar);
+    return k == BCL_PEAK_FMA32 ? f : k == BCL_PEAK_FMA16 ? double_from_half(h) : d;
 }
 
 /* One fma of the kind on the host, correctly rounded like OpenCL's fma():

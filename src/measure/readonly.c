@@ -1,23 +1,19 @@
 /*
- * Read-only global bandwidth (docs/SURVEY.md), what clpeak calls global
- * memory bandwidth: cl/peak.cl (BCL_KIND 0) reads every float4 of a buffer
- * of pseudo-random bits once per launch and sums each work-item's share as
- * integers (exact in any order), one sum per work-item written; every sum
- * is checked against the host's. A GPU's work-items read with a stride of
- * the global size (neighbours read neighbouring addresses), a CPU's each one
- * contiguous block. Timed like the add rate: a warm-up launch, then
- * repeats of ten launches back to back (bcl_launch_span).
+ * Read-only global bandwidth (docs/SURVEY.md), clpeak's global memory
+ * bandwidth: cl/peak.cl (BCL_KIND 0) reads every float4 of a buffer of
+ * pseudo-random bits once per launch and sums each work-item's share as
+ * integers (exact in any order), each sum checked against the host's. A
+ * GPU's work-items read with a stride of the global size (neighbours read
+ * neighbouring addresses), a CPU's each a contiguous block. A warm-up
+ * launch, then repeats of ten launches back to back (bcl_launch_span).
  */
 #include "measure/timing.h"
 #include "models/rng.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define LAUNCHES 10
 
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e)
@@ -80,9 +76,9 @@ int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_st
         goto out;
     }
     /* One warm-up launch (first-touch, a runtime's first-launch compile),
-     * then each repeat: LAUNCHES launches back to back, checked span. */
+     * then each repeat: BCL_CHAIN_LAUNCHES launches back to back, checked span. */
     for (unsigned r = 0; r <= repeats; r++) {
-        unsigned count = r ? LAUNCHES : 1;
+        unsigned count = r ? BCL_CHAIN_LAUNCHES : 1;
         bcl_span_check span = {.bytes = (double)n4 * 16 * count};
         double ms = 0;
         if ((rc = bcl_launch_span(d, q, k, global, local, count, bcl_now_ms(), &span, &ms, e)))

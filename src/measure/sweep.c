@@ -1,10 +1,9 @@
 /*
- * The defaults against a sweep (docs/PERFORMANCE.md, "Defaults against the
- * best"): is the untuned plan of a plain run as fast as the best of
- * K x local size x variant on this device? Everything runs in one process
- * on one simulation, so that a sweep over N = 10^3 ... 10^8 costs seconds
- * rather than a process start-up per configuration, and the repeats are
- * interleaved so that a busy moment weighs on every configuration alike.
+ * The defaults against a sweep (docs/PERFORMANCE.md): is the untuned plan of
+ * a plain run as fast as the best K x local size x variant? All in one
+ * process on one simulation (a sweep over N = 10^3 ... 10^8 costs seconds,
+ * not a start-up per configuration), the repeats interleaved so that a busy
+ * moment weighs on every configuration alike.
  */
 #include "measure/timing.h"
 
@@ -25,7 +24,8 @@
 #define SKIP_OVER_BUDGETS 4.0
 
 static const unsigned default_ks[] = {10, 100, 1000, 10000};
-static const size_t default_locals[] = {32, 64, 128, 256, 512, 1024};
+/* 0: the driver's choice; SIZE_MAX: the automatic rule. */
+static const size_t default_locals[] = {0, SIZE_MAX, 32, 64, 128, 256, 512, 1024};
 
 typedef struct sweeper {
     bcl_context *c;
@@ -99,15 +99,10 @@ static int configure(sweeper *s, bcl_error *e)
         }
     if (!has_s && o->steps <= (1u << 24))
         ks[nk++] = (unsigned)o->steps; /* the whole run in one launch, always */
-    size_t locals[32], nl = 0;
-    const size_t *ll = o->locals ? o->locals : default_locals;
-    size_t nll = o->locals ? o->nlocals : sizeof default_locals / sizeof default_locals[0];
-    if (!o->locals) {
-        locals[nl++] = 0;        /* the driver's choice */
-        locals[nl++] = SIZE_MAX; /* the automatic rule */
-    }
-    for (size_t i = 0; i < nll && nl < 32; i++)
-        locals[nl++] = ll[i];
+    const size_t *locals = o->locals ? o->locals : default_locals;
+    size_t nl = o->locals ? o->nlocals : sizeof default_locals / sizeof default_locals[0];
+    if (nl > 32)
+        nl = 32;
     for (size_t v = 0; v < nv && rc == BCL_OK; v++) {
         for (size_t l = 0; l < nl && rc == BCL_OK; l++) {
             for (size_t k = 0; k < nk && rc == BCL_OK; k++) {
@@ -115,12 +110,9 @@ static int configure(sweeper *s, bcl_error *e)
                 q.variant = vars[v].name;
                 q.steps_per_launch = ks[k];
                 q.fused = true;
-                if (locals[l] == 0) {
-                    q.launch.mode = BCL_LOCAL_DRIVER;
-                } else if (locals[l] != SIZE_MAX) {
-                    q.launch.mode = BCL_LOCAL_FIXED;
-                    q.launch.local = locals[l];
-                }
+                if (locals[l] != SIZE_MAX) /* else the base's automatic rule */
+                    q.launch = (bcl_launch){.mode = locals[l] ? BCL_LOCAL_FIXED : BCL_LOCAL_DRIVER,
+                                            .local = locals[l]};
                 bcl_error sub = {0};
                 rc = add(s, "sweep", &q, &sub);
                 /* A size beyond this kernel's limit is not a configuration. */

@@ -1,12 +1,10 @@
 /*
- * Measurement (docs/BENCHMARK.md), shared by bench, tune and survey: timing one
- * configuration, the copy bandwidth that bounds a one-step kernel, and the
- * host loops.
- *
- * One rule for every figure: warm-up and calibration runs are never counted;
- * a figure is the median (with min and max) of several repeats of the same
- * number of steps; device time comes from profiling events, host time from
- * the monotonic clock.
+ * Measurement (docs/BENCHMARK.md) for bench, tune and survey: timing one
+ * configuration or the host loops, and the copy bandwidth that bounds a
+ * one-step kernel. One rule for every figure: warm-up and calibration never
+ * count; a figure is the median (with min and max) of repeats of the same
+ * steps; device time from profiling events, host time from the monotonic
+ * clock.
  */
 #include "measure/timing.h"
 #include "models/rng.h"
@@ -93,8 +91,10 @@ static int calibrate(bcl_timer *t, const bcl_measure_opts *mo, bcl_error *e)
     return BCL_OK;
 }
 
-static int timer_new(run_fn run, uint64_t granule, const bcl_measure_opts *mo, bcl_timer **out,
-                     bcl_error *e)
+/* A timer of run on arg (arg_size bytes, copied), warmed up (a plan's first
+ * launch) and calibrated. */
+static int timer_new(run_fn run, uint64_t granule, const void *arg, size_t arg_size,
+                     const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e)
 {
     *out = NULL;
     unsigned repeats = bcl_repeats(mo->repeats);
@@ -110,6 +110,14 @@ static int timer_new(run_fn run, uint64_t granule, const bcl_measure_opts *mo, b
     t->repeats = repeats;
     t->dev = x;
     t->wall = x + repeats;
+    memcpy(&t->arg, arg, arg_size);
+    int rc = run == run_sim ? bcl_sim_warmup(t->arg.sim.s, &t->arg.sim.o, NULL, e) : BCL_OK;
+    if (rc == BCL_OK)
+        rc = calibrate(t, mo, e);
+    if (rc) {
+        bcl_timer_free(t);
+        return rc;
+    }
     *out = t;
     return BCL_OK;
 }
@@ -189,21 +197,8 @@ static int run_sim(void *arg, uint64_t steps, double *device_ms, double *wall_ms
 int bcl_timer_sim(bcl_sim *s, const bcl_plan *o, const bcl_measure_opts *mo, bcl_timer **out,
                   bcl_error *e)
 {
-    bcl_timer *t;
-    int rc = timer_new(run_sim, o->steps_per_launch, mo, &t, e);
-    if (rc)
-        return rc;
-    t->arg.sim.s = s;
-    t->arg.sim.o = *o;
-    rc = bcl_sim_warmup(s, &t->arg.sim.o, NULL, e);
-    if (rc == BCL_OK)
-        rc = calibrate(t, mo, e);
-    if (rc) {
-        bcl_timer_free(t);
-        return rc;
-    }
-    *out = t;
-    return BCL_OK;
+    sim_arg a = {.s = s, .o = *o};
+    return timer_new(run_sim, o->steps_per_launch, &a, sizeof a, mo, out, e);
 }
 
 int bcl_measure_sim(bcl_sim *s, const bcl_plan *o, const bcl_measure_opts *mo, bcl_measurement *out,
@@ -353,17 +348,8 @@ static int run_host(void *arg, uint64_t steps, double *device_ms, double *wall_m
 int bcl_timer_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
                    const bcl_measure_opts *mo, bcl_timer **out, bcl_error *e)
 {
-    bcl_timer *t;
-    int rc = timer_new(run_host, 1, mo, &t, e);
-    if (rc)
-        return rc;
-    t->arg.host = (host_arg){.m = m, .p = p, .state = state, .n = n, .openmp = openmp};
-    if ((rc = calibrate(t, mo, e))) {
-        bcl_timer_free(t);
-        return rc;
-    }
-    *out = t;
-    return BCL_OK;
+    host_arg a = {.m = m, .p = p, .state = state, .n = n, .openmp = openmp};
+    return timer_new(run_host, 1, &a, sizeof a, mo, out, e);
 }
 
 int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,

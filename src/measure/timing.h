@@ -22,93 +22,60 @@ int bcl_measure_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, b
 int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
                      const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e);
 
-/* Latency of a tiny launch of p's kernel on s (a simulation of a few
- * balls), two figures measured apart so that one can fail alone. Each does
- * a warm-up launch and a few untimed ones, then `repeats` samples (median,
- * min, max, in microseconds); the state evolves.
- * Dispatch: CL_PROFILING_COMMAND_QUEUED to _START of the launch's event. */
+/* Latency of a tiny launch of p's kernel on s, in microseconds
+ * (latency.c); measured apart so that one can fail alone. */
 int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                          bcl_error *e);
-/* Round trip: the host's monotonic clock around the enqueue and clFinish. */
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                           bcl_error *e);
 
-/* The start of a bandwidth figure: its statistics *gb and *gb2 (when
- * given) zeroed; the buffer it moves for the *bytes asked, within one
- * allocation (max_alloc), whole balls (16 bytes), at least one; its
- * *repeats capped (bcl_repeats). Returns c's device. */
+/* The start of a bandwidth figure: *gb and *gb2 (when given) zeroed,
+ * *bytes made whole balls within one allocation (at least one), *repeats
+ * capped (bcl_repeats). Returns c's device. */
 const bcl_device_info *bcl_bandwidth_begin(bcl_context *c, size_t *bytes, unsigned *repeats,
                                            bcl_stats *gb, bcl_stats *gb2);
 
-/* Host <-> device transfer bandwidth (docs/SURVEY.md): clEnqueueWriteBuffer
- * (host to device, *write_gb) and clEnqueueReadBuffer (device to host,
- * *read_gb) of one device buffer of `bytes` (capped at the allocation
- * limit), from pageable host memory (malloc) or, with pinned, from memory
- * the runtime allocates (a mapped CL_MEM_ALLOC_HOST_PTR buffer: page-locked
- * on GPU drivers). The host bytes are pseudo-random; one untimed transfer
- * each way, then `repeats` of each, alternating, timed by profiling events;
- * GB/s = bytes / time. */
-int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
+/* Host <-> device transfer bandwidth one way (transfer.c says how each
+ * moves the bytes), GB/s to the device into *write_gb and back into
+ * *read_gb: one untimed move each way, then `repeats` of each, alternating.
+ * The mapped way checks the bytes (a difference is BCL_EXIT_MISMATCH). */
+typedef enum { BCL_TRANSFER_PINNED, BCL_TRANSFER_PAGEABLE, BCL_TRANSFER_MAPPED } bcl_transfer_way;
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_transfer_way way,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
-
-/* The same by mapping: a CL_MEM_ALLOC_HOST_PTR device buffer mapped
- * (CL_MAP_WRITE_INVALIDATE_REGION to write, CL_MAP_READ to read), the
- * host's memcpy to or from the mapping, unmapped; timed by the host clock
- * (no event spans the memcpy). The bytes written are checked to be in the
- * device buffer and to come back through the read mapping (a difference is
- * BCL_EXIT_MISMATCH). */
-int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *write_gb,
-                                bcl_stats *read_gb, bcl_error *e);
 
 /* The local sizes a sweep tries for a kernel: the preferred multiple pm
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
  * up to pm (at least one size). Returns the count written (cap at most). */
 size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap);
-/* The local sizes the tuner tries for the kernel of plan p over `balls`
- * balls: bcl_tune_local_sizes from the kernel's preferred multiple up to its
- * work-group limit (and the device's first item size), plus the automatic
- * choice when the list lacks it; at most cap (>= 2) sizes. The driver's
- * choice is not in the list. *pm_out (optional) gets the kernel's
- * preferred work-group size multiple. */
+/* The local sizes the tuner tries for plan p's kernel over `balls` balls
+ * (at most cap >= 2): bcl_tune_local_sizes within the kernel's limits, and
+ * the automatic choice; not the driver's. *pm_out (optional) gets the
+ * kernel's preferred multiple. */
 int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e);
 
-/* The add-rate bound in one call (docs/PERFORMANCE.md): mo->repeats
- * repeats of every chain count (bcl_add_timer_*), the survey's figure. */
+/* The add-rate bound in one call: every repeat of bcl_add_timer_*. */
 int bcl_measure_add_rate(bcl_context *c, const bcl_measure_opts *mo, bcl_add_rate *out,
                          bcl_error *e);
-/* The vector width of the chains: the device's native float width, rounded
- * down to a power of two from 1 to 16. */
-unsigned bcl_add_rate_width(const bcl_device_info *d);
 
-/* The survey's peaks (src/measure/peak.c, docs/SURVEY.md), each measured by
- * cl/peak.cl and validated bit for bit against the host. */
+/* The survey's peaks (peak.c), validated bit for bit against the host. */
 typedef enum bcl_peak_kind {
     BCL_PEAK_FMA32 = 1, /* float fma(): GFLOP/s, an FMA counted as 2 */
     BCL_PEAK_INT32 = 2, /* int32 adds: GOP/s */
     BCL_PEAK_FMA64 = 3, /* double fma(): GFLOP/s (needs fp64) */
     BCL_PEAK_FMA16 = 4, /* half fma(): GFLOP/s (needs cl_khr_fp16) */
 } bcl_peak_kind;
-/* The rate of kind on c's device: mo->repeats repeats (ten launches of
- * about mo->repeat_ms / 10 each) of 8 and 16 chains per work-item, the
- * best median kept; every chain checked against the host's operations (a
- * difference is BCL_EXIT_MISMATCH). */
 int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_opts *mo,
                           bcl_stats *rate, bcl_error *e);
-/* Read-only global bandwidth: a kernel reads every float4 of a buffer of
- * `bytes` (pseudo-random bits, capped at the allocation limit) once per
- * launch and writes one integer sum per work-item, each checked against
- * the host's; one warm-up launch, then `repeats` of ten launches; GB/s =
- * bytes read / time. */
+/* Read-only global bandwidth over `bytes` (readonly.c); GB/s = bytes read
+ * / time. */
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e);
 
-/* `count` launches of k (1-D, global and local) queued back to back,
- * waited for; *ms the time they took: the profiling clock's span from the
- * first one's start to the last one's end when bcl_profiling_check believes
- * it, the host's since t0 (bcl_now_ms) otherwise. The caller sets span's
- * bytes, flops and cpu_vector_width; the rest is filled here. A failed call
- * is reported by name (launch_span.c). */
+/* `count` launches of k (1-D) queued back to back, waited for; *ms the
+ * time they took, by the profiling clock once bcl_profiling_check believes
+ * it, else the host's since t0 (launch_span.c). The caller sets span's
+ * bytes, flops and cpu_vector_width. */
 int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, size_t global,
                     size_t local, unsigned count, double t0, bcl_span_check *span, double *ms,
                     bcl_error *e);
@@ -128,14 +95,9 @@ unsigned bcl_chain_width(unsigned w);
 /* Builds cl/<file> for c's device with the build options and defines. */
 int bcl_chain_build(bcl_context *c, const char *file, const char *defines, cl_program *prog,
                     bcl_error *e);
-/* The launch shape from device queries: a CPU gets one work-item per group
- * (a runtime such as PoCL runs each work-item's chains as written, in
- * vector registers) and 16 per compute unit, except that when kernel is
- * given (a chain kernel of native width 1) the group is as wide as that
- * kernel's preferred multiple: such a driver (Mesa's llvmpipe) makes its
- * SIMD lanes of the work-items of a group. Any other device gets groups of
- * up to 256 and 2048 work-items per compute unit, enough to fill a GPU's
- * multiprocessor. */
+/* The launch shape from device queries (launch_span.c says why): on a CPU
+ * one work-item per group, or with kernel given the width of its preferred
+ * multiple; elsewhere groups of up to 256. */
 typedef struct bcl_chain_size {
     size_t global, local;
 } bcl_chain_size;
@@ -145,12 +107,10 @@ int bcl_chain_shape(const bcl_device_info *d, cl_program prog, const char *kerne
 int bcl_chain_input(bcl_context *c, const void *host, size_t size, cl_mem *mem, bcl_error *e);
 
 /* The chain timer of the add rate and the peaks: several chain counts per
- * work-item, their repeats interleaved (repeat 1 of every count, then
- * repeat 2, ...) so that a busy moment weighs on all alike, the best median
- * kept; warm-up and calibration never counted; a repeat is
- * BCL_CHAIN_LAUNCHES launches queued back to back, timed by
- * bcl_launch_span; every chain's final value is compared bit for bit with
- * the host's (a difference is BCL_EXIT_MISMATCH). */
+ * work-item, their repeats interleaved so that a busy moment weighs on all
+ * alike, the best median kept; a repeat is BCL_CHAIN_LAUNCHES launches back
+ * to back (bcl_launch_span); every chain's final value is compared bit for
+ * bit with the host's (a difference is BCL_EXIT_MISMATCH). */
 #define BCL_CHAIN_LAUNCHES 10
 #define BCL_CHAIN_VALUES   256 /* start values: 16 chains of 16 lanes */
 #define BCL_CHAIN_SETS     4
@@ -187,10 +147,9 @@ struct bcl_chain_timer {
     uint64_t compared;
     bcl_chain_set set[BCL_CHAIN_SETS];
 };
-/* Builds cl/<file> with defines, sizes the launch, and makes, calibrates
- * (to about mo->repeat_ms a repeat, default 50) and checks every chain
- * count; start holds BCL_CHAIN_VALUES values; mo->repeats repeats (default
- * 5). */
+/* Builds cl/<file>, sizes the launch, and makes, calibrates (mo->repeat_ms
+ * a repeat, default 50) and checks every chain count; start holds
+ * BCL_CHAIN_VALUES values; mo->repeats repeats (default 5). */
 int bcl_chain_timer_start(bcl_chain_timer *t, const char *file, const char *defines,
                           const void *start, const bcl_measure_opts *mo, bcl_error *e);
 /* One timed repeat of every chain count (t->repeats at most). */

@@ -1,7 +1,6 @@
 /*
- * Host <-> device transfer bandwidth (docs/SURVEY.md), what clpeak calls
- * "transfer bandwidth"; src/measure/timing.h says what each figure times.
- * Pageable memory (malloc) is what most programs hand the runtime: a GPU
+ * Host <-> device transfer bandwidth (docs/SURVEY.md), clpeak's "transfer
+ * bandwidth". Pageable memory (malloc) is what most programs hand the runtime: a GPU
  * driver copies it through a pinned staging buffer of its own. Pinned
  * memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer) is page-locked on GPU
  * drivers, so the copy engine reads and writes it directly, the fastest
@@ -69,60 +68,6 @@ static int alternate(bcl_context *c, move_fn move, cl_mem dev, void *src, void *
     return rc;
 }
 
-int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bool pinned,
-                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e)
-{
-    const bcl_device_info *d = bcl_bandwidth_begin(c, &bytes, &repeats, write_gb, read_gb);
-    cl_command_queue q = bcl_context_queue(c);
-    cl_mem dev = NULL, staging = NULL;
-    void *host = NULL;
-    cl_int st;
-    int rc = BCL_OK;
-    dev = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
-    if (st != CL_SUCCESS) {
-        rc = bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-        goto out;
-    }
-    if (pinned) {
-        staging = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL);
-        if (st != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", d->name);
-            goto out;
-        }
-        host = BCL_CL_CREATE(&st, clEnqueueMapBuffer, q, staging, CL_TRUE,
-                             CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL);
-        if (st != CL_SUCCESS) {
-            host = NULL;
-            rc = bcl_cl_fail(e, st, "clEnqueueMapBuffer", d->name);
-            goto out;
-        }
-    } else {
-        host = malloc(bytes);
-        if (!host) {
-            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu bytes", bytes);
-            goto out;
-        }
-    }
-    /* Pseudo-random bytes: a GPU that compresses would move zeros faster
-     * than any real data. Writing them also touches every host page, so
-     * no page fault is timed. */
-    bcl_rng_fill(0x7a5f3e11u, host, bytes);
-    rc = alternate(c, timed, dev, host, host, bytes, repeats, write_gb, read_gb, e);
-out:
-    if (pinned && host) {
-        st = BCL_CL(clEnqueueUnmapMemObject, q, staging, host, 0, NULL, NULL);
-        if (st == CL_SUCCESS)
-            st = BCL_CL(clFinish, q);
-        if (st != CL_SUCCESS && rc == BCL_OK)
-            rc = bcl_cl_fail(e, st, "clEnqueueUnmapMemObject", d->name);
-    } else if (!pinned) {
-        free(host);
-    }
-    bcl_release_buffers(staging, dev);
-    return rc;
-}
-
 /* One mapped transfer: map buf (blocking), memcpy between the mapping and
  * host, unmap, finish; the host clock from the map's enqueue to the end of
  * the unmap, GB/s into *gb (no profiling event spans the host's memcpy). */
@@ -152,54 +97,84 @@ static int mapped(bcl_context *c, bool write, cl_mem buf, void *host, size_t byt
     return BCL_OK;
 }
 
-int bcl_measure_transfer_mapped(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *write_gb,
-                                bcl_stats *read_gb, bcl_error *e)
+int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_transfer_way way,
+                         bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e)
 {
     const bcl_device_info *d = bcl_bandwidth_begin(c, &bytes, &repeats, write_gb, read_gb);
     cl_command_queue q = bcl_context_queue(c);
-    unsigned char *src = malloc(bytes), *dst = malloc(bytes);
-    cl_mem buf = NULL, other = NULL;
+    bool pinned = way == BCL_TRANSFER_PINNED, by_map = way == BCL_TRANSFER_MAPPED;
+    const char *alloc_host = "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)";
+    /* other: pinned, the mapped buffer that is the host memory; mapped, the
+     * target of a device-side copy that checks the bytes */
+    cl_mem dev = NULL, other = NULL;
+    unsigned char *host = NULL, *back = NULL;
     cl_int st;
     int rc = BCL_OK;
-    if (!src || !dst) {
+    dev = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                        CL_MEM_READ_WRITE | (by_map ? CL_MEM_ALLOC_HOST_PTR : 0), bytes, NULL);
+    if (st != CL_SUCCESS) {
+        rc = bcl_cl_fail(e, st, by_map ? alloc_host : "clCreateBuffer", d->name);
+        goto out;
+    }
+    if (pinned || by_map) {
+        other =
+            BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
+                          CL_MEM_READ_WRITE | (pinned ? CL_MEM_ALLOC_HOST_PTR : 0), bytes, NULL);
+        if (st != CL_SUCCESS) {
+            rc = bcl_cl_fail(e, st, alloc_host, d->name);
+            goto out;
+        }
+    }
+    if (pinned) {
+        host = BCL_CL_CREATE(&st, clEnqueueMapBuffer, q, other, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                             0, bytes, 0, NULL, NULL);
+        if (st != CL_SUCCESS) {
+            host = NULL;
+            rc = bcl_cl_fail(e, st, "clEnqueueMapBuffer", d->name);
+            goto out;
+        }
+    } else if (!(host = malloc(bytes)) || (by_map && !(back = calloc(1, bytes)))) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu bytes", bytes);
         goto out;
     }
-    buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c),
-                        CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL);
-    if (st == CL_SUCCESS)
-        other =
-            BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(c), CL_MEM_READ_WRITE, bytes, NULL);
-    if (st != CL_SUCCESS) {
-        rc = bcl_cl_fail(e, st, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", d->name);
-        goto out;
-    }
-    bcl_rng_fill(0x3a9f0c17u, src, bytes);
-    memset(dst, 0, bytes);
-    if ((rc = alternate(c, mapped, buf, src, dst, bytes, repeats, write_gb, read_gb, e)))
+    /* Pseudo-random bytes: a GPU that compresses would move zeros faster
+     * than any real data. Writing them also touches every host page, so
+     * no page fault is timed. */
+    bcl_rng_fill(by_map ? 0x3a9f0c17u : 0x7a5f3e11u, host, bytes);
+    rc = alternate(c, by_map ? mapped : timed, dev, host, by_map ? back : host, bytes, repeats,
+                   write_gb, read_gb, e);
+    if (rc || !by_map)
         goto out;
     /* Validated: what the host wrote through the mapping is in the device
      * buffer (a device-side copy to another buffer, read back) and came
      * back through the read mapping, byte for byte. */
-    st = BCL_CL(clEnqueueCopyBuffer, q, buf, other, 0, 0, bytes, 0, NULL, NULL);
+    st = BCL_CL(clEnqueueCopyBuffer, q, dev, other, 0, 0, bytes, 0, NULL, NULL);
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
         goto out;
     }
-    bool back_ok = memcmp(src, dst, bytes) == 0;
-    memset(dst, 0, bytes);
-    st = BCL_CL(clEnqueueReadBuffer, q, other, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
+    bool back_ok = memcmp(host, back, bytes) == 0;
+    memset(back, 0, bytes);
+    st = BCL_CL(clEnqueueReadBuffer, q, other, CL_TRUE, 0, bytes, back, 0, NULL, NULL);
     if (st != CL_SUCCESS) {
         rc = bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
         goto out;
     }
-    if (!back_ok || memcmp(src, dst, bytes) != 0)
+    if (!back_ok || memcmp(host, back, bytes) != 0)
         rc = bcl_fail(e, BCL_EXIT_MISMATCH,
                       "mapped transfers on '%s': the bytes %s differ from those written", d->name,
                       back_ok ? "copied on the device" : "read back through the map");
 out:
-    bcl_release_buffers(buf, other);
-    free(src);
-    free(dst);
+    if (pinned && host) {
+        st = BCL_CL(clEnqueueUnmapMemObject, q, other, host, 0, NULL, NULL);
+        if (st == CL_SUCCESS)
+            st = BCL_CL(clFinish, q);
+        if (st != CL_SUCCESS && rc == BCL_OK)
+            rc = bcl_cl_fail(e, st, "clEnqueueUnmapMemObject", d->name);
+    } else if (!pinned) {
+        free(host);
+    }
+    free(back);
+    bcl_release_buffers(other, dev);
     return rc;
 }

@@ -1,18 +1,13 @@
 /*
- * The tuner (docs/BENCHMARK.md): measure instead of guessing. Three sweeps, each
- * candidate validated bit for bit before it is timed:
- *
- *   1. the one-step kernel: every variant x every local size (the preferred
- *      multiple times 1, 2, 4, ... up to the kernel's limit) and the
- *      driver's choice;
- *   2. the k-step kernel at the device's default K (bcl_default_k): the
- *      same sweep;
- *   3. K, for the best variant and local size of sweep 2, every K and the
- *      winner of sweep 2 timed with their repeats interleaved.
- *
- * The winner of 1 and 2 is the lowest median time per step. For K the
- * winner is the smallest K within 3% of the fastest: beyond the point where
- * the launch cost is paid off, a larger K only delays the results.
+ * The tuner (docs/BENCHMARK.md): measure instead of guessing. Three sweeps,
+ * each candidate validated bit for bit before it is timed: 1. the one-step
+ * kernel, every variant x every local size (the preferred multiple times 1,
+ * 2, 4, ... up to the kernel's limit) and the driver's choice; 2. the same
+ * for the k-step kernel at the device's default K (bcl_default_k); 3. K, for
+ * the winner of 2, every K and that winner timed with their repeats
+ * interleaved. The winner of 1 and 2 is the lowest median; of K the smallest
+ * within 3% of the fastest: once the launch cost is paid off, a larger K
+ * only delays the results.
  */
 #include "measure/timing.h"
 
@@ -66,11 +61,8 @@ static int add_candidate(tuner *t, bool fused, const char *variant, size_t local
         t->cap = cap;
     }
     bcl_tune_candidate *c = &t->r->cand[t->r->count++];
-    memset(c, 0, sizeof *c);
-    c->fused = fused;
+    *c = (bcl_tune_candidate){.fused = fused, .local = local, .steps_per_launch = k};
     snprintf(c->variant, sizeof c->variant, "%s", variant);
-    c->local = local;
-    c->steps_per_launch = k;
     return BCL_OK;
 }
 
@@ -84,13 +76,7 @@ static int plan_of(const tuner *t, const bcl_tune_candidate *c, bcl_plan *p, bcl
         .sync = BCL_SYNC_END,
         .variant = c->variant,
         .fused = c->fused,
-    };
-    if (c->local) {
-        r.launch.mode = BCL_LOCAL_FIXED;
-        r.launch.local = c->local;
-    } else {
-        r.launch.mode = BCL_LOCAL_DRIVER;
-    }
+        .launch = {.mode = c->local ? BCL_LOCAL_FIXED : BCL_LOCAL_DRIVER, .local = c->local}};
     return bcl_plan_resolve(t->c, &r, p, e);
 }
 
@@ -289,11 +275,9 @@ static int run_tune(tuner *t, bcl_error *e)
             return rc;
         /* The smallest K within K_WITHIN of the fastest, among sweep 3
          * and the winner of sweep 2. */
-        size_t best = bf;
-        for (size_t i = fused_end; i < r->count; i++)
-            if (r->cand[i].validated &&
-                r->cand[i].m.device_us.median < r->cand[best].m.device_us.median)
-                best = i;
+        size_t best = fastest(r, fused_end, r->count);
+        if (best == SIZE_MAX || r->cand[bf].m.device_us.median <= r->cand[best].m.device_us.median)
+            best = bf;
         double bar = r->cand[best].m.device_us.median * K_WITHIN;
         size_t pick = best;
         for (size_t i = fused_end; i < r->count; i++)

@@ -1,52 +1,44 @@
 /*
- * The tuned file (docs/BENCHMARK.md): what 'ballcl tune' found best for one device and
- * model, stored in the cache folder as JSON (format in docs/BENCHMARK.md),
- * written and listed here; read for a plan by src/run/tuned_read.c:
- *
- *   <cache>/tuned/<model>-<device key>.json
- *
- * The device key hashes the device's identity, driver version included, so
- * a new driver starts untuned rather than trusting figures it never made,
- * and the compute units and clock it offers this process.
- * The file also carries the identity in clear, the date and every candidate
- * measured, so a reader can see why the winner won.
+ * The tuned file (docs/BENCHMARK.md), <cache>/tuned/<model>-<device key>.json:
+ * what 'ballcl tune' found best for one device and model, written and listed
+ * here, read for a plan by src/run/tuned_read.c. The key hashes the device's
+ * identity, driver version included (a new driver starts untuned rather than
+ * trusting figures it never made), and the compute units and clock it
+ * offers. The file also carries the identity in clear, the date and every
+ * candidate measured, so a reader can see why the winner won.
  */
 #include "files/files.h"
 #include "measure/timing.h"
 #include "cache/cache.h"
-#include "ocl/clcall.h"
 
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-static void kernel_name(const bcl_model *m, bool fused, const char *variant, char *out, size_t size)
+/* A configuration's kernel, variant, local size and K, as the entries and
+ * the candidates begin. */
+static json_t *config_json(const bcl_model *m, bool fused, const char *variant, size_t local,
+                           unsigned k)
 {
-    char suffix[64];
+    char suffix[64], name[128];
     bcl_kernel_suffix(fused, variant, suffix, sizeof suffix);
-    snprintf(out, size, "%s_%s", m->name, suffix);
-}
-
-static json_t *local_json(size_t local)
-{
-    return local ? json_integer((json_int_t)local) : json_string("driver");
+    snprintf(name, sizeof name, "%s_%s", m->name, suffix);
+    return json_pack("{s:s, s:s, s:o, s:i}", "kernel", name, "variant", variant, "local",
+                     local ? json_integer((json_int_t)local) : json_string("driver"),
+                     "steps_per_launch", (int)k);
 }
 
 static json_t *entry_json(const bcl_model *m, bool fused, const bcl_tuned_entry *t)
 {
     if (!t->found)
         return json_null();
-    char name[128];
-    kernel_name(m, fused, t->variant, name, sizeof name);
-    return json_pack("{s:s, s:s, s:o, s:i, s:f}", "kernel", name, "variant", t->variant, "local",
-                     local_json(t->local), "steps_per_launch", (int)t->steps_per_launch,
-                     "us_per_step", t->us_per_step);
+    json_t *j = config_json(m, fused, t->variant, t->local, t->steps_per_launch);
+    json_object_set_new(j, "us_per_step", json_real(t->us_per_step));
+    return j;
 }
 
 static json_t *stats_json(const bcl_stats *s)
@@ -94,36 +86,31 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     json_t *cands = json_array();
     for (size_t i = 0; i < r->count; i++) {
         const bcl_tune_candidate *c = &r->cand[i];
-        char name[128];
-        kernel_name(m, c->fused, c->variant, name, sizeof name);
-        json_array_append_new(
-            cands, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o, s:s}", "kernel", name, "variant",
-                             c->variant, "local", local_json(c->local), "steps_per_launch",
-                             (int)c->steps_per_launch, "validated", c->validated, "us_per_step",
-                             c->validated ? stats_json(&c->m.device_us) : json_null(), "clock",
-                             c->m.host_clock ? "host" : "device"));
+        json_t *j = config_json(m, c->fused, c->variant, c->local, c->steps_per_launch);
+        json_object_set_new(j, "validated", json_boolean(c->validated));
+        json_object_set_new(j, "us_per_step",
+                            c->validated ? stats_json(&c->m.device_us) : json_null());
+        json_object_set_new(j, "clock", json_string(c->m.host_clock ? "host" : "device"));
+        json_array_append_new(cands, j);
     }
     /* Which clock timed the candidates (docs/BENCHMARK.md, "Clocks"). */
     const char *clock_note = bcl_profiling_unusable(d);
+    /* "default": the untuned default timed beside the K sweep
+     * (docs/PERFORMANCE.md). */
     json_t *root = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o}",
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o,"
+        " s:s, s:s?, s:o}",
         "format", BCL_TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
         bcl_device_type_name(d->type), "platform", d->platform_name, "platform_version",
         d->platform_version, "name", d->name, "vendor", d->vendor, "version", d->version, "driver",
         d->driver, "address_bits", (int)d->address_bits, "date", r->best.date, "balls",
         (json_int_t)r->best.balls, "single", entry_json(m, false, &r->best.single), "fused",
-        entry_json(m, true, &r->best.fused), "auto_us_per_step", r->auto_us, "candidates", cands);
-    if (root) {
-        json_object_set_new(root, "clock", json_string(clock_note ? "host" : "device"));
-        json_object_set_new(root, "clock_note", clock_note ? json_string(clock_note) : json_null());
-        /* The untuned default timed beside the K sweep (docs/PERFORMANCE.md). */
-        json_object_set_new(root, "default",
-                            r->default_us > 0
-                                ? json_pack("{s:f, s:f, s:b}", "us_per_step", r->default_us,
-                                            "within_percent", r->default_within * 100, "kept",
-                                            r->default_kept)
-                                : json_null());
-    }
+        entry_json(m, true, &r->best.fused), "auto_us_per_step", r->auto_us, "candidates", cands,
+        "clock", clock_note ? "host" : "device", "clock_note", clock_note, "default",
+        r->default_us > 0
+            ? json_pack("{s:f, s:f, s:b}", "us_per_step", r->default_us, "within_percent",
+                        r->default_within * 100, "kept", r->default_kept)
+            : json_null());
     char *text =
         root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
              : NULL;

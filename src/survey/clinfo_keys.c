@@ -1,18 +1,12 @@
 /*
  * Every device key `clinfo --raw` prints, under clinfo's own CL_... name
- * (the survey's "clinfo" object, docs/SURVEY.md): one table of {name,
- * param, type, the OpenCL version or extension that has it} and one
- * generic query per type. The survey's own keys (identity, limits,
- * capabilities) stay as they are; this object is for whoever reaches for a
- * key by the name the specification and clinfo give it.
- *
- * Values keep a JSON type: numbers for integers and bitfields (the raw
- * bits), booleans for cl_bool, strings for text; lists (size_t[],
- * partition properties, name/version pairs) are strings as clinfo --raw
- * writes them, space-separated, so that the object stays flat. A query the
- * driver refuses is left out, never an error. A query of a later OpenCL
- * version than the device's, or of an extension it does not list, is not
- * asked: an old driver may crash on one.
+ * (the survey's "clinfo" object, docs/SURVEY.md), for whoever reaches for a
+ * key by the name the specification gives it: one table of keys and one
+ * generic query per type. Numbers for integers and bitfields, booleans for
+ * cl_bool, strings for text and for lists (as clinfo --raw writes them, so
+ * that the object stays flat). A query the driver refuses is left out,
+ * never an error; one of a later OpenCL version than the device's, or of an
+ * extension it does not list, is not asked: an old driver may crash on one.
  */
 #include "ocl/clcall.h"
 #include "ocl/ocl.h"
@@ -234,17 +228,6 @@ static json_t *unsigned_json(uint64_t v)
     return json_string(t);
 }
 
-/* Text from sbuf-like growth: appends to *s (malloc'ed). */
-static void append(char **s, size_t *len, const char *piece)
-{
-    size_t n = strlen(piece);
-    char *m = realloc(*s, *len + n + 1);
-    if (!m)
-        return;
-    memcpy(m + *len, piece, n + 1);
-    *s = m, *len += n;
-}
-
 static json_t *value(cl_device_id d, const key *k)
 {
     size_t n = 0;
@@ -267,14 +250,11 @@ static json_t *value(cl_device_id d, const key *k)
     case K_SIZE:
         /* By the size the driver gave: PoCL answers some cl_bitfield
          * queries (device enqueue capabilities) with a cl_uint. */
-        if (n == sizeof(cl_uint)) {
-            cl_uint v;
-            memcpy(&v, b, sizeof v);
-            j = unsigned_json(v);
-        } else if (n == sizeof(cl_ulong)) {
+        if (n == sizeof(cl_uint) || n == sizeof(cl_ulong)) {
+            cl_uint u;
             cl_ulong v;
-            memcpy(&v, b, sizeof v);
-            j = unsigned_json(v);
+            memcpy(n == sizeof u ? (void *)&u : (void *)&v, b, n);
+            j = unsigned_json(n == sizeof u ? u : v);
         }
         break;
     case K_BOOL:
@@ -284,32 +264,6 @@ static json_t *value(cl_device_id d, const key *k)
             j = json_boolean(v != CL_FALSE);
         }
         break;
-    case K_SIZES:
-    case K_UINTS: {
-        /* size_t[] (and cl_device_partition_property[], the same size), or
-         * cl_uint[] (the PCI bus info's four, handle types). */
-        size_t each = k->kind == K_UINTS ? sizeof(cl_uint) : sizeof(size_t);
-        char *s = NULL, t[32];
-        size_t len = 0;
-        append(&s, &len, "");
-        for (size_t i = 0; s && i + each <= n; i += each) {
-            unsigned long long v = 0;
-            if (each == sizeof(cl_uint)) {
-                cl_uint u;
-                memcpy(&u, b + i, sizeof u);
-                v = u;
-            } else {
-                size_t z;
-                memcpy(&z, b + i, sizeof z);
-                v = z;
-            }
-            snprintf(t, sizeof t, "%s%llu", i ? " " : "", v);
-            append(&s, &len, t);
-        }
-        j = s ? json_string(s) : NULL;
-        free(s);
-        break;
-    }
     case K_BYTES: {
         char hex[2 * 64 + 1] = "";
         for (size_t i = 0; i < n && i < 64; i++)
@@ -317,18 +271,36 @@ static json_t *value(cl_device_id d, const key *k)
         j = json_string(hex);
         break;
     }
+    case K_SIZES:
+    case K_UINTS:
     case K_NAMEVER: {
-        /* cl_name_version[]: as clinfo --raw writes it, name:0xversion. */
-        char *s = NULL, t[CL_NAME_VERSION_MAX_NAME_SIZE + 32];
-        size_t len = 0;
-        append(&s, &len, "");
-        for (size_t i = 0; s && i + sizeof(cl_name_version) <= n; i += sizeof(cl_name_version)) {
-            cl_name_version nv;
-            memcpy(&nv, b + i, sizeof nv);
-            nv.name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = '\0';
-            snprintf(t, sizeof t, "%s%s:0x%x", i ? " " : "", nv.name, (unsigned)nv.version);
-            append(&s, &len, t);
+        /* Space-separated, as clinfo --raw writes them: size_t[] (and
+         * cl_device_partition_property[], the same size), cl_uint[] (the PCI
+         * bus info's four, handle types), cl_name_version[] as
+         * name:0xversion. No element takes more than 3 characters a byte. */
+        size_t each = k->kind == K_UINTS   ? sizeof(cl_uint)
+                      : k->kind == K_SIZES ? sizeof(size_t)
+                                           : sizeof(cl_name_version);
+        char *s = malloc(3 * n + 1), *o = s;
+        for (size_t i = 0; s && i + each <= n; i += each) {
+            const char *sep = i ? " " : "";
+            if (k->kind == K_NAMEVER) {
+                cl_name_version nv;
+                memcpy(&nv, b + i, sizeof nv);
+                nv.name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = '\0';
+                o += sprintf(o, "%s%s:0x%x", sep, nv.name, (unsigned)nv.version);
+            } else if (each == sizeof(cl_uint)) {
+                cl_uint u;
+                memcpy(&u, b + i, sizeof u);
+                o += sprintf(o, "%s%u", sep, (unsigned)u);
+            } else {
+                size_t z;
+                memcpy(&z, b + i, sizeof z);
+                o += sprintf(o, "%s%zu", sep, z);
+            }
         }
+        if (s)
+            *o = '\0';
         j = s ? bcl_survey_text(s) : NULL;
         free(s);
         break;

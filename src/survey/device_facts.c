@@ -1,18 +1,11 @@
 /*
- * The facts of a device that clinfo shows and a survey user reaches for,
- * beyond its identity and limits (survey_info.c): floating-point
- * configuration (it decides whether results can be bit-exact), SVM, the
- * global memory cache, constant buffers, the profiling timer, every vector
- * width, sub-groups, the IL version and image support; and every platform,
- * those without devices included, with the status OpenCL gave and a hint
- * for drivers known to need a setting. `ballcl devices -v`, `devices --json`
- * and the survey show the same facts under the same keys (docs/SURVEY.md,
- * "capabilities" and "platforms").
- *
- * A query the driver refuses or lacks leaves its key null: one missing
- * query never hides the others. Queries of a later OpenCL version than the
- * device's are not asked (an OpenCL 1.2 driver may crash on them), and are
- * null too.
+ * A device's facts beyond its identity and limits (survey_info.c): the
+ * floating-point configuration (it decides whether results can be
+ * bit-exact), SVM, caches, vector widths, sub-groups...; where it is; and
+ * every platform, with a hint for drivers known to need a setting. `ballcl
+ * devices` and the survey show them under the same keys (docs/SURVEY.md).
+ * A query the driver refuses, lacks or is too old for (an OpenCL 1.2 driver
+ * may crash on a later one) leaves its key null, never hiding the others.
  */
 #include "ocl/clcall.h"
 #include "ocl/ocl.h"
@@ -98,12 +91,11 @@ json_t *bcl_survey_capabilities(const bcl_device_info *di)
                             keys[i][1] ? bcl_survey_clinfo_value(di, keys[i][1]) : json_null());
     if (!c)
         return NULL;
-    json_t *fp = json_object();
-    json_object_set_new(fp, "float", fp_config(di, "CL_DEVICE_SINGLE_FP_CONFIG"));
-    json_object_set_new(fp, "double", fp_config(di, "CL_DEVICE_DOUBLE_FP_CONFIG"));
-    json_object_set_new(fp, "half",
-                        di->fp16 ? fp_config(di, "CL_DEVICE_HALF_FP_CONFIG") : json_null());
-    json_object_set_new(c, "fp_config", fp);
+    json_object_set_new(
+        c, "fp_config",
+        json_pack("{s:o, s:o, s:o}", "float", fp_config(di, "CL_DEVICE_SINGLE_FP_CONFIG"), "double",
+                  fp_config(di, "CL_DEVICE_DOUBLE_FP_CONFIG"), "half",
+                  di->fp16 ? fp_config(di, "CL_DEVICE_HALF_FP_CONFIG") : json_null()));
     static const char *const svm[] = {"coarse_grain_buffer", "fine_grain_buffer",
                                       "fine_grain_system", "atomics"};
     static const unsigned svm_bit[] = {0, 1, 2, 3}; /* CL_DEVICE_SVM_... */
@@ -228,15 +220,11 @@ int bcl_survey_platforms(json_t **out, bcl_error *e)
         if (ds != CL_SUCCESS)
             nd = 0;
         const char *hint = platform_hint(name, ds, nd);
-        json_t *p = json_object();
-        json_object_set_new(p, "index", json_integer(i));
-        json_object_set_new(p, "name", bcl_survey_text(name));
-        json_object_set_new(p, "vendor", bcl_survey_text(vendor));
-        json_object_set_new(p, "version", bcl_survey_text(version));
-        json_object_set_new(p, "status", json_string(bcl_cl_status_name(ds)));
-        json_object_set_new(p, "devices", json_integer(nd));
-        json_object_set_new(p, "hint", hint ? json_string(hint) : json_null());
-        json_array_append_new(arr, p);
+        json_array_append_new(
+            arr, json_pack("{s:I, s:o, s:o, s:o, s:s, s:I, s:s?}", "index", (json_int_t)i, "name",
+                           bcl_survey_text(name), "vendor", bcl_survey_text(vendor), "version",
+                           bcl_survey_text(version), "status", bcl_cl_status_name(ds), "devices",
+                           (json_int_t)nd, "hint", hint));
     }
     free(plats);
     *out = arr;

@@ -7,7 +7,6 @@
 #include "ocl/ocl.h"
 #include "survey/survey.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,13 +14,12 @@
 static json_t *extensions_json(const char *ext)
 {
     json_t *arr = json_array();
-    if (!ext)
-        return arr;
-    char *copy = strdup(ext), *save = NULL;
-    for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL; t;
-         t = strtok_r(NULL, " \t\n", &save))
-        json_array_append_new(arr, json_string(t));
-    free(copy);
+    for (const char *p = ext; p && *p;) {
+        size_t n = strcspn(p, " \t\n");
+        if (n)
+            json_array_append_new(arr, json_stringn(p, n));
+        p += n + (p[n] != '\0'); /* past the name and one separator */
+    }
     return arr;
 }
 
@@ -44,29 +42,22 @@ static json_t *device_json(const bcl_device_info *d, bool is_default, const char
 {
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    json_t *j =
-        json_pack("{s:s, s:b, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:I}", "selector",
-                  sel, "default", is_default, "platform", text(d->platform_name), "name",
-                  text(d->name), "vendor", text(d->vendor), "type", bcl_device_type_name(d->type),
-                  "compute_units", (json_int_t)d->compute_units, "global_mem_bytes",
-                  (json_int_t)d->global_mem, "max_alloc_bytes", (json_int_t)d->max_alloc, "version",
-                  text(d->version), "opencl_c_version", text(d->c_version), "driver",
-                  text(d->driver), "max_work_group_size", (json_int_t)d->max_work_group);
+    typedef json_int_t I;
+    json_t *j = json_pack(
+        "{s:s, s:b, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:o, "
+        "s:[I, I, I], s:I, s:b, s:b, s:o}",
+        "selector", sel, "default", is_default, "platform", text(d->platform_name), "name",
+        text(d->name), "vendor", text(d->vendor), "type", bcl_device_type_name(d->type),
+        "compute_units", (I)d->compute_units, "global_mem_bytes", (I)d->global_mem,
+        "max_alloc_bytes", (I)d->max_alloc, "version", text(d->version), "opencl_c_version",
+        text(d->c_version), "driver", text(d->driver), "max_work_group_size", (I)d->max_work_group,
+        "clock_mhz", (I)d->clock_mhz, "local_mem_bytes", (I)d->local_mem, "preferred_multiple",
+        d->preferred_multiple ? json_integer((I)d->preferred_multiple) : json_null(),
+        "max_work_item_sizes", (I)d->max_item_sizes[0], (I)d->max_item_sizes[1],
+        (I)d->max_item_sizes[2], "native_vector_width_float", (I)d->native_vector_width_float,
+        "fp64", d->fp64, "fp16", d->fp16, "extensions", extensions_json(ext));
     if (!j)
         return NULL;
-    json_t *sizes = json_array();
-    for (int i = 0; i < 3; i++)
-        json_array_append_new(sizes, json_integer((json_int_t)d->max_item_sizes[i]));
-    json_object_set_new(j, "clock_mhz", json_integer(d->clock_mhz));
-    json_object_set_new(j, "local_mem_bytes", json_integer((json_int_t)d->local_mem));
-    json_object_set_new(j, "preferred_multiple",
-                        d->preferred_multiple ? json_integer((json_int_t)d->preferred_multiple)
-                                              : json_null());
-    json_object_set_new(j, "max_work_item_sizes", sizes);
-    json_object_set_new(j, "native_vector_width_float", json_integer(d->native_vector_width_float));
-    json_object_set_new(j, "fp64", json_boolean(d->fp64));
-    json_object_set_new(j, "fp16", json_boolean(d->fp16));
-    json_object_set_new(j, "extensions", extensions_json(ext));
     /* The survey's objects, under its keys (docs/SURVEY.md): identity,
      * limits and capabilities, as a survey records them. */
     json_t *facts = bcl_survey_describe(d);

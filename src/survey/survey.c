@@ -1,29 +1,16 @@
 /*
- * Surveying one device (docs/SURVEY.md): identity and limits, then the measured
- * figures, all through the measuring library that bench and tune use
- * (src/measure/timer.c, src/measure/latency.c, src/measure/tune.c):
+ * Surveying one device (docs/SURVEY.md): identity and limits, then the
+ * figures of src/survey/figures.c (build times, latency, copy, the add rate
+ * and the peaks, transfers, each model's ball-step figures), all measured
+ * by the library that bench and tune use (src/measure/).
  *
- *   build       cold (binary cache bypassed, drivers' caches off) and cached
- *   latency     queued->start of a tiny launch, and its host round trip
- *   copy        clEnqueueCopyBuffer bandwidth, pseudo-random data
- *   add rate    float32 adds per second of the device (bcl_measure_add_rate),
- *               the bound of every fused figure
- *   peaks       read-only bandwidth, float FMA, int32 add, and double and
- *               half FMA where the device has them (src/measure/peak.c,
- *               src/measure/readonly.c)
- *   transfer    host <-> device by pinned, pageable and mapped memory
- *   per model   small and large N one-step ball-step time, the local size
- *               sweep (best local, local = 1 penalty), fused throughput
- *
- * Every ball-step figure runs from a random initial state (mixed signs and
- * magnitudes: nothing for memory compression to find) and is validated bit
- * for bit against the model's C reference before it is timed. A figure that
- * fails is null, with its error under "errors", and the survey goes on: one
- * failing measurement never takes the device's other figures, or the other
- * devices, down with it.
+ * Every ball-step figure runs from a random initial state (nothing for
+ * memory compression to find) and is validated bit for bit against the
+ * model's C reference before it is timed. A figure that fails is null, with
+ * its error under "errors", and the survey goes on: one failing measurement
+ * never takes the other figures, or the other devices, down with it.
  */
 #include "measure/timing.h"
-#include "ocl/clcall.h"
 #include "survey/survey.h"
 
 #include <errno.h>
@@ -56,26 +43,46 @@ static void failed(surveyor *s, const char *figure, bcl_error *e)
 {
     int code = e->code ? e->code : BCL_EXIT_RUNTIME;
     json_object_set_new(s->errors, figure, bcl_survey_text(e->msg[0] ? e->msg : "unknown error"));
-    if (code == BCL_EXIT_MISMATCH) {
-        if (s->status == BCL_OK)
-            s->status = BCL_EXIT_MISMATCH;
-    } else {
+    if (code != BCL_EXIT_MISMATCH)
         s->status = BCL_EXIT_RUNTIME;
-    }
+    else if (s->status == BCL_OK)
+        s->status = BCL_EXIT_MISMATCH;
     bcl_error_clear(e);
 }
 
-/* Sets figure f of "measured", or records its error. */
+/* Records e again under another figure, e itself kept. */
+static void failed_too(surveyor *s, const char *figure, const bcl_error *e)
+{
+    bcl_error copy = *e;
+    copy.detail = NULL;
+    failed(s, figure, &copy);
+}
+
 static void set_fig(surveyor *s, bcl_fig f, json_t *v)
 {
     json_object_set_new(s->measured, bcl_survey_key(f), v);
 }
 
+/* The error key of figure f: "measured.<key>". */
+static const char *fig_path(bcl_fig f, char *path)
+{
+    snprintf(path, FIGURE, "measured.%s", bcl_survey_key(f));
+    return path;
+}
+
 static void fig_failed(surveyor *s, bcl_fig f, bcl_error *e)
 {
     char path[FIGURE];
-    snprintf(path, sizeof path, "measured.%s", bcl_survey_key(f));
-    failed(s, path, e);
+    failed(s, fig_path(f, path), e);
+}
+
+/* Figure f is the median of st when rc is BCL_OK; else e is its error. */
+static void set_median(surveyor *s, bcl_fig f, int rc, const bcl_stats *st, bcl_error *e)
+{
+    if (rc == BCL_OK)
+        set_fig(s, f, number(st->median));
+    else
+        fig_failed(s, f, e);
 }
 
 static void progress(surveyor *s, const char *what)
@@ -159,10 +166,7 @@ static void measure_builds(surveyor *s, const bcl_model *m)
     bcl_error e = {0};
     bcl_stats st;
     progress(s, "build times");
-    if (time_builds(s, m, NULL, &st, &e) == BCL_OK)
-        set_fig(s, BCL_FIG_BUILD_COLD, number(st.median));
-    else
-        fig_failed(s, BCL_FIG_BUILD_COLD, &e);
+    set_median(s, BCL_FIG_BUILD_COLD, time_builds(s, m, NULL, &st, &e), &st, &e);
     const char *tmp = getenv("TMPDIR");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/ballcl-survey-cache.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -171,10 +175,8 @@ static void measure_builds(surveyor *s, const bcl_model *m)
         fig_failed(s, BCL_FIG_BUILD_CACHED, &e);
         return;
     }
-    if (prime_cache(s, m, dir, &e) == BCL_OK && time_builds(s, m, dir, &st, &e) == BCL_OK)
-        set_fig(s, BCL_FIG_BUILD_CACHED, number(st.median));
-    else
-        fig_failed(s, BCL_FIG_BUILD_CACHED, &e);
+    int rc = prime_cache(s, m, dir, &e);
+    set_median(s, BCL_FIG_BUILD_CACHED, rc ? rc : time_builds(s, m, dir, &st, &e), &st, &e);
     bcl_error ignore = {0};
     bcl_cache_clear(dir, NULL, NULL, NULL, &ignore);
     rmdir(dir);
@@ -226,97 +228,56 @@ static int validate(const model_run *r, bcl_sim *sim, const bcl_plan *so, bool *
     return BCL_OK;
 }
 
-/* Validates and times plan so on sim: the median device time per step in
- * *us. fig (optional) gets "local" and "validated". */
-static int time_config(const model_run *r, bcl_sim *sim, const bcl_plan *so, json_t *fig,
-                       double *us, bcl_error *e)
+/* "small" or "large": the one-step kernel, local size auto, at n balls;
+ * "fused": the k-step kernel, the variant the documented rule picks for
+ * this kind of device, local size auto, K = fused_k. */
+static void ball_step(model_run *r, const char *key, size_t n)
 {
-    *us = NAN;
-    int rc;
-    if (fig)
-        json_object_set_new(fig, "local", local_json(&so->launch));
-    bool valid = false;
-    rc = validate(r, sim, so, &valid, e);
-    if (fig && (rc == BCL_OK || rc == BCL_EXIT_MISMATCH))
-        json_object_set_new(fig, "validated", json_boolean(valid));
-    if (rc)
-        return rc;
-    bcl_measurement m;
-    if ((rc = bcl_measure_sim(sim, so, &r->s->o->measure, &m, e)))
-        return rc;
-    *us = m.device_us.median;
-    return BCL_OK;
-}
-
-static int new_sim(model_run *r, size_t n, bcl_sim **sim, bcl_error *e)
-{
-    return bcl_sim_create(r->ctx, r->init, n, sim, e);
-}
-
-/* Plans req over n balls, then validates and times it (time_config; a
- * fused plan's variant goes into fig). False, with the error recorded
- * under figure, when any of it fails. */
-static bool measure_config(model_run *r, const bcl_plan_request *req, size_t n, json_t *fig,
-                           const char *figure, double *us)
-{
+    const bcl_survey_opts *o = r->s->o;
+    bool fused = strcmp(key, "fused") == 0;
+    const char *fig_key = fused ? bcl_survey_key(BCL_FIG_FUSED) : key;
+    char what[FIGURE], figure[FIGURE];
+    if (fused)
+        snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
+    else
+        snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
+    progress(r->s, what);
+    snprintf(figure, sizeof figure, "%s.%s", r->path, fig_key);
+    json_t *fig = json_object_get(r->obj, key);
+    bcl_plan_request req = base_request(r, n);
+    if (fused) {
+        req.fused = true;
+        req.steps_per_launch = o->fused_k ? o->fused_k : 1;
+        req.variant = NULL; /* the rule's */
+    }
+    /* Planned, validated, then timed; "local" once there is a simulation. */
     bcl_error e = {0};
     bcl_sim *sim = NULL;
     bcl_plan so;
-    int rc = bcl_plan_resolve(r->ctx, req, &so, &e);
-    if (rc == BCL_OK && req->fused)
+    bcl_measurement m;
+    bool valid = false;
+    int rc = bcl_plan_resolve(r->ctx, &req, &so, &e);
+    if (rc == BCL_OK && fused)
         json_object_set_new(fig, "variant", json_string(so.variant));
+    if (rc == BCL_OK && (rc = bcl_sim_create(r->ctx, r->init, n, &sim, &e)) == BCL_OK) {
+        json_object_set_new(fig, "local", local_json(&so.launch));
+        rc = validate(r, sim, &so, &valid, &e);
+        if (rc == BCL_OK || rc == BCL_EXIT_MISMATCH)
+            json_object_set_new(fig, "validated", json_boolean(valid));
+    }
     if (rc == BCL_OK)
-        rc = new_sim(r, n, &sim, &e);
-    if (rc == BCL_OK)
-        rc = time_config(r, sim, &so, fig, us, &e);
+        rc = bcl_measure_sim(sim, &so, &r->s->o->measure, &m, &e);
     bcl_sim_destroy(sim);
-    if (rc)
+    if (rc) {
         failed(r->s, figure, &e);
-    return rc == BCL_OK;
-}
-
-/* "small" or "large": the one-step kernel, local size auto, at n balls. */
-static void ball_step(model_run *r, const char *key, size_t n)
-{
-    char what[FIGURE], figure[FIGURE];
-    snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
-    progress(r->s, what);
-    snprintf(figure, sizeof figure, "%s.%s", r->path, key);
-    json_t *fig = json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "us_per_step",
-                            "gb_per_s", "ball_steps_per_s", "local", "validated");
-    json_object_set_new(r->obj, key, fig);
-    bcl_plan_request req = base_request(r, n);
-    double us;
-    if (!measure_config(r, &req, n, fig, figure, &us))
         return;
+    }
+    double us = m.device_us.median;
     json_object_set_new(fig, "us_per_step", number(us));
-    json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
-    json_object_set_new(fig, "ball_steps_per_s", number((double)n / (us * 1e-6)));
-}
-
-/* The k-step kernel at large N: the variant the documented rule picks for
- * this kind of device, local size auto, K = fused_k. */
-static void fused(model_run *r, size_t n)
-{
-    const bcl_survey_opts *o = r->s->o;
-    char what[FIGURE], figure[FIGURE];
-    snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
-    progress(r->s, what);
-    const char *key = bcl_survey_key(BCL_FIG_FUSED);
-    snprintf(figure, sizeof figure, "%s.%s", r->path, key);
-    json_object_set_new(r->obj, key, json_null());
-    json_t *fig = json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)n, "k",
-                            (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated");
-    json_object_set_new(r->obj, "fused", fig);
-    bcl_plan_request req = base_request(r, n);
-    req.fused = true;
-    req.steps_per_launch = o->fused_k ? o->fused_k : 1;
-    req.variant = NULL; /* the rule's */
-    double us;
-    if (!measure_config(r, &req, n, fig, figure, &us))
-        return;
-    json_object_set_new(fig, "us_per_step", number(us));
-    json_object_set_new(r->obj, key, number((double)n / (us * 1e-6)));
+    json_object_set_new(fused ? r->obj : fig, fused ? fig_key : "ball_steps_per_s",
+                        number((double)n / (us * 1e-6)));
+    if (!fused)
+        json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
 }
 
 /* Records why the figures computed from the sweep (best_local,
@@ -372,11 +333,7 @@ static void local_sweep(model_run *r, size_t n)
     char what[FIGURE], figure[FIGURE];
     snprintf(what, sizeof what, "model %s, local size sweep, N = %zu", r->m->name, n);
     progress(s, what);
-    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
-    json_object_set_new(r->obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
-    json_t *points = json_array();
-    json_object_set_new(r->obj, "local_sweep",
-                        json_pack("{s:I, s:o}", "n", (json_int_t)n, "points", points));
+    json_t *points = json_object_get(json_object_get(r->obj, "local_sweep"), "points");
     bcl_error e = {0};
     size_t locals[MAX_SWEEP], nl = 0;
     sweep_point pt[MAX_SWEEP];
@@ -384,7 +341,7 @@ static void local_sweep(model_run *r, size_t n)
     bcl_sim *sim = NULL;
     int rc = sweep_locals(r, n, locals, &nl, &e);
     if (rc == BCL_OK)
-        rc = new_sim(r, n, &sim, &e);
+        rc = bcl_sim_create(r->ctx, r->init, n, &sim, &e);
     if (rc) {
         snprintf(figure, sizeof figure, "%s.local_sweep", r->path);
         failed(s, figure, &e);
@@ -394,12 +351,8 @@ static void local_sweep(model_run *r, size_t n)
     for (size_t i = 0; i < nl; i++) {
         sweep_point *p = &pt[i];
         bcl_plan_request req = base_request(r, n);
-        if (locals[i]) {
-            req.launch.mode = BCL_LOCAL_FIXED;
-            req.launch.local = locals[i];
-        } else {
-            req.launch.mode = BCL_LOCAL_DRIVER;
-        }
+        req.launch = (bcl_launch){.mode = locals[i] ? BCL_LOCAL_FIXED : BCL_LOCAL_DRIVER,
+                                  .local = locals[i]};
         bool valid;
         p->ok = bcl_plan_resolve(r->ctx, &req, &p->so, &p->e) == BCL_OK &&
                 validate(r, sim, &p->so, &valid, &p->e) == BCL_OK &&
@@ -425,11 +378,9 @@ static void local_sweep(model_run *r, size_t n)
                               json_pack("{s:o, s:o}", "local", local_json(&p->so.launch),
                                         "us_per_step", p->ok ? number(p->us) : json_null()));
         if (!p->ok) {
-            char local[24];
+            char local[24] = "driver";
             if (locals[i])
                 snprintf(local, sizeof local, "%zu", locals[i]);
-            else
-                snprintf(local, sizeof local, "driver");
             snprintf(figure, sizeof figure, "%s.local_sweep.%s", r->path, local);
             failed(s, figure, &p->e);
         }
@@ -451,6 +402,14 @@ static void local_sweep(model_run *r, size_t n)
     }
 }
 
+/* The largest N of the survey on d. */
+static size_t largest_n(const bcl_device_info *d, const bcl_survey_opts *o)
+{
+    size_t n = bcl_survey_large_n(d, o);
+    n = o->sweep_n > n ? o->sweep_n : n;
+    return o->small_n > n ? o->small_n : n;
+}
+
 /* Every figure of one model into obj; an error before any figure (no
  * context, no host memory) fails them all. */
 static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const char *path)
@@ -459,12 +418,22 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
     model_run r = {.s = s, .m = m, .obj = obj};
     snprintf(r.path, sizeof r.path, "%s", path);
     bcl_model_param_defaults(m, r.params);
-    size_t large = bcl_survey_large_n(s->d, o);
-    size_t nmax = large;
-    if (o->sweep_n > nmax)
-        nmax = o->sweep_n;
-    if (o->small_n > nmax)
-        nmax = o->small_n;
+    size_t large = bcl_survey_large_n(s->d, o), nmax = largest_n(s->d, o);
+    /* Every key in documented order, null until measured. */
+    for (int i = 0; i < 2; i++)
+        json_object_set_new(obj, i ? "large" : "small",
+                            json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n",
+                                      (json_int_t)(i ? large : o->small_n), "us_per_step",
+                                      "gb_per_s", "ball_steps_per_s", "local", "validated"));
+    json_object_set_new(obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
+    json_object_set_new(obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
+    json_object_set_new(obj, "local_sweep",
+                        json_pack("{s:I, s:[]}", "n", (json_int_t)o->sweep_n, "points"));
+    json_object_set_new(obj, bcl_survey_key(BCL_FIG_FUSED), json_null());
+    json_object_set_new(
+        obj, "fused",
+        json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n", (json_int_t)bcl_survey_fused_n(s->d, o),
+                  "k", (json_int_t)o->fused_k, "variant", "local", "us_per_step", "validated"));
     bcl_error e = {0};
     bcl_context_opts co = {.use_cache = true};
     int rc = bcl_context_create(s->d, m, &co, &r.ctx, NULL, &e);
@@ -480,26 +449,8 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
         ball_step(&r, "small", o->small_n);
         ball_step(&r, "large", large);
         local_sweep(&r, o->sweep_n);
-        fused(&r, bcl_survey_fused_n(s->d, o));
+        ball_step(&r, "fused", bcl_survey_fused_n(s->d, o));
     } else {
-        /* The same keys, null, and one error for the model. */
-        json_t *none =
-            json_pack("{s:I, s:n, s:n, s:n, s:n, s:n}", "n", (json_int_t)o->small_n, "us_per_step",
-                      "gb_per_s", "ball_steps_per_s", "local", "validated");
-        json_object_set_new(obj, "small", none);
-        json_t *big = json_deep_copy(none);
-        json_object_set_new(big, "n", json_integer((json_int_t)large));
-        json_object_set_new(obj, "large", big);
-        json_object_set_new(obj, bcl_survey_key(BCL_FIG_BEST_LOCAL), json_null());
-        json_object_set_new(obj, bcl_survey_key(BCL_FIG_LOCAL1_PENALTY), json_null());
-        json_object_set_new(obj, "local_sweep",
-                            json_pack("{s:I, s:[]}", "n", (json_int_t)o->sweep_n, "points"));
-        json_object_set_new(obj, bcl_survey_key(BCL_FIG_FUSED), json_null());
-        json_object_set_new(obj, "fused",
-                            json_pack("{s:I, s:I, s:n, s:n, s:n, s:n}", "n",
-                                      (json_int_t)bcl_survey_fused_n(s->d, o), "k",
-                                      (json_int_t)o->fused_k, "variant", "local", "us_per_step",
-                                      "validated"));
         s->done += 4;
         /* Each figure null with the error that stopped them all. */
         const char *keys[] = {"small", "large", bcl_survey_key(BCL_FIG_BEST_LOCAL),
@@ -507,10 +458,8 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
                               bcl_survey_key(BCL_FIG_FUSED)};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             char figure[FIGURE];
-            bcl_error copy = e;
-            copy.detail = NULL;
             snprintf(figure, sizeof figure, "%s.%s", path, keys[i]);
-            failed(s, figure, &copy);
+            failed_too(s, figure, &e);
         }
         bcl_error_clear(&e);
     }
@@ -528,31 +477,28 @@ static void survey_model(surveyor *s, const bcl_model *m, json_t *obj, const cha
  * largest write + read, and "method" says which. */
 static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
 {
-    const bcl_survey_opts *o = s->o;
-    unsigned r = o->measure.repeats ? o->measure.repeats : 1;
+    unsigned r = s->o->measure.repeats;
     bcl_error e = {0};
+    char path[FIGURE];
     progress(s, "transfer bandwidth");
     json_t *t = json_object();
     json_object_set_new(s->measured, "transfer", t);
     json_object_set_new(t, "bytes", json_integer((json_int_t)bytes));
     enum { KINDS = 3 };
     bcl_stats w[KINDS], rd[KINDS];
-    bool ok[KINDS];
     static const char *const kind[KINDS] = {"pinned", "pageable", "mapped"};
     int best = -1;
     for (int i = 0; i < KINDS; i++) {
-        ok[i] = (i == 2 ? bcl_measure_transfer_mapped(ctx, bytes, r, &w[i], &rd[i], &e)
-                        : bcl_measure_transfer(ctx, bytes, r, i == 0, &w[i], &rd[i], &e)) == BCL_OK;
+        /* kind[i] is bcl_transfer_way i */
+        bool ok = bcl_measure_transfer(ctx, bytes, r, i, &w[i], &rd[i], &e) == BCL_OK;
         /* The table's keys are "transfer.<kind>_write_gb_per_s" and _read_. */
         bcl_fig wf = BCL_FIG_TRANSFER + 2 * i, rf = wf + 1;
         json_object_set_new(t, strchr(bcl_survey_key(wf), '.') + 1,
-                            ok[i] ? number(w[i].median) : json_null());
+                            ok ? number(w[i].median) : json_null());
         json_object_set_new(t, strchr(bcl_survey_key(rf), '.') + 1,
-                            ok[i] ? number(rd[i].median) : json_null());
-        if (!ok[i]) {
-            char path[96];
-            snprintf(path, sizeof path, "measured.%s", bcl_survey_key(rf));
-            json_object_set_new(s->errors, path, bcl_survey_text(e.msg));
+                            ok ? number(rd[i].median) : json_null());
+        if (!ok) {
+            json_object_set_new(s->errors, fig_path(rf, path), bcl_survey_text(e.msg));
             fig_failed(s, wf, &e);
         } else if (best < 0 || w[i].median + rd[i].median > w[best].median + rd[best].median) {
             best = i;
@@ -561,13 +507,10 @@ static void measure_transfer(surveyor *s, bcl_context *ctx, size_t bytes)
     json_object_set_new(t, "method", best >= 0 ? json_string(kind[best]) : json_null());
     set_fig(s, BCL_FIG_WRITE, best >= 0 ? number(w[best].median) : json_null());
     set_fig(s, BCL_FIG_READ, best >= 0 ? number(rd[best].median) : json_null());
-    for (bcl_fig f = BCL_FIG_WRITE; best < 0 && f <= BCL_FIG_READ; f++) {
-        char path[96];
-        snprintf(path, sizeof path, "measured.%s", bcl_survey_key(f));
-        json_object_set_new(s->errors, path,
+    for (bcl_fig f = BCL_FIG_WRITE; best < 0 && f <= BCL_FIG_READ; f++)
+        json_object_set_new(s->errors, fig_path(f, path),
                             json_string("no way of transfer (pinned, pageable, mapped) could be "
                                         "measured"));
-    }
 }
 
 /* Whether the device lacks the type of figure f (fp64, half): then the
@@ -583,15 +526,12 @@ static bool lacks(const surveyor *s, bcl_fig f)
  * an error: the device lacks the type). */
 static void measure_peaks(surveyor *s, bcl_context *ctx, size_t bytes)
 {
-    const bcl_survey_opts *o = s->o;
+    const bcl_measure_opts *mo = &s->o->measure;
     bcl_error e = {0};
     bcl_stats st;
     progress(s, "read-only bandwidth");
-    if (bcl_measure_read_only(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &st, &e) ==
-        BCL_OK)
-        set_fig(s, BCL_FIG_READ_ONLY, number(st.median));
-    else
-        fig_failed(s, BCL_FIG_READ_ONLY, &e);
+    set_median(s, BCL_FIG_READ_ONLY, bcl_measure_read_only(ctx, bytes, mo->repeats, &st, &e), &st,
+               &e);
     static const struct {
         bcl_peak_kind kind;
         bcl_fig fig;
@@ -603,12 +543,9 @@ static void measure_peaks(surveyor *s, bcl_context *ctx, size_t bytes)
     };
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
         progress(s, bcl_survey_figures[rates[i].fig].label);
-        if (lacks(s, rates[i].fig))
-            continue;
-        if (bcl_measure_peak_rate(ctx, rates[i].kind, &o->measure, &st, &e) == BCL_OK)
-            set_fig(s, rates[i].fig, number(st.median));
-        else
-            fig_failed(s, rates[i].fig, &e);
+        if (!lacks(s, rates[i].fig))
+            set_median(s, rates[i].fig, bcl_measure_peak_rate(ctx, rates[i].kind, mo, &st, &e), &st,
+                       &e);
     }
 }
 
@@ -628,14 +565,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
     int rc = bcl_context_create(s->d, m, &co, &ctx, NULL, &e);
     if (rc) {
         /* Everything below needs the context: the same error for each. */
-        bcl_error copy = e;
-        copy.detail = NULL;
-        bcl_error_clear(&e);
-        for (bcl_fig f = BCL_FIG_LATENCY; f <= BCL_FIG_READ; f++) {
-            e = copy;
+        char path[FIGURE];
+        for (bcl_fig f = BCL_FIG_LATENCY; f <= BCL_FIG_READ; f++)
             if (!lacks(s, f))
-                fig_failed(s, f, &e);
-        }
+                failed_too(s, fig_path(f, path), &e);
+        bcl_error_clear(&e);
         s->done += 3 + 5;
         return;
     }
@@ -650,22 +584,18 @@ static void measure_device(surveyor *s, const bcl_model *m)
                             json_integer((json_int_t)pm));
     else
         failed(s, "limits.preferred_work_group_multiple", &e);
-    bcl_stats dispatch, roundtrip;
+    bcl_stats st;
     if (planned && bcl_sim_create(ctx, ball, 1, &sim, &e) == BCL_OK) {
-        if (bcl_measure_dispatch(sim, &so, o->latency_repeats, &dispatch, &e) == BCL_OK) {
-            set_fig(s, BCL_FIG_LATENCY, number(dispatch.median));
-        } else if (bcl_profiling_unusable(s->d)) {
-            /* Not a failure: the figure needs the device's clock, which
-             * failed its check. Null, not in "errors": profiling_note says
-             * why (docs/SURVEY.md). */
+        rc = bcl_measure_dispatch(sim, &so, o->latency_repeats, &st, &e);
+        /* Not a failure when the device's clock failed its check: the
+         * figure needs it. Null, not in "errors": profiling_note says why
+         * (docs/SURVEY.md). */
+        if (rc && bcl_profiling_unusable(s->d))
             bcl_error_clear(&e);
-        } else {
-            fig_failed(s, BCL_FIG_LATENCY, &e);
-        }
-        if (bcl_measure_roundtrip(sim, &so, o->latency_repeats, &roundtrip, &e) == BCL_OK)
-            set_fig(s, BCL_FIG_ROUNDTRIP, number(roundtrip.median));
         else
-            fig_failed(s, BCL_FIG_ROUNDTRIP, &e);
+            set_median(s, BCL_FIG_LATENCY, rc, &st, &e);
+        rc = bcl_measure_roundtrip(sim, &so, o->latency_repeats, &st, &e);
+        set_median(s, BCL_FIG_ROUNDTRIP, rc, &st, &e);
     } else {
         if (!planned)
             e = plan_e;
@@ -678,24 +608,18 @@ static void measure_device(surveyor *s, const bcl_model *m)
 
     progress(s, "copy bandwidth");
     size_t bytes = bcl_survey_large_n(s->d, o) * 4 * sizeof(float);
-    bcl_stats gb;
-    if (bcl_measure_copy(ctx, bytes, o->measure.repeats ? o->measure.repeats : 1, &gb, &e) ==
-        BCL_OK)
-        set_fig(s, BCL_FIG_COPY, number(gb.median));
-    else
-        fig_failed(s, BCL_FIG_COPY, &e);
     if (s->d->max_alloc && bytes > s->d->max_alloc)
         bytes = (size_t)s->d->max_alloc;
-    json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)(bytes / 16 * 16)));
+    bytes = bytes / 16 * 16;
+    set_median(s, BCL_FIG_COPY, bcl_measure_copy(ctx, bytes, o->measure.repeats, &st, &e), &st, &e);
+    json_object_set_new(s->measured, "copy_bytes", json_integer((json_int_t)bytes));
 
     progress(s, "add-rate bound");
     bcl_add_rate add;
-    if (bcl_measure_add_rate(ctx, &o->measure, &add, &e) == BCL_OK)
-        set_fig(s, BCL_FIG_ADD, number(add.gflop_per_s.median));
-    else
-        fig_failed(s, BCL_FIG_ADD, &e);
-    measure_peaks(s, ctx, bytes / 16 * 16);
-    measure_transfer(s, ctx, bytes / 16 * 16);
+    rc = bcl_measure_add_rate(ctx, &o->measure, &add, &e);
+    set_median(s, BCL_FIG_ADD, rc, &add.gflop_per_s, &e);
+    measure_peaks(s, ctx, bytes);
+    measure_transfer(s, ctx, bytes);
     bcl_context_destroy(ctx);
 }
 
@@ -775,30 +699,23 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
      * runs: --large is the user's to choose, and a figure that cannot fit
      * is no figure. */
     for (size_t i = 0; i < n; i++) {
-        size_t nmax = bcl_survey_large_n(&devs[i], o);
-        if (o->sweep_n > nmax)
-            nmax = o->sweep_n;
-        if (o->small_n > nmax)
-            nmax = o->small_n;
-        int rc = bcl_memory_fit(&devs[i], nmax, 2, o->large_n ? "--large" : "survey", e);
+        int rc = bcl_memory_fit(&devs[i], largest_n(&devs[i], o), 2,
+                                o->large_n ? "--large" : "survey", e);
         if (rc)
             return rc;
     }
     json_t *doc = bcl_survey_document(o);
     if (!doc)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    json_t *devices = json_object_get(doc, "devices");
     /* Every platform, those without devices among them, before the
      * devices: a platform that lists none says why here. */
-    json_t *platforms;
+    json_t *platforms, *devices = json_array();
     bcl_error pe = {0};
-    if (bcl_survey_platforms(&platforms, &pe) == BCL_OK)
-        json_object_set_new(doc, "platforms", platforms);
-    else
-        json_object_set_new(doc, "platforms", json_array());
+    if (bcl_survey_platforms(&platforms, &pe) != BCL_OK)
+        platforms = json_array();
     bcl_error_clear(&pe);
-    json_incref(devices); /* moved after "platforms" */
     json_object_del(doc, "devices");
+    json_object_set_new(doc, "platforms", platforms);
     json_object_set_new(doc, "devices", devices);
     int rc = BCL_OK;
     for (size_t i = 0; i < n && rc == BCL_OK; i++) {

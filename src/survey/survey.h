@@ -1,6 +1,5 @@
-/* The survey, internal side: the JSON document it builds (jansson), shared
- * by its measuring, describing and reading parts and by the tests. The
- * public side (bcl_survey_run, ballcl/ballcl.h) hands documents out as text. */
+/* The survey, internal side: its JSON document (jansson), for its parts and
+ * the tests; the public side (bcl_survey_run) hands documents out as text. */
 #ifndef BALLCL_SURVEY_H
 #define BALLCL_SURVEY_H
 
@@ -8,68 +7,56 @@
 
 #include <jansson.h>
 
-/* A JSON string of s with every byte that is not part of valid UTF-8
- * replaced by '?' (json_string refuses such text, and a driver's strings
- * are not ours to trust). NULL only when out of memory. */
+/* A JSON string of s, every byte not of valid UTF-8 replaced by '?'
+ * (json_string refuses such text). NULL only when out of memory. */
 json_t *bcl_survey_text(const char *s);
 
-/* The "large" N for d: 16M balls (256 MiB) on a GPU or accelerator, 4M
- * (64 MiB) on a CPU, 64K with quick; never more than one allocation
- * (max_alloc) or a quarter of the device's memory holds, at least small_n. */
+/* The "large" N for d: 16M balls, 4M on a CPU, 64K with quick;
+ * within one allocation and a quarter of the device's memory, at least
+ * small_n. */
 size_t bcl_survey_large_n(const bcl_device_info *d, const bcl_survey_opts *o);
-/* The N of the fused figure: enough balls to fill the device (65536 per
- * compute unit), at least sweep_n, at most the large N. A k-step launch
- * costs K times a one-step one, so N = large would take minutes on a CPU
- * for a rate that no longer changes with N once the device is full. */
+/* The N of the fused figure: 65536 per compute unit, at least sweep_n, at
+ * most the large N (a k-step launch costs K one-step ones: large would take
+ * minutes on a CPU for a rate that no longer changes once the device is
+ * full). */
 size_t bcl_survey_fused_n(const bcl_device_info *d, const bcl_survey_opts *o);
 
-/* The document without devices: schema, version, date, command, settings
- * and an empty "devices" array. NULL when out of memory. */
+/* The document's head and settings, "devices" empty. NULL: out of memory. */
 json_t *bcl_survey_document(const bcl_survey_opts *o);
-/* Identity and limits of d as the survey's "identity" and "limits"
- * objects, in a new device object (no device calls: extensions is the
- * CL_DEVICE_EXTENSIONS text or NULL, pm the preferred multiple or 0 when
- * unknown). Strings that are not valid UTF-8 have their bad bytes replaced
- * by '?', so the JSON is always valid. NULL when out of memory. */
+/* A new device object with d's "identity" and "limits" (no device calls:
+ * extensions is CL_DEVICE_EXTENSIONS or NULL, pm the preferred multiple or
+ * 0). NULL when out of memory. */
 json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
-/* True when word is one of the space-separated names in list (an
- * extension string). */
+/* Whether word is one of the space-separated names of list. */
 bool bcl_survey_listed(const char *list, const char *word);
-/* identity.host (when host is set), identity.uuid and identity.pci_bus
- * (when the driver lists cl_khr_device_uuid / cl_khr_pci_bus_info): what
- * keeps identical nodes and identical GPUs of one node apart. */
+/* identity.host, .uuid and .pci_bus where known: what keeps identical
+ * nodes, and identical GPUs of one node, apart. */
 void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *extensions,
                              const char *host);
-/* The device's capabilities (src/survey/device_facts.c): floating-point
- * configuration, SVM, caches, vector widths, sub-groups, IL version...; a
- * query that fails is null. NULL only when out of memory. */
+/* The device's "capabilities" (device_facts.c), a failed query null. NULL
+ * only when out of memory. */
 json_t *bcl_survey_capabilities(const bcl_device_info *d);
-/* Every device key clinfo --raw prints, under its CL_... name, as clinfo
- * would query it (src/survey/clinfo_keys.c): a new object, a query the
- * driver refuses left out; extensions is the CL_DEVICE_EXTENSIONS text.
- * NULL only when out of memory. */
+/* Every device key clinfo --raw prints, under its CL_... name
+ * (clinfo_keys.c), a query the driver refuses left out. NULL only when out
+ * of memory. */
 json_t *bcl_survey_clinfo(const bcl_device_info *d, const char *extensions);
-/* One of those keys, by its CL_... name, queried the same way: null when
- * the driver refuses it, or it is of OpenCL 2.0 or later and the device
- * is older (a query of OpenCL 1.x is asked of any device). */
+/* One of those keys by name: null when the driver refuses it, or it is of
+ * OpenCL 2.0 or later and the device older (1.x ones are always asked). */
 json_t *bcl_survey_clinfo_value(const bcl_device_info *d, const char *name);
-/* Every OpenCL platform, those without devices included, with the status
- * of clGetDeviceIDs and a hint for drivers known to need a setting, as a
- * new JSON array (empty when there is no platform). */
+/* Every OpenCL platform, with clGetDeviceIDs' status and a hint for drivers
+ * known to need a setting, as a new JSON array. */
 int bcl_survey_platforms(json_t **out, bcl_error *e);
-/* Surveys one device into a new device object (*out); see bcl_survey_run.
- * *status is the worst outcome of its figures. Returns non-zero only when
- * out of memory. */
+/* Surveys one device into a new device object (*out), *status the worst
+ * outcome of its figures. Non-zero only when out of memory. */
 int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
                       bcl_error *e);
-/* Adds to dev's "flags" every figure above a plausible peak (the rules of
- * docs/SURVEY.md); returns the number of flags. */
+/* Adds to dev's "flags" every figure above a plausible peak
+ * (docs/SURVEY.md); returns their number. */
 size_t bcl_survey_flag(json_t *dev);
 
-/* Parses and checks a survey held in buf (len bytes, no NUL needed): valid
- * JSON, schema BCL_SURVEY_SCHEMA, every required key with its type. name
- * labels the messages. BCL_EXIT_INPUT with a one-line message on any
- * defect; else *out is the document (the caller decrefs it). */
+/* Parses and checks the survey in buf (len bytes; survey_read.c), name
+ * labelling the messages: BCL_EXIT_INPUT on any defect, else *out is the
+ * document (the caller decrefs it). */
 int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out, bcl_error *e);
 
 /* ---- the figures (src/survey/figures.c) ---------------------------------- */
@@ -109,10 +96,9 @@ enum {
     BCL_FIG_RATE = 512,   /* flagged above the plausible ball-steps/s of its model */
 };
 
-/* One figure: its key (dotted path under "measured", or under a model's
- * object), unit, the table's label, the page's short title, the page's
- * chart (NULL: none), +1 when more is better and -1 when less is, the
- * schema version that added it, and BCL_FIG_ flags. */
+/* One figure: its key (dotted, under "measured" or a model's object), unit,
+ * the table's label, the page's title and chart (NULL: none), +1 when more
+ * is better and -1 when less is, the schema version that added it, flags. */
 typedef struct bcl_survey_figure {
     const char *key, *unit, *label, *title, *group;
     int better;
@@ -130,13 +116,11 @@ const char *bcl_survey_key(bcl_fig f);
  * set, and writes what holds into note. Must run before the first OpenCL
  * call: drivers read these once, when they start. */
 void bcl_survey_driver_caches_off(char *note, size_t size);
-/* The facts of device d as a survey records them, without measuring: a
- * new JSON object with "selector", "identity", "limits" and "capabilities"
- * (docs/SURVEY.md); `ballcl devices` shows these. NULL when out of memory. */
+/* d's "selector", "identity", "limits" and "capabilities" as a survey
+ * records them, unmeasured (`ballcl devices`). NULL when out of memory. */
 json_t *bcl_survey_describe(const bcl_device_info *d);
-/* Reads the survey file at path and checks it (valid JSON, the schema,
- * every required key with its type); *json is its text (malloc'ed,
- * NUL-terminated). BCL_EXIT_INPUT with a one-line message on any defect. */
+/* Reads and checks (bcl_survey_read) the survey file at path; *json is its
+ * text (malloc'ed, NUL-terminated). */
 int bcl_survey_load(const char *path, char **json, bcl_error *e);
 
 #endif

@@ -7,8 +7,6 @@
 #include "measure/timing.h"
 #include "survey/survey.h"
 
-#include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,36 +84,18 @@ json_t *bcl_survey_document(const bcl_survey_opts *o)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_t *settings = json_object();
-    json_t *doc = json_object();
-    if (!settings || !doc) {
-        json_decref(settings);
-        json_decref(doc);
-        return NULL;
-    }
-    json_object_set_new(settings, "small_n", json_integer((json_int_t)o->small_n));
-    json_object_set_new(settings, "sweep_n", json_integer((json_int_t)o->sweep_n));
-    json_object_set_new(settings, "large_n",
-                        o->large_n ? json_integer((json_int_t)o->large_n)
-                                   : json_string("by device type"));
-    json_object_set_new(settings, "fused_n", json_string("by compute units"));
-    json_object_set_new(settings, "fused_k", json_integer(o->fused_k));
-    json_object_set_new(settings, "repeats", json_integer(o->measure.repeats));
-    json_object_set_new(settings, "repeat_ms", json_real(o->measure.repeat_ms));
-    json_object_set_new(settings, "build_repeats", json_integer(o->build_repeats));
-    json_object_set_new(settings, "latency_repeats", json_integer(o->latency_repeats));
-    json_object_set_new(settings, "init", json_string("random"));
-    json_object_set_new(settings, "seed", json_integer((json_int_t)o->seed));
-    json_object_set_new(settings, "driver_caches",
-                        bcl_survey_text(o->driver_caches ? o->driver_caches : "not changed"));
-    json_object_set_new(doc, "schema", json_string(BCL_SURVEY_SCHEMA));
-    json_object_set_new(doc, "ballcl_version", json_string(BALLCL_VERSION));
-    json_object_set_new(doc, "date", json_string(date));
-    json_object_set_new(doc, "command", bcl_survey_text(o->command ? o->command : ""));
-    json_object_set_new(doc, "quick", json_boolean(o->quick));
-    json_object_set_new(doc, "settings", settings);
-    json_object_set_new(doc, "devices", json_array());
-    return doc;
+    typedef json_int_t I;
+    return json_pack(
+        "{s:s, s:s, s:s, s:o, s:b, s:{s:I, s:I, s:o, s:s, s:I, s:I, s:f, s:I, s:I, s:s, s:I, s:o},"
+        " s:[]}",
+        "schema", BCL_SURVEY_SCHEMA, "ballcl_version", BALLCL_VERSION, "date", date, "command",
+        bcl_survey_text(o->command ? o->command : ""), "quick", o->quick, "settings", "small_n",
+        (I)o->small_n, "sweep_n", (I)o->sweep_n, "large_n",
+        o->large_n ? json_integer((I)o->large_n) : json_string("by device type"), "fused_n",
+        "by compute units", "fused_k", (I)o->fused_k, "repeats", (I)o->measure.repeats, "repeat_ms",
+        o->measure.repeat_ms, "build_repeats", (I)o->build_repeats, "latency_repeats",
+        (I)o->latency_repeats, "init", "random", "seed", (I)o->seed, "driver_caches",
+        bcl_survey_text(o->driver_caches ? o->driver_caches : "not changed"), "devices");
 }
 
 /* ---- strings that are always valid JSON ------------------------------------ */
@@ -210,15 +190,8 @@ static json_t *extensions_json(const char *ext, json_int_t *total)
     for (size_t i = 0; i < sizeof interesting / sizeof interesting[0]; i++)
         if (bcl_survey_listed(ext, interesting[i]))
             json_array_append_new(a, json_string(interesting[i]));
-    for (const char *p = ext; *p;) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        (*total)++;
-        while (*p && *p != ' ')
-            p++;
-    }
+    for (const char *p = ext; *p; p++)
+        *total += *p != ' ' && (p == ext || p[-1] == ' '); /* a name starts */
     return a;
 }
 
@@ -226,46 +199,24 @@ json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions,
 {
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
-    json_t *id = json_object(), *lim = json_object(), *dev = json_object();
-    json_t *items = json_array();
-    if (!id || !lim || !dev || !items) {
-        json_decref(id);
-        json_decref(lim);
-        json_decref(dev);
-        json_decref(items);
-        return NULL;
-    }
-    json_object_set_new(id, "platform", bcl_survey_text(d->platform_name));
-    json_object_set_new(id, "platform_version", bcl_survey_text(d->platform_version));
-    json_object_set_new(id, "vendor", bcl_survey_text(d->vendor));
-    json_object_set_new(id, "name", bcl_survey_text(d->name));
-    json_object_set_new(id, "driver", bcl_survey_text(d->driver));
-    json_object_set_new(id, "opencl_version", bcl_survey_text(d->version));
-    json_object_set_new(id, "opencl_c_version", bcl_survey_text(d->c_version));
-    json_object_set_new(id, "type", json_string(bcl_device_type_name(d->type)));
-
-    for (int i = 0; i < 3; i++)
-        json_array_append_new(items, json_integer((json_int_t)d->max_item_sizes[i]));
+    typedef json_int_t I;
     json_int_t total;
-    json_object_set_new(lim, "compute_units", json_integer(d->compute_units));
-    json_object_set_new(lim, "clock_mhz", json_integer(d->clock_mhz));
-    json_object_set_new(lim, "max_work_group_size", json_integer((json_int_t)d->max_work_group));
-    json_object_set_new(lim, "max_work_item_sizes", items);
-    json_object_set_new(lim, "preferred_work_group_multiple",
-                        pm ? json_integer((json_int_t)pm) : json_null());
-    json_object_set_new(lim, "local_mem_bytes", json_integer((json_int_t)d->local_mem));
-    json_object_set_new(lim, "global_mem_bytes", json_integer((json_int_t)d->global_mem));
-    json_object_set_new(lim, "max_alloc_bytes", json_integer((json_int_t)d->max_alloc));
-    json_object_set_new(lim, "address_bits", json_integer(d->address_bits));
-    json_object_set_new(lim, "fp64", json_boolean(d->fp64));
-    json_object_set_new(lim, "fp16", json_boolean(d->fp16));
-    json_object_set_new(lim, "extensions", extensions_json(extensions, &total));
-    json_object_set_new(lim, "extensions_total", json_integer(total));
-
-    json_object_set_new(dev, "selector", json_string(sel));
-    json_object_set_new(dev, "identity", id);
-    json_object_set_new(dev, "limits", lim);
-    return dev;
+    json_t *ext = extensions_json(extensions, &total);
+    return json_pack(
+        "{s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}, s:{s:I, s:I, s:I, s:[I, I, I], s:o, "
+        "s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:I}}",
+        "selector", sel, "identity", "platform", bcl_survey_text(d->platform_name),
+        "platform_version", bcl_survey_text(d->platform_version), "vendor",
+        bcl_survey_text(d->vendor), "name", bcl_survey_text(d->name), "driver",
+        bcl_survey_text(d->driver), "opencl_version", bcl_survey_text(d->version),
+        "opencl_c_version", bcl_survey_text(d->c_version), "type", bcl_device_type_name(d->type),
+        "limits", "compute_units", (I)d->compute_units, "clock_mhz", (I)d->clock_mhz,
+        "max_work_group_size", (I)d->max_work_group, "max_work_item_sizes", (I)d->max_item_sizes[0],
+        (I)d->max_item_sizes[1], (I)d->max_item_sizes[2], "preferred_work_group_multiple",
+        pm ? json_integer((I)pm) : json_null(), "local_mem_bytes", (I)d->local_mem,
+        "global_mem_bytes", (I)d->global_mem, "max_alloc_bytes", (I)d->max_alloc, "address_bits",
+        (I)d->address_bits, "fp64", d->fp64, "fp16", d->fp16, "extensions", ext, "extensions_total",
+        total);
 }
 
 /* ---- plausibility ---------------------------------------------------------------- */
@@ -276,13 +227,6 @@ json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions,
  * FP32 lanes, eight times the 32 additions per clock of a CPU core with two
  * 512-bit units. No device does more, so no honest rate goes above. */
 #define MAX_FLOPS_PER_CLOCK_PER_CU 256.0
-
-static void add_flag(json_t *flags, const char *figure, double value, double limit,
-                     const char *rule)
-{
-    json_array_append_new(flags, json_pack("{s:s, s:f, s:f, s:s}", "figure", figure, "value", value,
-                                           "limit", limit, "rule", rule));
-}
 
 /* Flags obj[key] (a number, or skipped when null) above limit. */
 static void check_max(json_t *flags, json_t *obj, const char *key, const char *path, double limit,
@@ -295,7 +239,8 @@ static void check_max(json_t *flags, json_t *obj, const char *key, const char *p
     if (x > limit) {
         char figure[160];
         snprintf(figure, sizeof figure, "%s.%s", path, key);
-        add_flag(flags, figure, x, limit, rule);
+        json_array_append_new(flags, json_pack("{s:s, s:f, s:f, s:s}", "figure", figure, "value", x,
+                                               "limit", limit, "rule", rule));
     }
 }
 

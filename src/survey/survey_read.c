@@ -1,16 +1,12 @@
 /*
- * Reading and writing survey files. The reader is strict about what it
- * needs and lenient about what it does not: a file must be JSON, carry the
- * schema version this program writes, and have every required key with its
- * type (the tables below, which docs/SURVEY.md and docs/survey.schema.json
- * describe); keys it does not know are allowed, so a later writer of the
- * same version may add some. It reads ballcl-survey/3 (what it writes),
- * ballcl-survey/2 and ballcl-survey/1, which lack the keys that later
- * versions added (`since`). Anything else is an input error naming the
- * file and the first offending key, never a crash: the reader takes any
- * bytes.
+ * Reading survey files, strict about what it needs and lenient about the
+ * rest: JSON, a schema it reads (ballcl-survey/3, what it writes, or /2 and
+ * /1, which lack the keys later versions added: `since`), every required
+ * key with its type (the tables below; docs/SURVEY.md and
+ * docs/survey.schema.json); unknown keys are allowed, for a later writer of
+ * the same version. Anything else is an input error naming the file and the
+ * first offending key, never a crash: the reader takes any bytes.
  */
-#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <errno.h>
@@ -44,240 +40,230 @@ typedef struct field {
     unsigned since; /* the schema version that added the key (0: 1) */
 } field;
 
-#define END                                                                                        \
-    {                                                                                              \
-        NULL, 0, NULL, 0                                                                           \
-    }
-
 static const field ballstep_fields[] = {
-    {"n", T_INT, NULL, 0},
-    {"us_per_step", T_NUM | T_NULL, NULL, 0},
-    {"gb_per_s", T_NUM | T_NULL, NULL, 0},
-    {"ball_steps_per_s", T_NUM | T_NULL, NULL, 0},
-    {"local", T_INT | T_DRIVER | T_NULL, NULL, 0},
-    {"validated", T_BOOL | T_NULL, NULL, 0},
-    END,
+    {"n", T_INT},
+    {"us_per_step", T_NUM | T_NULL},
+    {"gb_per_s", T_NUM | T_NULL},
+    {"ball_steps_per_s", T_NUM | T_NULL},
+    {"local", T_INT | T_DRIVER | T_NULL},
+    {"validated", T_BOOL | T_NULL},
+    {0},
 };
 
 static const field point_fields[] = {
-    {"local", T_INT | T_DRIVER, NULL, 0},
-    {"us_per_step", T_NUM | T_NULL, NULL, 0},
-    END,
+    {"local", T_INT | T_DRIVER},
+    {"us_per_step", T_NUM | T_NULL},
+    {0},
 };
 
 static const field sweep_fields[] = {
-    {"n", T_INT, NULL, 0},
+    {"n", T_INT},
     {"points", T_ARR, point_fields, T_OBJ},
-    END,
+    {0},
 };
 
 static const field fused_fields[] = {
-    {"n", T_INT, NULL, 0},
-    {"k", T_INT, NULL, 0},
-    {"variant", T_STR | T_NULL, NULL, 0},
-    {"local", T_INT | T_DRIVER | T_NULL, NULL, 0},
-    {"us_per_step", T_NUM | T_NULL, NULL, 0},
-    {"validated", T_BOOL | T_NULL, NULL, 0},
-    END,
+    {"n", T_INT},
+    {"k", T_INT},
+    {"variant", T_STR | T_NULL},
+    {"local", T_INT | T_DRIVER | T_NULL},
+    {"us_per_step", T_NUM | T_NULL},
+    {"validated", T_BOOL | T_NULL},
+    {0},
 };
 
 static const field model_fields[] = {
-    {"small", T_OBJ, ballstep_fields, 0},
-    {"large", T_OBJ, ballstep_fields, 0},
-    {"local_sweep", T_OBJ, sweep_fields, 0},
-    {"fused", T_OBJ, fused_fields, 0},
+    {"small", T_OBJ, ballstep_fields},
+    {"large", T_OBJ, ballstep_fields},
+    {"local_sweep", T_OBJ, sweep_fields},
+    {"fused", T_OBJ, fused_fields},
     {"", T_FIGS, NULL, 1},
-    END,
+    {0},
 };
 
 static const field transfer_fields[] = {
-    {"bytes", T_INT, NULL, 0, 0},
-    {"method", T_STR | T_NULL, NULL, 0, 0},
-    {"transfer.", T_FIGS, NULL, 0},
-    END,
+    {"bytes", T_INT},
+    {"method", T_STR | T_NULL},
+    {"transfer.", T_FIGS},
+    {0},
 };
 
 static const field measured_fields[] = {
-    {"model", T_STR, NULL, 0},
-    {"", T_FIGS, NULL, 0},
-    {"copy_bytes", T_INT, NULL, 0},
+    {"model", T_STR},
+    {"", T_FIGS},
+    {"copy_bytes", T_INT},
     {"transfer", T_OBJ, transfer_fields, 0, 2},
-    {NULL, 0, model_fields, 0},
+    {NULL, 0, model_fields},
     {"models", T_MAP, model_fields, T_OBJ},
-    END,
+    {0},
 };
 
 static const field identity_fields[] = {
-    {"platform", T_STR, NULL, 0},
-    {"platform_version", T_STR, NULL, 0},
-    {"vendor", T_STR, NULL, 0},
-    {"name", T_STR, NULL, 0},
-    {"driver", T_STR, NULL, 0},
-    {"opencl_version", T_STR, NULL, 0},
-    {"opencl_c_version", T_STR, NULL, 0},
-    {"type", T_STR, NULL, 0},
+    {"platform", T_STR},
+    {"platform_version", T_STR},
+    {"vendor", T_STR},
+    {"name", T_STR},
+    {"driver", T_STR},
+    {"opencl_version", T_STR},
+    {"opencl_c_version", T_STR},
+    {"type", T_STR},
     /* Where the device is: added within version 3, and left out where
      * unknown (or --label '' asks for no host). */
-    {"host", T_STR | T_OPTIONAL, NULL, 0},
-    {"uuid", T_STR | T_OPTIONAL, NULL, 0},
-    {"pci_bus", T_STR | T_OPTIONAL, NULL, 0},
-    END,
+    {"host", T_STR | T_OPTIONAL},
+    {"uuid", T_STR | T_OPTIONAL},
+    {"pci_bus", T_STR | T_OPTIONAL},
+    {0},
 };
 
 static const field limits_fields[] = {
-    {"compute_units", T_INT, NULL, 0},
-    {"clock_mhz", T_INT, NULL, 0},
-    {"max_work_group_size", T_INT, NULL, 0},
+    {"compute_units", T_INT},
+    {"clock_mhz", T_INT},
+    {"max_work_group_size", T_INT},
     {"max_work_item_sizes", T_ARR, NULL, T_INT},
-    {"preferred_work_group_multiple", T_INT | T_NULL, NULL, 0},
-    {"local_mem_bytes", T_INT, NULL, 0},
-    {"global_mem_bytes", T_INT, NULL, 0},
-    {"max_alloc_bytes", T_INT, NULL, 0},
-    {"address_bits", T_INT, NULL, 0},
-    {"fp64", T_BOOL, NULL, 0},
-    {"fp16", T_BOOL, NULL, 0},
+    {"preferred_work_group_multiple", T_INT | T_NULL},
+    {"local_mem_bytes", T_INT},
+    {"global_mem_bytes", T_INT},
+    {"max_alloc_bytes", T_INT},
+    {"address_bits", T_INT},
+    {"fp64", T_BOOL},
+    {"fp16", T_BOOL},
     {"extensions", T_ARR, NULL, T_STR},
-    {"extensions_total", T_INT, NULL, 0},
-    END,
+    {"extensions_total", T_INT},
+    {0},
 };
 
 /* Version 3: what clinfo shows beyond the limits (src/survey/device_facts.c);
  * a query the driver refused is null. */
 static const field fp_bits_fields[] = {
-    {"denorm", T_BOOL, NULL, 0},
-    {"inf_nan", T_BOOL, NULL, 0},
-    {"round_to_nearest", T_BOOL, NULL, 0},
-    {"round_to_zero", T_BOOL, NULL, 0},
-    {"round_to_inf", T_BOOL, NULL, 0},
-    {"fma", T_BOOL, NULL, 0},
-    {"correctly_rounded_divide_sqrt", T_BOOL, NULL, 0},
-    {"soft_float", T_BOOL, NULL, 0},
-    END,
+    {"denorm", T_BOOL},
+    {"inf_nan", T_BOOL},
+    {"round_to_nearest", T_BOOL},
+    {"round_to_zero", T_BOOL},
+    {"round_to_inf", T_BOOL},
+    {"fma", T_BOOL},
+    {"correctly_rounded_divide_sqrt", T_BOOL},
+    {"soft_float", T_BOOL},
+    {0},
 };
 
 static const field fp_config_fields[] = {
-    {"float", T_OBJ | T_NULL, fp_bits_fields, 0},
-    {"double", T_OBJ | T_NULL, fp_bits_fields, 0},
-    {"half", T_OBJ | T_NULL, fp_bits_fields, 0},
-    END,
+    {"float", T_OBJ | T_NULL, fp_bits_fields},
+    {"double", T_OBJ | T_NULL, fp_bits_fields},
+    {"half", T_OBJ | T_NULL, fp_bits_fields},
+    {0},
 };
 
 static const field svm_fields[] = {
-    {"coarse_grain_buffer", T_BOOL, NULL, 0},
-    {"fine_grain_buffer", T_BOOL, NULL, 0},
-    {"fine_grain_system", T_BOOL, NULL, 0},
-    {"atomics", T_BOOL, NULL, 0},
-    END,
+    {"coarse_grain_buffer", T_BOOL},
+    {"fine_grain_buffer", T_BOOL},
+    {"fine_grain_system", T_BOOL},
+    {"atomics", T_BOOL},
+    {0},
 };
 
 static const field vector_fields[] = {
-    {"char", T_INT | T_NULL, NULL, 0},  {"short", T_INT | T_NULL, NULL, 0},
-    {"int", T_INT | T_NULL, NULL, 0},   {"long", T_INT | T_NULL, NULL, 0},
-    {"float", T_INT | T_NULL, NULL, 0}, {"double", T_INT | T_NULL, NULL, 0},
-    {"half", T_INT | T_NULL, NULL, 0},  END,
+    {"char", T_INT | T_NULL},  {"short", T_INT | T_NULL},
+    {"int", T_INT | T_NULL},   {"long", T_INT | T_NULL},
+    {"float", T_INT | T_NULL}, {"double", T_INT | T_NULL},
+    {"half", T_INT | T_NULL},  {0},
 };
 
 static const field capability_fields[] = {
-    {"fp_config", T_OBJ, fp_config_fields, 0},
-    {"svm_capabilities", T_OBJ | T_NULL, svm_fields, 0},
-    {"host_unified_memory", T_BOOL | T_NULL, NULL, 0},
-    {"global_mem_cache_type", T_STR | T_NULL, NULL, 0},
-    {"global_mem_cache_size", T_INT | T_NULL, NULL, 0},
-    {"global_mem_cacheline_size", T_INT | T_NULL, NULL, 0},
-    {"max_constant_buffer_size", T_INT | T_NULL, NULL, 0},
-    {"max_constant_args", T_INT | T_NULL, NULL, 0},
-    {"profiling_timer_resolution_ns", T_INT | T_NULL, NULL, 0},
-    {"preferred_vector_width", T_OBJ, vector_fields, 0},
-    {"native_vector_width", T_OBJ, vector_fields, 0},
-    {"preferred_work_group_size_multiple", T_INT | T_NULL, NULL, 0},
-    {"max_num_sub_groups", T_INT | T_NULL, NULL, 0},
-    {"sub_group_independent_forward_progress", T_BOOL | T_NULL, NULL, 0},
-    {"il_version", T_STR | T_NULL, NULL, 0},
-    {"image_support", T_BOOL | T_NULL, NULL, 0},
-    {"max_parameter_size", T_INT | T_NULL, NULL, 0},
-    {"mem_base_addr_align", T_INT | T_NULL, NULL, 0},
-    END,
+    {"fp_config", T_OBJ, fp_config_fields},
+    {"svm_capabilities", T_OBJ | T_NULL, svm_fields},
+    {"host_unified_memory", T_BOOL | T_NULL},
+    {"global_mem_cache_type", T_STR | T_NULL},
+    {"global_mem_cache_size", T_INT | T_NULL},
+    {"global_mem_cacheline_size", T_INT | T_NULL},
+    {"max_constant_buffer_size", T_INT | T_NULL},
+    {"max_constant_args", T_INT | T_NULL},
+    {"profiling_timer_resolution_ns", T_INT | T_NULL},
+    {"preferred_vector_width", T_OBJ, vector_fields},
+    {"native_vector_width", T_OBJ, vector_fields},
+    {"preferred_work_group_size_multiple", T_INT | T_NULL},
+    {"max_num_sub_groups", T_INT | T_NULL},
+    {"sub_group_independent_forward_progress", T_BOOL | T_NULL},
+    {"il_version", T_STR | T_NULL},
+    {"image_support", T_BOOL | T_NULL},
+    {"max_parameter_size", T_INT | T_NULL},
+    {"mem_base_addr_align", T_INT | T_NULL},
+    {0},
 };
 
 static const field platform_fields[] = {
-    {"index", T_INT, NULL, 0},         {"name", T_STR, NULL, 0},
-    {"vendor", T_STR, NULL, 0},        {"version", T_STR, NULL, 0},
-    {"status", T_STR, NULL, 0},        {"devices", T_INT, NULL, 0},
-    {"hint", T_STR | T_NULL, NULL, 0}, END,
+    {"index", T_INT},  {"name", T_STR},    {"vendor", T_STR},        {"version", T_STR},
+    {"status", T_STR}, {"devices", T_INT}, {"hint", T_STR | T_NULL}, {0},
 };
 
 static const field flag_fields[] = {
-    {"figure", T_STR, NULL, 0},
-    {"value", T_NUM, NULL, 0},
-    {"limit", T_NUM, NULL, 0},
-    {"rule", T_STR, NULL, 0},
-    END,
+    {"figure", T_STR}, {"value", T_NUM}, {"limit", T_NUM}, {"rule", T_STR}, {0},
 };
 
 static const field device_fields[] = {
-    {"selector", T_STR, NULL, 0},
-    {"identity", T_OBJ, identity_fields, 0},
-    {"limits", T_OBJ, limits_fields, 0},
+    {"selector", T_STR},
+    {"identity", T_OBJ, identity_fields},
+    {"limits", T_OBJ, limits_fields},
     {"capabilities", T_OBJ, capability_fields, 0, 3},
-    {"measured", T_OBJ, measured_fields, 0},
+    {"measured", T_OBJ, measured_fields},
     {"errors", T_MAP, NULL, T_STR},
     {"flags", T_ARR, flag_fields, T_OBJ},
-    {"profiling_usable", T_BOOL | T_OPTIONAL, NULL, 0},
-    {"profiling_note", T_STR | T_NULL | T_OPTIONAL, NULL, 0},
+    {"profiling_usable", T_BOOL | T_OPTIONAL},
+    {"profiling_note", T_STR | T_NULL | T_OPTIONAL},
     /* clinfo's keys under clinfo's names: added within version 3. */
     {"clinfo", T_MAP | T_OPTIONAL, NULL, T_STR | T_INT | T_BOOL},
-    END,
+    {0},
 };
 
 static const field settings_fields[] = {
-    {"small_n", T_INT, NULL, 0},
-    {"sweep_n", T_INT, NULL, 0},
-    {"large_n", T_INT | T_STR, NULL, 0},
-    {"fused_n", T_INT | T_STR, NULL, 0},
-    {"fused_k", T_INT, NULL, 0},
-    {"repeats", T_INT, NULL, 0},
-    {"repeat_ms", T_NUM, NULL, 0},
-    {"build_repeats", T_INT, NULL, 0},
-    {"latency_repeats", T_INT, NULL, 0},
-    {"init", T_STR, NULL, 0},
-    {"seed", T_INT, NULL, 0},
-    {"driver_caches", T_STR, NULL, 0},
-    END,
+    {"small_n", T_INT},
+    {"sweep_n", T_INT},
+    {"large_n", T_INT | T_STR},
+    {"fused_n", T_INT | T_STR},
+    {"fused_k", T_INT},
+    {"repeats", T_INT},
+    {"repeat_ms", T_NUM},
+    {"build_repeats", T_INT},
+    {"latency_repeats", T_INT},
+    {"init", T_STR},
+    {"seed", T_INT},
+    {"driver_caches", T_STR},
+    {0},
 };
 
 static const field document_fields[] = {
-    {"schema", T_STR, NULL, 0},
-    {"ballcl_version", T_STR, NULL, 0},
-    {"date", T_STR, NULL, 0},
-    {"command", T_STR, NULL, 0},
-    {"quick", T_BOOL, NULL, 0},
-    {"settings", T_OBJ, settings_fields, 0},
+    {"schema", T_STR},
+    {"ballcl_version", T_STR},
+    {"date", T_STR},
+    {"command", T_STR},
+    {"quick", T_BOOL},
+    {"settings", T_OBJ, settings_fields},
     {"platforms", T_ARR, platform_fields, T_OBJ, 3},
     {"devices", T_ARR, device_fields, T_OBJ},
-    END,
+    {0},
 };
 
-/* The type bits a value has. */
+/* By json_type: the type bits of a value and its name in a message (a
+ * negative number has no bits: every number of a survey is >= 0). */
+static const struct {
+    unsigned bits;
+    const char *name, *negative;
+} json_types[] = {
+    [JSON_OBJECT] = {T_OBJ | T_MAP, "an object"},
+    [JSON_ARRAY] = {T_ARR, "an array"},
+    [JSON_STRING] = {T_STR, "a string"},
+    [JSON_INTEGER] = {T_INT, "an integer", "a negative integer"},
+    [JSON_REAL] = {T_REAL, "a number", "a negative number"},
+    [JSON_TRUE] = {T_BOOL, "a boolean"},
+    [JSON_FALSE] = {T_BOOL, "a boolean"},
+    [JSON_NULL] = {T_NULL, "null"},
+};
+
 static unsigned type_of(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_NULL:
-        return T_NULL;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return T_BOOL;
-    case JSON_INTEGER:
-        return json_integer_value(v) >= 0 ? T_INT : 0;
-    case JSON_REAL:
-        return json_real_value(v) >= 0 ? T_REAL : 0;
-    case JSON_STRING:
-        return T_STR | (strcmp(json_string_value(v), "driver") == 0 ? T_DRIVER : 0);
-    case JSON_ARRAY:
-        return T_ARR;
-    case JSON_OBJECT:
-        return T_OBJ | T_MAP;
-    }
-    return 0;
+    if (json_number_value(v) < 0)
+        return 0;
+    bool driver = json_is_string(v) && strcmp(json_string_value(v), "driver") == 0;
+    return json_types[json_typeof(v)].bits | (driver ? T_DRIVER : 0);
 }
 
 /* "an integer or null", from the bits that are allowed. */
@@ -297,43 +283,26 @@ static void expected_text(unsigned types, char *out, size_t size)
         types &= ~(unsigned)T_DRIVER;
     if (types & T_OBJ)
         types &= ~(unsigned)T_MAP;
-    out[0] = '\0';
-    size_t used = 0;
-    unsigned count = 0, total = 0;
+    const char *want[sizeof names / sizeof names[0]];
+    size_t n = 0, used = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        total += (types & names[i].bit) != 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < size; i++) {
-        if (!(types & names[i].bit))
-            continue;
-        count++;
-        const char *sep = count == 1 ? "" : count == total ? " or " : ", ";
-        int w = snprintf(out + used, size - used, "%s%s", sep, names[i].name);
-        if (w < 0)
-            break;
-        used += (size_t)w;
+        if (types & names[i].bit)
+            want[n++] = names[i].name;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        int w = snprintf(out + used, size - used, "%s%s",
+                         !i           ? ""
+                         : i + 1 == n ? " or "
+                                      : ", ",
+                         want[i]);
+        used += w > 0 ? (size_t)w : size;
     }
 }
 
 static const char *found_text(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_NULL:
-        return "null";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_INTEGER:
-        return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
-    case JSON_REAL:
-        return json_real_value(v) < 0 ? "a negative number" : "a number";
-    case JSON_STRING:
-        return "a string";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_OBJECT:
-        return "an object";
-    }
-    return "something else";
+    return json_number_value(v) < 0 ? json_types[json_typeof(v)].negative
+                                    : json_types[json_typeof(v)].name;
 }
 
 typedef struct checker {
@@ -397,7 +366,7 @@ static int check_figures(checker *c, const json_t *obj, const char *prefix, bool
         field one[] = {
             {g->key + len, types | (g->flags & BCL_FIG_OPTIONAL ? T_OPTIONAL : 0), NULL, 0,
              g->since},
-            END,
+            {0},
         };
         int rc = check_fields(c, obj, one, path);
         if (rc)
