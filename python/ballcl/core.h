@@ -41,8 +41,8 @@ extern PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchErro
 /* Creates the exception classes and adds them to the module; -1 on failure. */
 int bpy_errors_init(PyObject *module);
 /* Raises the ballcl.Error subclass of e's class with e's message; for an
- * OpenCL failure also .call and .status. Returns NULL. */
-PyObject *bpy_raise(const bcl_error *e);
+ * OpenCL failure also .call and .status. Clears e; returns NULL. */
+PyObject *bpy_raise(bcl_error *e);
 /* Raises InputError (a ValueError) with a formatted message; returns NULL. */
 PyObject *bpy_input_error(const char *fmt, ...);
 
@@ -90,17 +90,37 @@ typedef struct bpy_args {
     bool validate;
 } bpy_args;
 
+/* A Python function's arguments: the function's own names (own, NULL
+ * ended: its npos positional ones, then its keyword-only ones) with, after
+ * the positional ones, the keywords the options table (tools/cli/options.c)
+ * gives function `which` (CLI_PY_RUN: ballcl.run, CLI_PY_CONTEXT:
+ * Context.run), all keyword-only; built at the first parse. */
+#define BPY_MAX_KW 24
+typedef struct bpy_kwlist {
+    unsigned which;
+    const char *const *own;
+    size_t npos;
+    const char *fname;
+    char *names[BPY_MAX_KW + 1];
+    char format[BPY_MAX_KW + 40];
+    size_t n;
+} bpy_kwlist;
+/* Parses args and kw into v (BPY_MAX_KW of them, NULL: not given); -1 with
+ * TypeError set. */
+int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v);
+/* The value of keyword name, dflt when it was not given or k has none. */
+PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyObject *dflt);
+/* The run options among v into a (the model and params unless a has a
+ * model; steps, steps_per_launch, local, validate, in the ranges the
+ * table declares); 0, or -1 with TypeError or InputError set. */
+int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a);
+
 /* The request of a run of `balls` (0: the group's range) from a. */
 bcl_plan_request bpy_request(const bpy_args *a, size_t balls);
 /* Each returns 0, or -1 with TypeError or InputError set. */
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
-int bpy_steps_arg(PyObject *steps, bpy_args *a);
-int bpy_spl_arg(PyObject *spl, bpy_args *a);
-int bpy_local_arg(PyObject *local, bpy_args *a);
 /* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
 int bpy_type_error(PyObject *got, const char *fmt, ...);
-/* validate: True, False (or a NumPy bool) only; NULL keeps the default, True. */
-int bpy_validate_arg(PyObject *validate, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
@@ -174,8 +194,9 @@ PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr);
 PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
 /* Raises MismatchError for x's failed validation, with .result and .state. */
 PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x);
-/* Issues the plan's and the build's warnings as RuntimeWarnings; -1 when a
- * warning filter turned one into an exception. */
+/* Issues the plan's and the build's warnings as RuntimeWarnings (on
+ * several devices every device's, named); -1 when a warning filter turned
+ * one into an exception. */
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build);
 
 /* ---- readback.c: where a call's new state lives ------------------------ */
@@ -197,10 +218,11 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
 /* The same over ordinary memory (a bytes object), for the paths that keep
  * no pool. */
 PyObject *bpy_plain_state_array(size_t n, float **data);
-/* `out` checked as the destination of n balls: a writable, C-contiguous,
- * aligned float32 (n, 4) ndarray (a new reference); NULL with TypeError or
- * InputError set. */
-PyArrayObject *bpy_out_arg(PyObject *out, size_t n);
+/* `out` checked as the destination of *in's balls: a writable,
+ * C-contiguous, aligned float32 (n, 4) ndarray (a new reference); NULL
+ * with TypeError or InputError set. With validate, an out overlapping *in
+ * replaces *in (a reference the caller holds) by a copy. */
+PyArrayObject *bpy_out_arg(PyObject *out, PyArrayObject **in, bool validate);
 /* Whether two ranges of bytes overlap. */
 bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 

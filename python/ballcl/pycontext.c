@@ -32,7 +32,7 @@
  */
 #include "core.h"
 
-#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+#include "options.h" /* cli_selector, the run options declared once */
 
 #include <jansson.h>
 #include <pythread.h>
@@ -111,7 +111,6 @@ static int open_group(bpy_context *c, size_t di)
     Py_END_ALLOW_THREADS;
     if (rc) {
         bpy_raise(&e);
-        bcl_error_clear(&e);
         return -1;
     }
     c->builds++;
@@ -235,17 +234,9 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     bool pinned = false;
     size_t bytes = n * 4 * sizeof(float);
     if (out_o && out_o != Py_None) {
-        if (!(out = (PyObject *)bpy_out_arg(out_o, n)))
+        if (!(out = (PyObject *)bpy_out_arg(out_o, &in, a->validate)))
             goto done;
         data = PyArray_DATA((PyArrayObject *)out);
-        /* The read-back must not overwrite the start the check compares
-         * with. */
-        if (a->validate && bpy_overlaps(data, PyArray_DATA(in), bytes)) {
-            PyObject *copy = PyArray_NewCopy(in, NPY_CORDER);
-            if (!copy)
-                goto done;
-            Py_SETREF(in, (PyArrayObject *)copy);
-        }
     } else if (!(out = bpy_state_array(c->pool, c->g, c->dev, n, &data, &pinned))) {
         goto done;
     }
@@ -342,31 +333,24 @@ PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *st
     return r;
 }
 
-static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o, PyObject *spl_o,
-                            PyObject *local_o, PyObject *out_o, PyObject *validate_o)
-{
-    if (!c->g)
-        return bpy_input_error("Context.run: the context is closed");
-    bpy_args a = c->base;
-    if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
-        bpy_validate_arg(validate_o, &a))
-        return NULL;
-    return frame_locked(c, &a, state_o, out_o, true, false);
-}
-
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 {
     bpy_context *c = (bpy_context *)self;
-    static char *names[] = {"steps", "state", "steps_per_launch", "local", "validate", "out", NULL};
-    PyObject *steps_o, *state_o = Py_None, *spl_o = Py_None, *local_o = Py_None;
-    PyObject *validate_o = NULL, *out_o = Py_None;
-    /* Everything after steps is keyword-only: ctx.run(steps, state) would
-     * read as the reverse of ballcl.run(state, steps). */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOO:run", names, &steps_o, &state_o, &spl_o,
-                                     &local_o, &validate_o, &out_o))
+    /* steps, then keyword-only the table's run options (options.c) and
+     * Python's own: ctx.run(steps, state) would read as the reverse of
+     * ballcl.run(state, steps). */
+    static const char *const own[] = {"steps", "state", "out", NULL};
+    static bpy_kwlist k = {CLI_PY_CONTEXT, own, 1, "run"};
+    PyObject *v[BPY_MAX_KW], *r = NULL;
+    if (bpy_kw_parse(&k, args, kw, v))
         return NULL;
     take_lock(c);
-    PyObject *r = run_locked(c, steps_o, state_o, spl_o, local_o, out_o, validate_o);
+    bpy_args a = c->base;
+    if (!c->g)
+        bpy_input_error("Context.run: the context is closed");
+    else if (bpy_run_options(&k, v, &a) == 0)
+        r = frame_locked(c, &a, bpy_kw(&k, v, "state", Py_None), bpy_kw(&k, v, "out", Py_None),
+                         true, false);
     PyThread_release_lock(c->lock);
     return r;
 }

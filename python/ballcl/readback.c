@@ -195,8 +195,9 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
     return wrap(*data, n, (PyObject *)b);
 }
 
-PyArrayObject *bpy_out_arg(PyObject *out, size_t n)
+PyArrayObject *bpy_out_arg(PyObject *out, PyArrayObject **in, bool validate)
 {
+    size_t n = (size_t)PyArray_DIM(*in, 0);
     if (!PyArray_Check(out)) {
         PyErr_Format(PyExc_TypeError, "out: expected a numpy.ndarray, got %s",
                      Py_TYPE(out)->tp_name);
@@ -212,18 +213,19 @@ PyArrayObject *bpy_out_arg(PyObject *out, size_t n)
         PyErr_SetString(PyExc_TypeError, "out: expected dtype float32 (native byte order)");
         return NULL;
     }
-    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != (npy_intp)n || PyArray_DIM(a, 1) != 4) {
-        bpy_input_error("out: expected shape (%zu, 4), the state's", n);
-        return NULL;
-    }
-    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)) {
-        bpy_input_error("out: expected a C-contiguous, aligned array (the state is read into it "
-                        "whole)");
-        return NULL;
-    }
-    if (!PyArray_ISWRITEABLE(a)) {
-        bpy_input_error("out: the array is read-only");
-        return NULL;
+    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != (npy_intp)n || PyArray_DIM(a, 1) != 4)
+        return (PyArrayObject *)bpy_input_error("out: expected shape (%zu, 4), the state's", n);
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a))
+        return (PyArrayObject *)bpy_input_error(
+            "out: expected a C-contiguous, aligned array (the state is read into it whole)");
+    if (!PyArray_ISWRITEABLE(a))
+        return (PyArrayObject *)bpy_input_error("out: the array is read-only");
+    /* The read-back must not overwrite the start the check compares with. */
+    if (validate && bpy_overlaps(PyArray_DATA(a), PyArray_DATA(*in), n * 4 * sizeof(float))) {
+        PyObject *copy = PyArray_NewCopy(*in, NPY_CORDER);
+        if (!copy)
+            return NULL;
+        Py_SETREF(*in, (PyArrayObject *)copy);
     }
     return (PyArrayObject *)Py_NewRef(out);
 }

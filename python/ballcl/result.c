@@ -118,6 +118,18 @@ PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *
 
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build)
 {
+    /* Several devices: every device's warnings, as the CLI prints them. */
+    size_t nd = bcl_group_size(x->g);
+    for (size_t i = 0; nd > 1 && i < nd; i++) {
+        const bcl_group_member *m = bcl_group_member_at(x->g, i);
+        const char *w[2] = {m->build.warning, m->plan.warning};
+        for (int k = 0; k < 2; k++)
+            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: device %s: %s",
+                                            m->selector, w[k]) < 0)
+                return -1;
+    }
+    if (nd > 1)
+        return 0;
     if (build && build->warning[0] &&
         PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", build->warning) < 0)
         return -1;

@@ -55,56 +55,19 @@ static void progress_hook(void *arg, uint64_t done, uint64_t steps)
     PyGILState_Release(gil);
 }
 
-/* The value of keyword name, dflt when it was not given. */
-static PyObject *kw_value(char *const *names, PyObject *const *v, const char *name, PyObject *dflt)
-{
-    size_t i = 0;
-    while (strcmp(names[i], name) != 0)
-        i++;
-    return v[i] ? v[i] : dflt;
-}
-
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     /* state and steps, then, keyword-only, the run options of the
-     * program's table (options.c, each row's Python keyword) and Python's
-     * own. */
-    enum { NKW = 24 };
-    static char *names[NKW + 1];
-    static char format[NKW + 8];
-    static size_t n;
-    if (!n) {
-        const char *opt[NKW];
-        size_t nopt = cli_option_keywords(opt, NKW - 5);
-        names[n++] = "state";
-        names[n++] = "steps";
-        for (size_t i = 0; i < nopt; i++)
-            if (strcmp(opt[i], "steps") != 0)
-                names[n++] = (char *)opt[i];
-        names[n++] = "params";
-        names[n++] = "validate";
-        names[n++] = "out";
-        strcpy(format, "OO|$");
-        memset(format + 4, 'O', n - 2);
-        strcpy(format + n + 2, ":run");
-    }
-    PyObject *v[NKW] = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, format, names, &v[0], &v[1], &v[2], &v[3], &v[4],
-                                     &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
-                                     &v[13], &v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20],
-                                     &v[21], &v[22], &v[23]))
+     * program's table (options.c) and Python's own. */
+    static const char *const own[] = {"state", "steps", "params", "out", NULL};
+    static bpy_kwlist k = {CLI_PY_RUN, own, 2, "run"};
+    PyObject *v[BPY_MAX_KW];
+    if (bpy_kw_parse(&k, args, kw, v))
         return NULL;
-    PyObject *state_o = v[0], *steps_o = v[1], *none = Py_None;
-    PyObject *device_o = kw_value(names, v, "device", none);
-    PyObject *model_o = kw_value(names, v, "model", none);
-    PyObject *params_o = kw_value(names, v, "params", none);
-    PyObject *spl_o = kw_value(names, v, "steps_per_launch", none);
-    PyObject *local_o = kw_value(names, v, "local", none);
-    PyObject *out_o = kw_value(names, v, "out", none);
-    PyObject *progress_o = kw_value(names, v, "progress", Py_False);
-    PyObject *validate_o = kw_value(names, v, "validate", NULL);
-    PyObject *cache_o = kw_value(names, v, "cache", NULL);
+    PyObject *out_o = bpy_kw(&k, v, "out", Py_None);
+    PyObject *progress_o = bpy_kw(&k, v, "progress", Py_False);
+    PyObject *cache_o = bpy_kw(&k, v, "cache", NULL);
     int cache = cache_o ? PyObject_IsTrue(cache_o) : 1;
     if (cache < 0)
         return NULL;
@@ -115,12 +78,10 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
                             Py_TYPE(progress_o)->tp_name);
     bpy_args a = {0};
     const char *sel;
-    if (bpy_model_arg(model_o, params_o, &a) || bpy_steps_arg(steps_o, &a) ||
-        bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) || bpy_validate_arg(validate_o, &a) ||
-        bpy_device_arg(device_o, &sel))
+    if (bpy_run_options(&k, v, &a) || bpy_device_arg(bpy_kw(&k, v, "device", NULL), &sel))
         return NULL;
     /* Scanned for NaN below: the cached path scans while the upload runs. */
-    PyArrayObject *in = bpy_state_arg_unscanned(state_o);
+    PyArrayObject *in = bpy_state_arg_unscanned(v[0]);
     if (!in)
         return NULL;
     size_t di;

@@ -70,6 +70,5 @@ PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw)
     else
         doc = bpy_json_loads(text);
     free(text);
-    bcl_error_clear(&e);
     return doc;
 }
