@@ -13,7 +13,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-int bpy_type_error(PyObject *got, const char *fmt, ...)
+/* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
+static int bpy_type_error(PyObject *got, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

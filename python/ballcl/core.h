@@ -59,8 +59,9 @@ bool bpy_forked(void);
 /* In such a child: DeviceError raised, true. */
 bool bpy_fork_refused(void);
 /* Index of the device selector `sel` picks (NULL: $BALLCL_DEVICE, else the
- * default rule); -1 with an exception set. */
-int bpy_device_pick(const char *sel, size_t *index);
+ * default rule), or with several the devices it names, in order, into
+ * index (at most BCL_MAX_DEVICES, *count of them); -1 with an exception. */
+int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several);
 /* A str from C text; bytes that are not UTF-8 become U+FFFD. */
 PyObject *bpy_text(const char *s);
 /* Every field `ballcl devices --json` gives for d (a device of
@@ -70,9 +71,6 @@ PyObject *bpy_device_full(const bcl_device_info *d);
 PyObject *bpy_json_loads(const char *text);
 /* Whether sel names several devices ("all", or a comma-separated list). */
 bool bpy_is_device_list(const char *sel);
-/* The devices sel names, in order, into idx (at most BCL_MAX_DEVICES); -1
- * with an exception set. */
-int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count);
 /* ballcl.devices() */
 PyObject *bpy_devices_py(PyObject *self, PyObject *unused);
 /* ballcl.survey(device=None, *, quick=False) (survey.c) */
@@ -119,8 +117,6 @@ int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a);
 bcl_plan_request bpy_request(const bpy_args *a, size_t balls);
 /* Each returns 0, or -1 with TypeError or InputError set. */
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
-/* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
-int bpy_type_error(PyObject *got, const char *fmt, ...);
 /* The device selector text of `device` (None or str) into *sel (NULL for
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
@@ -185,15 +181,11 @@ typedef struct bpy_ctx_report {
 
 /* The ballcl.Result class, registered by __init__.py (borrowed). */
 extern PyObject *bpy_result_type;
-/* A Result holding the library's result of x (bcl_run_json: the fields of
- * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
- * and "readback": the tree, converted to dicts when first asked
- * (bpy_result_fields). */
-PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr);
 /* _core._result_fields(tree): the dict of a Result's tree. */
 PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
-/* Raises MismatchError for x's failed validation, with .result and .state. */
-PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x);
+/* (state, its Result); NULL with an exception set: MismatchError (with
+ * .result and .state) when x's validation failed. */
+PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state);
 /* Issues the plan's and the build's warnings as RuntimeWarnings (on
  * several devices every device's, named); -1 when a warning filter turned
  * one into an exception. */

@@ -135,9 +135,7 @@ bool bpy_is_device_list(const char *sel)
     return sel && (strchr(sel, ',') || strcmp(sel, "all") == 0);
 }
 
-/* The device sel picks (one: index[0]), or the devices it names
- * (several); -1 with an exception set. */
-static int pick(const char *sel, size_t *index, size_t *count, bool several)
+int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several)
 {
     const bcl_device_list *list = bpy_devices();
     if (!list)
@@ -149,14 +147,4 @@ static int pick(const char *sel, size_t *index, size_t *count, bool several)
         return -1;
     }
     return 0;
-}
-
-int bpy_device_pick(const char *sel, size_t *index)
-{
-    return pick(sel, index, NULL, false);
-}
-
-int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count)
-{
-    return pick(sel, idx, count, true);
 }

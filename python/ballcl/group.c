@@ -52,16 +52,10 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
     if (rc == BCL_OK)
         rc = bpy_exec_run(&x, &e, &ts);
     PyEval_RestoreThread(ts);
-    if (rc && rc != BPY_PENDING) {
+    if (rc && rc != BPY_PENDING)
         bpy_raise(&e);
-    } else if (rc == BCL_OK) {
-        PyObject *result = bpy_warn(&x, &x.lead->build) < 0 ? NULL : bpy_result(&x, NULL);
-        if (result && a->validate && x.r.v.mismatches)
-            bpy_raise_mismatch(result, out, &x);
-        else if (result)
-            ret = PyTuple_Pack(2, out, result);
-        Py_XDECREF(result);
-    }
+    else if (rc == BCL_OK && bpy_warn(&x, &x.lead->build) == 0)
+        ret = bpy_result_pair(&x, NULL, out);
     Py_BEGIN_ALLOW_THREADS;
     bcl_group_close(x.g);
     Py_END_ALLOW_THREADS;

@@ -95,13 +95,7 @@ int bpy_readback_init(void)
 
 PyObject *bpy_pool_create(void)
 {
-    bpy_pool *p = PyObject_New(bpy_pool, &pool_type);
-    if (!p)
-        return NULL;
-    p->nidle = 0;
-    p->block_bytes = p->out_bytes = 0;
-    p->closed = p->disabled = false;
-    return (PyObject *)p;
+    return pool_type.tp_alloc(&pool_type, 0); /* zeroed: empty, open */
 }
 
 void bpy_pool_close(PyObject *pool)

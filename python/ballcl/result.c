@@ -63,7 +63,11 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
     return dict;
 }
 
-PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
+/* A Result holding the library's result of x (bcl_run_json: the fields of
+ * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
+ * and "readback": the tree, converted to dicts when first asked
+ * (bpy_result_fields). */
+static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 {
     snap *s = malloc(sizeof *s);
     if (!s)
@@ -97,7 +101,8 @@ PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
     return r;
 }
 
-PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
+/* Raises MismatchError for x's failed validation, with .result and .state. */
+static PyObject *raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
 {
     char msg[256];
     snprintf(msg, sizeof msg, "validation failed: %llu of %llu floats differ from the C reference",
@@ -114,6 +119,17 @@ PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *
     Py_XDECREF(code);
     Py_DECREF(exc);
     return NULL;
+}
+
+PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state)
+{
+    PyObject *result = result_of(x, cr), *ret = NULL;
+    if (result && x->args->validate && x->r.v.mismatches)
+        raise_mismatch(result, state, x);
+    else if (result)
+        ret = PyTuple_Pack(2, state, result);
+    Py_XDECREF(result);
+    return ret;
 }
 
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build)

@@ -84,22 +84,19 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     PyArrayObject *in = bpy_state_arg_unscanned(v[0]);
     if (!in)
         return NULL;
-    size_t di;
     PyObject *ret = NULL;
     const char *eff = cli_selector(sel);
-    size_t bad;
-    if (!(cache && !bpy_is_device_list(eff)) &&
-        !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
+    bool list = bpy_is_device_list(eff);
+    size_t bad, idx[BCL_MAX_DEVICES], count = 1;
+    if ((list || !cache) && !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
         bpy_nonfinite_error(PyArray_DATA(in), bad);
         goto done;
     }
-    size_t idx[BCL_MAX_DEVICES], count = 1;
-    bool list = bpy_is_device_list(eff);
     if (list && out_o != Py_None) {
         bpy_input_error("out: not taken with several devices ('%s')", eff);
         goto done;
     }
-    if (list ? bpy_device_pick_list(eff, idx, &count) : bpy_device_pick(sel, &di))
+    if (bpy_device_pick(eff, idx, &count, list))
         goto done;
     progress p = {.fn = progress_o, .total = a.steps, .ndev = count, .line_ms = bcl_now_ms()};
     if (progress_o == Py_True)
@@ -108,10 +105,10 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         bcl_sim_progress(progress_hook, &p, PROGRESS_MS);
     /* Several devices: a group for this call. One device: its process-wide
      * context, or (cache=False) a group of its own for this call. */
-    if (list)
-        ret = bpy_run_group(in, &a, idx, count, Py_None);
+    if (list || !cache)
+        ret = bpy_run_group(in, &a, idx, count, out_o);
     else
-        ret = cache ? bpy_run_cached(&a, di, in, out_o) : bpy_run_group(in, &a, &di, 1, out_o);
+        ret = bpy_run_cached(&a, idx[0], in, out_o);
     bcl_sim_progress(NULL, NULL, 0);
     if (p.fn == Py_True && p.shown)
         cli_progress_end();

@@ -40,7 +40,7 @@ PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw)
     if (!sel) {
         for (; count < list->count && count < BCL_MAX_DEVICES; count++)
             idx[count] = count;
-    } else if (bpy_device_pick_list(sel, idx, &count)) {
+    } else if (bpy_device_pick(sel, idx, &count, true)) {
         return NULL;
     }
     bcl_device_info *devs = calloc(count ? count : 1, sizeof *devs);
