@@ -51,12 +51,11 @@ PyObject *bpy_input_error(const char *fmt, ...);
 /* The devices of every platform, enumerated at the first call (GIL held)
  * and kept for the life of the process; NULL with an exception set. */
 const bcl_device_list *bpy_devices(void);
-/* pthread_atfork: a child forked after OpenCL was used is marked; -1 on
- * failure. bpy_forked: this process is such a child (bpy_devices refuses,
- * OpenCL objects are not released). */
+/* pthread_atfork: a child forked after OpenCL was used is marked (-1 on
+ * failure); bpy_forked: this is such a child (nothing of OpenCL is
+ * released); bpy_fork_refused: DeviceError raised in one, true. */
 int bpy_fork_init(void);
 bool bpy_forked(void);
-/* In such a child: DeviceError raised, true. */
 bool bpy_fork_refused(void);
 /* Index of the device selector `sel` picks (NULL: $BALLCL_DEVICE, else the
  * default rule), or with several the devices it names, in order, into
@@ -121,10 +120,9 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
 /* `state` as a C-contiguous, aligned float32 (N, 4) array (a new
- * reference: `state` itself, or a copy when it was not contiguous or
- * aligned); NULL with TypeError or InputError set. It is not scanned for
- * NaN and infinity: the caller scans, with bpy_finite, e.g. while the
- * upload runs. */
+ * reference, copied when it was not contiguous or aligned); NULL with
+ * TypeError or InputError set. The caller scans it for NaN and infinity
+ * (bpy_finite), e.g. while the upload runs. */
 PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
 /* Whether the count floats at f are all finite; else *bad is the first
  * that is not. Needs no GIL. */
@@ -157,19 +155,17 @@ typedef struct bpy_exec {
     PyThreadState **ts;
 } bpy_exec;
 
-/* Runs x through bcl_group_exec, with the GIL released (*ts is the saved
- * thread state): steps in chunks of about 50 ms and the validation in
- * slices, with the GIL taken back between them to run Python's signal
- * handlers; the overflow check as `ballcl run` does it. Returns BCL_OK, a
- * BCL_EXIT_* class with e set, or BPY_PENDING with a Python exception
- * pending. */
+/* Runs x through bcl_group_exec with the GIL released (*ts: the saved
+ * thread state), taking it back between chunks for Python's signal
+ * handlers (exec.c). BCL_OK, a BCL_EXIT_* class with e set, or BPY_PENDING
+ * with a Python exception pending. */
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
 
-/* A group of the devices idx[0..count) (of bpy_devices()) for a's model,
+/* A group of the devices devs[0..count) for a's model,
  * parameters and steps, over `balls` balls (0: set by the first load);
  * programs from the binary cache. Called with the GIL released. */
-int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t balls, bcl_group **g,
-                   bcl_error *e);
+int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
+                   size_t balls, bcl_group **g, bcl_error *e);
 
 /* ---- result.c: the result object ---------------------------------------- */
 
@@ -200,11 +196,10 @@ PyObject *bpy_pool_create(void);
 void bpy_pool_close(PyObject *pool);
 /* Pinned bytes the pool holds (idle and under live arrays). */
 size_t bpy_pool_bytes(PyObject *pool);
-/* A new read-only float32 (n, 4) array for a call's result, over a pinned
- * block of pool when the device's runtime gives one (*pinned), else over
- * ordinary memory. Read-only, and over memory that exports no writable
- * buffer, so that "the array a context returned last" means "unchanged"
- * (pycontext.c). *data receives its memory. NULL with an exception set. */
+/* A new read-only float32 (n, 4) array for a call's result (*data: its
+ * memory), over a pinned block of pool when the runtime gives one
+ * (*pinned), else over ordinary memory; neither exports a writable buffer
+ * (pycontext.c). NULL with an exception set. */
 PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned);
 /* The same over ordinary memory (a bytes object), for the paths that keep
@@ -234,10 +229,9 @@ typedef struct bpy_context bpy_context;
 /* A new Context of device index di and a's model and parameters; NULL with
  * an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
-/* ballcl.run's frame on c (its lock taken here): state, checked by
- * bpy_state_arg_unscanned and bpy_finite, is uploaded; the new state is a new writable array, or
- * out_o (None or the caller's array). The Result has no context counters
- * and the context keeps no reference to the array. */
+/* ballcl.run's frame on c (its lock taken here): state (checked by
+ * bpy_state_arg_unscanned) is uploaded; the new state is a new array, or
+ * out_o (None or the caller's array); the Result has no context counters. */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
 /* What the context holds: its device index, model, balls its device
  * buffers hold, pinned host bytes, counters. */
@@ -257,11 +251,9 @@ void bpy_context_close(PyObject *c, bool wait);
 /* ---- group.c: a run from a state on a group of its own ----------------- */
 
 /* ballcl.run on devices idx[0..count) without a cached context (several
- * devices, or cache=False): a group of them is opened, weighed and cut by
- * rate when there are several (ballcl/ballcl.h, "A group"), runs the state
- * in (checked finite) through bpy_exec_run into out_o (None: a new array;
- * one device only) and is closed. Returns (new_state, Result) or NULL with
- * an exception set. */
+ * devices, or cache=False): a group of its own (group.c) runs the state in
+ * (checked finite) into out_o (None: a new array). (new_state, Result), or
+ * NULL with an exception set. */
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
                         PyObject *out_o);
 

@@ -21,13 +21,9 @@ static int signalled(void *arg)
     return rc < 0;
 }
 
-int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t balls, bcl_group **g,
-                   bcl_error *e)
+int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
+                   size_t balls, bcl_group **g, bcl_error *e)
 {
-    const bcl_device_list *list = bpy_devices();
-    const bcl_device_info *devs[BCL_MAX_DEVICES];
-    for (size_t i = 0; i < count && i < BCL_MAX_DEVICES; i++)
-        devs[i] = &list->dev[idx[i]];
     bcl_group_opts o = {
         .model = a->model,
         .ctx = {.use_cache = true},

@@ -46,7 +46,7 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
         .readback = "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
-    int rc = bpy_group_open(a, idx, count, n, &x.g, &e);
+    int rc = bpy_group_open(a, devs, count, n, &x.g, &e);
     if (rc == BCL_OK && count > 1)
         rc = bcl_group_split(x.g, init, &e);
     if (rc == BCL_OK)

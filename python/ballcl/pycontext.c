@@ -100,7 +100,7 @@ static int open_group(bpy_context *c, size_t di)
     bcl_error e = {0};
     int rc;
     Py_BEGIN_ALLOW_THREADS;
-    rc = bpy_group_open(&c->base, &di, 1, 0, &c->g, &e);
+    rc = bpy_group_open(&c->base, &c->dev, 1, 0, &c->g, &e);
     Py_END_ALLOW_THREADS;
     if (rc) {
         bpy_raise(&e);

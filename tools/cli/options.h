@@ -1,17 +1,11 @@
 /*
- * Every run option and the options several commands share, declared once
- * (options.c's table: name, letter, range, help line, Python keyword, JSON
- * name, whether MPI ranks must agree on it) and parsed in one place, so
- * that each means the same and fails with the same message in every
- * command, under MPI (run_agree.c) and in the Python module (python/ballcl:
- * the keywords of ballcl.run and Context.run and their ranges):
- *
- *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
- *   --model M and every model's parameters (--gravity ...)
- *   --init seed|random   --seed S          --local L     --no-cache
- *   --json               -r, --repeats R   --repeat-ms MS            -h, --help
- *   --steps-per-launch K (run, bench)      run's own (CLI_RUN: --input ...)
- *
+ * Every run option and the options several commands share (-d, -n, -s,
+ * --model and its parameters, --init, --seed, --local, --no-cache, --json,
+ * -r, --repeat-ms, --steps-per-launch, ...), declared once in options.c's
+ * table (name, letter, range, help line, Python keyword, JSON name, MPI
+ * agreement) and parsed in one place: each means the same and fails with
+ * the same message in every command, under MPI (run_agree.c) and in the
+ * Python module (the keywords and ranges of ballcl.run and Context.run).
  * A command names those it takes (CLI_*), sets its defaults and ranges,
  * adds its own options and handles only those:
  *
@@ -47,11 +41,10 @@ enum {
 };
 
 /* One option: taken by the commands whose `takes` has flag, or named in
- * cmds; min and max bound a number; py is the Python keyword of the same
- * argument (NULL: none), taken by the functions flags names (CLI_PY_*);
- * json is the key (a dotted path) under which its value shows in `run
- * --json`'s output (NULL: it does not); usage and help make its help line
- * (help NULL: the command says it in its own words). */
+ * cmds; min and max bound a number; py: its Python keyword, of the
+ * functions flags names (CLI_PY_*); json: the key (a dotted path) of its
+ * value in `run --json`; usage and help make its help line (help NULL:
+ * the command says it in its own words). */
 typedef struct cli_option_decl {
     unsigned flag;
     const char *cmds;
