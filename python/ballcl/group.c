@@ -8,8 +8,6 @@
  */
 #include "core.h"
 
-#include <string.h>
-
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
                         PyObject *out_o)
 {

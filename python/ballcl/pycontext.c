@@ -30,7 +30,6 @@
 #include <pythread.h>
 #include <stddef.h>
 #include <structmember.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct bpy_context {

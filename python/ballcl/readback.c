@@ -1,19 +1,13 @@
 /*
- * Where a call's new state lives: a block of pinned host memory backing the
- * returned array, or the caller's own array (out=).
- *
- * Pinned memory (bcl_host_buffer) is what makes a GPU's read-back run at
- * the bus's speed, and the array the caller gets is that memory itself: no
- * copy after the read. Allocating pinned memory is slow on GPU drivers (the
- * pages are locked), so each context keeps a pool: a block goes back to its
- * pool when the last array over it is freed, and the next call takes it
- * again. In a frame loop (`s, r = ctx.run(100, state=s)`) two blocks take
- * turns. All pool bookkeeping runs with the GIL held (array deallocation
- * does too), which is the pool's lock.
- *
- * A block holds its own reference to the OpenCL queue and memory, so an
- * array stays valid after later calls, after the context is closed and
- * after ballcl.close(), as long as the caller keeps it.
+ * Where a call's new state lives: pinned host memory backing the returned
+ * array, or the caller's own array (out=). Pinned memory (bcl_host_buffer)
+ * makes a GPU's read-back run at the bus's speed, and the caller's array is
+ * that memory: no copy after the read. Allocating it is slow (the pages are
+ * locked), so each context keeps a pool: a block goes back to it when the
+ * last array over it is freed (a frame loop's two blocks take turns). The
+ * GIL, held by all pool bookkeeping and array deallocation, is its lock. A
+ * block holds its own reference to the OpenCL queue and memory: an array
+ * outlives later calls, its context and ballcl.close().
  */
 #include "core.h"
 

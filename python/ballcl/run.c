@@ -10,9 +10,6 @@
 #include "options.h"     /* cli_selector, the run options declared once */
 #include "ocl/program.h" /* bcl_now_ms */
 
-#include <stdlib.h>
-#include <string.h>
-
 /* progress=: the steps done, from the run loop's waits (bcl_sim_progress),
  * to a callable or to stderr as `ballcl run` shows them. */
 typedef struct progress {

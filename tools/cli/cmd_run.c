@@ -5,7 +5,6 @@
 #include "ranks.h"
 #include "run.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
