@@ -294,19 +294,17 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
             snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? ", " : "",
                      (long long)PyArray_DIM(arr, i));
         snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s)", nd == 1 ? "," : "");
-        bpy_input_error("state: expected shape (N, 4) (x, y, z, w per ball), got %s", shape);
-        return NULL;
+        return (PyArrayObject *)bpy_input_error(
+            "state: expected shape (N, 4) (x, y, z, w per ball), got %s", shape);
     }
-    if (PyArray_DIM(arr, 0) < 1) {
-        bpy_input_error("state: no balls: expected shape (N, 4) with N >= 1");
-        return NULL;
-    }
-    /* A strided or misaligned array is copied once; a read-only one is fine:
-     * the input is never written. A broadcast or strided view can stand for
-     * far more memory than it holds: the copy, and the output of the same
-     * size, must fit the host's memory before a byte is copied (malloc
-     * succeeds under overcommit, and filling it would get the interpreter
-     * killed). */
+    if (PyArray_DIM(arr, 0) < 1)
+        return (PyArrayObject *)bpy_input_error(
+            "state: no balls: expected shape (N, 4) with N >= 1");
+    /* A strided or misaligned array is copied once (a read-only one is fine:
+     * the input is never written). A broadcast or strided view can stand for
+     * far more memory than it holds: the copy and the output must fit the
+     * host's memory before a byte is copied (malloc succeeds under
+     * overcommit, and filling it would get the interpreter killed). */
     size_t n = (size_t)PyArray_DIM(arr, 0);
     bool copy = !PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr);
     /* Only a copy asks the host's memory: that reads /proc and the cgroup's
@@ -319,11 +317,8 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
                         n, 2 * bytes / 1048576.0, host / 1048576.0);
         return NULL;
     }
-    PyArrayObject *c =
-        (PyArrayObject *)PyArray_FromArray(arr, NULL, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
-    if (!c)
-        return NULL;
-    return c;
+    return (PyArrayObject *)PyArray_FromArray(arr, NULL,
+                                              NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
 }
 
 bool bpy_finite(const float *f, size_t count, size_t *bad)

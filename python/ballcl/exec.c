@@ -1,10 +1,9 @@
 /*
- * One run from Python: the library's one run path (bcl_group_exec, as the
- * CLI runs it), with the GIL released. The steps go to the devices in
- * chunks of launches, each twice the last until one lasts CHUNK_MS, and the
- * validation in slices; between them the GIL is taken back for
- * PyErr_CheckSignals, so Ctrl-C stops a long run within about one chunk
- * while a short run is one chunk.
+ * One run from Python: the library's one run path (bcl_group_exec), the
+ * GIL released. The steps go in chunks of launches, each twice the last
+ * until one lasts CHUNK_MS, the validation in slices; between them the GIL
+ * is taken back for PyErr_CheckSignals: Ctrl-C stops a long run within
+ * about one chunk, and a short run is one chunk.
  */
 #include "core.h"
 

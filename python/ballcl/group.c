@@ -1,10 +1,8 @@
 /*
- * ballcl.run from a state on a group of its own: several devices
- * (device="all" or "0:0,0:1"), or one with cache=False. The group (the
- * library's, ballcl/ballcl.h, "A group") is opened, weighed and cut by
- * rate when it has several devices, and runs the state through the one run
- * path (bpy_exec_run: the steps in chunks with the GIL taken back between
- * them for Ctrl-C, validation, the overflow check); then it is closed.
+ * ballcl.run from a state on a group of its own (ballcl/ballcl.h, "A
+ * group"): several devices (device="all" or "0:0,0:1"), weighed and cut by
+ * rate, or one with cache=False. It runs the state through the one run
+ * path (bpy_exec_run), then it is closed.
  */
 #include "core.h"
 

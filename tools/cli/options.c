@@ -136,39 +136,9 @@ size_t cli_option_keywords(unsigned which, const char **kw, size_t cap)
 }
 
 #ifdef BALLCL_HAVE_MPI
-/* Option d's value in o, for the ranks to compare (o is a run_args' for
- * run's own). */
-static void agree_value(const cli_options *o, const cli_option_decl *d, const char *name,
-                        ranks_job *j)
-{
-    const run_args *r = (const run_args *)o;
-    int v = d->opt.val;
-    if ((d->flags & CLI_FROM_INPUT) && (o->takes & CLI_RUN) && r->input)
-        ranks_job_add(j, name, "from --input");
-    else if (v == 'n' || v == 's' || v == OPT_SEED || v == OPT_TOL)
-        ranks_job_add(j, name, "%llu",
-                      (unsigned long long)(v == 'n'       ? o->balls[0]
-                                           : v == 's'     ? o->steps
-                                           : v == OPT_TOL ? r->tol_ulp
-                                                          : o->seed));
-    else if (v == OPT_INIT)
-        ranks_job_add(j, name, "%s", o->init == BCL_INIT_SEED ? "seed" : "random");
-    else if (v == OPT_INPUT || v == OPT_OUTPUT || v == OPT_SNAPSHOT)
-        ranks_job_add_path(j, name,
-                           v == OPT_INPUT    ? r->input
-                           : v == OPT_OUTPUT ? r->output
-                                             : r->snapshot);
-    else if (v == OPT_SNAPSHOT_SIZE)
-        ranks_job_add(j, name, "%ux%u", r->snap_w, r->snap_h);
-    else if (v == OPT_SYNC)
-        ranks_job_add(j, name, "%s", r->sync == BCL_SYNC_EVERY ? "every" : "end");
-    else
-        ranks_job_add(j, name, "%s",
-                      (v == OPT_JSON ? o->json : !r->validate) ? "given" : "not given");
-}
-
 void cli_options_agree(const cli_options *o, ranks_job *j)
 {
+    const run_args *r = (const run_args *)o; /* run's own options (CLI_RUN) only */
     for (size_t i = 0; i < NSHARED; i++) {
         const cli_option_decl *d = &shared[i];
         if (!(d->flags & CLI_AGREE) || !takes_option(o->cmd, o->takes, i))
@@ -176,7 +146,29 @@ void cli_options_agree(const cli_options *o, ranks_job *j)
         char name[40];
         snprintf(name, sizeof name, *d->letter ? "-%.1s" : "--%s",
                  *d->letter ? d->letter : d->opt.name);
-        agree_value(o, d, name, j);
+        int v = d->opt.val;
+        if ((d->flags & CLI_FROM_INPUT) && (o->takes & CLI_RUN) && r->input)
+            ranks_job_add(j, name, "from --input");
+        else if (v == 'n' || v == 's' || v == OPT_SEED || v == OPT_TOL)
+            ranks_job_add(j, name, "%llu",
+                          (unsigned long long)(v == 'n'       ? o->balls[0]
+                                               : v == 's'     ? o->steps
+                                               : v == OPT_TOL ? r->tol_ulp
+                                                              : o->seed));
+        else if (v == OPT_INIT)
+            ranks_job_add(j, name, "%s", o->init == BCL_INIT_SEED ? "seed" : "random");
+        else if (v == OPT_INPUT || v == OPT_OUTPUT || v == OPT_SNAPSHOT)
+            ranks_job_add_path(j, name,
+                               v == OPT_INPUT    ? r->input
+                               : v == OPT_OUTPUT ? r->output
+                                                 : r->snapshot);
+        else if (v == OPT_SNAPSHOT_SIZE)
+            ranks_job_add(j, name, "%ux%u", r->snap_w, r->snap_h);
+        else if (v == OPT_SYNC)
+            ranks_job_add(j, name, "%s", r->sync == BCL_SYNC_EVERY ? "every" : "end");
+        else
+            ranks_job_add(j, name, "%s",
+                          (v == OPT_JSON ? o->json : !r->validate) ? "given" : "not given");
     }
 }
 #endif
