@@ -281,8 +281,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     }
     c->calls++;
-    const bcl_build_report *br = &x.lead->build;
-    if (bpy_warn(&x, c->build_told ? NULL : br) < 0)
+    if (bpy_warn(&x, c->build_told ? NULL : &x.lead->build) < 0)
         goto done;
     c->build_told = true;
     bpy_ctx_report cr = {load != NULL, c->calls, c->builds, c->uploads};
@@ -363,13 +362,6 @@ static PyObject *ctx_exit(PyObject *self, PyObject *args)
     return r ? Py_NewRef(Py_False) : NULL;
 }
 
-static PyObject *get_state(PyObject *self, void *closure)
-{
-    (void)closure;
-    bpy_context *c = (bpy_context *)self;
-    return Py_NewRef(c->state ? c->state : Py_None);
-}
-
 static PyObject *get_device(PyObject *self, void *closure)
 {
     (void)closure;
@@ -426,7 +418,6 @@ static PyMethodDef ctx_methods[] = {
 };
 
 static PyGetSetDef ctx_getset[] = {
-    {"state", get_state, NULL, "The state returned last (read-only), or None.", NULL},
     {"device", get_device, NULL, "The device, as a dict of ballcl.devices(), or None once closed.",
      NULL},
     {"closed", get_closed, NULL, "True after close().", NULL},
@@ -434,6 +425,8 @@ static PyGetSetDef ctx_getset[] = {
 };
 
 static PyMemberDef ctx_members[] = {
+    {"state", T_OBJECT, offsetof(bpy_context, state), READONLY,
+     "The state returned last (read-only), or None."},
     {"calls", T_ULONGLONG, offsetof(bpy_context, calls), READONLY, "Completed run calls."},
     {"builds", T_ULONGLONG, offsetof(bpy_context, builds), READONLY,
      "Programs built or loaded: 1 for the context's life."},

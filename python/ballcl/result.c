@@ -1,8 +1,7 @@
 /*
  * The result of a run: the library's one tree of it (bcl_run_json, the
- * fields of `ballcl run --json`; docs: PYTHON.md lists them) as Python
- * values, with Python's own keys, held by a ballcl.Result, the class
- * __init__.py registers.
+ * fields of `ballcl run --json`) with Python's own keys, held by a
+ * ballcl.Result (the class __init__.py registers).
  */
 #include "core.h"
 

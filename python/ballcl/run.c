@@ -1,9 +1,8 @@
 /*
- * ballcl.run(state, steps, ...): one run from a state. On one device it
- * runs on the process-wide context of the device and model (runcache.c);
- * with cache=False, or on several devices, on a group of its own (the
- * programs from the binary cache), closed at the end (group.c). Every one
- * of them is the library's one run path (exec.c).
+ * ballcl.run(state, steps, ...): one run from a state, on the process-wide
+ * context of the device and model (runcache.c), or with cache=False or on
+ * several devices on a group of its own (group.c); each the library's one
+ * run path (exec.c).
  */
 #include "core.h"
 

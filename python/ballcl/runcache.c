@@ -1,10 +1,9 @@
 /*
  * ballcl.run's process-wide contexts: one ballcl.Context per (device,
- * model), made at the first call and kept, so that a later call costs what
- * a Context frame costs, and a returned array passed back is the state on
- * the device, not uploaded again (docs/PYTHON.md, "Frame loops": threads,
- * ballcl.cached(), ballcl.close()). The registry is a list changed only
- * with the GIL held. cache=False opens a context of its own (run.c).
+ * model), kept from the first call, so that a later call costs a Context
+ * frame and a returned array passed back is not uploaded again
+ * (docs/PYTHON.md, "Frame loops"). The registry, a list, changes only with
+ * the GIL held.
  */
 #include "core.h"
 
