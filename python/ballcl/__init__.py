@@ -14,6 +14,7 @@ Importing the package changes nothing in os.environ.
 from typing import (Any as _Any, Dict as _Dict, List as _List, Optional as _Optional,
                     Tuple as _Tuple, TypeVar as _TypeVar)
 
+import atexit as _atexit
 import sys as _sys
 import typing as _typing
 
@@ -187,3 +188,4 @@ class Result:
 
 
 _core._set_result_type(Result)
+_atexit.register(_core._close_at_exit)  # ballcl.close(), not waiting for daemon threads

@@ -87,11 +87,9 @@ typedef struct bpy_args {
     bool validate;
 } bpy_args;
 
-/* A Python function's arguments: the function's own names (own, NULL
- * ended: its npos positional ones, then its keyword-only ones) with, after
- * the positional ones, the keywords the options table (tools/cli/options.c)
- * gives function `which` (CLI_PY_RUN: ballcl.run, CLI_PY_CONTEXT:
- * Context.run), all keyword-only; built at the first parse. */
+/* A function's arguments: its own (own, NULL ended: npos positional ones,
+ * then keyword-only ones) and, after the positional ones, keyword-only, the
+ * options table's (tools/cli/options.c) for function `which` (CLI_PY_*). */
 #define BPY_MAX_KW 24
 typedef struct bpy_kwlist {
     unsigned which;
@@ -132,9 +130,8 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
 /* ---- exec.c: one run on a group, GIL released --------------------------- */
 
-/* A run of the library's one run path (bcl_group_exec) from Python: the
- * group's members hold the plans, the warm-ups and the tuned note; this
- * says what Python asks for and gathers what the Result shows. */
+/* A run of the library's one run path (bcl_group_exec) from Python: what
+ * Python asks for and what the Result shows. */
 typedef struct bpy_exec {
     /* in */
     bcl_group *g;
@@ -161,9 +158,8 @@ typedef struct bpy_exec {
  * with a Python exception pending. */
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
 
-/* A group of the devices devs[0..count) for a's model,
- * parameters and steps, over `balls` balls (0: set by the first load);
- * programs from the binary cache. Called with the GIL released. */
+/* A group of devs[0..count) for a's model, parameters and steps, over
+ * `balls` balls (0: set by the first load); called without the GIL. */
 int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
                    size_t balls, bcl_group **g, bcl_error *e);
 
@@ -220,8 +216,8 @@ bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 PyObject *bpy_run_cached(const bpy_args *a, size_t dev_index, PyArrayObject *in, PyObject *out_o);
 PyObject *bpy_cached_py(PyObject *self, PyObject *unused);
 PyObject *bpy_close_py(PyObject *self, PyObject *unused);
-/* Registers the close of every cached context at interpreter exit. */
-int bpy_runcache_init(PyObject *module);
+/* _core._close_at_exit(): close() without waiting (__init__.py registers it). */
+PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused);
 
 /* ---- pycontext.c: the frame shared by Context.run and ballcl.run -------- */
 
@@ -233,8 +229,7 @@ PyObject *bpy_context_open(size_t di, const bpy_args *a);
  * bpy_state_arg_unscanned) is uploaded; the new state is a new array, or
  * out_o (None or the caller's array); the Result has no context counters. */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
-/* What the context holds: its device index, model, balls its device
- * buffers hold, pinned host bytes, counters. */
+/* What the context holds (runcache.c). */
 typedef struct bpy_context_info {
     const bcl_device_info *dev;
     const bcl_model *model;

@@ -134,7 +134,7 @@ PyObject *bpy_close_py(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PyObject *close_at_exit(PyObject *self, PyObject *unused)
+PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
@@ -142,18 +142,4 @@ static PyObject *close_at_exit(PyObject *self, PyObject *unused)
      * the process's end rather than waited for. */
     close_all(false);
     Py_RETURN_NONE;
-}
-
-static PyMethodDef at_exit_def = {"_close_at_exit", close_at_exit, METH_NOARGS, NULL};
-
-int bpy_runcache_init(PyObject *module)
-{
-    PyObject *fn = PyCFunction_NewEx(&at_exit_def, NULL, NULL);
-    PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
-    PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
-    int rc = r && PyModule_AddObjectRef(module, "_close_at_exit", fn) == 0 ? 0 : -1;
-    Py_XDECREF(r);
-    Py_XDECREF(atexit);
-    Py_XDECREF(fn);
-    return rc;
 }

@@ -299,7 +299,8 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
     case OPT_NO_CACHE:
         o->use_cache = false;
         return true;
-    case 'q': /* read from o->seen by cli_options_finish */
+    case 'q':
+        r->quiet = true;
         return true;
     case OPT_JSON:
         o->json = true;
@@ -400,23 +401,20 @@ int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsign
 }
 
 /* The steps of a run (bcl_sim_progress) and of its validation
- * (bcl_validate_progress), a line at most every 2 s, the first after 2 s;
- * each device of a group reports, one line at a time. */
-typedef struct {
-    const char *cmd, *what;
-} progress_label;
-
+ * (bcl_validate_progress; arg: what the line says first), a line at most
+ * every 2 s, the first after 2 s; each device of a group reports, one line
+ * at a time. */
 static void run_progress(void *arg, uint64_t done, uint64_t steps)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static bool shown;
-    const progress_label *l = arg;
     char line[96];
-    snprintf(line, sizeof line, "%sstep %llu of %llu (%.0f%%)", l->what, (unsigned long long)done,
-             (unsigned long long)steps, 100.0 * (double)done / (double)steps);
+    snprintf(line, sizeof line, "%sstep %llu of %llu (%.0f%%)", (const char *)arg,
+             (unsigned long long)done, (unsigned long long)steps,
+             100.0 * (double)done / (double)steps);
     pthread_mutex_lock(&lock);
     if (done < steps)
-        cli_progress((void *)l->cmd, 0, 0, line);
+        cli_progress("run", 0, 0, line);
     else if (shown)
         cli_progress_end();
     shown = done < steps;
@@ -428,17 +426,14 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
     if (o->help)
         return -1;
     /* run: progress unless -q, from rank 0 alone under MPI. */
-    bool quiet = false;
-    for (size_t i = 0; i < o->nseen; i++)
-        quiet = quiet || strcmp(o->seen[i], "quiet") == 0;
+    bool quiet = !(o->takes & CLI_RUN) || ((run_args *)o)->quiet;
 #ifdef BALLCL_HAVE_MPI
     quiet = quiet || (ranks_active() && ranks_rank() != 0);
 #endif
-    if (strcmp(o->cmd, "run") == 0 && !quiet) {
-        static const progress_label running = {"run", ""}, validating = {"run", "validating: "};
+    if (!quiet) {
         double every_ms = 1000 * cli_progress_paced(2);
-        bcl_sim_progress(run_progress, (void *)&running, every_ms);
-        bcl_validate_progress(run_progress, (void *)&validating, every_ms);
+        bcl_sim_progress(run_progress, (void *)"", every_ms);
+        bcl_validate_progress(run_progress, (void *)"validating: ", every_ms);
     }
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",

@@ -127,7 +127,7 @@ typedef struct run_args {
     const char *variant;     /* --variant, NULL when not given */
     char tuned_note[200];    /* the report's 'tuned' line: used or not, and why */
     bcl_sync sync;
-    bool validate, verbose;
+    bool validate, verbose, quiet;
     uint64_t tol_ulp;
 } run_args;
 
