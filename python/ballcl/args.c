@@ -27,11 +27,13 @@ static int bpy_type_error(PyObject *got, const char *fmt, ...)
     return -1;
 }
 
-/* A whole number (int or anything with __index__, not bool) in [lo, hi]. */
-static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
+/* A whole number (int or anything with __index__, not bool) in the
+ * declared range of the program's option `opt`, named by its Python keyword. */
+static int option_arg(PyObject *o, const char *opt, uint64_t *out)
 {
+    const cli_option_decl *d = cli_option_find(opt);
     if (PyBool_Check(o) || !PyIndex_Check(o)) {
-        bpy_type_error(o, "%s: expected an int", what);
+        bpy_type_error(o, "%s: expected an int", d->py);
         return -1; /* here, so that the compiler sees *out set on 0 */
     }
     PyObject *i = PyNumber_Index(o);
@@ -42,37 +44,16 @@ static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, ui
     Py_DECREF(i);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (overflow || v < 0 || (uint64_t)v < lo || (uint64_t)v > hi) {
+    if (overflow || v < 0 || (uint64_t)v < d->min || (uint64_t)v > d->max) {
         PyObject *r = PyObject_Repr(o);
-        bpy_input_error("%s: %s is out of range: expected a whole number from %llu to %llu", what,
-                        r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)lo,
-                        (unsigned long long)hi);
+        bpy_input_error("%s: %s is out of range: expected a whole number from %llu to %llu", d->py,
+                        r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)d->min,
+                        (unsigned long long)d->max);
         Py_XDECREF(r);
         return -1;
     }
     *out = (uint64_t)v;
     return 0;
-}
-
-bcl_plan_request bpy_request(const bpy_args *a, size_t balls)
-{
-    return (bcl_plan_request){
-        .params = a->params,
-        .balls = balls,
-        .steps = a->steps,
-        .steps_per_launch = a->steps_per_launch,
-        .sync = BCL_SYNC_END,
-        .launch = a->launch,
-        .local_given = a->local_given,
-    };
-}
-
-/* A whole number in the declared range of the program's option `opt`,
- * named by its Python keyword. */
-static int option_arg(PyObject *o, const char *opt, uint64_t *out)
-{
-    const cli_option_decl *d = cli_option_find(opt);
-    return whole_arg(o, d->py, d->min, d->max, out);
 }
 
 /* local: None, 'auto', 'driver', 'tuned' or a work-group size. */
@@ -385,8 +366,8 @@ int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v)
         for (size_t i = k->npos; k->own[i] && k->n < BPY_MAX_KW; i++)
             k->names[k->n++] = (char *)k->own[i];
         static const char os[BPY_MAX_KW + 1] = "OOOOOOOOOOOOOOOOOOOOOOOO";
-        snprintf(k->format, sizeof k->format, "%.*s|$%.*s:%s", (int)k->npos, os,
-                 (int)(k->n - k->npos), os, k->fname);
+        snprintf(k->format, sizeof k->format, "%.*s|$%.*s:run", (int)k->npos, os,
+                 (int)(k->n - k->npos), os);
     }
     memset(v, 0, BPY_MAX_KW * sizeof *v);
     return PyArg_ParseTupleAndKeywords(args, kw, k->format, k->names, &v[0], &v[1], &v[2], &v[3],

@@ -95,13 +95,12 @@ typedef struct bpy_kwlist {
     unsigned which;
     const char *const *own;
     size_t npos;
-    const char *fname;
     char *names[BPY_MAX_KW + 1];
     char format[BPY_MAX_KW + 40];
     size_t n;
 } bpy_kwlist;
-/* Parses args and kw into v (BPY_MAX_KW of them, NULL: not given); -1 with
- * TypeError set. */
+/* Parses a run method's args and kw into v (BPY_MAX_KW of them, NULL: not
+ * given); -1 with TypeError set. */
 int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v);
 /* The value of keyword name, dflt when it was not given or k has none. */
 PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyObject *dflt);
@@ -110,8 +109,6 @@ PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyOb
  * table declares); 0, or -1 with TypeError or InputError set. */
 int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a);
 
-/* The request of a run of `balls` (0: the group's range) from a. */
-bcl_plan_request bpy_request(const bpy_args *a, size_t balls);
 /* Each returns 0, or -1 with TypeError or InputError set. */
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for

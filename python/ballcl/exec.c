@@ -20,6 +20,20 @@ static int signalled(void *arg)
     return rc < 0;
 }
 
+/* The request of a run of `balls` (0: the group's range) from a. */
+static bcl_plan_request bpy_request(const bpy_args *a, size_t balls)
+{
+    return (bcl_plan_request){
+        .params = a->params,
+        .balls = balls,
+        .steps = a->steps,
+        .steps_per_launch = a->steps_per_launch,
+        .sync = BCL_SYNC_END,
+        .launch = a->launch,
+        .local_given = a->local_given,
+    };
+}
+
 int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
                    size_t balls, bcl_group **g, bcl_error *e)
 {

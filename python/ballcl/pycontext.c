@@ -323,7 +323,7 @@ static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
      * Python's own: ctx.run(steps, state) would read as the reverse of
      * ballcl.run(state, steps). */
     static const char *const own[] = {"steps", "state", "out", NULL};
-    static bpy_kwlist k = {CLI_PY_CONTEXT, own, 1, "run"};
+    static bpy_kwlist k = {CLI_PY_CONTEXT, own, 1};
     PyObject *v[BPY_MAX_KW], *r = NULL;
     if (bpy_kw_parse(&k, args, kw, v))
         return NULL;

@@ -57,7 +57,7 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
     /* state and steps, then, keyword-only, the run options of the
      * program's table (options.c) and Python's own. */
     static const char *const own[] = {"state", "steps", "params", "out", NULL};
-    static bpy_kwlist k = {CLI_PY_RUN, own, 2, "run"};
+    static bpy_kwlist k = {CLI_PY_RUN, own, 2};
     PyObject *v[BPY_MAX_KW];
     if (bpy_kw_parse(&k, args, kw, v))
         return NULL;
