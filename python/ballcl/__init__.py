@@ -12,9 +12,11 @@ extension (ballcl/cl); BALLCL_KERNEL_DIR, when set, is used instead.
 Importing the package changes nothing in os.environ.
 """
 from typing import (Any as _Any, Dict as _Dict, List as _List, Optional as _Optional,
-                    Tuple as _Tuple)
+                    Tuple as _Tuple, TypeVar as _TypeVar)
 
+import atexit as _atexit
 import sys as _sys
+import typing as _typing
 
 
 def _import_error(e: ImportError) -> ImportError:
@@ -51,6 +53,25 @@ from ._core import (Context, DeviceError, Error, InputError, MismatchError, __ve
 
 __all__ = ["Context", "DeviceError", "Error", "InputError", "MismatchError", "Result",
            "__version__", "cached", "close", "devices", "run", "survey", "version"]
+
+
+_T = _TypeVar("_T")
+
+
+class _Field(_typing.Generic[_T]):
+    """A field every Result has, as a typed attribute."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: _Optional["Result"], owner: object = None) -> _T:
+        if obj is None:  # the class's attribute (help(), inspect)
+            return self  # type: ignore[return-value]
+        value: _T = obj._fields[self.name]
+        return value
 
 
 class Result:
@@ -130,81 +151,32 @@ class Result:
         return copy.deepcopy(self._fields)
 
     # The fields every Result has, typed (docs/PYTHON.md lists their keys).
-    @property
-    def device(self) -> _Dict[str, _Any]:
-        """The device: name, platform, selector, type, driver."""
-        return self._fields["device"]  # type: ignore[no-any-return]
-
-    @property
-    def model(self) -> str:
-        """The model's name: 'seed' or 'bounce'."""
-        return self._fields["model"]  # type: ignore[no-any-return]
-
-    @property
-    def params(self) -> _Dict[str, _Any]:
-        """The model's parameters by name ({} for the seed)."""
-        return self._fields["params"]  # type: ignore[no-any-return]
+    device = _Field[_Dict[str, _Any]]("The device: name, platform, selector, type, driver.")
+    model = _Field[str]("The model's name: 'seed' or 'bounce'.")
+    params = _Field[_Dict[str, _Any]]("The model's parameters by name ({} for the seed).")
+    balls = _Field[int]("The number of balls, N.")
+    steps = _Field[int]("The steps applied.")
+    buffers = _Field[int]("The device buffers the run used.")
+    launch = _Field[_Dict[str, _Any]](
+        "The launch plan: local, global, how, why, variant, steps_per_launch, ...")
+    cache = _Field[_Dict[str, _Any]](
+        "The program's binary cache: hit, program_ms, note, stored, ...")
+    tuned = _Field[_Dict[str, _Any]]("The record of `ballcl tune`: stored, used, note.")
+    timing = _Field[_Dict[str, _Any]](
+        "device_ms, wall_ms, us_per_step, wall_us_per_step, ball_steps_per_s, ...")
+    validation = _Field[_Dict[str, _Any]](
+        "performed, passed, compared, mismatches, max_ulp, first_mismatches, ...")
+    devices = _Field[_List[_Dict[str, _Any]]](
+        "One entry per device of the run: its share, rates, launch, validation.")
+    context = _Field[_Optional[_Dict[str, _Any]]](
+        "None for ballcl.run; for Context.run: uploaded, calls, builds, uploads.")
+    readback = _Field[_Dict[str, _Any]]("memory ('pinned' or 'pageable') and plan_reused.")
 
     @property
     def init(self) -> str:
         """Where the state came from: always the caller's array, 'array' (no
         field: the CLI's key, docs/PYTHON.md)."""
         return "array"
-
-    @property
-    def balls(self) -> int:
-        """The number of balls, N."""
-        return self._fields["balls"]  # type: ignore[no-any-return]
-
-    @property
-    def steps(self) -> int:
-        """The steps applied."""
-        return self._fields["steps"]  # type: ignore[no-any-return]
-
-    @property
-    def buffers(self) -> int:
-        """The device buffers the run used."""
-        return self._fields["buffers"]  # type: ignore[no-any-return]
-
-    @property
-    def launch(self) -> _Dict[str, _Any]:
-        """The launch plan: local, global, how, why, variant, steps_per_launch, ..."""
-        return self._fields["launch"]  # type: ignore[no-any-return]
-
-    @property
-    def cache(self) -> _Dict[str, _Any]:
-        """The program's binary cache: hit, program_ms, note, stored, ..."""
-        return self._fields["cache"]  # type: ignore[no-any-return]
-
-    @property
-    def tuned(self) -> _Dict[str, _Any]:
-        """The record of `ballcl tune`: stored, used, note."""
-        return self._fields["tuned"]  # type: ignore[no-any-return]
-
-    @property
-    def timing(self) -> _Dict[str, _Any]:
-        """device_ms, wall_ms, us_per_step, wall_us_per_step, ball_steps_per_s, ..."""
-        return self._fields["timing"]  # type: ignore[no-any-return]
-
-    @property
-    def validation(self) -> _Dict[str, _Any]:
-        """performed, passed, compared, mismatches, max_ulp, first_mismatches, ..."""
-        return self._fields["validation"]  # type: ignore[no-any-return]
-
-    @property
-    def devices(self) -> _List[_Dict[str, _Any]]:
-        """One entry per device of the run: its share, rates, launch, validation."""
-        return self._fields["devices"]  # type: ignore[no-any-return]
-
-    @property
-    def context(self) -> _Optional[_Dict[str, _Any]]:
-        """None for ballcl.run; for Context.run: uploaded, calls, builds, uploads."""
-        return self._fields["context"]  # type: ignore[no-any-return]
-
-    @property
-    def readback(self) -> _Dict[str, _Any]:
-        """memory ('pinned' or 'pageable') and plan_reused."""
-        return self._fields["readback"]  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         f = self._fields
@@ -216,3 +188,4 @@ class Result:
 
 
 _core._set_result_type(Result)
+_atexit.register(_core._close_at_exit)  # ballcl.close(), not waiting for daemon threads

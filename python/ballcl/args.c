@@ -13,7 +13,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-int bpy_type_error(PyObject *got, const char *fmt, ...)
+/* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
+static int bpy_type_error(PyObject *got, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -26,11 +27,13 @@ int bpy_type_error(PyObject *got, const char *fmt, ...)
     return -1;
 }
 
-/* A whole number (int or anything with __index__, not bool) in [lo, hi]. */
-static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
+/* A whole number (int or anything with __index__, not bool) in the
+ * declared range of the program's option `opt`, named by its Python keyword. */
+static int option_arg(PyObject *o, const char *opt, uint64_t *out)
 {
+    const cli_option_decl *d = cli_option_find(opt);
     if (PyBool_Check(o) || !PyIndex_Check(o)) {
-        bpy_type_error(o, "%s: expected an int", what);
+        bpy_type_error(o, "%s: expected an int", d->py);
         return -1; /* here, so that the compiler sees *out set on 0 */
     }
     PyObject *i = PyNumber_Index(o);
@@ -41,11 +44,11 @@ static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, ui
     Py_DECREF(i);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (overflow || v < 0 || (uint64_t)v < lo || (uint64_t)v > hi) {
+    if (overflow || v < 0 || (uint64_t)v < d->min || (uint64_t)v > d->max) {
         PyObject *r = PyObject_Repr(o);
-        bpy_input_error("%s: %s is out of range: expected a whole number from %llu to %llu", what,
-                        r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)lo,
-                        (unsigned long long)hi);
+        bpy_input_error("%s: %s is out of range: expected a whole number from %llu to %llu", d->py,
+                        r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)d->min,
+                        (unsigned long long)d->max);
         Py_XDECREF(r);
         return -1;
     }
@@ -53,75 +56,30 @@ static int whole_arg(PyObject *o, const char *what, uint64_t lo, uint64_t hi, ui
     return 0;
 }
 
-bcl_plan_request bpy_request(const bpy_args *a, size_t balls)
+/* local: None, 'auto', 'driver', 'tuned' or a work-group size. */
+static int local_arg(PyObject *local, bpy_args *a)
 {
-    return (bcl_plan_request){
-        .params = a->params,
-        .balls = balls,
-        .steps = a->steps,
-        .steps_per_launch = a->steps_per_launch,
-        .sync = BCL_SYNC_END,
-        .launch = a->launch,
-        .local_given = a->local_given,
-    };
-}
-
-/* A whole number in the declared range of the program's option `opt`,
- * named by its Python keyword. */
-static int option_arg(PyObject *o, const char *opt, uint64_t *out)
-{
-    const cli_option_decl *d = cli_option_find(opt);
-    return whole_arg(o, d->py, d->min, d->max, out);
-}
-
-int bpy_steps_arg(PyObject *steps, bpy_args *a)
-{
-    return option_arg(steps, "steps", &a->steps);
-}
-
-int bpy_spl_arg(PyObject *spl, bpy_args *a)
-{
-    a->steps_per_launch = 0;
-    if (!spl || spl == Py_None)
-        return 0;
-    uint64_t v;
-    if (option_arg(spl, "steps-per-launch", &v))
-        return -1;
-    a->steps_per_launch = (unsigned)v;
-    return 0;
-}
-
-int bpy_local_arg(PyObject *local, bpy_args *a)
-{
-    bcl_launch *l = &a->launch;
-    memset(l, 0, sizeof *l);
-    l->mode = BCL_LOCAL_AUTO;
-    a->local_given = local && local != Py_None;
+    bcl_error e = {0};
+    bcl_local_parse(NULL, &a->launch, &e); /* auto */
+    a->local_given = local != Py_None;
     if (!a->local_given)
         return 0;
     if (PyUnicode_Check(local)) {
         const char *s = PyUnicode_AsUTF8(local);
         if (!s)
             return -1;
-        if (strcmp(s, "auto") == 0)
-            l->mode = BCL_LOCAL_AUTO;
-        else if (strcmp(s, "driver") == 0)
-            l->mode = BCL_LOCAL_DRIVER;
-        else if (strcmp(s, "tuned") == 0)
-            l->mode = BCL_LOCAL_TUNED;
-        else {
-            bpy_input_error("local: '%.60s': expected 'auto', 'driver', 'tuned' or a work-group "
-                            "size from 1 to %u",
-                            s, (unsigned)cli_option_find("local")->max);
-            return -1;
-        }
-        return 0;
+        if (bcl_local_parse(s, &a->launch, &e) == BCL_OK && a->launch.mode != BCL_LOCAL_FIXED)
+            return 0;
+        bcl_error_clear(&e);
+        bpy_input_error("local: '%.60s': expected 'auto', 'driver', 'tuned' or a work-group "
+                        "size from 1 to %u",
+                        s, (unsigned)cli_option_find("local")->max);
+        return -1;
     }
     uint64_t v;
     if (option_arg(local, "local", &v))
         return -1;
-    l->mode = BCL_LOCAL_FIXED;
-    l->local = (size_t)v;
+    a->launch = (bcl_launch){.mode = BCL_LOCAL_FIXED, .local = (size_t)v};
     return 0;
 }
 
@@ -152,7 +110,7 @@ int bpy_device_arg(PyObject *device, const char **sel)
     return 0;
 }
 
-int bpy_validate_arg(PyObject *validate, bpy_args *a)
+static int validate_arg(PyObject *validate, bpy_args *a)
 {
     /* Only a bool: "no" or 0.5 taken for true would skip nothing silently,
      * and a NumPy bool is a bool to the user too. */
@@ -317,19 +275,17 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
             snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? ", " : "",
                      (long long)PyArray_DIM(arr, i));
         snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s)", nd == 1 ? "," : "");
-        bpy_input_error("state: expected shape (N, 4) (x, y, z, w per ball), got %s", shape);
-        return NULL;
+        return (PyArrayObject *)bpy_input_error(
+            "state: expected shape (N, 4) (x, y, z, w per ball), got %s", shape);
     }
-    if (PyArray_DIM(arr, 0) < 1) {
-        bpy_input_error("state: no balls: expected shape (N, 4) with N >= 1");
-        return NULL;
-    }
-    /* A strided or misaligned array is copied once; a read-only one is fine:
-     * the input is never written. A broadcast or strided view can stand for
-     * far more memory than it holds: the copy, and the output of the same
-     * size, must fit the host's memory before a byte is copied (malloc
-     * succeeds under overcommit, and filling it would get the interpreter
-     * killed). */
+    if (PyArray_DIM(arr, 0) < 1)
+        return (PyArrayObject *)bpy_input_error(
+            "state: no balls: expected shape (N, 4) with N >= 1");
+    /* A strided or misaligned array is copied once (a read-only one is fine:
+     * the input is never written). A broadcast or strided view can stand for
+     * far more memory than it holds: the copy and the output must fit the
+     * host's memory before a byte is copied (malloc succeeds under
+     * overcommit, and filling it would get the interpreter killed). */
     size_t n = (size_t)PyArray_DIM(arr, 0);
     bool copy = !PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr);
     /* Only a copy asks the host's memory: that reads /proc and the cgroup's
@@ -342,11 +298,8 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
                         n, 2 * bytes / 1048576.0, host / 1048576.0);
         return NULL;
     }
-    PyArrayObject *c =
-        (PyArrayObject *)PyArray_FromArray(arr, NULL, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
-    if (!c)
-        return NULL;
-    return c;
+    return (PyArrayObject *)PyArray_FromArray(arr, NULL,
+                                              NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
 }
 
 bool bpy_finite(const float *f, size_t count, size_t *bad)
@@ -389,4 +342,63 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i)
 {
     return bpy_input_error("state: ball %zu holds %s: expected finite values (as in .npy input)",
                            i / 4, isnan(f[i]) ? "NaN" : "an infinity");
+}
+
+/* The index of keyword name in k, or -1. */
+static int kw_index(const bpy_kwlist *k, const char *name)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v)
+{
+    if (!k->n) {
+        const char *table[BPY_MAX_KW];
+        size_t nt = cli_option_keywords(k->which, table, BPY_MAX_KW / 2);
+        for (size_t i = 0; i < k->npos; i++)
+            k->names[k->n++] = (char *)k->own[i];
+        for (size_t i = 0; i < nt; i++)
+            if (kw_index(k, table[i]) < 0)
+                k->names[k->n++] = (char *)table[i];
+        for (size_t i = k->npos; k->own[i] && k->n < BPY_MAX_KW; i++)
+            k->names[k->n++] = (char *)k->own[i];
+        static const char os[BPY_MAX_KW + 1] = "OOOOOOOOOOOOOOOOOOOOOOOO";
+        snprintf(k->format, sizeof k->format, "%.*s|$%.*s:run", (int)k->npos, os,
+                 (int)(k->n - k->npos), os);
+    }
+    memset(v, 0, BPY_MAX_KW * sizeof *v);
+    return PyArg_ParseTupleAndKeywords(args, kw, k->format, k->names, &v[0], &v[1], &v[2], &v[3],
+                                       &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
+                                       &v[12], &v[13], &v[14], &v[15], &v[16], &v[17], &v[18],
+                                       &v[19], &v[20], &v[21], &v[22], &v[23])
+               ? 0
+               : -1;
+}
+
+PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyObject *dflt)
+{
+    int i = kw_index(k, name);
+    return i >= 0 && v[i] ? v[i] : dflt;
+}
+
+/* The table's run options of k's function among v into a: the model and
+ * its parameters unless a has them (a Context's), steps,
+ * steps_per_launch, local, validate. */
+int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a)
+{
+    if (!a->model &&
+        bpy_model_arg(bpy_kw(k, v, "model", Py_None), bpy_kw(k, v, "params", Py_None), a))
+        return -1;
+    PyObject *spl = bpy_kw(k, v, "steps_per_launch", Py_None);
+    uint64_t spl_v = 0;
+    if (option_arg(bpy_kw(k, v, "steps", NULL), "steps", &a->steps) ||
+        (spl != Py_None && option_arg(spl, "steps-per-launch", &spl_v)) ||
+        local_arg(bpy_kw(k, v, "local", Py_None), a) ||
+        validate_arg(bpy_kw(k, v, "validate", NULL), a))
+        return -1;
+    a->steps_per_launch = (unsigned)spl_v;
+    return 0;
 }

@@ -41,8 +41,8 @@ extern PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchErro
 /* Creates the exception classes and adds them to the module; -1 on failure. */
 int bpy_errors_init(PyObject *module);
 /* Raises the ballcl.Error subclass of e's class with e's message; for an
- * OpenCL failure also .call and .status. Returns NULL. */
-PyObject *bpy_raise(const bcl_error *e);
+ * OpenCL failure also .call and .status. Clears e; returns NULL. */
+PyObject *bpy_raise(bcl_error *e);
 /* Raises InputError (a ValueError) with a formatted message; returns NULL. */
 PyObject *bpy_input_error(const char *fmt, ...);
 
@@ -51,16 +51,16 @@ PyObject *bpy_input_error(const char *fmt, ...);
 /* The devices of every platform, enumerated at the first call (GIL held)
  * and kept for the life of the process; NULL with an exception set. */
 const bcl_device_list *bpy_devices(void);
-/* pthread_atfork: a child forked after OpenCL was used is marked; -1 on
- * failure. bpy_forked: this process is such a child (bpy_devices refuses,
- * OpenCL objects are not released). */
+/* pthread_atfork: a child forked after OpenCL was used is marked (-1 on
+ * failure); bpy_forked: this is such a child (nothing of OpenCL is
+ * released); bpy_fork_refused: DeviceError raised in one, true. */
 int bpy_fork_init(void);
 bool bpy_forked(void);
-/* In such a child: DeviceError raised, true. */
 bool bpy_fork_refused(void);
 /* Index of the device selector `sel` picks (NULL: $BALLCL_DEVICE, else the
- * default rule); -1 with an exception set. */
-int bpy_device_pick(const char *sel, size_t *index);
+ * default rule), or with several the devices it names, in order, into
+ * index (at most BCL_MAX_DEVICES, *count of them); -1 with an exception. */
+int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several);
 /* A str from C text; bytes that are not UTF-8 become U+FFFD. */
 PyObject *bpy_text(const char *s);
 /* Every field `ballcl devices --json` gives for d (a device of
@@ -70,9 +70,6 @@ PyObject *bpy_device_full(const bcl_device_info *d);
 PyObject *bpy_json_loads(const char *text);
 /* Whether sel names several devices ("all", or a comma-separated list). */
 bool bpy_is_device_list(const char *sel);
-/* The devices sel names, in order, into idx (at most BCL_MAX_DEVICES); -1
- * with an exception set. */
-int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count);
 /* ballcl.devices() */
 PyObject *bpy_devices_py(PyObject *self, PyObject *unused);
 /* ballcl.survey(device=None, *, quick=False) (survey.c) */
@@ -90,25 +87,37 @@ typedef struct bpy_args {
     bool validate;
 } bpy_args;
 
-/* The request of a run of `balls` (0: the group's range) from a. */
-bcl_plan_request bpy_request(const bpy_args *a, size_t balls);
+/* A function's arguments: its own (own, NULL ended: npos positional ones,
+ * then keyword-only ones) and, after the positional ones, keyword-only, the
+ * options table's (tools/cli/options.c) for function `which` (CLI_PY_*). */
+#define BPY_MAX_KW 24
+typedef struct bpy_kwlist {
+    unsigned which;
+    const char *const *own;
+    size_t npos;
+    char *names[BPY_MAX_KW + 1];
+    char format[BPY_MAX_KW + 40];
+    size_t n;
+} bpy_kwlist;
+/* Parses a run method's args and kw into v (BPY_MAX_KW of them, NULL: not
+ * given); -1 with TypeError set. */
+int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v);
+/* The value of keyword name, dflt when it was not given or k has none. */
+PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyObject *dflt);
+/* The run options among v into a (the model and params unless a has a
+ * model; steps, steps_per_launch, local, validate, in the ranges the
+ * table declares); 0, or -1 with TypeError or InputError set. */
+int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a);
+
 /* Each returns 0, or -1 with TypeError or InputError set. */
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
-int bpy_steps_arg(PyObject *steps, bpy_args *a);
-int bpy_spl_arg(PyObject *spl, bpy_args *a);
-int bpy_local_arg(PyObject *local, bpy_args *a);
-/* The TypeError "<fmt, as PyUnicode_FromFormat>, got <got's type>"; -1. */
-int bpy_type_error(PyObject *got, const char *fmt, ...);
-/* validate: True, False (or a NumPy bool) only; NULL keeps the default, True. */
-int bpy_validate_arg(PyObject *validate, bpy_args *a);
 /* The device selector text of `device` (None or str) into *sel (NULL for
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
 /* `state` as a C-contiguous, aligned float32 (N, 4) array (a new
- * reference: `state` itself, or a copy when it was not contiguous or
- * aligned); NULL with TypeError or InputError set. It is not scanned for
- * NaN and infinity: the caller scans, with bpy_finite, e.g. while the
- * upload runs. */
+ * reference, copied when it was not contiguous or aligned); NULL with
+ * TypeError or InputError set. The caller scans it for NaN and infinity
+ * (bpy_finite), e.g. while the upload runs. */
 PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
 /* Whether the count floats at f are all finite; else *bad is the first
  * that is not. Needs no GIL. */
@@ -118,9 +127,8 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
 /* ---- exec.c: one run on a group, GIL released --------------------------- */
 
-/* A run of the library's one run path (bcl_group_exec) from Python: the
- * group's members hold the plans, the warm-ups and the tuned note; this
- * says what Python asks for and gathers what the Result shows. */
+/* A run of the library's one run path (bcl_group_exec) from Python: what
+ * Python asks for and what the Result shows. */
 typedef struct bpy_exec {
     /* in */
     bcl_group *g;
@@ -141,19 +149,16 @@ typedef struct bpy_exec {
     PyThreadState **ts;
 } bpy_exec;
 
-/* Runs x through bcl_group_exec, with the GIL released (*ts is the saved
- * thread state): steps in chunks of about 50 ms and the validation in
- * slices, with the GIL taken back between them to run Python's signal
- * handlers; the overflow check as `ballcl run` does it. Returns BCL_OK, a
- * BCL_EXIT_* class with e set, or BPY_PENDING with a Python exception
- * pending. */
+/* Runs x through bcl_group_exec with the GIL released (*ts: the saved
+ * thread state), taking it back between chunks for Python's signal
+ * handlers (exec.c). BCL_OK, a BCL_EXIT_* class with e set, or BPY_PENDING
+ * with a Python exception pending. */
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
 
-/* A group of the devices idx[0..count) (of bpy_devices()) for a's model,
- * parameters and steps, over `balls` balls (0: set by the first load);
- * programs from the binary cache. Called with the GIL released. */
-int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t balls, bcl_group **g,
-                   bcl_error *e);
+/* A group of devs[0..count) for a's model, parameters and steps, over
+ * `balls` balls (0: set by the first load); called without the GIL. */
+int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
+                   size_t balls, bcl_group **g, bcl_error *e);
 
 /* ---- result.c: the result object ---------------------------------------- */
 
@@ -165,17 +170,14 @@ typedef struct bpy_ctx_report {
 
 /* The ballcl.Result class, registered by __init__.py (borrowed). */
 extern PyObject *bpy_result_type;
-/* A Result holding the library's result of x (bcl_run_json: the fields of
- * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
- * and "readback": the tree, converted to dicts when first asked
- * (bpy_result_fields). */
-PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr);
 /* _core._result_fields(tree): the dict of a Result's tree. */
 PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
-/* Raises MismatchError for x's failed validation, with .result and .state. */
-PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x);
-/* Issues the plan's and the build's warnings as RuntimeWarnings; -1 when a
- * warning filter turned one into an exception. */
+/* (state, its Result); NULL with an exception set: MismatchError (with
+ * .result and .state) when x's validation failed. */
+PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state);
+/* Issues the plan's and the build's warnings as RuntimeWarnings (on
+ * several devices every device's, named); -1 when a warning filter turned
+ * one into an exception. */
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build);
 
 /* ---- readback.c: where a call's new state lives ------------------------ */
@@ -187,20 +189,20 @@ PyObject *bpy_pool_create(void);
 void bpy_pool_close(PyObject *pool);
 /* Pinned bytes the pool holds (idle and under live arrays). */
 size_t bpy_pool_bytes(PyObject *pool);
-/* A new read-only float32 (n, 4) array for a call's result, over a pinned
- * block of pool when the device's runtime gives one (*pinned), else over
- * ordinary memory. Read-only, and over memory that exports no writable
- * buffer, so that "the array a context returned last" means "unchanged"
- * (pycontext.c). *data receives its memory. NULL with an exception set. */
+/* A new read-only float32 (n, 4) array for a call's result (*data: its
+ * memory), over a pinned block of pool when the runtime gives one
+ * (*pinned), else over ordinary memory; neither exports a writable buffer
+ * (pycontext.c). NULL with an exception set. */
 PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned);
 /* The same over ordinary memory (a bytes object), for the paths that keep
  * no pool. */
 PyObject *bpy_plain_state_array(size_t n, float **data);
-/* `out` checked as the destination of n balls: a writable, C-contiguous,
- * aligned float32 (n, 4) ndarray (a new reference); NULL with TypeError or
- * InputError set. */
-PyArrayObject *bpy_out_arg(PyObject *out, size_t n);
+/* `out` checked as the destination of *in's balls: a writable,
+ * C-contiguous, aligned float32 (n, 4) ndarray (a new reference); NULL
+ * with TypeError or InputError set. With validate, an out overlapping *in
+ * replaces *in (a reference the caller holds) by a copy. */
+PyArrayObject *bpy_out_arg(PyObject *out, PyArrayObject **in, bool validate);
 /* Whether two ranges of bytes overlap. */
 bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 
@@ -211,8 +213,8 @@ bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 PyObject *bpy_run_cached(const bpy_args *a, size_t dev_index, PyArrayObject *in, PyObject *out_o);
 PyObject *bpy_cached_py(PyObject *self, PyObject *unused);
 PyObject *bpy_close_py(PyObject *self, PyObject *unused);
-/* Registers the close of every cached context at interpreter exit. */
-int bpy_runcache_init(PyObject *module);
+/* _core._close_at_exit(): close() without waiting (__init__.py registers it). */
+PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused);
 
 /* ---- pycontext.c: the frame shared by Context.run and ballcl.run -------- */
 
@@ -220,13 +222,11 @@ typedef struct bpy_context bpy_context;
 /* A new Context of device index di and a's model and parameters; NULL with
  * an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
-/* ballcl.run's frame on c (its lock taken here): state, checked by
- * bpy_state_arg_unscanned and bpy_finite, is uploaded; the new state is a new writable array, or
- * out_o (None or the caller's array). The Result has no context counters
- * and the context keeps no reference to the array. */
+/* ballcl.run's frame on c (its lock taken here): state (checked by
+ * bpy_state_arg_unscanned) is uploaded; the new state is a new array, or
+ * out_o (None or the caller's array); the Result has no context counters. */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
-/* What the context holds: its device index, model, balls its device
- * buffers hold, pinned host bytes, counters. */
+/* What the context holds (runcache.c). */
 typedef struct bpy_context_info {
     const bcl_device_info *dev;
     const bcl_model *model;
@@ -243,11 +243,9 @@ void bpy_context_close(PyObject *c, bool wait);
 /* ---- group.c: a run from a state on a group of its own ----------------- */
 
 /* ballcl.run on devices idx[0..count) without a cached context (several
- * devices, or cache=False): a group of them is opened, weighed and cut by
- * rate when there are several (ballcl/ballcl.h, "A group"), runs the state
- * in (checked finite) through bpy_exec_run into out_o (None: a new array;
- * one device only) and is closed. Returns (new_state, Result) or NULL with
- * an exception set. */
+ * devices, or cache=False): a group of its own (group.c) runs the state in
+ * (checked finite) into out_o (None: a new array). (new_state, Result), or
+ * NULL with an exception set. */
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
                         PyObject *out_o);
 

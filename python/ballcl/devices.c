@@ -62,26 +62,10 @@ const bcl_device_list *bpy_devices(void)
     bcl_error e = {0};
     if (bcl_devices_enumerate(&g_list, &e)) {
         bpy_raise(&e);
-        bcl_error_clear(&e);
         return NULL;
     }
     g_have_list = true;
     return &g_list;
-}
-
-int bpy_device_pick(const char *sel, size_t *index)
-{
-    const bcl_device_list *list = bpy_devices();
-    if (!list)
-        return -1;
-    sel = cli_selector(sel);
-    bcl_error e = {0};
-    if (bcl_device_select(list, sel, index, &e)) {
-        bpy_raise(&e);
-        bcl_error_clear(&e);
-        return -1;
-    }
-    return 0;
 }
 
 PyObject *bpy_text(const char *s)
@@ -120,11 +104,8 @@ PyObject *bpy_device_full(const bcl_device_info *d)
     size_t i = (size_t)(d - list->dev);
     bcl_error e = {0};
     char *text = bcl_device_json(d, i < list->count && is_default(list, i), &e);
-    if (!text) {
-        bpy_raise(&e);
-        bcl_error_clear(&e);
-        return NULL;
-    }
+    if (!text)
+        return bpy_raise(&e);
     PyObject *out = bpy_json_loads(text);
     free(text);
     return out;
@@ -154,15 +135,15 @@ bool bpy_is_device_list(const char *sel)
     return sel && (strchr(sel, ',') || strcmp(sel, "all") == 0);
 }
 
-int bpy_device_pick_list(const char *sel, size_t *idx, size_t *count)
+int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several)
 {
     const bcl_device_list *list = bpy_devices();
     if (!list)
         return -1;
     bcl_error e = {0};
-    if (bcl_device_select_list(list, sel, idx, BCL_MAX_DEVICES, count, &e)) {
+    if (several ? bcl_device_select_list(list, sel, index, BCL_MAX_DEVICES, count, &e)
+                : bcl_device_select(list, cli_selector(sel), index, &e)) {
         bpy_raise(&e);
-        bcl_error_clear(&e);
         return -1;
     }
     return 0;

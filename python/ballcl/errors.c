@@ -13,40 +13,41 @@ PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchError;
 
 int bpy_errors_init(PyObject *module)
 {
-    bpy_Error = PyErr_NewExceptionWithDoc(
-        "ballcl.Error",
-        "Any error ballcl reports: catch it for all of them. Attributes: exit_code, the\n"
-        "ballcl program's exit status for the same error (1, 2 or 3); detail, more text\n"
-        "(a build log) or None. The subclasses are DeviceError, InputError, MismatchError;\n"
-        "they pickle, so a worker process's error reaches the parent whole.",
-        NULL, NULL);
-    if (!bpy_Error)
-        return -1;
-    bpy_DeviceError = PyErr_NewExceptionWithDoc(
-        "ballcl.DeviceError",
-        "An OpenCL or other runtime failure (the CLI's exit status 3). .call and .status name\n"
-        "the OpenCL function and its status (e.g. 'CL_OUT_OF_RESOURCES') when one failed,\n"
-        "else they are None.",
-        bpy_Error, NULL);
-    PyObject *input_bases = PyTuple_Pack(2, bpy_Error, PyExc_ValueError);
-    if (!input_bases)
-        return -1;
-    bpy_InputError = PyErr_NewExceptionWithDoc(
-        "ballcl.InputError",
-        "A bad argument or input (the CLI's exit status 2); also a ValueError.", input_bases, NULL);
-    Py_DECREF(input_bases);
-    bpy_MismatchError = PyErr_NewExceptionWithDoc(
-        "ballcl.MismatchError",
-        "The device's result differs from the C reference (the CLI's exit status 1).\n"
-        ".result is the run's Result and .state the state the device computed.",
-        bpy_Error, NULL);
-    if (!bpy_DeviceError || !bpy_InputError || !bpy_MismatchError)
-        return -1;
-    if (PyModule_AddObjectRef(module, "Error", bpy_Error) < 0 ||
-        PyModule_AddObjectRef(module, "DeviceError", bpy_DeviceError) < 0 ||
-        PyModule_AddObjectRef(module, "InputError", bpy_InputError) < 0 ||
-        PyModule_AddObjectRef(module, "MismatchError", bpy_MismatchError) < 0)
-        return -1;
+    static const struct {
+        PyObject **type;
+        const char *name, *doc;
+    } classes[] = {
+        {&bpy_Error, "Error",
+         "Any error ballcl reports: catch it for all of them. Attributes: exit_code, the\n"
+         "ballcl program's exit status for the same error (1, 2 or 3); detail, more text\n"
+         "(a build log) or None. The subclasses are DeviceError, InputError, MismatchError;\n"
+         "they pickle, so a worker process's error reaches the parent whole."},
+        {&bpy_DeviceError, "DeviceError",
+         "An OpenCL or other runtime failure (the CLI's exit status 3). .call and .status name\n"
+         "the OpenCL function and its status (e.g. 'CL_OUT_OF_RESOURCES') when one failed,\n"
+         "else they are None."},
+        {&bpy_InputError, "InputError",
+         "A bad argument or input (the CLI's exit status 2); also a ValueError."},
+        {&bpy_MismatchError, "MismatchError",
+         "The device's result differs from the C reference (the CLI's exit status 1).\n"
+         ".result is the run's Result and .state the state the device computed."},
+    };
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+        char name[40];
+        snprintf(name, sizeof name, "ballcl.%s", classes[i].name);
+        /* Error first, the base of the others; InputError is a ValueError too. */
+        PyObject *bases = i == 0 ? NULL
+                          : classes[i].type == &bpy_InputError
+                              ? PyTuple_Pack(2, bpy_Error, PyExc_ValueError)
+                              : Py_NewRef(bpy_Error);
+        if (i && !bases)
+            return -1;
+        *classes[i].type = PyErr_NewExceptionWithDoc(name, classes[i].doc, bases, NULL);
+        Py_XDECREF(bases);
+        if (!*classes[i].type ||
+            PyModule_AddObjectRef(module, classes[i].name, *classes[i].type) < 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -61,14 +62,16 @@ static int set_attr_str(PyObject *obj, const char *name, const char *value)
     return rc;
 }
 
-PyObject *bpy_raise(const bcl_error *e)
+PyObject *bpy_raise(bcl_error *e)
 {
     PyObject *type = e->code == BCL_EXIT_INPUT      ? bpy_InputError
                      : e->code == BCL_EXIT_MISMATCH ? bpy_MismatchError
                                                     : bpy_DeviceError;
     PyObject *exc = PyObject_CallFunction(type, "s", e->msg[0] ? e->msg : "unknown error");
-    if (!exc)
+    if (!exc) {
+        bcl_error_clear(e);
         return NULL;
+    }
     PyObject *code = PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME);
     int rc = code ? PyObject_SetAttrString(exc, "exit_code", code) : -1;
     Py_XDECREF(code);
@@ -81,6 +84,7 @@ PyObject *bpy_raise(const bcl_error *e)
     if (rc == 0)
         PyErr_SetObject(type, exc);
     Py_DECREF(exc);
+    bcl_error_clear(e);
     return NULL;
 }
 

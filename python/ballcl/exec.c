@@ -1,10 +1,9 @@
 /*
- * One run from Python: the library's one run path (bcl_group_exec, as the
- * CLI runs it), with the GIL released. The steps go to the devices in
- * chunks of launches, each twice the last until one lasts CHUNK_MS, and the
- * validation in slices; between them the GIL is taken back for
- * PyErr_CheckSignals, so Ctrl-C stops a long run within about one chunk
- * while a short run is one chunk.
+ * One run from Python: the library's one run path (bcl_group_exec), the
+ * GIL released. The steps go in chunks of launches, each twice the last
+ * until one lasts CHUNK_MS, the validation in slices; between them the GIL
+ * is taken back for PyErr_CheckSignals: Ctrl-C stops a long run within
+ * about one chunk, and a short run is one chunk.
  */
 #include "core.h"
 
@@ -21,13 +20,23 @@ static int signalled(void *arg)
     return rc < 0;
 }
 
-int bpy_group_open(const bpy_args *a, const size_t *idx, size_t count, size_t balls, bcl_group **g,
-                   bcl_error *e)
+/* The request of a run of `balls` (0: the group's range) from a. */
+static bcl_plan_request bpy_request(const bpy_args *a, size_t balls)
 {
-    const bcl_device_list *list = bpy_devices();
-    const bcl_device_info *devs[BCL_MAX_DEVICES];
-    for (size_t i = 0; i < count && i < BCL_MAX_DEVICES; i++)
-        devs[i] = &list->dev[idx[i]];
+    return (bcl_plan_request){
+        .params = a->params,
+        .balls = balls,
+        .steps = a->steps,
+        .steps_per_launch = a->steps_per_launch,
+        .sync = BCL_SYNC_END,
+        .launch = a->launch,
+        .local_given = a->local_given,
+    };
+}
+
+int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
+                   size_t balls, bcl_group **g, bcl_error *e)
+{
     bcl_group_opts o = {
         .model = a->model,
         .ctx = {.use_cache = true},

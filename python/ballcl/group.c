@@ -1,40 +1,10 @@
 /*
- * ballcl.run from a state on a group of its own: several devices
- * (device="all" or "0:0,0:1"), or one with cache=False. The group (the
- * library's, ballcl/ballcl.h, "A group") is opened, weighed and cut by
- * rate when it has several devices, and runs the state through the one run
- * path (bpy_exec_run: the steps in chunks with the GIL taken back between
- * them for Ctrl-C, validation, the overflow check); then it is closed.
+ * ballcl.run from a state on a group of its own (ballcl/ballcl.h, "A
+ * group"): several devices (device="all" or "0:0,0:1"), weighed and cut by
+ * rate, or one with cache=False. It runs the state through the one run
+ * path (bpy_exec_run), then it is closed.
  */
 #include "core.h"
-
-#include <string.h>
-
-/* The Result of x on several devices, with the warnings of every device,
- * as the CLI prints them. */
-static PyObject *group_result(const bpy_exec *x)
-{
-    size_t nd = bcl_group_size(x->g);
-    for (size_t i = 0; i < nd; i++) {
-        const bcl_group_member *m = bcl_group_member_at(x->g, i);
-        const char *w[2] = {m->build.warning, m->plan.warning};
-        for (int k = 0; k < 2; k++)
-            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: device %s: %s",
-                                            m->selector, w[k]) < 0)
-                return NULL;
-    }
-    return bpy_result(x, NULL);
-}
-
-/* The Result of x: one device's fields, or a group's. */
-static PyObject *result_of(const bpy_exec *x)
-{
-    if (bcl_group_size(x->g) > 1)
-        return group_result(x);
-    if (bpy_warn(x, &x->lead->build) < 0)
-        return NULL;
-    return bpy_result(x, NULL);
-}
 
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
                         PyObject *out_o)
@@ -53,16 +23,8 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
         goto done;
     }
     if (out_o && out_o != Py_None) {
-        if (!(out = (PyObject *)bpy_out_arg(out_o, n)))
+        if (!(out = (PyObject *)bpy_out_arg(out_o, &in, a->validate)))
             goto done;
-        /* The check compares with the start: keep it apart from out. */
-        if (a->validate && bpy_overlaps(PyArray_DATA((PyArrayObject *)out), PyArray_DATA(in),
-                                        n * 4 * sizeof(float))) {
-            PyObject *copy = PyArray_NewCopy(in, NPY_CORDER);
-            if (!copy)
-                goto done;
-            Py_SETREF(in, (PyArrayObject *)copy);
-        }
     } else {
         float *ignored;
         if (!(out = bpy_plain_state_array(n, &ignored)))
@@ -80,22 +42,16 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
         .readback = "pageable",
     };
     PyThreadState *ts = PyEval_SaveThread();
-    int rc = bpy_group_open(a, idx, count, n, &x.g, &e);
+    int rc = bpy_group_open(a, devs, count, n, &x.g, &e);
     if (rc == BCL_OK && count > 1)
         rc = bcl_group_split(x.g, init, &e);
     if (rc == BCL_OK)
         rc = bpy_exec_run(&x, &e, &ts);
     PyEval_RestoreThread(ts);
-    if (rc && rc != BPY_PENDING) {
+    if (rc && rc != BPY_PENDING)
         bpy_raise(&e);
-    } else if (rc == BCL_OK) {
-        PyObject *result = result_of(&x);
-        if (result && a->validate && x.r.v.mismatches)
-            bpy_raise_mismatch(result, out, &x);
-        else if (result)
-            ret = PyTuple_Pack(2, out, result);
-        Py_XDECREF(result);
-    }
+    else if (rc == BCL_OK && bpy_warn(&x, &x.lead->build) == 0)
+        ret = bpy_result_pair(&x, NULL, out);
     Py_BEGIN_ALLOW_THREADS;
     bcl_group_close(x.g);
     Py_END_ALLOW_THREADS;

@@ -102,6 +102,7 @@ static PyMethodDef methods[] = {
      "    None.\n\n"
      "Raises:\n"
      "    Nothing.\n"},
+    {"_close_at_exit", bpy_close_at_exit_py, METH_NOARGS, NULL},
     {"_set_result_type", set_result_type, METH_O, NULL},
     {"_result_fields", bpy_result_fields, METH_O, NULL},
     {"_cli", bpy_cli_py, METH_O,
@@ -125,7 +126,7 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!m)
         return NULL;
     if (bpy_errors_init(m) < 0 || bpy_fork_init() < 0 || PyType_Ready(&bpy_ContextType) < 0 ||
-        bpy_readback_init() < 0 || bpy_runcache_init(m) < 0 ||
+        bpy_readback_init() < 0 ||
         PyModule_AddObjectRef(m, "Context", (PyObject *)&bpy_ContextType) < 0 ||
         PyModule_AddStringConstant(m, "__version__", BALLCL_VERSION) < 0 ||
         PyModule_AddStringConstant(m, "version", BALLCL_VERSION) < 0) {

@@ -2,41 +2,34 @@
  * ballcl.Context: a device, its built program and a resident state kept
  * between calls, for a Python loop of many short runs.
  *
- * The state stays on the device. ctx.run(steps) continues it; so does
- * ctx.run(steps, state=s) when s is the array the context returned last.
- * Those arrays are read-only over memory that exports no writable buffer
- * (a pinned block or bytes: readback.c), so NumPy cannot make them
- * writable, and "the array returned last" also means "the state on the
- * device": no upload is needed. Its memory can still be written through
- * an alias NumPy does not see (an object whose __array_interface__ names
- * the same address as writable): so a digest of its bytes is kept when it
- * is returned and compared when it is used again; changed, it is taken as
- * any other array (checked, uploaded). An out= array is writable: passed back as
- * state= it is uploaded. Any other array is uploaded. After an
- * error or an interrupt the device's state is unknown; the next call
- * uploads the last returned state (ctx.state) again.
+ * ctx.run(steps) continues the state on the device; so does
+ * ctx.run(steps, state=s) when s is the array the context returned last:
+ * read-only over memory that exports no writable buffer (readback.c), so
+ * NumPy cannot make it writable and it still is the device's state. An
+ * alias NumPy does not see (an __array_interface__ naming the address as
+ * writable) can still write it: a digest of its bytes, kept when it is
+ * returned, tells it changed, and it is then taken as any other array
+ * (checked, uploaded). out= arrays and any other array are uploaded. After
+ * an error or an interrupt the next call uploads ctx.state again.
  *
- * One call at a time: a lock, waited for without the GIL, serialises
- * calls from several threads.
- *
- * The device is a group of one (ballcl/ballcl.h, "A group") and every
- * frame is one bcl_group_exec, the run path of `ballcl run` (exec.c). A
- * frame costs only what must happen per call (docs/PYTHON.md, "Frame
- * loops"): the group keeps the plan of an unchanged request, the warm-ups
- * done and the device buffers at the largest state seen; a state that
- * fitted the memory once is not checked again (the check reads the
- * cgroup's files), and the state is read back into pinned memory that
- * becomes the returned array (readback.c), or into the caller's out=.
- * ballcl.run's process-wide contexts (runcache.c) are Contexts too, run
- * through bpy_context_frame.
+ * One call at a time: a lock, waited for without the GIL. The device is a
+ * group of one (ballcl/ballcl.h, "A group"), every frame one
+ * bcl_group_exec (exec.c), costing only what must happen per call
+ * (docs/PYTHON.md, "Frame loops"): the group keeps the plan of an
+ * unchanged request, the warm-ups and the buffers at the largest state
+ * seen; a state that fitted the memory once is not checked again (the
+ * check reads the cgroup's files); the read-back goes into pinned memory
+ * that becomes the returned array, or into out=. ballcl.run's contexts
+ * (runcache.c) are Contexts too, run through bpy_context_frame.
  */
 #include "core.h"
 
-#include "cli.h" /* cli_selector: $BALLCL_DEVICE, read in one place */
+#include "options.h" /* cli_selector, the run options declared once */
 
 #include <jansson.h>
 #include <pythread.h>
-#include <stdlib.h>
+#include <stddef.h>
+#include <structmember.h>
 #include <string.h>
 
 struct bpy_context {
@@ -45,7 +38,6 @@ struct bpy_context {
     bpy_args base;    /* model and parameters, fixed for the context */
     bcl_group *g;     /* the device, a group of one; NULL once closed */
     bool build_told;  /* the build's warning went out */
-    size_t balls;     /* the state on the device */
     size_t capacity;  /* balls its buffers hold: they grow to the largest state loaded */
     PyObject *state;  /* the array returned last, or NULL */
     bool frozen;      /* `state` is read-only: the identity means "unchanged" */
@@ -78,7 +70,7 @@ static void close_locked(bpy_context *c)
     bcl_group *g = c->g;
     c->g = NULL;
     c->synced = false;
-    c->balls = c->capacity = c->fit_balls = 0;
+    c->capacity = c->fit_balls = 0;
     json_decref(c->tree);
     c->tree = NULL;
     /* Arrays over its blocks stay valid: each block keeps what it needs. */
@@ -107,11 +99,10 @@ static int open_group(bpy_context *c, size_t di)
     bcl_error e = {0};
     int rc;
     Py_BEGIN_ALLOW_THREADS;
-    rc = bpy_group_open(&c->base, &di, 1, 0, &c->g, &e);
+    rc = bpy_group_open(&c->base, &c->dev, 1, 0, &c->g, &e);
     Py_END_ALLOW_THREADS;
     if (rc) {
         bpy_raise(&e);
-        bcl_error_clear(&e);
         return -1;
     }
     c->builds++;
@@ -142,7 +133,7 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
                         cli_selector(sel));
         return -1;
     }
-    if (bpy_device_pick(sel, &di))
+    if (bpy_device_pick(sel, &di, NULL, false))
         return -1;
     if (open_group(c, di))
         return -1;
@@ -235,17 +226,9 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     bool pinned = false;
     size_t bytes = n * 4 * sizeof(float);
     if (out_o && out_o != Py_None) {
-        if (!(out = (PyObject *)bpy_out_arg(out_o, n)))
+        if (!(out = (PyObject *)bpy_out_arg(out_o, &in, a->validate)))
             goto done;
         data = PyArray_DATA((PyArrayObject *)out);
-        /* The read-back must not overwrite the start the check compares
-         * with. */
-        if (a->validate && bpy_overlaps(data, PyArray_DATA(in), bytes)) {
-            PyObject *copy = PyArray_NewCopy(in, NPY_CORDER);
-            if (!copy)
-                goto done;
-            Py_SETREF(in, (PyArrayObject *)copy);
-        }
     } else if (!(out = bpy_state_array(c->pool, c->g, c->dev, n, &data, &pinned))) {
         goto done;
     }
@@ -268,7 +251,6 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     PyEval_RestoreThread(ts);
     /* The upload is done whatever the outcome (bcl_group_exec waits for it). */
     if (load && (rc == BCL_OK || rc == BPY_PENDING)) {
-        c->balls = n;
         c->capacity = n > c->capacity ? n : c->capacity;
         c->uploads++;
     }
@@ -299,19 +281,13 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     }
     c->calls++;
-    const bcl_build_report *br = &x.lead->build;
-    if (bpy_warn(&x, c->build_told ? NULL : br) < 0)
+    if (bpy_warn(&x, c->build_told ? NULL : &x.lead->build) < 0)
         goto done;
     c->build_told = true;
     bpy_ctx_report cr = {load != NULL, c->calls, c->builds, c->uploads};
-    PyObject *result = bpy_result(&x, report ? &cr : NULL);
-    if (!result)
-        goto done;
-    if (a->validate && x.r.v.mismatches) {
-        if (out == c->state)
+    if (!(ret = bpy_result_pair(&x, report ? &cr : NULL, out))) {
+        if (a->validate && x.r.v.mismatches && out == c->state)
             Py_CLEAR(c->state);
-        bpy_raise_mismatch(result, out, &x);
-        Py_DECREF(result);
         goto done;
     }
     /* ballcl.run keeps it too: passing the returned array back is then a
@@ -320,8 +296,6 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
     c->digest = c->frozen ? state_digest(out) : 0;
     c->synced = true;
-    ret = PyTuple_Pack(2, out, result);
-    Py_DECREF(result);
     goto done;
 fail:
     bpy_raise(&e);
@@ -342,31 +316,24 @@ PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *st
     return r;
 }
 
-static PyObject *run_locked(bpy_context *c, PyObject *steps_o, PyObject *state_o, PyObject *spl_o,
-                            PyObject *local_o, PyObject *out_o, PyObject *validate_o)
-{
-    if (!c->g)
-        return bpy_input_error("Context.run: the context is closed");
-    bpy_args a = c->base;
-    if (bpy_steps_arg(steps_o, &a) || bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) ||
-        bpy_validate_arg(validate_o, &a))
-        return NULL;
-    return frame_locked(c, &a, state_o, out_o, true, false);
-}
-
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 {
     bpy_context *c = (bpy_context *)self;
-    static char *names[] = {"steps", "state", "steps_per_launch", "local", "validate", "out", NULL};
-    PyObject *steps_o, *state_o = Py_None, *spl_o = Py_None, *local_o = Py_None;
-    PyObject *validate_o = NULL, *out_o = Py_None;
-    /* Everything after steps is keyword-only: ctx.run(steps, state) would
-     * read as the reverse of ballcl.run(state, steps). */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOO:run", names, &steps_o, &state_o, &spl_o,
-                                     &local_o, &validate_o, &out_o))
+    /* steps, then keyword-only the table's run options (options.c) and
+     * Python's own: ctx.run(steps, state) would read as the reverse of
+     * ballcl.run(state, steps). */
+    static const char *const own[] = {"steps", "state", "out", NULL};
+    static bpy_kwlist k = {CLI_PY_CONTEXT, own, 1};
+    PyObject *v[BPY_MAX_KW], *r = NULL;
+    if (bpy_kw_parse(&k, args, kw, v))
         return NULL;
     take_lock(c);
-    PyObject *r = run_locked(c, steps_o, state_o, spl_o, local_o, out_o, validate_o);
+    bpy_args a = c->base;
+    if (!c->g)
+        bpy_input_error("Context.run: the context is closed");
+    else if (bpy_run_options(&k, v, &a) == 0)
+        r = frame_locked(c, &a, bpy_kw(&k, v, "state", Py_None), bpy_kw(&k, v, "out", Py_None),
+                         true, false);
     PyThread_release_lock(c->lock);
     return r;
 }
@@ -395,27 +362,11 @@ static PyObject *ctx_exit(PyObject *self, PyObject *args)
     return r ? Py_NewRef(Py_False) : NULL;
 }
 
-static PyObject *get_state(PyObject *self, void *closure)
-{
-    (void)closure;
-    bpy_context *c = (bpy_context *)self;
-    return Py_NewRef(c->state ? c->state : Py_None);
-}
-
 static PyObject *get_device(PyObject *self, void *closure)
 {
     (void)closure;
     bpy_context *c = (bpy_context *)self;
     return c->dev ? bpy_device_full(c->dev) : Py_NewRef(Py_None);
-}
-
-static PyObject *get_counter(PyObject *self, void *closure)
-{
-    bpy_context *c = (bpy_context *)self;
-    const char *which = closure;
-    return PyLong_FromUnsignedLongLong(which[0] == 'c'   ? c->calls
-                                       : which[0] == 'b' ? c->builds
-                                                         : c->uploads);
 }
 
 static PyObject *get_closed(PyObject *self, void *closure)
@@ -467,14 +418,21 @@ static PyMethodDef ctx_methods[] = {
 };
 
 static PyGetSetDef ctx_getset[] = {
-    {"state", get_state, NULL, "The state returned last (read-only), or None.", NULL},
     {"device", get_device, NULL, "The device, as a dict of ballcl.devices(), or None once closed.",
      NULL},
-    {"calls", get_counter, NULL, "Completed run calls.", "calls"},
-    {"builds", get_counter, NULL, "Programs built or loaded: 1 for the context's life.", "builds"},
-    {"uploads", get_counter, NULL, "States uploaded to the device.", "uploads"},
     {"closed", get_closed, NULL, "True after close().", NULL},
     {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef ctx_members[] = {
+    {"state", T_OBJECT, offsetof(bpy_context, state), READONLY,
+     "The state returned last (read-only), or None."},
+    {"calls", T_ULONGLONG, offsetof(bpy_context, calls), READONLY, "Completed run calls."},
+    {"builds", T_ULONGLONG, offsetof(bpy_context, builds), READONLY,
+     "Programs built or loaded: 1 for the context's life."},
+    {"uploads", T_ULONGLONG, offsetof(bpy_context, uploads), READONLY,
+     "States uploaded to the device."},
+    {NULL, 0, 0, 0, NULL},
 };
 
 PyTypeObject bpy_ContextType = {
@@ -500,6 +458,7 @@ PyTypeObject bpy_ContextType = {
     .tp_init = ctx_init,
     .tp_dealloc = ctx_dealloc,
     .tp_methods = ctx_methods,
+    .tp_members = ctx_members,
     .tp_getset = ctx_getset,
 };
 

@@ -1,19 +1,13 @@
 /*
- * Where a call's new state lives: a block of pinned host memory backing the
- * returned array, or the caller's own array (out=).
- *
- * Pinned memory (bcl_host_buffer) is what makes a GPU's read-back run at
- * the bus's speed, and the array the caller gets is that memory itself: no
- * copy after the read. Allocating pinned memory is slow on GPU drivers (the
- * pages are locked), so each context keeps a pool: a block goes back to its
- * pool when the last array over it is freed, and the next call takes it
- * again. In a frame loop (`s, r = ctx.run(100, state=s)`) two blocks take
- * turns. All pool bookkeeping runs with the GIL held (array deallocation
- * does too), which is the pool's lock.
- *
- * A block holds its own reference to the OpenCL queue and memory, so an
- * array stays valid after later calls, after the context is closed and
- * after ballcl.close(), as long as the caller keeps it.
+ * Where a call's new state lives: pinned host memory backing the returned
+ * array, or the caller's own array (out=). Pinned memory (bcl_host_buffer)
+ * makes a GPU's read-back run at the bus's speed, and the caller's array is
+ * that memory: no copy after the read. Allocating it is slow (the pages are
+ * locked), so each context keeps a pool: a block goes back to it when the
+ * last array over it is freed (a frame loop's two blocks take turns). The
+ * GIL, held by all pool bookkeeping and array deallocation, is its lock. A
+ * block holds its own reference to the OpenCL queue and memory: an array
+ * outlives later calls, its context and ballcl.close().
  */
 #include "core.h"
 
@@ -95,13 +89,7 @@ int bpy_readback_init(void)
 
 PyObject *bpy_pool_create(void)
 {
-    bpy_pool *p = PyObject_New(bpy_pool, &pool_type);
-    if (!p)
-        return NULL;
-    p->nidle = 0;
-    p->block_bytes = p->out_bytes = 0;
-    p->closed = p->disabled = false;
-    return (PyObject *)p;
+    return pool_type.tp_alloc(&pool_type, 0); /* zeroed: empty, open */
 }
 
 void bpy_pool_close(PyObject *pool)
@@ -195,8 +183,9 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
     return wrap(*data, n, (PyObject *)b);
 }
 
-PyArrayObject *bpy_out_arg(PyObject *out, size_t n)
+PyArrayObject *bpy_out_arg(PyObject *out, PyArrayObject **in, bool validate)
 {
+    size_t n = (size_t)PyArray_DIM(*in, 0);
     if (!PyArray_Check(out)) {
         PyErr_Format(PyExc_TypeError, "out: expected a numpy.ndarray, got %s",
                      Py_TYPE(out)->tp_name);
@@ -212,18 +201,19 @@ PyArrayObject *bpy_out_arg(PyObject *out, size_t n)
         PyErr_SetString(PyExc_TypeError, "out: expected dtype float32 (native byte order)");
         return NULL;
     }
-    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != (npy_intp)n || PyArray_DIM(a, 1) != 4) {
-        bpy_input_error("out: expected shape (%zu, 4), the state's", n);
-        return NULL;
-    }
-    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)) {
-        bpy_input_error("out: expected a C-contiguous, aligned array (the state is read into it "
-                        "whole)");
-        return NULL;
-    }
-    if (!PyArray_ISWRITEABLE(a)) {
-        bpy_input_error("out: the array is read-only");
-        return NULL;
+    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != (npy_intp)n || PyArray_DIM(a, 1) != 4)
+        return (PyArrayObject *)bpy_input_error("out: expected shape (%zu, 4), the state's", n);
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a))
+        return (PyArrayObject *)bpy_input_error(
+            "out: expected a C-contiguous, aligned array (the state is read into it whole)");
+    if (!PyArray_ISWRITEABLE(a))
+        return (PyArrayObject *)bpy_input_error("out: the array is read-only");
+    /* The read-back must not overwrite the start the check compares with. */
+    if (validate && bpy_overlaps(PyArray_DATA(a), PyArray_DATA(*in), n * 4 * sizeof(float))) {
+        PyObject *copy = PyArray_NewCopy(*in, NPY_CORDER);
+        if (!copy)
+            return NULL;
+        Py_SETREF(*in, (PyArrayObject *)copy);
     }
     return (PyArrayObject *)Py_NewRef(out);
 }

@@ -1,8 +1,7 @@
 /*
  * The result of a run: the library's one tree of it (bcl_run_json, the
- * fields of `ballcl run --json`; docs: PYTHON.md lists them) as Python
- * values, with Python's own keys, held by a ballcl.Result, the class
- * __init__.py registers.
+ * fields of `ballcl run --json`) with Python's own keys, held by a
+ * ballcl.Result (the class __init__.py registers).
  */
 #include "core.h"
 
@@ -63,7 +62,11 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
     return dict;
 }
 
-PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
+/* A Result holding the library's result of x (bcl_run_json: the fields of
+ * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
+ * and "readback": the tree, converted to dicts when first asked
+ * (bpy_result_fields). */
+static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 {
     snap *s = malloc(sizeof *s);
     if (!s)
@@ -97,7 +100,8 @@ PyObject *bpy_result(const bpy_exec *x, const bpy_ctx_report *cr)
     return r;
 }
 
-PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
+/* Raises MismatchError for x's failed validation, with .result and .state. */
+static PyObject *raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
 {
     char msg[256];
     snprintf(msg, sizeof msg, "validation failed: %llu of %llu floats differ from the C reference",
@@ -116,8 +120,31 @@ PyObject *bpy_raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *
     return NULL;
 }
 
+PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state)
+{
+    PyObject *result = result_of(x, cr), *ret = NULL;
+    if (result && x->args->validate && x->r.v.mismatches)
+        raise_mismatch(result, state, x);
+    else if (result)
+        ret = PyTuple_Pack(2, state, result);
+    Py_XDECREF(result);
+    return ret;
+}
+
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build)
 {
+    /* Several devices: every device's warnings, as the CLI prints them. */
+    size_t nd = bcl_group_size(x->g);
+    for (size_t i = 0; nd > 1 && i < nd; i++) {
+        const bcl_group_member *m = bcl_group_member_at(x->g, i);
+        const char *w[2] = {m->build.warning, m->plan.warning};
+        for (int k = 0; k < 2; k++)
+            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: device %s: %s",
+                                            m->selector, w[k]) < 0)
+                return -1;
+    }
+    if (nd > 1)
+        return 0;
     if (build && build->warning[0] &&
         PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", build->warning) < 0)
         return -1;

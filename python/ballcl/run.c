@@ -1,17 +1,13 @@
 /*
- * ballcl.run(state, steps, ...): one run from a state. On one device it
- * runs on the process-wide context of the device and model (runcache.c);
- * with cache=False, or on several devices, on a group of its own (the
- * programs from the binary cache), closed at the end (group.c). Every one
- * of them is the library's one run path (exec.c).
+ * ballcl.run(state, steps, ...): one run from a state, on the process-wide
+ * context of the device and model (runcache.c), or with cache=False or on
+ * several devices on a group of its own (group.c); each the library's one
+ * run path (exec.c).
  */
 #include "core.h"
 
 #include "options.h"     /* cli_selector, the run options declared once */
 #include "ocl/program.h" /* bcl_now_ms */
-
-#include <stdlib.h>
-#include <string.h>
 
 /* progress=: the steps done, from the run loop's waits (bcl_sim_progress),
  * to a callable or to stderr as `ballcl run` shows them. */
@@ -55,56 +51,19 @@ static void progress_hook(void *arg, uint64_t done, uint64_t steps)
     PyGILState_Release(gil);
 }
 
-/* The value of keyword name, dflt when it was not given. */
-static PyObject *kw_value(char *const *names, PyObject *const *v, const char *name, PyObject *dflt)
-{
-    size_t i = 0;
-    while (strcmp(names[i], name) != 0)
-        i++;
-    return v[i] ? v[i] : dflt;
-}
-
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     /* state and steps, then, keyword-only, the run options of the
-     * program's table (options.c, each row's Python keyword) and Python's
-     * own. */
-    enum { NKW = 24 };
-    static char *names[NKW + 1];
-    static char format[NKW + 8];
-    static size_t n;
-    if (!n) {
-        const char *opt[NKW];
-        size_t nopt = cli_option_keywords(opt, NKW - 5);
-        names[n++] = "state";
-        names[n++] = "steps";
-        for (size_t i = 0; i < nopt; i++)
-            if (strcmp(opt[i], "steps") != 0)
-                names[n++] = (char *)opt[i];
-        names[n++] = "params";
-        names[n++] = "validate";
-        names[n++] = "out";
-        strcpy(format, "OO|$");
-        memset(format + 4, 'O', n - 2);
-        strcpy(format + n + 2, ":run");
-    }
-    PyObject *v[NKW] = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, format, names, &v[0], &v[1], &v[2], &v[3], &v[4],
-                                     &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
-                                     &v[13], &v[14], &v[15], &v[16], &v[17], &v[18], &v[19], &v[20],
-                                     &v[21], &v[22], &v[23]))
+     * program's table (options.c) and Python's own. */
+    static const char *const own[] = {"state", "steps", "params", "out", NULL};
+    static bpy_kwlist k = {CLI_PY_RUN, own, 2};
+    PyObject *v[BPY_MAX_KW];
+    if (bpy_kw_parse(&k, args, kw, v))
         return NULL;
-    PyObject *state_o = v[0], *steps_o = v[1], *none = Py_None;
-    PyObject *device_o = kw_value(names, v, "device", none);
-    PyObject *model_o = kw_value(names, v, "model", none);
-    PyObject *params_o = kw_value(names, v, "params", none);
-    PyObject *spl_o = kw_value(names, v, "steps_per_launch", none);
-    PyObject *local_o = kw_value(names, v, "local", none);
-    PyObject *out_o = kw_value(names, v, "out", none);
-    PyObject *progress_o = kw_value(names, v, "progress", Py_False);
-    PyObject *validate_o = kw_value(names, v, "validate", NULL);
-    PyObject *cache_o = kw_value(names, v, "cache", NULL);
+    PyObject *out_o = bpy_kw(&k, v, "out", Py_None);
+    PyObject *progress_o = bpy_kw(&k, v, "progress", Py_False);
+    PyObject *cache_o = bpy_kw(&k, v, "cache", NULL);
     int cache = cache_o ? PyObject_IsTrue(cache_o) : 1;
     if (cache < 0)
         return NULL;
@@ -115,30 +74,25 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
                             Py_TYPE(progress_o)->tp_name);
     bpy_args a = {0};
     const char *sel;
-    if (bpy_model_arg(model_o, params_o, &a) || bpy_steps_arg(steps_o, &a) ||
-        bpy_spl_arg(spl_o, &a) || bpy_local_arg(local_o, &a) || bpy_validate_arg(validate_o, &a) ||
-        bpy_device_arg(device_o, &sel))
+    if (bpy_run_options(&k, v, &a) || bpy_device_arg(bpy_kw(&k, v, "device", NULL), &sel))
         return NULL;
     /* Scanned for NaN below: the cached path scans while the upload runs. */
-    PyArrayObject *in = bpy_state_arg_unscanned(state_o);
+    PyArrayObject *in = bpy_state_arg_unscanned(v[0]);
     if (!in)
         return NULL;
-    size_t di;
     PyObject *ret = NULL;
     const char *eff = cli_selector(sel);
-    size_t bad;
-    if (!(cache && !bpy_is_device_list(eff)) &&
-        !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
+    bool list = bpy_is_device_list(eff);
+    size_t bad, idx[BCL_MAX_DEVICES], count = 1;
+    if ((list || !cache) && !bpy_finite(PyArray_DATA(in), (size_t)PyArray_SIZE(in), &bad)) {
         bpy_nonfinite_error(PyArray_DATA(in), bad);
         goto done;
     }
-    size_t idx[BCL_MAX_DEVICES], count = 1;
-    bool list = bpy_is_device_list(eff);
     if (list && out_o != Py_None) {
         bpy_input_error("out: not taken with several devices ('%s')", eff);
         goto done;
     }
-    if (list ? bpy_device_pick_list(eff, idx, &count) : bpy_device_pick(sel, &di))
+    if (bpy_device_pick(eff, idx, &count, list))
         goto done;
     progress p = {.fn = progress_o, .total = a.steps, .ndev = count, .line_ms = bcl_now_ms()};
     if (progress_o == Py_True)
@@ -147,10 +101,10 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         bcl_sim_progress(progress_hook, &p, PROGRESS_MS);
     /* Several devices: a group for this call. One device: its process-wide
      * context, or (cache=False) a group of its own for this call. */
-    if (list)
-        ret = bpy_run_group(in, &a, idx, count, Py_None);
+    if (list || !cache)
+        ret = bpy_run_group(in, &a, idx, count, out_o);
     else
-        ret = cache ? bpy_run_cached(&a, di, in, out_o) : bpy_run_group(in, &a, &di, 1, out_o);
+        ret = bpy_run_cached(&a, idx[0], in, out_o);
     bcl_sim_progress(NULL, NULL, 0);
     if (p.fn == Py_True && p.shown)
         cli_progress_end();

@@ -1,10 +1,9 @@
 /*
  * ballcl.run's process-wide contexts: one ballcl.Context per (device,
- * model), made at the first call and kept, so that a later call costs what
- * a Context frame costs, and a returned array passed back is the state on
- * the device, not uploaded again (docs/PYTHON.md, "Frame loops": threads,
- * ballcl.cached(), ballcl.close()). The registry is a list changed only
- * with the GIL held. cache=False opens a context of its own (run.c).
+ * model), kept from the first call, so that a later call costs a Context
+ * frame and a returned array passed back is not uploaded again
+ * (docs/PYTHON.md, "Frame loops"). The registry, a list, changes only with
+ * the GIL held.
  */
 #include "core.h"
 
@@ -135,7 +134,7 @@ PyObject *bpy_close_py(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PyObject *close_at_exit(PyObject *self, PyObject *unused)
+PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
@@ -143,18 +142,4 @@ static PyObject *close_at_exit(PyObject *self, PyObject *unused)
      * the process's end rather than waited for. */
     close_all(false);
     Py_RETURN_NONE;
-}
-
-static PyMethodDef at_exit_def = {"_close_at_exit", close_at_exit, METH_NOARGS, NULL};
-
-int bpy_runcache_init(PyObject *module)
-{
-    PyObject *fn = PyCFunction_NewEx(&at_exit_def, NULL, NULL);
-    PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
-    PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
-    int rc = r && PyModule_AddObjectRef(module, "_close_at_exit", fn) == 0 ? 0 : -1;
-    Py_XDECREF(r);
-    Py_XDECREF(atexit);
-    Py_XDECREF(fn);
-    return rc;
 }

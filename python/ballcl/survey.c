@@ -1,20 +1,16 @@
 /*
  * ballcl.survey(device=None, *, quick=False): the device capability survey
- * (docs/SURVEY.md) as the dict of the document `ballcl survey --json`
- * writes, measured by the same library code (bcl_survey_run), so that a
- * notebook can put devices side by side. The GIL is released while it
- * measures; like the command it has no Ctrl-C point inside a figure.
- *
- * The command turns the drivers' own program caches off before its first
- * OpenCL call, so that a cold build is cold. A module cannot promise to be
- * first (devices() may have run, and the drivers read those settings once)
- * and must not change the process's environment, so it leaves them as
- * they are, and the document says so ("driver_caches").
+ * (docs/SURVEY.md) as the dict of `ballcl survey --json`'s document, by the
+ * same library code (bcl_survey_run), the GIL released (like the command,
+ * no Ctrl-C point inside a figure). The command turns the drivers' program
+ * caches off before its first OpenCL call so that a cold build is cold; a
+ * module cannot promise to be first and must not change the process's
+ * environment, so it leaves them, and the document says so
+ * ("driver_caches").
  */
 #include "core.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -40,7 +36,7 @@ PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw)
     if (!sel) {
         for (; count < list->count && count < BCL_MAX_DEVICES; count++)
             idx[count] = count;
-    } else if (bpy_device_pick_list(sel, idx, &count)) {
+    } else if (bpy_device_pick(sel, idx, &count, true)) {
         return NULL;
     }
     bcl_device_info *devs = calloc(count ? count : 1, sizeof *devs);
@@ -70,6 +66,5 @@ PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw)
     else
         doc = bpy_json_loads(text);
     free(text);
-    bcl_error_clear(&e);
     return doc;
 }

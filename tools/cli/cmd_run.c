@@ -5,7 +5,6 @@
 #include "ranks.h"
 #include "run.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,21 +22,12 @@ static void help(void)
            "the scalar C reference.\n\n");
     cli_print_options_help("run", TAKES);
     cli_print_model_help(stdout);
-    printf("  --input FILE.npy       initial state from an (N, 4) float32 .npy file\n"
-           "  --output FILE.npy      save the final state (written atomically)\n"
-           "  --snapshot FILE.png    save a PNG picture of the final state: the box, each\n"
-           "                         ball a dot, darker where many overlap (written\n"
-           "                         atomically; the name must end in .png)\n"
-           "  --snapshot-size WxH    picture size in pixels (default: 800 on the longer side)\n"
-           "  --launch-budget-ms MS  the longest a launch of the default K should take\n"
-           "                         (default %g; $BALLCL_LAUNCH_BUDGET_MS)\n"
-           "  --variant V            kernel variant: base, or one the model's .cl file defines\n"
-           "  --sync every|end       wait for the device after every launch, or only at the\n"
-           "                         end (default end)\n"
-           "  --no-validate          skip the comparison with the C reference\n"
-           "  --tolerance-ulp U      accept differences up to U ULP (default 0: bitwise)\n"
-           "  -v, --verbose          more detail\n"
-           "  -h, --help             this help\n\n"
+    cli_print_option_help("input output snapshot snapshot-size");
+    printf("  --launch-budget-ms MS  the longest a launch of the default K should take\n"
+           "                         (default %g; $BALLCL_LAUNCH_BUDGET_MS)\n",
+           BCL_LAUNCH_BUDGET_MS);
+    cli_print_option_help("variant sync no-validate tolerance-ulp verbose");
+    printf("  -h, --help             this help\n\n"
            "Launch configuration (K, variant and local size are taken together, never mixed):\n"
            "  - none of --steps-per-launch, --variant, --local given: the whole configuration\n"
            "    'ballcl tune' stored for this device and model (its k-step entry; its one-step\n"
@@ -53,86 +43,12 @@ static void help(void)
            "  - --local 1 without --steps-per-launch or --variant: K = 1 on the base kernel\n"
            "    (the seed's launch, to see its cost)\n"
            "The report's 'tuned' line says whether the stored record was used, and why.\n\n"
-           "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n",
-           BCL_LAUNCH_BUDGET_MS);
+           "Exit status: 0 validated, 1 mismatch, 2 usage or input error, 3 OpenCL error.\n");
 }
-
-enum {
-    OPT_INPUT = CLI_OWN_OPT_BASE,
-    OPT_OUTPUT,
-    OPT_SYNC,
-    OPT_NO_VALIDATE,
-    OPT_TOL,
-    OPT_SNAPSHOT,
-    OPT_SNAPSHOT_SIZE,
-    OPT_VARIANT,
-};
 
 static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
 {
-    static const struct option own[] = {
-        {"input", required_argument, NULL, OPT_INPUT},
-        {"output", required_argument, NULL, OPT_OUTPUT},
-        {"sync", required_argument, NULL, OPT_SYNC},
-        {"variant", required_argument, NULL, OPT_VARIANT},
-        {"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
-        {"tolerance-ulp", required_argument, NULL, OPT_TOL},
-        {"verbose", no_argument, NULL, 'v'},
-        {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
-        {"snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE},
-        {0},
-    };
-    memset(a, 0, sizeof *a);
-    cli_options_init(&a->o, "run", help, TAKES, own, "v");
-    /* The kernels index balls with a uint per buffer; more than 2^32 balls
-     * would need 64 GiB of state anyway. */
-    a->o.balls_max = cli_option_find("balls")->max;
-    a->o.steps = 1000;
-    a->o.steps_min = cli_option_find("steps")->min;
-    a->o.steps_max = cli_option_find("steps")->max;
-    a->validate = true;
-    int c, rc = BCL_OK;
-    while (rc == BCL_OK && (c = cli_options_next(&a->o, argc, argv, &rc, e)) != -1) {
-        switch (c) {
-        case OPT_INPUT:
-            a->input = optarg;
-            break;
-        case OPT_OUTPUT:
-            a->output = optarg;
-            break;
-        case OPT_SYNC:
-            if (strcmp(optarg, "every") == 0)
-                a->sync = BCL_SYNC_EVERY;
-            else if (strcmp(optarg, "end") == 0)
-                a->sync = BCL_SYNC_END;
-            else
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "--sync: '%s': expected every or end", optarg);
-            break;
-        case OPT_SNAPSHOT:
-            a->snapshot = optarg;
-            break;
-        case OPT_SNAPSHOT_SIZE:
-            rc = bcl_snapshot_size_parse(optarg, "--snapshot-size", &a->snap_w, &a->snap_h, e);
-            break;
-        case OPT_VARIANT:
-            a->variant = optarg;
-            if (!*optarg)
-                rc = bcl_fail(
-                    e, BCL_EXIT_INPUT,
-                    "--variant: empty value: expected base, or a variant the model's .cl file "
-                    "defines");
-            break;
-        case OPT_NO_VALIDATE:
-            a->validate = false;
-            break;
-        case OPT_TOL:
-            rc = bcl_parse_u64(optarg, "--tolerance-ulp", 0, 1u << 30, &a->tol_ulp, e);
-            break;
-        case 'v':
-            a->verbose = true;
-            break;
-        }
-    }
+    int rc = cli_options_only(&a->o, "run", help, TAKES | CLI_RUN, argc, argv, e);
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
     if (a->input && (a->o.balls_given || a->o.init_given))

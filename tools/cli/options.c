@@ -1,4 +1,4 @@
-/* The shared options (options.h): one table, one handler, one message each. */
+/* The options (options.h): one table, one handler, one message each. */
 #include "options.h"
 
 #include "ranks.h"
@@ -16,54 +16,92 @@ enum {
     OPT_REPEAT_MS,
     OPT_BUDGET,
     OPT_SPL,
+    OPT_INPUT,
+    OPT_OUTPUT,
+    OPT_SNAPSHOT,
+    OPT_SNAPSHOT_SIZE,
+    OPT_NO_VALIDATE,
+    OPT_TOL,
+    OPT_SYNC,
+    OPT_VARIANT,
 };
 
-#define MORE "\n                         "
-/* Every shared option, once. A run's ranges are Python's too: steps from 0
- * (the state read back unchanged) to 2^40, K up to 2^24 (the kernels' step
- * counter), a work-group of at most 2^20 (src/run/launch.c). One option a
- * row, as written: */
+#define MORE    "\n                         "
+#define PY_BOTH (CLI_PY_RUN | CLI_PY_CONTEXT)
+/* Every option, once. A run's ranges are Python's too: steps from 0 (the
+ * state read back unchanged) to 2^40, K up to 2^24 (the kernels' step
+ * counter), a work-group of at most 2^20 (src/run/launch.c). The rows the
+ * ranks agree on are in the order they compare them. One option a row, as
+ * written: */
 /* clang-format off */
 static const cli_option_decl shared[] = {
-    {CLI_DEVICE, NULL, {"device", required_argument, NULL, 'd'}, "d:", "device", 0, 0,
+    {CLI_DEVICE, NULL, {"device", required_argument, NULL, 'd'}, "d:", "device", NULL, 0, 0,
      "-d, --device SEL",
      "P:D, gpu, cpu, accelerator, or part of a device or" MORE
      "platform name (default: $BALLCL_DEVICE, else the first" MORE
      "GPU, accelerator, CPU); a comma-separated list of them," MORE
      "or all, runs on several devices at once, the balls" MORE
-     "split by each one's measured rate (docs/DESIGN.md)"},
-    {CLI_BALLS | CLI_BALLS_LIST, NULL, {"balls", required_argument, NULL, 'n'}, "n:", NULL, 1,
-     (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)",
+     "split by each one's measured rate (docs/DESIGN.md)", CLI_PY_RUN},
+    {CLI_RUN, NULL, {"input", required_argument, NULL, OPT_INPUT}, "", NULL, NULL, 0, 0,
+     "--input FILE.npy", "initial state from an (N, 4) float32 .npy file", CLI_AGREE},
+    {CLI_BALLS | CLI_BALLS_LIST, NULL, {"balls", required_argument, NULL, 'n'}, "n:", NULL, "balls",
+     1, (uint64_t)1 << 40, "-n, --balls N", "number of balls (default 100000)",
      CLI_AGREE | CLI_FROM_INPUT},
-    {CLI_STEPS, NULL, {"steps", required_argument, NULL, 's'}, "s:", "steps", 0, (uint64_t)1 << 40,
-     "-s, --steps S", "number of steps (default 1000)", CLI_AGREE},
-    {CLI_MODEL, NULL, {"model", required_argument, NULL, OPT_MODEL}, "", "model", 0, 0, NULL, NULL},
-    {CLI_INIT, NULL, {"init", required_argument, NULL, OPT_INIT}, "", NULL, 0, 0,
+    {CLI_STEPS, NULL, {"steps", required_argument, NULL, 's'}, "s:", "steps", "steps", 0,
+     (uint64_t)1 << 40, "-s, --steps S", "number of steps (default 1000)", CLI_AGREE | PY_BOTH},
+    {CLI_MODEL, NULL, {"model", required_argument, NULL, OPT_MODEL}, "", "model", "model", 0, 0,
+     NULL, NULL, CLI_PY_RUN},
+    {CLI_INIT, NULL, {"init", required_argument, NULL, OPT_INIT}, "", NULL, "init", 0, 0,
      "--init seed|random", "initial state (default seed: the seed's data)",
      CLI_AGREE | CLI_FROM_INPUT},
-    {CLI_SEED, NULL, {"seed", required_argument, NULL, OPT_SEED}, "", NULL, 0, UINT64_MAX,
+    {CLI_SEED, NULL, {"seed", required_argument, NULL, OPT_SEED}, "", NULL, "seed", 0, UINT64_MAX,
      "--seed S", "PRNG seed for --init (default 1)", CLI_AGREE | CLI_FROM_INPUT},
-    {CLI_LOCAL, NULL, {"local", required_argument, NULL, OPT_LOCAL}, "", "local", 1, 1u << 20,
-     "--local L",
+    {CLI_LOCAL, NULL, {"local", required_argument, NULL, OPT_LOCAL}, "", "local", "launch.local", 1,
+     1u << 20, "--local L",
      "work-group size: auto, driver, tuned, or a number;" MORE
      "--local 1 alone runs the seed's launch: single steps" MORE
-     "of the base kernel, one ball per work-group"},
+     "of the base kernel, one ball per work-group", PY_BOTH},
     {0, "run bench", {"steps-per-launch", required_argument, NULL, OPT_SPL}, "",
-     "steps_per_launch", 1, 1u << 24, "--steps-per-launch K",
-     "steps applied per kernel launch (default: see below)"},
-    {0, "run", {"quiet", no_argument, NULL, 'q'}, "q", "progress", 0, 0, "-q, --quiet",
+     "steps_per_launch", "launch.steps_per_launch", 1, 1u << 24, "--steps-per-launch K",
+     "steps applied per kernel launch (default: see below)", PY_BOTH},
+    {0, "run", {"quiet", no_argument, NULL, 'q'}, "q", "progress", NULL, 0, 0, "-q, --quiet",
      "no progress line on stderr (without -q: after the first" MORE
      "2 s of steps or of validation, one every 2 s; rank 0" MORE
-     "alone)"},
-    {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", 0, 0,
-     "--no-cache", "build from source, bypassing the binary cache"},
-    {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, 0, 0, "--json",
+     "alone)", CLI_PY_RUN},
+    {CLI_CACHE, NULL, {"no-cache", no_argument, NULL, OPT_NO_CACHE}, "", "cache", NULL, 0, 0,
+     "--no-cache", "build from source, bypassing the binary cache", CLI_PY_RUN},
+    {CLI_JSON, NULL, {"json", no_argument, NULL, OPT_JSON}, "", NULL, NULL, 0, 0, "--json",
      "one JSON object on stdout instead of the report", CLI_AGREE},
-    {CLI_MEASURE, NULL, {"repeats", required_argument, NULL, 'r'}, "r:", NULL, 1, 1000, NULL, NULL},
-    {CLI_MEASURE, NULL, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, "", NULL, 1, 600000,
-     NULL, NULL},
-    {CLI_BUDGET, NULL, {"launch-budget-ms", required_argument, NULL, OPT_BUDGET}, "", NULL, 0, 0,
-     NULL, NULL},
+    {CLI_RUN, NULL, {"output", required_argument, NULL, OPT_OUTPUT}, "", NULL, NULL, 0, 0,
+     "--output FILE.npy", "save the final state (written atomically)", CLI_AGREE},
+    {CLI_RUN, NULL, {"snapshot", required_argument, NULL, OPT_SNAPSHOT}, "", NULL, NULL, 0, 0,
+     "--snapshot FILE.png",
+     "save a PNG picture of the final state: the box, each" MORE
+     "ball a dot, darker where many overlap (written" MORE
+     "atomically; the name must end in .png)", CLI_AGREE},
+    {CLI_RUN, NULL, {"snapshot-size", required_argument, NULL, OPT_SNAPSHOT_SIZE}, "", NULL, NULL,
+     0, 0, "--snapshot-size WxH", "picture size in pixels (default: 800 on the longer side)",
+     CLI_AGREE},
+    {CLI_RUN, NULL, {"no-validate", no_argument, NULL, OPT_NO_VALIDATE}, "", "validate",
+     "validation.performed", 0, 0, "--no-validate", "skip the comparison with the C reference",
+     CLI_AGREE | PY_BOTH},
+    {CLI_RUN, NULL, {"tolerance-ulp", required_argument, NULL, OPT_TOL}, "", NULL,
+     "validation.tolerance_ulp", 0, 1u << 30, "--tolerance-ulp U",
+     "accept differences up to U ULP (default 0: bitwise)", CLI_AGREE},
+    {CLI_RUN, NULL, {"sync", required_argument, NULL, OPT_SYNC}, "", NULL, "launch.sync", 0, 0,
+     "--sync every|end",
+     "wait for the device after every launch, or only at the" MORE
+     "end (default end)", CLI_AGREE},
+    {CLI_RUN, NULL, {"variant", required_argument, NULL, OPT_VARIANT}, "", NULL, "launch.variant",
+     0, 0, "--variant V", "kernel variant: base, or one the model's .cl file defines"},
+    {CLI_RUN, NULL, {"verbose", no_argument, NULL, 'v'}, "v", NULL, NULL, 0, 0, "-v, --verbose",
+     "more detail"},
+    {CLI_MEASURE, NULL, {"repeats", required_argument, NULL, 'r'}, "r:", NULL, NULL, 1, 1000, NULL,
+     NULL},
+    {CLI_MEASURE, NULL, {"repeat-ms", required_argument, NULL, OPT_REPEAT_MS}, "", NULL, NULL, 1,
+     600000, NULL, NULL},
+    {CLI_BUDGET, NULL, {"launch-budget-ms", required_argument, NULL, OPT_BUDGET}, "", NULL,
+     "launch.launch_budget_ms", 0, 0, NULL, NULL},
 };
 /* clang-format on */
 #define NSHARED (sizeof shared / sizeof shared[0])
@@ -88,37 +126,49 @@ const cli_option_decl *cli_option_find(const char *name)
     return NULL;
 }
 
-size_t cli_option_keywords(const char **kw, size_t cap)
+size_t cli_option_keywords(unsigned which, const char **kw, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < NSHARED && n < cap; i++)
-        if (shared[i].py)
+        if (shared[i].flags & which)
             kw[n++] = shared[i].py;
     return n;
 }
 
 #ifdef BALLCL_HAVE_MPI
-void cli_options_agree(const cli_options *o, bool from_input, ranks_job *j)
+void cli_options_agree(const cli_options *o, ranks_job *j)
 {
+    const run_args *r = (const run_args *)o; /* run's own options (CLI_RUN) only */
     for (size_t i = 0; i < NSHARED; i++) {
         const cli_option_decl *d = &shared[i];
-        if (!d->agree || !takes_option(o->cmd, o->takes, i))
+        if (!(d->flags & CLI_AGREE) || !takes_option(o->cmd, o->takes, i))
             continue;
         char name[40];
         snprintf(name, sizeof name, *d->letter ? "-%.1s" : "--%s",
                  *d->letter ? d->letter : d->opt.name);
         int v = d->opt.val;
-        if (from_input && (d->agree & CLI_FROM_INPUT))
+        if ((d->flags & CLI_FROM_INPUT) && (o->takes & CLI_RUN) && r->input)
             ranks_job_add(j, name, "from --input");
-        else if (v == 'n' || v == 's' || v == OPT_SEED)
+        else if (v == 'n' || v == 's' || v == OPT_SEED || v == OPT_TOL)
             ranks_job_add(j, name, "%llu",
-                          (unsigned long long)(v == 'n'   ? o->balls[0]
-                                               : v == 's' ? o->steps
-                                                          : o->seed));
+                          (unsigned long long)(v == 'n'       ? o->balls[0]
+                                               : v == 's'     ? o->steps
+                                               : v == OPT_TOL ? r->tol_ulp
+                                                              : o->seed));
         else if (v == OPT_INIT)
             ranks_job_add(j, name, "%s", o->init == BCL_INIT_SEED ? "seed" : "random");
+        else if (v == OPT_INPUT || v == OPT_OUTPUT || v == OPT_SNAPSHOT)
+            ranks_job_add_path(j, name,
+                               v == OPT_INPUT    ? r->input
+                               : v == OPT_OUTPUT ? r->output
+                                                 : r->snapshot);
+        else if (v == OPT_SNAPSHOT_SIZE)
+            ranks_job_add(j, name, "%ux%u", r->snap_w, r->snap_h);
+        else if (v == OPT_SYNC)
+            ranks_job_add(j, name, "%s", r->sync == BCL_SYNC_EVERY ? "every" : "end");
         else
-            ranks_job_add(j, name, "%s", o->json ? "given" : "not given");
+            ranks_job_add(j, name, "%s",
+                          (v == OPT_JSON ? o->json : !r->validate) ? "given" : "not given");
     }
 }
 #endif
@@ -154,14 +204,20 @@ static int number(const char *name, const char *arg, uint64_t *v, bcl_error *e)
 void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsigned takes,
                       const struct option *own, const char *own_short)
 {
-    memset(o, 0, sizeof *o);
+    bool run = takes & CLI_RUN;
+    memset(o, 0, run ? sizeof(run_args) : sizeof *o);
     o->cmd = cmd;
     o->help_fn = help;
     o->takes = takes;
-    /* The measuring commands' ranges; a run's are the table's. */
-    o->balls_max = (uint64_t)1 << 32;
-    o->steps_min = 1;
-    o->steps_max = (uint64_t)1 << 32;
+    /* The measuring commands' ranges; a run's are the table's (the
+     * kernels index balls with a uint per buffer: more than 2^32 balls
+     * would need 64 GiB of state anyway). */
+    o->balls_max = run ? cli_option_find("balls")->max : (uint64_t)1 << 32;
+    o->steps_min = run ? cli_option_find("steps")->min : 1;
+    o->steps_max = run ? cli_option_find("steps")->max : (uint64_t)1 << 32;
+    o->steps = run ? 1000 : 0;
+    if (run)
+        ((run_args *)o)->validate = true;
     o->seed_max = UINT64_MAX;
     o->balls[0] = 100000;
     o->nballs = 1;
@@ -203,6 +259,13 @@ static const char *name_of(const cli_options *o, int c)
 static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_error *e)
 {
     uint64_t v;
+    run_args *r = (run_args *)o; /* run's own options (CLI_RUN) only */
+    /* A letter of the command's own (devices' -v) is not the table's. */
+    bool taken = c >= CLI_PARAM_OPT_BASE;
+    for (size_t i = 0; i < NSHARED && !taken; i++)
+        taken = shared[i].opt.val == c && takes_option(o->cmd, o->takes, i);
+    if (!taken)
+        return false;
     switch (c) {
     case 'd':
         o->device = arg;
@@ -236,7 +299,8 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
     case OPT_NO_CACHE:
         o->use_cache = false;
         return true;
-    case 'q': /* read from o->seen by cli_options_finish */
+    case 'q':
+        r->quiet = true;
         return true;
     case OPT_JSON:
         o->json = true;
@@ -254,6 +318,38 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
         return true;
     case OPT_BUDGET:
         *rc = bcl_launch_budget_parse(arg, "--launch-budget-ms", &o->launch_budget_ms, e);
+        return true;
+    case OPT_INPUT:
+    case OPT_OUTPUT:
+    case OPT_SNAPSHOT: /* files, checked where they are opened */
+        *(c == OPT_INPUT ? &r->input : c == OPT_OUTPUT ? &r->output : &r->snapshot) = arg;
+        return true;
+    case OPT_SNAPSHOT_SIZE:
+        *rc = bcl_snapshot_size_parse(arg, "--snapshot-size", &r->snap_w, &r->snap_h, e);
+        return true;
+    case OPT_SYNC:
+        if (strcmp(arg, "every") == 0)
+            r->sync = BCL_SYNC_EVERY;
+        else if (strcmp(arg, "end") == 0)
+            r->sync = BCL_SYNC_END;
+        else
+            *rc = bcl_fail(e, BCL_EXIT_INPUT, "--sync: '%s': expected every or end", arg);
+        return true;
+    case OPT_VARIANT:
+        r->variant = arg;
+        if (!*arg)
+            *rc = bcl_fail(e, BCL_EXIT_INPUT,
+                           "--variant: empty value: expected base, or a variant the model's .cl "
+                           "file defines");
+        return true;
+    case OPT_NO_VALIDATE:
+        r->validate = false;
+        return true;
+    case OPT_TOL:
+        *rc = number("tolerance-ulp", arg, &r->tol_ulp, e);
+        return true;
+    case 'v':
+        r->verbose = true;
         return true;
     default:
         if (c >= CLI_PARAM_OPT_BASE && (o->takes & CLI_MODEL)) {
@@ -305,23 +401,20 @@ int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsign
 }
 
 /* The steps of a run (bcl_sim_progress) and of its validation
- * (bcl_validate_progress), a line at most every 2 s, the first after 2 s;
- * each device of a group reports, one line at a time. */
-typedef struct {
-    const char *cmd, *what;
-} progress_label;
-
+ * (bcl_validate_progress; arg: what the line says first), a line at most
+ * every 2 s, the first after 2 s; each device of a group reports, one line
+ * at a time. */
 static void run_progress(void *arg, uint64_t done, uint64_t steps)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static bool shown;
-    const progress_label *l = arg;
     char line[96];
-    snprintf(line, sizeof line, "%sstep %llu of %llu (%.0f%%)", l->what, (unsigned long long)done,
-             (unsigned long long)steps, 100.0 * (double)done / (double)steps);
+    snprintf(line, sizeof line, "%sstep %llu of %llu (%.0f%%)", (const char *)arg,
+             (unsigned long long)done, (unsigned long long)steps,
+             100.0 * (double)done / (double)steps);
     pthread_mutex_lock(&lock);
     if (done < steps)
-        cli_progress((void *)l->cmd, 0, 0, line);
+        cli_progress("run", 0, 0, line);
     else if (shown)
         cli_progress_end();
     shown = done < steps;
@@ -333,17 +426,14 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
     if (o->help)
         return -1;
     /* run: progress unless -q, from rank 0 alone under MPI. */
-    bool quiet = false;
-    for (size_t i = 0; i < o->nseen; i++)
-        quiet = quiet || strcmp(o->seen[i], "quiet") == 0;
+    bool quiet = !(o->takes & CLI_RUN) || ((run_args *)o)->quiet;
 #ifdef BALLCL_HAVE_MPI
     quiet = quiet || (ranks_active() && ranks_rank() != 0);
 #endif
-    if (strcmp(o->cmd, "run") == 0 && !quiet) {
-        static const progress_label running = {"run", ""}, validating = {"run", "validating: "};
+    if (!quiet) {
         double every_ms = 1000 * cli_progress_paced(2);
-        bcl_sim_progress(run_progress, (void *)&running, every_ms);
-        bcl_validate_progress(run_progress, (void *)&validating, every_ms);
+        bcl_sim_progress(run_progress, (void *)"", every_ms);
+        bcl_validate_progress(run_progress, (void *)"validating: ", every_ms);
     }
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",

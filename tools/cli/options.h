@@ -1,17 +1,11 @@
 /*
- * The options several commands share, declared once (options.c's table:
- * name, letter, range, help line, Python keyword, whether MPI ranks must
- * agree on it) and parsed in one place, so that each means the same and
- * fails with the same message in every command, under MPI (run_agree.c)
- * and in the Python module (python/ballcl/run.c takes the keywords of
- * ballcl.run from the table, args.c the ranges):
- *
- *   -d, --device SEL     -n, --balls N (or N[,N...])    -s, --steps S
- *   --model M and every model's parameters (--gravity ...)
- *   --init seed|random   --seed S          --local L     --no-cache
- *   --json               -r, --repeats R   --repeat-ms MS            -h, --help
- *   --steps-per-launch K (run, bench)
- *
+ * Every run option and the options several commands share (-d, -n, -s,
+ * --model and its parameters, --init, --seed, --local, --no-cache, --json,
+ * -r, --repeat-ms, --steps-per-launch, ...), declared once in options.c's
+ * table (name, letter, range, help line, Python keyword, JSON name, MPI
+ * agreement) and parsed in one place: each means the same and fails with
+ * the same message in every command, under MPI (run_agree.c) and in the
+ * Python module (the keywords and ranges of ballcl.run and Context.run).
  * A command names those it takes (CLI_*), sets its defaults and ranges,
  * adds its own options and handles only those:
  *
@@ -40,36 +34,39 @@ enum {
     CLI_JSON = 1 << 9,       /* --json (a flag) */
     CLI_MEASURE = 1 << 10,   /* -r, --repeats and --repeat-ms */
     CLI_BUDGET = 1 << 11,    /* --launch-budget-ms */
+    CLI_RUN = 1 << 12,       /* run's own (--input, --sync, ...): o is a run_args' (run.h) */
     /* What bench and tune both take, with their own -n. */
     CLI_MEASURING = CLI_DEVICE | CLI_STEPS | CLI_MODEL | CLI_INIT | CLI_SEED | CLI_CACHE |
                     CLI_JSON | CLI_MEASURE | CLI_BUDGET,
 };
 
-/* One shared option: taken by the commands whose `takes` has flag, or
- * named in cmds; min and max bound a number; py is the Python keyword of
- * the same argument (NULL: none); usage and help make its help line
- * (help NULL: the command says it in its own words); agree says whether
- * the ranks of an MPI job must agree on it. */
+/* One option: taken by the commands whose `takes` has flag, or named in
+ * cmds; min and max bound a number; py: its Python keyword, of the
+ * functions flags names (CLI_PY_*); json: the key (a dotted path) of its
+ * value in `run --json`; usage and help make its help line (help NULL:
+ * the command says it in its own words). */
 typedef struct cli_option_decl {
     unsigned flag;
     const char *cmds;
     struct option opt;
     const char *letter; /* its getopt letters, or "" */
-    const char *py;
+    const char *py, *json;
     uint64_t min, max;
     const char *usage, *help;
-    unsigned agree; /* CLI_AGREE: the same on every MPI rank (run_agree.c) */
+    unsigned flags;
 } cli_option_decl;
 enum {
-    CLI_AGREE = 1,
+    CLI_AGREE = 1,      /* the same on every MPI rank (run_agree.c) */
     CLI_FROM_INPUT = 2, /* "from --input" when the run reads one */
+    CLI_PY_RUN = 4,     /* a keyword of ballcl.run */
+    CLI_PY_CONTEXT = 8, /* a keyword of Context.run */
 };
 
 /* The declaration of the option of long name `name` (NULL: none). */
 const cli_option_decl *cli_option_find(const char *name);
-/* The Python keywords of the table's options, in its order, into kw (at
- * most cap); their count. */
-size_t cli_option_keywords(const char **kw, size_t cap);
+/* The Python keywords of the table's options of function `which`
+ * (CLI_PY_*), in its order, into kw (at most cap); their count. */
+size_t cli_option_keywords(unsigned which, const char **kw, size_t cap);
 /* The help lines of the shared options named in names (long names, space
  * separated), in that order. */
 void cli_print_option_help(const char *names);
@@ -120,6 +117,20 @@ typedef struct cli_options {
     char shortopts[32];
 } cli_options;
 
+/* What the options give `ballcl run` (run.h): the shared ones, then run's
+ * own (CLI_RUN), which the table's handler writes through o. */
+typedef struct run_args {
+    cli_options o; /* first: the table's handler reaches the rest from it */
+    const char *input, *output;
+    const char *snapshot;
+    unsigned snap_w, snap_h; /* 0: from the box's aspect */
+    const char *variant;     /* --variant, NULL when not given */
+    char tuned_note[200];    /* the report's 'tuned' line: used or not, and why */
+    bcl_sync sync;
+    bool validate, verbose, quiet;
+    uint64_t tol_ulp;
+} run_args;
+
 /* Sets the defaults and builds the option tables: the shared options in
  * `takes`, then own (the command's long options, values from
  * CLI_OWN_OPT_BASE or a short letter, ending in a zero entry; may be NULL)
@@ -139,8 +150,9 @@ int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsign
  * its parameters. */
 int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e);
 /* Adds to j (ranks.h) each option of o's command that the ranks must
- * agree on, with its value ("from --input" where from_input says so). */
+ * agree on, with its value ("from --input" where the run reads one and
+ * the option says so). */
 struct ranks_job;
-void cli_options_agree(const cli_options *o, bool from_input, struct ranks_job *j);
+void cli_options_agree(const cli_options *o, struct ranks_job *j);
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * ballcl run: the options and the report, shared by the run in one
- * process (cmd_run.c, on one device or several), its report
- * (run_report.c) and the run under MPI (run_ranks.c).
+ * ballcl run: what the run in one process (cmd_run.c, on one device or
+ * several), its report (run_report.c) and the run under MPI (run_ranks.c)
+ * share; its options (run_args) are options.h's.
  */
 #ifndef BALLCL_CLI_RUN_H
 #define BALLCL_CLI_RUN_H
@@ -9,18 +9,6 @@
 #include "options.h"
 
 #include "job/job.h"
-
-typedef struct run_args {
-    cli_options o; /* the shared options */
-    const char *input, *output;
-    const char *snapshot;
-    unsigned snap_w, snap_h; /* 0: from the box's aspect */
-    const char *variant;     /* --variant, NULL when not given */
-    char tuned_note[200];    /* the report's 'tuned' line: used or not, and why */
-    bcl_sync sync;
-    bool validate, verbose;
-    uint64_t tol_ulp;
-} run_args;
 
 /* The request of a run of n balls: what the options chose, the rest left
  * to the plan (the one place the options become a request, for the run in

@@ -51,15 +51,10 @@ int run_agree(const run_args *a, int rc, const bcl_error *e)
                                     (double)a->o.model.params[at]);
         ranks_job_add(&j, name, "%s", value);
     }
-    ranks_job_add_path(&j, "--input", a->input);
-    /* -n, -s, --init, --seed, --json: the options table's (options.c). */
-    cli_options_agree(&a->o, a->input != NULL, &j);
-    ranks_job_add_path(&j, "--output", a->output);
-    ranks_job_add_path(&j, "--snapshot", a->snapshot);
-    ranks_job_add(&j, "--snapshot-size", "%ux%u", a->snap_w, a->snap_h);
-    ranks_job_add(&j, "--no-validate", "%s", a->validate ? "not given" : "given");
-    ranks_job_add(&j, "--tolerance-ulp", "%llu", (unsigned long long)a->tol_ulp);
-    ranks_job_add(&j, "--sync", "%s", a->sync == BCL_SYNC_EVERY ? "every" : "end");
+    /* --input, -n, -s, --init, --seed, --json, --output, --snapshot,
+     * --snapshot-size, --no-validate, --tolerance-ulp, --sync: the options
+     * table's (options.c). */
+    cli_options_agree(&a->o, &j);
     add_kernel_folder(&j);
     /* A file missing on some ranks only (node-local folders) would fail
      * MPI_File_open on those alone, the others waiting in it for ever. */

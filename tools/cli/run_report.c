@@ -170,8 +170,8 @@ json_t *run_group_json(const run_args *a, bcl_group *g, size_t n, const bcl_exec
     /* Where the state came from: the CLI's own keys (docs/DESIGN.md,
      * "Report and JSON"). */
     json_object_set_new(
-        j, "init",
+        j, cli_option_find("init")->json,
         json_string(a->input ? "file" : (a->o.init == BCL_INIT_SEED ? "seed" : "random")));
-    json_object_set_new(j, "seed", json_integer((json_int_t)a->o.seed));
+    json_object_set_new(j, cli_option_find("seed")->json, json_integer((json_int_t)a->o.seed));
     return j;
 }
