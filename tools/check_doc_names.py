@@ -32,6 +32,7 @@ CODE_EXT = (".c", ".h", ".cl", ".py", ".pyi", ".sh", ".build", ".txt", ".map")
 # Folders of the tree a path may start with.
 TREE_DIRS = ["src", "include", "tools", "tests", "cl", "python", "examples", "docs"]
 SKIP_DIRS = {".git", "build", "__pycache__", "subprojects"}
+NOWHERE = "names nothing in the code of " + ", ".join(d + "/" for d in CODE_DIRS)
 
 BCL_NAME = re.compile(r"\b(bcl_[a-z0-9_]*[a-z0-9]|BCL_[A-Z0-9_]*[A-Z0-9])(_\*)?")
 TICKED = re.compile(r"`([^`\n]+)`")
@@ -113,12 +114,6 @@ def tree_files(root):
     return paths, names
 
 
-def name_exists(name, prefix, words):
-    if prefix:
-        return any(w.startswith(name + "_") for w in words)
-    return name in words
-
-
 def path_exists(path, paths):
     path = path.rstrip("/.,;:")
     if not path:
@@ -136,16 +131,13 @@ def check(root, doc, words, paths, names, problems):
         where = f"{rel_doc}:{number}"
         for m in BCL_NAME.finditer(line):
             name, prefix = m.group(1), bool(m.group(2))
-            if not name_exists(name, prefix, words):
-                what = name + ("_*" if prefix else "")
-                problems.append(f"{where}: {what} names nothing in the code of "
-                                f"{', '.join(d + '/' for d in CODE_DIRS)}")
+            if not (any(w.startswith(name + "_") for w in words) if prefix else name in words):
+                problems.append(f"{where}: {name + ('_*' if prefix else '')} {NOWHERE}")
         for m in TICKED.finditer(line):
             text = m.group(1).strip()
             c = C_NAME.match(text)
             if c and not c.group(1).startswith("bcl_") and c.group(1) not in words:
-                problems.append(f"{where}: `{text}` names nothing in the code of "
-                                f"{', '.join(d + '/' for d in CODE_DIRS)}")
+                problems.append(f"{where}: `{text}` {NOWHERE}")
         for m in FILE_NAME.finditer(line):
             name = m.group(1)
             if not any(fnmatch.fnmatch(n, name) for n in names):

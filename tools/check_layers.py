@@ -88,6 +88,12 @@ def find_cycles(edges):
     return [circle(c, edges) for c in components(edges)]
 
 
+def below(mine, verb="use"):
+    """The end of a message on a use up the stack from src/MINE/."""
+    return (f"src/{mine}/ may {verb} only the folders below it "
+            f"({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
+
+
 def components(edges):
     """The strongly connected components of more than one node (Tarjan),
     each sorted."""
@@ -173,8 +179,7 @@ def check_src(root, problems):
             problems.append(f"{rel}:{number}: includes {target}: folder src/{unknown}/ is not "
                             f"in the stack of tools/check_layers.py")
         elif STACK.index(theirs) > STACK.index(mine):
-            problems.append(f"{rel}:{number}: includes {target}: src/{mine}/ may use only the "
-                            f"folders below it ({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
+            problems.append(f"{rel}:{number}: includes {target}: {below(mine)}")
     for c in find_cycles(edges):
         problems.append("circle between files of src/: " + " -> ".join(c))
     return found
@@ -184,8 +189,7 @@ def check_cli(root, problems):
     cli = os.path.join(root, "tools", "cli")
     edges, _ = scan(root, os.path.join("tools", "cli"),
                     [cli, os.path.join(root, "src"), os.path.join(root, "include")])
-    cli_nodes = {v for v in edges}
-    edges = {v: {w for w in ws if w in cli_nodes} for v, ws in edges.items()}
+    edges = {v: ws & edges.keys() for v, ws in edges.items()}
     for c in find_cycles(edges):
         problems.append("circle between files of tools/cli: " + " -> ".join(c))
 
@@ -242,10 +246,9 @@ def check_calls(root, build, problems):
         for target in sorted(edges[rel]):
             theirs = folder_of(target)
             if theirs is None or theirs not in STACK or STACK.index(theirs) > STACK.index(mine):
-                problems.append(f"{rel}: calls {target}: src/{mine}/ may call only the folders "
-                                f"below it ({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
-    for comp in components(edges):
-        problems.append("circle of calls between files: " + " -> ".join(circle(comp, edges)))
+                problems.append(f"{rel}: calls {target}: {below(mine, 'call')}")
+    for c in find_cycles(edges):
+        problems.append("circle of calls between files: " + " -> ".join(c))
 
 
 def graph(found):
@@ -326,16 +329,15 @@ def self_test():
     call_loop = {**calls, "python/ballcl/p.c": calling("p", "q"),
                  "python/ballcl/q.c": calling("q", "r"), "python/ballcl/r.c": calling("r", "p")}
     calls_both = {**calls, "tools/cli/x.c": calling("x", "y"), "tools/cli/y.c": calling("y", "x")}
+    built = (False, False, "build")
     cases = [("a good tree", good, 0, None, (False,)),
-             ("calls down the stack", calls, 0, None, (False, False, "build")),
-             ("an upward call", upcall, 1, "src/util/w.c: calls src/ocl/o.c", (False, False,
-                                                                              "build")),
+             ("calls down the stack", calls, 0, None, built),
+             ("an upward call", upcall, 1, "src/util/w.c: calls src/ocl/o.c", built),
              ("a circle of calls around three files", call_loop, 1,
               "python/ballcl/p.c -> python/ballcl/q.c -> python/ballcl/r.c -> python/ballcl/p.c",
-              (False, False, "build")),
+              built),
              ("two files calling each other", calls_both, 1,
-              "circle of calls between files: tools/cli/x.c -> tools/cli/y.c",
-              (False, False, "build")),
+              "circle of calls between files: tools/cli/x.c -> tools/cli/y.c", built),
              ("an upward include", upward, 1, "src/util/fault.c:2", (False,)),
              ("a folder outside the stack", unknown, 1, "src/util/b.c:1", (False,)),
              ("a circle of headers", loop, 1, "circle between files of src/", (False,)),

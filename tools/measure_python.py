@@ -26,6 +26,18 @@ import numpy as np
 import ballcl
 
 
+def timed(fn, *args, **kw):
+    """(what fn returns, its wall time in ms)."""
+    t0 = time.perf_counter()
+    out = fn(*args, **kw)
+    return out, (time.perf_counter() - t0) * 1e3
+
+
+def device_ms(p):
+    """The device time a `ballcl run --json` reports."""
+    return json.loads(p.stdout)["timing"]["device_ms"]
+
+
 def median_range(xs):
     return f"{statistics.median(xs):8.2f} ms ({min(xs):.2f}..{max(xs):.2f})"
 
@@ -52,25 +64,19 @@ def main():
         ballcl.run(state, 1, device=a.device)
         np.save(inp, state)
         subprocess.run(args, check=True, capture_output=True)
-        for _ in range(a.repeats):
-            t0 = time.perf_counter()
+        def via_files():
             np.save(inp, state)
             p = subprocess.run(args, check=True, capture_output=True, text=True)
-            back = np.load(out)
-            w = (time.perf_counter() - t0) * 1e3
-            dev_ms = json.loads(p.stdout)["timing"]["device_ms"]
+            return np.load(out), p
+
+        for _ in range(a.repeats):
+            (back, p), w = timed(via_files)
             cli_wall.append(w)
-            cli_over.append(w - dev_ms)
-
-            t0 = time.perf_counter()
-            p = subprocess.run(bare, check=True, capture_output=True, text=True)
-            w = (time.perf_counter() - t0) * 1e3
+            cli_over.append(w - device_ms(p))
+            p, w = timed(subprocess.run, bare, check=True, capture_output=True, text=True)
             bare_wall.append(w)
-            bare_over.append(w - json.loads(p.stdout)["timing"]["device_ms"])
-
-            t0 = time.perf_counter()
-            new, r = ballcl.run(state, 1, device=a.device)
-            w = (time.perf_counter() - t0) * 1e3
+            bare_over.append(w - device_ms(p))
+            (new, r), w = timed(ballcl.run, state, 1, device=a.device)
             py_wall.append(w)
             py_over.append(w - r.timing["device_ms"])
             assert np.array_equal(new.view(np.uint32), back.view(np.uint32))
@@ -91,9 +97,8 @@ def main():
         s, r0 = ctx.run(1, state=state)
         laps = []
         for _ in range(100):
-            t0 = time.perf_counter()
-            s, r = ctx.run(1, state=s)
-            laps.append((time.perf_counter() - t0) * 1e3)
+            (s, r), w = timed(ctx.run, 1, state=s)
+            laps.append(w)
             assert not r.context["uploaded"] and r.cache["first_launch_ms"] == 0
         assert ctx.builds == 1 and ctx.uploads == 1 and ctx.calls == 101
         print(f"Context.run          wall {median_range(laps)}  (100 calls: builds {ctx.builds}, "
