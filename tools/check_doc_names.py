@@ -41,6 +41,10 @@ FILE_NAME = re.compile(r"(?<![\w./*<>-])"
                        r"([A-Za-z0-9_*][A-Za-z0-9_.*-]*\.(?:c|h|cl|py|sh|md|map|toml))(?![\w/*-])")
 PATH = re.compile(r"(?<![\w./<-])((?:%s)/[A-Za-z0-9_.*/-]*)" % "|".join(TREE_DIRS))
 WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+# A C comment (an unclosed one runs to the end), or a string or character
+# literal (group 1: kept, an unclosed one ends at its line's end).
+C_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?)",
+                       re.S)
 
 
 def walk(root, tops):
@@ -56,26 +60,7 @@ def strip_comments(text, path):
     """The code of a source file without its comments (C's /* */ and //,
     a script's #), string literals kept (a name may be built into one)."""
     if path.endswith((".c", ".h", ".cl")):
-        out, i, n = [], 0, len(text)
-        while i < n:
-            c = text[i]
-            if text.startswith("/*", i):
-                j = text.find("*/", i + 2)
-                i = n if j < 0 else j + 2
-                out.append(" ")
-            elif text.startswith("//", i):
-                j = text.find("\n", i)
-                i = n if j < 0 else j
-            elif c in "\"'":
-                j = i + 1
-                while j < n and text[j] != c and text[j] != "\n":
-                    j += 2 if text[j] == "\\" else 1
-                out.append(text[i:j + 1])
-                i = j + 1
-            else:
-                out.append(c)
-                i += 1
-        return "".join(out)
+        return C_COMMENT.sub(lambda m: m.group(1) or (" " if m.group(0)[1] == "*" else ""), text)
     if path.endswith((".py", ".pyi", ".sh", ".build", ".txt")):
         return re.sub(r"(?m)(^|\s)#.*$", r"\1", text)
     return text
