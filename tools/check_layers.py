@@ -94,39 +94,23 @@ def below(mine, verb="use"):
             f"({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
 
 
+def reachable(v, edges):
+    """The nodes one or more arrows away from v."""
+    seen, todo = set(), list(edges.get(v, ()))
+    while todo:
+        w = todo.pop()
+        if w not in seen:
+            seen.add(w)
+            todo.extend(edges.get(w, ()))
+    return seen
+
+
 def components(edges):
-    """The strongly connected components of more than one node (Tarjan),
-    each sorted."""
-    index, low, stack, on, comps = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                comps.append(sorted(comp))
-
-    sys.setrecursionlimit(max(1000, 10 * len(edges) + 100))
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return comps
+    """The strongly connected components of more than one node (the nodes
+    each reaches and is reached from), each sorted."""
+    reach = {v: reachable(v, edges) for v in edges}
+    comps = {tuple(sorted(w for w in reach[v] if v in reach.get(w, ()))) for v in edges}
+    return sorted(list(c) for c in comps if len(c) > 1)
 
 
 def circle(comp, edges):
@@ -310,16 +294,10 @@ def self_test():
             "include/ballcl/ballcl.h": "\n",
             "tools/cli/x.c": '#include "x.h"\n#include "y.h"\n',
             "tools/cli/x.h": "\n", "tools/cli/y.h": "\n"}
-    upward = dict(good)
-    upward["src/util/fault.c"] = '#include "util/util.h"\n#include "ocl/ocl.h"\n'
-    unknown = dict(good)
-    unknown["src/util/b.c"] = '#include "extra/extra.h"\n'
-    unknown["src/extra/extra.h"] = "\n"
-    loop = dict(good)
-    loop["src/ocl/p.h"] = '#include "ocl/q.h"\n'
-    loop["src/ocl/q.h"] = '#include "ocl/p.h"\n'
-    cli_loop = dict(good)
-    cli_loop["tools/cli/y.c"] = '#include "y.h"\n#include "x.h"\n'
+    upward = {**good, "src/util/fault.c": '#include "util/util.h"\n#include "ocl/ocl.h"\n'}
+    unknown = {**good, "src/util/b.c": '#include "extra/extra.h"\n', "src/extra/extra.h": "\n"}
+    loop = {**good, "src/ocl/p.h": '#include "ocl/q.h"\n', "src/ocl/q.h": '#include "ocl/p.h"\n'}
+    cli_loop = {**good, "tools/cli/y.c": '#include "y.h"\n#include "x.h"\n'}
     # Trees for the calls (built by run_built): f calls g when f's body calls it.
     def calling(f, g):
         return f"int {g}(void);\nint {f}(void) {{ return {g}(); }}\n"

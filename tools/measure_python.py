@@ -52,7 +52,9 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(1)
     state = rng.uniform(-100, 100, (a.balls, 4)).astype(np.float32)
-    cli_over, py_over, cli_wall, py_wall, bare_wall, bare_over = [], [], [], [], [], []
+    # Wall times and the times beyond the device's, of the CLI via files,
+    # the CLI alone and ballcl.run.
+    wall, over = ({k: [] for k in ("cli", "bare", "py")} for _ in range(2))
     with tempfile.TemporaryDirectory() as tmp:
         inp, out = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
         args = [a.cli, "run", "--input", inp, "--output", out, "-s", "1", "--json"]
@@ -71,27 +73,27 @@ def main():
 
         for _ in range(a.repeats):
             (back, p), w = timed(via_files)
-            cli_wall.append(w)
-            cli_over.append(w - device_ms(p))
+            wall["cli"].append(w)
+            over["cli"].append(w - device_ms(p))
             p, w = timed(subprocess.run, bare, check=True, capture_output=True, text=True)
-            bare_wall.append(w)
-            bare_over.append(w - device_ms(p))
+            wall["bare"].append(w)
+            over["bare"].append(w - device_ms(p))
             (new, r), w = timed(ballcl.run, state, 1, device=a.device)
-            py_wall.append(w)
-            py_over.append(w - r.timing["device_ms"])
+            wall["py"].append(w)
+            over["py"].append(w - r.timing["device_ms"])
             assert np.array_equal(new.view(np.uint32), back.view(np.uint32))
     d = r.device
     print(f"python_overhead: {a.balls} balls x 1 step on '{d['name']}' ({d['platform']}, "
           f"{d['selector']}), {a.repeats} interleaved repeats, median (min..max)")
     print(f"host: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, load {os.getloadavg()[0]:.1f}")
-    print(f"CLI via .npy files   wall {median_range(cli_wall)}  beyond device {median_range(cli_over)}")
-    print(f"CLI alone (--init)   wall {median_range(bare_wall)}  beyond device {median_range(bare_over)}")
-    print(f"ballcl.run           wall {median_range(py_wall)}  beyond device {median_range(py_over)}")
-    ratio = statistics.median(py_over) / statistics.median(bare_over)
+    for k, label in (("cli", "CLI via .npy files"), ("bare", "CLI alone (--init)"),
+                     ("py", "ballcl.run")):
+        print(f"{label:20} wall {median_range(wall[k])}  beyond device {median_range(over[k])}")
+    med = {k: statistics.median(v) for k, v in over.items()}
+    ratio = med["py"] / med["bare"]
     print(f"ballcl.run overhead / CLI overhead: {ratio:.2f}x against the CLI alone, "
-          f"{statistics.median(py_over) / statistics.median(cli_over):.2f}x against the CLI via "
-          f"files (the bound is 1.5x)")
+          f"{med['py'] / med['cli']:.2f}x against the CLI via files (the bound is 1.5x)")
 
     with ballcl.Context(device=a.device) as ctx:
         s, r0 = ctx.run(1, state=state)

@@ -11,6 +11,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 
+usage() {
+    echo "usage: tools/setup.sh $1" >&2
+    exit 2
+}
 mode=${1:-run}
 list=""
 case "$mode" in
@@ -20,15 +24,9 @@ packages)
     # one a line, and nothing else (tests/test_setup.py reads it).
     list=1
     mode=${2:-}
-    [ "$mode" = run ] || [ "$mode" = test ] || {
-        echo "usage: tools/setup.sh packages run|test" >&2
-        exit 2
-    }
+    [ "$mode" = run ] || [ "$mode" = test ] || usage "packages run|test"
     ;;
-*)
-    echo "usage: tools/setup.sh run|test|packages MODE" >&2
-    exit 2
-    ;;
+*) usage "run|test|packages MODE" ;;
 esac
 
 # What a run needs: the compiler and build tools, the OpenCL ICD loader and
