@@ -24,14 +24,13 @@ import os
 import re
 import sys
 
-from tree_cases import run_cases
+from tree_cases import run_cases, walk
 
 # Where the code is: a name counts as existing when it appears here.
 CODE_DIRS = ["src", "include", "tools", "python", "cl"]
 CODE_EXT = (".c", ".h", ".cl", ".py", ".pyi", ".sh", ".build", ".txt", ".map")
 # Folders of the tree a path may start with.
 TREE_DIRS = ["src", "include", "tools", "tests", "cl", "python", "examples", "docs"]
-SKIP_DIRS = {".git", "build", "__pycache__", "subprojects"}
 NOWHERE = "names nothing in the code of " + ", ".join(d + "/" for d in CODE_DIRS)
 
 BCL_NAME = re.compile(r"\b(bcl_[a-z0-9_]*[a-z0-9]|BCL_[A-Z0-9_]*[A-Z0-9])(_\*)?")
@@ -45,15 +44,6 @@ WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 # literal (group 1: kept, an unclosed one ends at its line's end).
 C_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?)",
                        re.S)
-
-
-def walk(root, tops):
-    """Every file under the folders tops of root, as paths relative to root."""
-    for top in tops:
-        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-            for name in sorted(filenames):
-                yield os.path.relpath(os.path.join(dirpath, name), root)
 
 
 def strip_comments(text, path):

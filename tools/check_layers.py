@@ -35,7 +35,7 @@ import re
 import subprocess
 import sys
 
-from tree_cases import run_cases
+from tree_cases import run_cases, walk
 
 # Bottom first: each folder may include only its own headers and those of
 # the folders before it.
@@ -47,15 +47,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CALLERS = ("src", os.path.join("tools", "cli"), os.path.join("python", "ballcl"))
 
 
-def sources(folder):
-    """Every .c and .h under folder, as paths relative to its parent's parent."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        for name in sorted(filenames):
-            if name.endswith((".c", ".h")):
-                out.append(os.path.join(dirpath, name))
-    return out
+def sources(root, part):
+    """Every .c and .h under root/part, as paths relative to root."""
+    return [rel for rel in walk(root, [part]) if rel.endswith((".c", ".h"))]
 
 
 def includes(path):
@@ -132,8 +126,8 @@ def circle(comp, edges):
 def scan(root, part, search):
     """(file graph, [(file, line, included file)]) of the sources under part."""
     edges, found = {}, []
-    for path in sources(os.path.join(root, part)):
-        rel = os.path.relpath(path, root)
+    for rel in sources(root, part):
+        path = os.path.join(root, rel)
         edges.setdefault(node(rel), set())
         for number, name in includes(path):
             target = resolve(root, path, name, search)
@@ -269,9 +263,10 @@ def compile_tree(root):
     os.makedirs(build, exist_ok=True)
     commands = []
     for part in CALLERS:
-        for path in sources(os.path.join(root, part)):
-            if path.endswith(".c"):
-                obj = os.path.join(build, os.path.relpath(path, root).replace(os.sep, "_") + ".o")
+        for rel in sources(root, part):
+            if rel.endswith(".c"):
+                path = os.path.join(root, rel)
+                obj = os.path.join(build, rel.replace(os.sep, "_") + ".o")
                 subprocess.run([os.environ.get("CC", "cc"), "-I", os.path.join(root, "src"), "-I",
                                 os.path.join(root, "include"), "-c", path, "-o", obj], check=True)
                 commands.append({"directory": build, "file": path, "output": obj})
