@@ -74,19 +74,15 @@ def code_words(root):
 
 def tree_files(root):
     """(every file and folder path of the tree, every file's base name)."""
-    paths, names = set(), set()
-    for rel in walk(root, TREE_DIRS):
-        paths.add(rel)
-        names.add(os.path.basename(rel))
+    files = list(walk(root, TREE_DIRS))
+    files += [n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n))]
+    paths = set(files)
+    for rel in files:
         d = os.path.dirname(rel)
         while d:
             paths.add(d)
             d = os.path.dirname(d)
-    for name in os.listdir(root):
-        if os.path.isfile(os.path.join(root, name)):
-            names.add(name)
-            paths.add(name)
-    return paths, names
+    return paths, {os.path.basename(rel) for rel in files}
 
 
 def path_exists(path, paths):
