@@ -155,10 +155,9 @@ def main():
           f"{sys.version.split()[0]}; ballcl.run validation against the C reference: "
           f"{r.validation['passed']}")
 
-    methods = [("ballcl.run", lambda s: ballcl.run(s, steps, device=a.device, validate=False)[0])]
     ctx = ballcl.Context(device=a.device)
-    methods.append(("ballcl.Context", lambda s: np.array(ctx.run(steps, state=s,
-                                                                 validate=False)[0])))
+    methods = [("ballcl.run", lambda s: ballcl.run(s, steps, device=a.device, validate=False)[0]),
+               ("ballcl.Context", lambda s: np.array(ctx.run(steps, state=s, validate=False)[0]))]
     ocl, ocl_note = pyopencl_method(dev, n, steps, a.steps_per_launch)
     methods += [("PyOpenCL", ocl)] if ocl else []
     cupy, cupy_note = cupy_methods(n, steps, a.steps_per_launch)

@@ -57,11 +57,9 @@ def main():
     wall, over = ({k: [] for k in ("cli", "bare", "py")} for _ in range(2))
     with tempfile.TemporaryDirectory() as tmp:
         inp, out = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-        args = [a.cli, "run", "--input", inp, "--output", out, "-s", "1", "--json"]
-        bare = [a.cli, "run", "--init", "random", "-n", str(a.balls), "-s", "1", "--json"]
-        if a.device:
-            args += ["-d", a.device]
-            bare += ["-d", a.device]
+        dev = ["-d", a.device] if a.device else []
+        args = [a.cli, "run", "--input", inp, "--output", out, "-s", "1", "--json"] + dev
+        bare = [a.cli, "run", "--init", "random", "-n", str(a.balls), "-s", "1", "--json"] + dev
         # Warm the binary cache and the page cache for both.
         ballcl.run(state, 1, device=a.device)
         np.save(inp, state)
