@@ -85,15 +85,6 @@ def tree_files(root):
     return paths, {os.path.basename(rel) for rel in files}
 
 
-def path_exists(path, paths):
-    path = path.rstrip("/.,;:")
-    if not path:
-        return True
-    if "*" in path:
-        return any(fnmatch.fnmatch(p, path) for p in paths)
-    return path in paths
-
-
 def check(root, doc, words, paths, names, problems):
     rel_doc = os.path.relpath(doc, root)
     with open(doc, encoding="utf-8") as f:
@@ -114,9 +105,10 @@ def check(root, doc, words, paths, names, problems):
             if not any(fnmatch.fnmatch(n, name) for n in names):
                 problems.append(f"{where}: {name}: no file of the tree has that name")
         for m in PATH.finditer(line):
-            path = m.group(1)
-            if not path_exists(path, paths):
-                problems.append(f"{where}: {path.rstrip('/.,;:')}: no such file or folder")
+            path = m.group(1).rstrip("/.,;:")  # a sentence's punctuation after it
+            if path and not (any(fnmatch.fnmatch(p, path) for p in paths) if "*" in path
+                             else path in paths):
+                problems.append(f"{where}: {path}: no such file or folder")
 
 
 def run(root, docs):
