@@ -24,14 +24,14 @@ import os
 import re
 import sys
 
-from tree_cases import run_cases
+from tree_cases import run_cases, walk
 
 # Where the code is: a name counts as existing when it appears here.
 CODE_DIRS = ["src", "include", "tools", "python", "cl"]
 CODE_EXT = (".c", ".h", ".cl", ".py", ".pyi", ".sh", ".build", ".txt", ".map")
 # Folders of the tree a path may start with.
 TREE_DIRS = ["src", "include", "tools", "tests", "cl", "python", "examples", "docs"]
-SKIP_DIRS = {".git", "build", "__pycache__", "subprojects"}
+NOWHERE = "names nothing in the code of " + ", ".join(d + "/" for d in CODE_DIRS)
 
 BCL_NAME = re.compile(r"\b(bcl_[a-z0-9_]*[a-z0-9]|BCL_[A-Z0-9_]*[A-Z0-9])(_\*)?")
 TICKED = re.compile(r"`([^`\n]+)`")
@@ -40,41 +40,17 @@ FILE_NAME = re.compile(r"(?<![\w./*<>-])"
                        r"([A-Za-z0-9_*][A-Za-z0-9_.*-]*\.(?:c|h|cl|py|sh|md|map|toml))(?![\w/*-])")
 PATH = re.compile(r"(?<![\w./<-])((?:%s)/[A-Za-z0-9_.*/-]*)" % "|".join(TREE_DIRS))
 WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
-
-
-def walk(root, tops):
-    """Every file under the folders tops of root, as paths relative to root."""
-    for top in tops:
-        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-            for name in sorted(filenames):
-                yield os.path.relpath(os.path.join(dirpath, name), root)
+# A C comment (an unclosed one runs to the end), or a string or character
+# literal (group 1: kept, an unclosed one ends at its line's end).
+C_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*|(\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?)",
+                       re.S)
 
 
 def strip_comments(text, path):
     """The code of a source file without its comments (C's /* */ and //,
     a script's #), string literals kept (a name may be built into one)."""
     if path.endswith((".c", ".h", ".cl")):
-        out, i, n = [], 0, len(text)
-        while i < n:
-            c = text[i]
-            if text.startswith("/*", i):
-                j = text.find("*/", i + 2)
-                i = n if j < 0 else j + 2
-                out.append(" ")
-            elif text.startswith("//", i):
-                j = text.find("\n", i)
-                i = n if j < 0 else j
-            elif c in "\"'":
-                j = i + 1
-                while j < n and text[j] != c and text[j] != "\n":
-                    j += 2 if text[j] == "\\" else 1
-                out.append(text[i:j + 1])
-                i = j + 1
-            else:
-                out.append(c)
-                i += 1
-        return "".join(out)
+        return C_COMMENT.sub(lambda m: m.group(1) or (" " if m.group(0)[1] == "*" else ""), text)
     if path.endswith((".py", ".pyi", ".sh", ".build", ".txt")):
         return re.sub(r"(?m)(^|\s)#.*$", r"\1", text)
     return text
@@ -98,34 +74,15 @@ def code_words(root):
 
 def tree_files(root):
     """(every file and folder path of the tree, every file's base name)."""
-    paths, names = set(), set()
-    for rel in walk(root, TREE_DIRS):
-        paths.add(rel)
-        names.add(os.path.basename(rel))
+    files = list(walk(root, TREE_DIRS))
+    files += [n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n))]
+    paths = set(files)
+    for rel in files:
         d = os.path.dirname(rel)
         while d:
             paths.add(d)
             d = os.path.dirname(d)
-    for name in os.listdir(root):
-        if os.path.isfile(os.path.join(root, name)):
-            names.add(name)
-            paths.add(name)
-    return paths, names
-
-
-def name_exists(name, prefix, words):
-    if prefix:
-        return any(w.startswith(name + "_") for w in words)
-    return name in words
-
-
-def path_exists(path, paths):
-    path = path.rstrip("/.,;:")
-    if not path:
-        return True
-    if "*" in path:
-        return any(fnmatch.fnmatch(p, path) for p in paths)
-    return path in paths
+    return paths, {os.path.basename(rel) for rel in files}
 
 
 def check(root, doc, words, paths, names, problems):
@@ -136,24 +93,22 @@ def check(root, doc, words, paths, names, problems):
         where = f"{rel_doc}:{number}"
         for m in BCL_NAME.finditer(line):
             name, prefix = m.group(1), bool(m.group(2))
-            if not name_exists(name, prefix, words):
-                what = name + ("_*" if prefix else "")
-                problems.append(f"{where}: {what} names nothing in the code of "
-                                f"{', '.join(d + '/' for d in CODE_DIRS)}")
+            if not (any(w.startswith(name + "_") for w in words) if prefix else name in words):
+                problems.append(f"{where}: {name + ('_*' if prefix else '')} {NOWHERE}")
         for m in TICKED.finditer(line):
             text = m.group(1).strip()
             c = C_NAME.match(text)
             if c and not c.group(1).startswith("bcl_") and c.group(1) not in words:
-                problems.append(f"{where}: `{text}` names nothing in the code of "
-                                f"{', '.join(d + '/' for d in CODE_DIRS)}")
+                problems.append(f"{where}: `{text}` {NOWHERE}")
         for m in FILE_NAME.finditer(line):
             name = m.group(1)
             if not any(fnmatch.fnmatch(n, name) for n in names):
                 problems.append(f"{where}: {name}: no file of the tree has that name")
         for m in PATH.finditer(line):
-            path = m.group(1)
-            if not path_exists(path, paths):
-                problems.append(f"{where}: {path.rstrip('/.,;:')}: no such file or folder")
+            path = m.group(1).rstrip("/.,;:")  # a sentence's punctuation after it
+            if path and not (any(fnmatch.fnmatch(p, path) for p in paths) if "*" in path
+                             else path in paths):
+                problems.append(f"{where}: {path}: no such file or folder")
 
 
 def run(root, docs):

@@ -35,7 +35,7 @@ import re
 import subprocess
 import sys
 
-from tree_cases import run_cases
+from tree_cases import run_cases, walk
 
 # Bottom first: each folder may include only its own headers and those of
 # the folders before it.
@@ -47,15 +47,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CALLERS = ("src", os.path.join("tools", "cli"), os.path.join("python", "ballcl"))
 
 
-def sources(folder):
-    """Every .c and .h under folder, as paths relative to its parent's parent."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        for name in sorted(filenames):
-            if name.endswith((".c", ".h")):
-                out.append(os.path.join(dirpath, name))
-    return out
+def sources(root, part):
+    """Every .c and .h under root/part, as paths relative to root."""
+    return [rel for rel in walk(root, [part]) if rel.endswith((".c", ".h"))]
 
 
 def includes(path):
@@ -88,39 +82,29 @@ def find_cycles(edges):
     return [circle(c, edges) for c in components(edges)]
 
 
+def below(mine, verb="use"):
+    """The end of a message on a use up the stack from src/MINE/."""
+    return (f"src/{mine}/ may {verb} only the folders below it "
+            f"({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
+
+
+def reachable(v, edges):
+    """The nodes one or more arrows away from v."""
+    seen, todo = set(), list(edges.get(v, ()))
+    while todo:
+        w = todo.pop()
+        if w not in seen:
+            seen.add(w)
+            todo.extend(edges.get(w, ()))
+    return seen
+
+
 def components(edges):
-    """The strongly connected components of more than one node (Tarjan),
-    each sorted."""
-    index, low, stack, on, comps = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                comps.append(sorted(comp))
-
-    sys.setrecursionlimit(max(1000, 10 * len(edges) + 100))
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return comps
+    """The strongly connected components of more than one node (the nodes
+    each reaches and is reached from), each sorted."""
+    reach = {v: reachable(v, edges) for v in edges}
+    comps = {tuple(sorted(w for w in reach[v] if v in reach.get(w, ()))) for v in edges}
+    return sorted(list(c) for c in comps if len(c) > 1)
 
 
 def circle(comp, edges):
@@ -142,8 +126,8 @@ def circle(comp, edges):
 def scan(root, part, search):
     """(file graph, [(file, line, included file)]) of the sources under part."""
     edges, found = {}, []
-    for path in sources(os.path.join(root, part)):
-        rel = os.path.relpath(path, root)
+    for rel in sources(root, part):
+        path = os.path.join(root, rel)
         edges.setdefault(node(rel), set())
         for number, name in includes(path):
             target = resolve(root, path, name, search)
@@ -173,8 +157,7 @@ def check_src(root, problems):
             problems.append(f"{rel}:{number}: includes {target}: folder src/{unknown}/ is not "
                             f"in the stack of tools/check_layers.py")
         elif STACK.index(theirs) > STACK.index(mine):
-            problems.append(f"{rel}:{number}: includes {target}: src/{mine}/ may use only the "
-                            f"folders below it ({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
+            problems.append(f"{rel}:{number}: includes {target}: {below(mine)}")
     for c in find_cycles(edges):
         problems.append("circle between files of src/: " + " -> ".join(c))
     return found
@@ -184,8 +167,7 @@ def check_cli(root, problems):
     cli = os.path.join(root, "tools", "cli")
     edges, _ = scan(root, os.path.join("tools", "cli"),
                     [cli, os.path.join(root, "src"), os.path.join(root, "include")])
-    cli_nodes = {v for v in edges}
-    edges = {v: {w for w in ws if w in cli_nodes} for v, ws in edges.items()}
+    edges = {v: ws & edges.keys() for v, ws in edges.items()}
     for c in find_cycles(edges):
         problems.append("circle between files of tools/cli: " + " -> ".join(c))
 
@@ -242,10 +224,9 @@ def check_calls(root, build, problems):
         for target in sorted(edges[rel]):
             theirs = folder_of(target)
             if theirs is None or theirs not in STACK or STACK.index(theirs) > STACK.index(mine):
-                problems.append(f"{rel}: calls {target}: src/{mine}/ may call only the folders "
-                                f"below it ({', '.join(STACK[:STACK.index(mine)]) or 'none'})")
-    for comp in components(edges):
-        problems.append("circle of calls between files: " + " -> ".join(circle(comp, edges)))
+                problems.append(f"{rel}: calls {target}: {below(mine, 'call')}")
+    for c in find_cycles(edges):
+        problems.append("circle of calls between files: " + " -> ".join(c))
 
 
 def graph(found):
@@ -282,9 +263,10 @@ def compile_tree(root):
     os.makedirs(build, exist_ok=True)
     commands = []
     for part in CALLERS:
-        for path in sources(os.path.join(root, part)):
-            if path.endswith(".c"):
-                obj = os.path.join(build, os.path.relpath(path, root).replace(os.sep, "_") + ".o")
+        for rel in sources(root, part):
+            if rel.endswith(".c"):
+                path = os.path.join(root, rel)
+                obj = os.path.join(build, rel.replace(os.sep, "_") + ".o")
                 subprocess.run([os.environ.get("CC", "cc"), "-I", os.path.join(root, "src"), "-I",
                                 os.path.join(root, "include"), "-c", path, "-o", obj], check=True)
                 commands.append({"directory": build, "file": path, "output": obj})
@@ -307,16 +289,10 @@ def self_test():
             "include/ballcl/ballcl.h": "\n",
             "tools/cli/x.c": '#include "x.h"\n#include "y.h"\n',
             "tools/cli/x.h": "\n", "tools/cli/y.h": "\n"}
-    upward = dict(good)
-    upward["src/util/fault.c"] = '#include "util/util.h"\n#include "ocl/ocl.h"\n'
-    unknown = dict(good)
-    unknown["src/util/b.c"] = '#include "extra/extra.h"\n'
-    unknown["src/extra/extra.h"] = "\n"
-    loop = dict(good)
-    loop["src/ocl/p.h"] = '#include "ocl/q.h"\n'
-    loop["src/ocl/q.h"] = '#include "ocl/p.h"\n'
-    cli_loop = dict(good)
-    cli_loop["tools/cli/y.c"] = '#include "y.h"\n#include "x.h"\n'
+    upward = {**good, "src/util/fault.c": '#include "util/util.h"\n#include "ocl/ocl.h"\n'}
+    unknown = {**good, "src/util/b.c": '#include "extra/extra.h"\n', "src/extra/extra.h": "\n"}
+    loop = {**good, "src/ocl/p.h": '#include "ocl/q.h"\n', "src/ocl/q.h": '#include "ocl/p.h"\n'}
+    cli_loop = {**good, "tools/cli/y.c": '#include "y.h"\n#include "x.h"\n'}
     # Trees for the calls (built by run_built): f calls g when f's body calls it.
     def calling(f, g):
         return f"int {g}(void);\nint {f}(void) {{ return {g}(); }}\n"
@@ -326,16 +302,15 @@ def self_test():
     call_loop = {**calls, "python/ballcl/p.c": calling("p", "q"),
                  "python/ballcl/q.c": calling("q", "r"), "python/ballcl/r.c": calling("r", "p")}
     calls_both = {**calls, "tools/cli/x.c": calling("x", "y"), "tools/cli/y.c": calling("y", "x")}
+    built = (False, False, "build")
     cases = [("a good tree", good, 0, None, (False,)),
-             ("calls down the stack", calls, 0, None, (False, False, "build")),
-             ("an upward call", upcall, 1, "src/util/w.c: calls src/ocl/o.c", (False, False,
-                                                                              "build")),
+             ("calls down the stack", calls, 0, None, built),
+             ("an upward call", upcall, 1, "src/util/w.c: calls src/ocl/o.c", built),
              ("a circle of calls around three files", call_loop, 1,
               "python/ballcl/p.c -> python/ballcl/q.c -> python/ballcl/r.c -> python/ballcl/p.c",
-              (False, False, "build")),
+              built),
              ("two files calling each other", calls_both, 1,
-              "circle of calls between files: tools/cli/x.c -> tools/cli/y.c",
-              (False, False, "build")),
+              "circle of calls between files: tools/cli/x.c -> tools/cli/y.c", built),
              ("an upward include", upward, 1, "src/util/fault.c:2", (False,)),
              ("a folder outside the stack", unknown, 1, "src/util/b.c:1", (False,)),
              ("a circle of headers", loop, 1, "circle between files of src/", (False,)),

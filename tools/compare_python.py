@@ -61,13 +61,23 @@ extern "C" __global__ void steps(float4 *s, unsigned n, unsigned k)
 """
 
 
-def numpy_steps(s, steps):
-    x, y, z, w = (s[:, c].copy() for c in range(4))
+def seed_steps(x, y, z, w, steps):
+    """The update in place, on NumPy's or CuPy's arrays."""
     for _ in range(steps):
         x += z
         y += w
         z += w
+
+
+def numpy_steps(s, steps):
+    x, y, z, w = (s[:, c].copy() for c in range(4))
+    seed_steps(x, y, z, w, steps)
     return np.stack([x, y, z, w], axis=1)
+
+
+def launches(steps, k):
+    """The steps of each launch, K at most, S in all."""
+    return [min(k, steps - done) for done in range(0, steps, k)]
 
 
 def pyopencl_method(dev, n, steps, k):
@@ -88,11 +98,8 @@ def pyopencl_method(dev, n, steps, k):
     def run(state):
         out = np.empty_like(state)
         cl.enqueue_copy(queue, buf, state)
-        left = steps
-        while left:
-            now = min(k, left)
+        for now in launches(steps, k):
             kern(queue, (n,), None, buf, np.uint32(now))
-            left -= now
         cl.enqueue_copy(queue, out, buf)
         queue.finish()
         return out
@@ -109,20 +116,13 @@ def cupy_methods(n, steps, k):
 
     def naive(state):
         s = cp.asarray(state)
-        x, y, z, w = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
-        for _ in range(steps):
-            x += z
-            y += w
-            z += w
+        seed_steps(s[:, 0], s[:, 1], s[:, 2], s[:, 3], steps)
         return cp.asnumpy(s)
 
     def kernel(state):
         s = cp.asarray(state)
-        left = steps
-        while left:
-            now = min(k, left)
+        for now in launches(steps, k):
             kern(((n + 255) // 256,), (256,), (s, np.uint32(n), np.uint32(now)))
-            left -= now
         out = cp.asnumpy(s)
         cp.cuda.Stream.null.synchronize()
         return out
@@ -155,17 +155,12 @@ def main():
           f"{sys.version.split()[0]}; ballcl.run validation against the C reference: "
           f"{r.validation['passed']}")
 
-    methods = [("ballcl.run", lambda s: ballcl.run(s, steps, device=a.device, validate=False)[0])]
     ctx = ballcl.Context(device=a.device)
-    methods.append(("ballcl.Context", lambda s: np.array(ctx.run(steps, state=s,
-                                                                 validate=False)[0])))
-    notes = []
-    ocl, note = pyopencl_method(dev, n, steps, a.steps_per_launch)
-    notes.append(f"PyOpenCL: {note}")
-    if ocl:
-        methods.append(("PyOpenCL", ocl))
-    cupy, note = cupy_methods(n, steps, a.steps_per_launch)
-    notes.append(f"CuPy: {note}")
+    methods = [("ballcl.run", lambda s: ballcl.run(s, steps, device=a.device, validate=False)[0]),
+               ("ballcl.Context", lambda s: np.array(ctx.run(steps, state=s, validate=False)[0]))]
+    ocl, ocl_note = pyopencl_method(dev, n, steps, a.steps_per_launch)
+    methods += [("PyOpenCL", ocl)] if ocl else []
+    cupy, cupy_note = cupy_methods(n, steps, a.steps_per_launch)
     methods += cupy
 
     laps = {name: [] for name, _ in methods}
@@ -179,8 +174,7 @@ def main():
             fn(state)
             laps[name].append((time.perf_counter() - t0) * 1e3)
     ctx.close()
-    for note in notes:
-        print(note)
+    print(f"PyOpenCL: {ocl_note}\nCuPy: {cupy_note}")
     print(f"{'method':16} {'median ms':>10} {'range ms':>20} {'us/step':>9} {'vs ballcl.run':>14}  "
           "bits = NumPy")
     base = statistics.median(laps["ballcl.run"])

@@ -29,7 +29,7 @@ def us(c):
 
 
 def main(paths):
-    rows, misses = [], 0
+    rows, misses, docs = [], 0, []
     for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
@@ -37,6 +37,7 @@ def main(paths):
         except (OSError, ValueError) as exc:
             print(f"defaults_table: {path}: {exc}", file=sys.stderr)
             return 2
+        docs.append(doc)
         model = doc["model"]
         dev = doc["device"]["name"]
         for x in doc["defaults_sweep"]:
@@ -61,11 +62,7 @@ def main(paths):
     # On the H200 the issue also names absolute figures for the seed model.
     if "H200" in dev:
         print()
-        for path in paths:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-            if doc["model"] != "seed":
-                continue
+        for doc in (d for d in docs if d["model"] == "seed"):
             for x in doc["defaults_sweep"]:
                 limit = H200_SEED_US.get(x["balls"])
                 if limit is None or not x["default"].get("us_per_step"):

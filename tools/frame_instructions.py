@@ -23,10 +23,9 @@ s0[:, 3] = 1e-3
 dev = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 if way == "ctx":
     ctx = ballcl.Context(device=dev)
-    s, r = ctx.run(100, state=s0, validate=False)
-    for _ in range(frames):
-        s, r = ctx.run(100, state=s, validate=False)
+    frame = lambda s: ctx.run(100, state=s, validate=False)  # noqa: E731
 else:
-    s, r = ballcl.run(s0, 100, device=dev, validate=False)
-    for _ in range(frames):
-        s, r = ballcl.run(s, 100, device=dev, validate=False)
+    frame = lambda s: ballcl.run(s, 100, device=dev, validate=False)  # noqa: E731
+s, r = frame(s0)
+for _ in range(frames):
+    s, r = frame(s)

@@ -23,23 +23,14 @@ case "$seconds" in
     ;;
 esac
 targets="$*"
-if [ -z "$targets" ]; then
-    for f in tests/fuzz/fuzz_*.c; do
-        n=${f#tests/fuzz/fuzz_}
-        targets="$targets ${n%.c}"
-    done
-fi
+[ -n "$targets" ] || targets=$(printf '%s\n' tests/fuzz/fuzz_*.c | sed 's|^tests/fuzz/fuzz_||; s|\.c$||')
 
 dir=build-fuzz
 if [ ! -f "$dir/build.ninja" ]; then
     CC=clang meson setup "$dir" --buildtype=debugoptimized -Dfuzz=true
 fi
-ninja_targets=""
-for t in $targets; do
-    ninja_targets="$ninja_targets tests/fuzz/fuzz_$t"
-done
-# shellcheck disable=SC2086 # one word per target
-ninja -C "$dir" $ninja_targets
+# shellcheck disable=SC2046,SC2086 # one word per target
+ninja -C "$dir" $(printf 'tests/fuzz/fuzz_%s ' $targets)
 
 results="$dir/fuzz-results.jsonl"
 : >"$results"

@@ -26,6 +26,18 @@ import numpy as np
 import ballcl
 
 
+def timed(fn, *args, **kw):
+    """(what fn returns, its wall time in ms)."""
+    t0 = time.perf_counter()
+    out = fn(*args, **kw)
+    return out, (time.perf_counter() - t0) * 1e3
+
+
+def device_ms(p):
+    """The device time a `ballcl run --json` reports."""
+    return json.loads(p.stdout)["timing"]["device_ms"]
+
+
 def median_range(xs):
     return f"{statistics.median(xs):8.2f} ms ({min(xs):.2f}..{max(xs):.2f})"
 
@@ -40,60 +52,53 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(1)
     state = rng.uniform(-100, 100, (a.balls, 4)).astype(np.float32)
-    cli_over, py_over, cli_wall, py_wall, bare_wall, bare_over = [], [], [], [], [], []
+    # Wall times and the times beyond the device's, of the CLI via files,
+    # the CLI alone and ballcl.run.
+    wall, over = ({k: [] for k in ("cli", "bare", "py")} for _ in range(2))
     with tempfile.TemporaryDirectory() as tmp:
         inp, out = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-        args = [a.cli, "run", "--input", inp, "--output", out, "-s", "1", "--json"]
-        bare = [a.cli, "run", "--init", "random", "-n", str(a.balls), "-s", "1", "--json"]
-        if a.device:
-            args += ["-d", a.device]
-            bare += ["-d", a.device]
+        dev = ["-d", a.device] if a.device else []
+        args = [a.cli, "run", "--input", inp, "--output", out, "-s", "1", "--json"] + dev
+        bare = [a.cli, "run", "--init", "random", "-n", str(a.balls), "-s", "1", "--json"] + dev
         # Warm the binary cache and the page cache for both.
         ballcl.run(state, 1, device=a.device)
         np.save(inp, state)
         subprocess.run(args, check=True, capture_output=True)
-        for _ in range(a.repeats):
-            t0 = time.perf_counter()
+        def via_files():
             np.save(inp, state)
             p = subprocess.run(args, check=True, capture_output=True, text=True)
-            back = np.load(out)
-            w = (time.perf_counter() - t0) * 1e3
-            dev_ms = json.loads(p.stdout)["timing"]["device_ms"]
-            cli_wall.append(w)
-            cli_over.append(w - dev_ms)
+            return np.load(out), p
 
-            t0 = time.perf_counter()
-            p = subprocess.run(bare, check=True, capture_output=True, text=True)
-            w = (time.perf_counter() - t0) * 1e3
-            bare_wall.append(w)
-            bare_over.append(w - json.loads(p.stdout)["timing"]["device_ms"])
-
-            t0 = time.perf_counter()
-            new, r = ballcl.run(state, 1, device=a.device)
-            w = (time.perf_counter() - t0) * 1e3
-            py_wall.append(w)
-            py_over.append(w - r.timing["device_ms"])
+        for _ in range(a.repeats):
+            (back, p), w = timed(via_files)
+            wall["cli"].append(w)
+            over["cli"].append(w - device_ms(p))
+            p, w = timed(subprocess.run, bare, check=True, capture_output=True, text=True)
+            wall["bare"].append(w)
+            over["bare"].append(w - device_ms(p))
+            (new, r), w = timed(ballcl.run, state, 1, device=a.device)
+            wall["py"].append(w)
+            over["py"].append(w - r.timing["device_ms"])
             assert np.array_equal(new.view(np.uint32), back.view(np.uint32))
     d = r.device
     print(f"python_overhead: {a.balls} balls x 1 step on '{d['name']}' ({d['platform']}, "
           f"{d['selector']}), {a.repeats} interleaved repeats, median (min..max)")
     print(f"host: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, load {os.getloadavg()[0]:.1f}")
-    print(f"CLI via .npy files   wall {median_range(cli_wall)}  beyond device {median_range(cli_over)}")
-    print(f"CLI alone (--init)   wall {median_range(bare_wall)}  beyond device {median_range(bare_over)}")
-    print(f"ballcl.run           wall {median_range(py_wall)}  beyond device {median_range(py_over)}")
-    ratio = statistics.median(py_over) / statistics.median(bare_over)
+    for k, label in (("cli", "CLI via .npy files"), ("bare", "CLI alone (--init)"),
+                     ("py", "ballcl.run")):
+        print(f"{label:20} wall {median_range(wall[k])}  beyond device {median_range(over[k])}")
+    med = {k: statistics.median(v) for k, v in over.items()}
+    ratio = med["py"] / med["bare"]
     print(f"ballcl.run overhead / CLI overhead: {ratio:.2f}x against the CLI alone, "
-          f"{statistics.median(py_over) / statistics.median(cli_over):.2f}x against the CLI via "
-          f"files (the bound is 1.5x)")
+          f"{med['py'] / med['cli']:.2f}x against the CLI via files (the bound is 1.5x)")
 
     with ballcl.Context(device=a.device) as ctx:
         s, r0 = ctx.run(1, state=state)
         laps = []
         for _ in range(100):
-            t0 = time.perf_counter()
-            s, r = ctx.run(1, state=s)
-            laps.append((time.perf_counter() - t0) * 1e3)
+            (s, r), w = timed(ctx.run, 1, state=s)
+            laps.append(w)
             assert not r.context["uploaded"] and r.cache["first_launch_ms"] == 0
         assert ctx.builds == 1 and ctx.uploads == 1 and ctx.calls == 101
         print(f"Context.run          wall {median_range(laps)}  (100 calls: builds {ctx.builds}, "

@@ -11,32 +11,24 @@
 # failed plot never leaves half a file.
 set -eu
 
-usage() {
-    echo "usage: tools/plot_bench.sh BENCH.csv OUT.png|OUT.svg [TITLE]" >&2
+die() {
+    echo "$1" >&2
     exit 2
 }
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-    usage
+    die "usage: tools/plot_bench.sh BENCH.csv OUT.png|OUT.svg [TITLE]"
 fi
 csv=$1
 out=$2
 title=${3:-"ballcl bench: time per step against N"}
 
-if ! command -v gnuplot >/dev/null 2>&1; then
-    echo "plot_bench.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2
-    exit 2
-fi
-if [ ! -r "$csv" ]; then
-    echo "plot_bench.sh: cannot read '$csv'" >&2
-    exit 2
-fi
+command -v gnuplot >/dev/null 2>&1 ||
+    die "plot_bench.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)"
+[ -r "$csv" ] || die "plot_bench.sh: cannot read '$csv'"
 header=$(head -n 1 "$csv")
 case "$header" in
 balls,row,us_per_step_median,us_per_step_min,us_per_step_max,*) ;;
-*)
-    echo "plot_bench.sh: '$csv' is not a 'ballcl bench --csv' file (header: $header)" >&2
-    exit 2
-    ;;
+*) die "plot_bench.sh: '$csv' is not a 'ballcl bench --csv' file (header: $header)" ;;
 esac
 case "$out" in
 *.svg) terminal="svg size 1000,650 dynamic background rgb 'white'" ;;
@@ -50,10 +42,7 @@ trap 'rm -rf "$tmp" "$part"' EXIT
 
 # One data file per row (in table order): N, median, min, max.
 rows=$(awk -F, 'NR > 1 && $9 == "yes" && !seen[$2]++ { print $2 }' "$csv")
-if [ -z "$rows" ]; then
-    echo "plot_bench.sh: '$csv' has no validated row to plot" >&2
-    exit 2
-fi
+[ -n "$rows" ] || die "plot_bench.sh: '$csv' has no validated row to plot"
 plot=""
 i=0
 for r in $rows; do

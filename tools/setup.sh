@@ -11,6 +11,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 
+usage() {
+    echo "usage: tools/setup.sh $1" >&2
+    exit 2
+}
 mode=${1:-run}
 list=""
 case "$mode" in
@@ -20,15 +24,9 @@ packages)
     # one a line, and nothing else (tests/test_setup.py reads it).
     list=1
     mode=${2:-}
-    [ "$mode" = run ] || [ "$mode" = test ] || {
-        echo "usage: tools/setup.sh packages run|test" >&2
-        exit 2
-    }
+    [ "$mode" = run ] || [ "$mode" = test ] || usage "packages run|test"
     ;;
-*)
-    echo "usage: tools/setup.sh run|test|packages MODE" >&2
-    exit 2
-    ;;
+*) usage "run|test|packages MODE" ;;
 esac
 
 # What a run needs: the compiler and build tools, the OpenCL ICD loader and
@@ -88,18 +86,17 @@ fi
 # meson itself runs under /usr/bin/python3, which has numpy from Debian.
 # A build configured by 'run' lacks the tests: 'test' configures it again,
 # finding the packages it installed.
+configure=""
 if [ ! -f build/build.ninja ]; then
     echo "setup: configuring build/ (meson)"
-    meson setup build --buildtype=release >build-setup/meson-setup.log 2>&1 || {
-        cat build-setup/meson-setup.log >&2
-        exit 1
-    }
+    configure=--buildtype=release
 elif [ "$mode" = test ]; then
     echo "setup: configuring build/ again (meson: the test packages)"
-    meson setup --reconfigure build >build-setup/meson-setup.log 2>&1 || {
-        cat build-setup/meson-setup.log >&2
-        exit 1
-    }
+    configure=--reconfigure
+fi
+if [ -n "$configure" ] && ! meson setup $configure build >build-setup/meson-setup.log 2>&1; then
+    cat build-setup/meson-setup.log >&2
+    exit 1
 fi
 echo "setup: building (ninja -C build; the first build takes a few minutes)"
 ninja -C build >build-setup/ninja.log 2>&1 || {
@@ -132,16 +129,14 @@ echo "setup: [4/4] tools/embed_check.sh (install, then examples/embed.c through 
 tools/embed_check.sh build || status=1
 # One closing line with the counts from the test logs of all of them, the
 # names of the failed tests on the line before it (CI reads the last line).
-/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
-    build-fuzz/fuzz-results.jsonl build/embed-results.jsonl <<'PY'
+# Each argument is JOB=LOG: the job a log belongs to, in the failed names.
+/usr/bin/python3 - build=build/meson-logs/testlog.json build-asan=build-asan/meson-logs/testlog.json \
+    fuzz=build-fuzz/fuzz-results.jsonl embed=build/embed-results.jsonl <<'PY'
 import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
 failed = []
-# The job each log belongs to, in the failed names.
-jobs = {"build/meson-logs/testlog.json": "build", "build-asan/meson-logs/testlog.json": "build-asan",
-        "build-fuzz/fuzz-results.jsonl": "fuzz", "build/embed-results.jsonl": "embed"}
-for path in sys.argv[1:]:
-    job = jobs.get(path, path)
+for arg in sys.argv[1:]:
+    job, path = arg.split("=", 1)
     if not os.path.exists(path):
         # A job that ran no test at all left no log: it counts as one failure.
         counts["FAIL"] += 1

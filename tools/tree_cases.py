@@ -1,12 +1,24 @@
-"""The self-tests of the tree checks (tools/check_layers.py,
-tools/check_doc_names.py): each case is a small tree of files written to a
-temporary folder, the check run on it, its exit status and printed words
-compared with what the case expects."""
+"""What the tree checks (tools/check_layers.py, tools/check_doc_names.py)
+share: their walk over a tree, and their self-tests, where each case is a
+small tree of files written to a temporary folder, the check run on it, its
+exit status and printed words compared with what the case expects."""
 import contextlib
 import io
 import os
 import shutil
 import tempfile
+
+SKIP_DIRS = {".git", "build", "__pycache__", "subprojects"}
+
+
+def walk(root, tops):
+    """Every file under the folders tops of root, as paths relative to root
+    (sorted; build output and version control left out)."""
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+            for name in sorted(filenames):
+                yield os.path.relpath(os.path.join(dirpath, name), root)
 
 
 def run_cases(cases, check):
