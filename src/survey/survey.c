@@ -280,8 +280,8 @@ static void ball_step(model_run *r, const char *key, size_t n)
         json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
 }
 
-/* Records why the figures computed from the sweep (best_local,
- * local1_penalty) are null. The outcome is that of the figures they come
+/* Records why the figures computed from the sweep (the best local size and
+ * the penalty of local = 1) are null. The outcome is that of the figures they come
  * from, already counted: a sweep that failed validation everywhere stays a
  * mismatch. */
 static void derived_failed(model_run *r, const char *why)
@@ -325,8 +325,8 @@ static int sweep_locals(model_run *r, size_t n, size_t *out, size_t *count, bcl_
 
 /* The one-step kernel at sweep_n for every local size of sweep_locals, each
  * validated, then timed with the repeats of all points interleaved (as
- * bench does), so a busy moment weighs on every point alike: the ratio
- * local1_penalty is fair. */
+ * bench does), so a busy moment weighs on every point alike: the penalty
+ * of local = 1 is a fair ratio. */
 static void local_sweep(model_run *r, size_t n)
 {
     surveyor *s = r->s;

@@ -351,7 +351,7 @@ static int check_value(checker *c, const json_t *v, unsigned types, const field 
 }
 
 /* The figures of the table (src/survey/figures.c) whose key is prefix and a
- * name without dots: a number or null (best_local: a local size or null),
+ * name without dots: a number or null (the best local size: a size or null),
  * checked from the version that added each. */
 static int check_figures(checker *c, const json_t *obj, const char *prefix, bool model,
                          const char *path)
