@@ -24,7 +24,6 @@ typedef struct multi_row {
 
 typedef struct multi_result {
     size_t balls, nrows;
-    uint64_t steps; /* per repeat of all-devices */
     double calibrate_ms, sum_alone, efficiency, fastest_alone;
     bool validated;
     multi_row *rows;           /* one per device with balls, then all-devices */
@@ -55,14 +54,14 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     memset(res, 0, sizeof *res);
     res->balls = n;
     const bcl_model *m = a->o.model.model;
-    float *init = malloc(n * 4 * sizeof(float));
-    float *scratch = malloc(n * 4 * sizeof(float));
+    /* The initial state, then a scratch copy for validation. */
+    float *init = malloc(2 * n * 4 * sizeof(float));
     bcl_group *g = NULL;
     bcl_timer **timers = calloc(ndev, sizeof *timers);
     res->rows = calloc(ndev + 1, sizeof *res->rows);
     double *wall = calloc(a->o.measure.repeats ? a->o.measure.repeats : 1, sizeof *wall);
     int rc = BCL_OK;
-    if (!init || !scratch || !timers || !res->rows || !wall) {
+    if (!init || !timers || !res->rows || !wall) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
@@ -76,7 +75,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         .req = {.params = a->o.model.params,
                 .balls = n,
                 .fused = true,
-                .steps_per_launch = a->k_given ? (unsigned)a->k : 0,
+                .steps_per_launch = (unsigned)a->o.steps_per_launch,
                 .launch_budget_ms = a->o.launch_budget_ms,
                 .launch = {.mode = BCL_LOCAL_AUTO}},
     };
@@ -91,7 +90,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         goto out;
     res->calibrate_ms = bcl_group_calibrate_ms(g);
     cli_progress("bench", 0, 0, "validating every shard");
-    if ((rc = validate_shards(g, init, scratch, &res->validated, e)))
+    if ((rc = validate_shards(g, init, init + 4 * n, &res->validated, e)))
         goto out;
     if (!res->validated)
         goto out; /* never timed */
@@ -119,7 +118,6 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         double want = agg_rate > 0 ? ms * 1e-3 * agg_rate / (double)n : k;
         steps = want < k ? k : ((uint64_t)want + k - 1) / k * k;
     }
-    res->steps = steps;
     x = (bcl_exec){.steps = steps};
     if ((rc = bcl_group_exec(g, &x, &t, e))) /* untimed: the first pass at this size */
         goto out;
@@ -173,7 +171,6 @@ out:
     free(timers);
     free(wall);
     free(init);
-    free(scratch);
     return rc;
 }
 
