@@ -17,7 +17,8 @@
 
 typedef struct multi_row {
     char name[48];
-    const bcl_group_member *m; /* NULL for all-devices */
+    const bcl_group_member *m; /* NULL for all-devices, else the group's, then member */
+    bcl_group_member member;   /* a copy of it: the report outlives the group */
     bcl_measurement meas;      /* wall_us per step */
     double rate;               /* ball-steps/s, median */
 } multi_row;
@@ -26,8 +27,7 @@ typedef struct multi_result {
     size_t balls, nrows;
     double calibrate_ms, sum_alone, efficiency, fastest_alone;
     bool validated;
-    multi_row *rows;           /* one per device with balls, then all-devices */
-    bcl_group_member *members; /* a copy of the group's, which the rows point into */
+    multi_row *rows; /* one per device with balls, then all-devices */
 } multi_result;
 
 static int validate_shards(bcl_group *g, const float *init, float *scratch, bool *all_ok,
@@ -153,18 +153,11 @@ out:
     cli_progress_end();
     for (size_t i = 0; i < ndev; i++)
         bcl_timer_free(timers[i]);
-    /* The rows point into the group's members: copy what the report needs
-     * before closing. */
-    if (rc == BCL_OK && g) {
-        res->members = calloc(ndev, sizeof *res->members);
-        if (!res->members) {
-            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        } else {
-            for (size_t i = 0; i < ndev; i++)
-                res->members[i] = *bcl_group_member_at(g, i);
-            for (size_t r = 0; r < res->nrows; r++)
-                if (res->rows[r].m)
-                    res->rows[r].m = &res->members[res->rows[r].m->index];
+    /* The rows point into the group's members: copied before closing. */
+    for (size_t r = 0; r < res->nrows; r++) {
+        if (res->rows[r].m) {
+            res->rows[r].member = *res->rows[r].m;
+            res->rows[r].m = &res->rows[r].member;
         }
     }
     bcl_group_close(g);
@@ -261,7 +254,6 @@ int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t 
             }
             json_array_append_new(sweep, result_json(&res));
         }
-        free(res.members);
         free(res.rows);
     }
     if (rc == BCL_OK && a->o.json) {
