@@ -10,8 +10,6 @@
 /* The options of 'ballcl bench'. */
 typedef struct bench_args {
     cli_options o; /* the shared options */
-    uint64_t k;
-    bool k_given;
     const char *csv;
     bool sweep;            /* --sweep: the defaults against a sweep */
     unsigned sweep_ks[16]; /* --sweep-k */
@@ -69,14 +67,10 @@ typedef struct bench_result {
     bool copy_host_clock; /* the copy bandwidth is the host clock's */
 } bench_result;
 
+/* What heads the output of every N: the options, the device, the date. */
 typedef struct bench_info {
+    const bench_args *a;
     const bcl_device_info *dev;
-    const bcl_model *model;
-    const float *params;
-    unsigned nparams;
-    bcl_init init;
-    uint64_t seed;
-    unsigned repeats;
     char date[32];
 } bench_info;
 

@@ -17,18 +17,17 @@
 
 typedef struct multi_row {
     char name[48];
-    const bcl_group_member *m; /* NULL for all-devices */
+    const bcl_group_member *m; /* NULL for all-devices, else the group's, then member */
+    bcl_group_member member;   /* a copy of it: the report outlives the group */
     bcl_measurement meas;      /* wall_us per step */
     double rate;               /* ball-steps/s, median */
 } multi_row;
 
 typedef struct multi_result {
     size_t balls, nrows;
-    uint64_t steps; /* per repeat of all-devices */
     double calibrate_ms, sum_alone, efficiency, fastest_alone;
     bool validated;
-    multi_row *rows;           /* one per device with balls, then all-devices */
-    bcl_group_member *members; /* a copy of the group's, which the rows point into */
+    multi_row *rows; /* one per device with balls, then all-devices */
 } multi_result;
 
 static int validate_shards(bcl_group *g, const float *init, float *scratch, bool *all_ok,
@@ -55,14 +54,14 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
     memset(res, 0, sizeof *res);
     res->balls = n;
     const bcl_model *m = a->o.model.model;
-    float *init = malloc(n * 4 * sizeof(float));
-    float *scratch = malloc(n * 4 * sizeof(float));
+    /* The initial state, then a scratch copy for validation. */
+    float *init = malloc(2 * n * 4 * sizeof(float));
     bcl_group *g = NULL;
     bcl_timer **timers = calloc(ndev, sizeof *timers);
     res->rows = calloc(ndev + 1, sizeof *res->rows);
     double *wall = calloc(a->o.measure.repeats ? a->o.measure.repeats : 1, sizeof *wall);
     int rc = BCL_OK;
-    if (!init || !scratch || !timers || !res->rows || !wall) {
+    if (!init || !timers || !res->rows || !wall) {
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", n);
         goto out;
     }
@@ -76,7 +75,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         .req = {.params = a->o.model.params,
                 .balls = n,
                 .fused = true,
-                .steps_per_launch = a->k_given ? (unsigned)a->k : 0,
+                .steps_per_launch = (unsigned)a->o.steps_per_launch,
                 .launch_budget_ms = a->o.launch_budget_ms,
                 .launch = {.mode = BCL_LOCAL_AUTO}},
     };
@@ -91,7 +90,7 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         goto out;
     res->calibrate_ms = bcl_group_calibrate_ms(g);
     cli_progress("bench", 0, 0, "validating every shard");
-    if ((rc = validate_shards(g, init, scratch, &res->validated, e)))
+    if ((rc = validate_shards(g, init, init + 4 * n, &res->validated, e)))
         goto out;
     if (!res->validated)
         goto out; /* never timed */
@@ -119,7 +118,6 @@ static int bench_n(const bench_args *a, const bcl_device_info *const *devs, size
         double want = agg_rate > 0 ? ms * 1e-3 * agg_rate / (double)n : k;
         steps = want < k ? k : ((uint64_t)want + k - 1) / k * k;
     }
-    res->steps = steps;
     x = (bcl_exec){.steps = steps};
     if ((rc = bcl_group_exec(g, &x, &t, e))) /* untimed: the first pass at this size */
         goto out;
@@ -155,25 +153,17 @@ out:
     cli_progress_end();
     for (size_t i = 0; i < ndev; i++)
         bcl_timer_free(timers[i]);
-    /* The rows point into the group's members: copy what the report needs
-     * before closing. */
-    if (rc == BCL_OK && g) {
-        res->members = calloc(ndev, sizeof *res->members);
-        if (!res->members) {
-            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-        } else {
-            for (size_t i = 0; i < ndev; i++)
-                res->members[i] = *bcl_group_member_at(g, i);
-            for (size_t r = 0; r < res->nrows; r++)
-                if (res->rows[r].m)
-                    res->rows[r].m = &res->members[res->rows[r].m->index];
+    /* The rows point into the group's members: copied before closing. */
+    for (size_t r = 0; r < res->nrows; r++) {
+        if (res->rows[r].m) {
+            res->rows[r].member = *res->rows[r].m;
+            res->rows[r].m = &res->rows[r].member;
         }
     }
     bcl_group_close(g);
     free(timers);
     free(wall);
     free(init);
-    free(scratch);
     return rc;
 }
 
@@ -264,7 +254,6 @@ int bench_multi(const bench_args *a, const bcl_device_info *const *devs, size_t 
             }
             json_array_append_new(sweep, result_json(&res));
         }
-        free(res.members);
         free(res.rows);
     }
     if (rc == BCL_OK && a->o.json) {

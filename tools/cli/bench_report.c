@@ -267,12 +267,13 @@ static json_t *conclusions_json(const bench_result *res)
 void bench_print_table(const bench_info *info, const bench_result *res)
 {
     const bcl_device_info *d = info->dev;
-    printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", info->model->name,
+    const cli_options *o = &info->a->o;
+    printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", o->model.model->name,
            res->balls, cli_shown(d->name), cli_shown(d->platform_name), d->platform_index,
            d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
            "(clEnqueueCopyBuffer of %.1f MB%s)\n",
-           info->date, info->repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6,
+           info->date, o->measure.repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6,
            res->copy_host_clock ? ", host clock" : "");
     printf("add-rate bound %.1f GFLOP/s (%.1f..%.1f; %u chains of %u-wide float adds per "
            "work-item, %zu work-items), %u float operations per ball-step: at most %.3g "
@@ -383,17 +384,18 @@ json_t *bench_info_json(const bench_info *info)
     char sel[32];
     snprintf(sel, sizeof sel, "%u:%u", d->platform_index, d->device_index);
     json_t *params = json_array();
-    for (unsigned i = 0; i < info->nparams; i++)
-        json_array_append_new(params, json_real(info->params[i]));
+    const cli_options *o = &info->a->o;
+    for (unsigned i = 0; i < bcl_model_param_floats(o->model.model); i++)
+        json_array_append_new(params, json_real(o->model.params[i]));
     return json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}, s:s, s:o, s:s, s:I, s:i, s:i}",
         "schema", "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
         d->platform_name, "selector", sel, "type", bcl_device_type_name(d->type), "version",
         d->version, "driver", d->driver, "compute_units", (int)d->compute_units, "clock_mhz",
         (int)d->clock_mhz, "native_vector_width_float", (int)d->native_vector_width_float, "model",
-        info->model->name, "params", params, "init",
-        info->init == BCL_INIT_SEED ? "seed" : "random", "seed", (json_int_t)info->seed, "repeats",
-        (int)info->repeats, "host_threads", (int)bcl_host_threads());
+        o->model.model->name, "params", params, "init",
+        o->init == BCL_INIT_SEED ? "seed" : "random", "seed", (json_int_t)o->seed, "repeats",
+        (int)o->measure.repeats, "host_threads", (int)bcl_host_threads());
 }
 
 /* Appends printf output to a growing buffer. */

@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The method's S (docs/PERFORMANCE.md): 10^4 steps up to 10^6 balls, 2000
- * above, unless -s gives it. */
-static uint64_t sweep_steps(const bench_args *a, size_t n)
-{
-    if (a->o.steps_given)
-        return a->o.steps;
-    return n <= 1000000 ? 10000 : 2000;
-}
-
 static void print_row(const char *name, const bcl_sweep_config *x)
 {
     char local[24];
@@ -57,7 +48,11 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
         size_t n = (size_t)a->o.balls[i];
         bcl_sweep_opts so = {.params = a->o.model.params,
                              .balls = n,
-                             .steps = sweep_steps(a, n),
+                             /* The method's S (docs/PERFORMANCE.md) unless -s
+                              * gives it. */
+                             .steps = a->o.steps_given ? a->o.steps
+                                      : n <= 1000000   ? 10000
+                                                       : 2000,
                              .init = a->o.init,
                              .seed = a->o.seed,
                              .repeats = a->o.measure.repeats,
@@ -92,7 +87,7 @@ int bench_sweep(const bench_args *a, bcl_context *ctx, const bench_info *info, b
                 printf("\n");
             printf("N=%zu S=%llu: %s %s, budget %g ms, %s per step, median of %u runs after a "
                    "warm run\n",
-                   n, (unsigned long long)so.steps, info->model->name, info->dev->name, budget,
+                   n, (unsigned long long)so.steps, a->o.model.model->name, info->dev->name, budget,
                    r.host_clock ? "host us" : "device us", so.repeats ? so.repeats : 5);
             printf("  %-8s %-18s %8s %7s  %-28s  %9s  %s\n", "row", "kernel", "K", "local",
                    "us/step (min-max)", "longest", "K because");

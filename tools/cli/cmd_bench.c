@@ -90,11 +90,9 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     }
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
-    a->k = a->o.steps_per_launch;
-    a->k_given = a->k != 0;
     if (!a->sweep && (a->nsweep_ks || a->nsweep_locals))
         return bcl_fail(e, BCL_EXIT_INPUT, "--sweep-k and --sweep-local need --sweep");
-    if (a->sweep && (a->csv || a->k_given))
+    if (a->sweep && (a->csv || a->o.steps_per_launch))
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--sweep times the default plan against a sweep: it takes neither --csv "
                         "nor --steps-per-launch");
@@ -109,15 +107,13 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
     return BCL_OK;
 }
 
-/* What each row asks for; bcl_plan_resolve turns it into what runs.
- * local=tuned, and the best one-step launch known for sync-every-step and
- * batched, so that those two differ only in the waiting: the tuned variant
- * with the tuned local size (bcl_plan_resolve's rule; a NULL variant goes
- * with local tuned). The floor: batched's launches enqueued bare, the
- * library's own cost per launch taken out (docs/PERFORMANCE.md, "The
- * host's cost per launch"). The fused row takes the tuned K, variant and
- * local size when they are stored, so that it shows the best this device
- * is known to do (auto when nothing is tuned: see device_row). */
+/* What each row asks for (bcl_plan_resolve turns it into what runs).
+ * sync-every-step and batched take the best one-step launch known (the
+ * tuned variant and local size; a NULL variant goes with local tuned), so
+ * that they differ only in the waiting; the floor is batched enqueued bare
+ * (docs/PERFORMANCE.md, "The host's cost per launch"); fused takes the
+ * tuned K, variant and local size, the best known for this device (auto
+ * when nothing is tuned: see device_row). */
 static const bench_row rows[ROW_COUNT] = {
     [ROW_REFERENCE] = {.name = "reference", .host = true, .host_clock = true, .threads = 1},
     [ROW_OPENMP] = {.name = "openmp", .host = true, .openmp = true, .host_clock = true},
@@ -144,10 +140,9 @@ static void setup_rows(const bench_args *a, size_t n, bench_result *res)
         r->req.params = a->o.model.params;
         r->req.balls = n;
         r->req.variant = r->req.launch.mode == BCL_LOCAL_TUNED ? NULL : "";
-        /* The fused row's K is open (the measurement chooses the steps):
-         * the given K, else the tuned one, else the rule for the device
-         * (bcl_default_k). */
-        r->req.steps_per_launch = !r->req.fused ? 1 : a->k_given ? (unsigned)a->k : 0;
+        /* The fused row's K: the given one, else (0) the tuned one, else
+         * the device's rule (bcl_default_k). */
+        r->req.steps_per_launch = r->req.fused ? (unsigned)a->o.steps_per_launch : 1;
         r->req.launch_budget_ms = a->o.launch_budget_ms;
     }
     res->rows[ROW_OPENMP].threads = bcl_host_threads();
@@ -310,15 +305,7 @@ int cmd_bench(int argc, char **argv)
     size_t picked[BCL_MAX_DEVICES], ndev = 0;
     if ((rc = cli_pick_devices(a.o.device, &list, picked, BCL_MAX_DEVICES, &ndev, &e)))
         goto out;
-    bench_info info = {
-        .dev = &list.dev[picked[0]],
-        .model = a.o.model.model,
-        .params = a.o.model.params,
-        .nparams = bcl_model_param_floats(a.o.model.model),
-        .init = a.o.init,
-        .seed = a.o.seed,
-        .repeats = a.o.measure.repeats,
-    };
+    bench_info info = {.a = &a, .dev = &list.dev[picked[0]]};
     time_t now = time(NULL);
     struct tm tm;
     strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));

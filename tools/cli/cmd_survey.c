@@ -179,23 +179,27 @@ static char *command_line(int argc, char **argv)
     return s;
 }
 
-/* One line on stderr per device whose survey is incomplete. */
-static void report_incomplete(const json_t *dev)
+/* A line on stderr for a device whose survey is incomplete, and one for a
+ * device with flagged figures. */
+static void report_device(const json_t *dev)
 {
     const json_t *errors = json_object_get(dev, "errors");
-    size_t n = json_object_size(errors);
-    if (n == 0)
-        return;
-    const char *name = json_string_value(json_object_get(json_object_get(dev, "identity"), "name"));
-    void *it = json_object_iter((json_t *)errors);
-    /* Driver strings: escaped by cli_warn's rule (bcl_escape). */
-    char line[2048], shown[2048];
-    snprintf(line, sizeof line,
-             "survey of '%s': %zu figure%s not measured (null in the survey), first %s: %s",
-             name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
-             json_string_value(json_object_iter_value(it)));
-    bcl_escape(line, shown, sizeof shown);
-    fprintf(stderr, "ballcl: %s\n", shown);
+    size_t n = json_object_size(errors), nflags = json_array_size(json_object_get(dev, "flags"));
+    const char *name = json_string_value(survey_at(dev, "identity.name"));
+    if (n) {
+        void *it = json_object_iter((json_t *)errors);
+        /* Driver strings: escaped by cli_warn's rule (bcl_escape). */
+        char line[2048], shown[2048];
+        snprintf(line, sizeof line,
+                 "survey of '%s': %zu figure%s not measured (null in the survey), first %s: %s",
+                 name ? name : "?", n, n == 1 ? "" : "s", json_object_iter_key(it),
+                 json_string_value(json_object_iter_value(it)));
+        bcl_escape(line, shown, sizeof shown);
+        fprintf(stderr, "ballcl: %s\n", shown);
+    }
+    if (nflags)
+        cli_warn("%zu figure%s of '%s' above a plausible peak (flagged in the survey)", nflags,
+                 nflags == 1 ? "" : "s", name);
 }
 
 /* A document the library produced or checked: parsing fails only when
@@ -372,15 +376,7 @@ static int cmd_survey_devices(int argc, char **argv)
         goto out;
     size_t i;
     json_t *dev;
-    json_array_foreach(devices, i, dev)
-    {
-        report_incomplete(dev);
-        size_t nflags = json_array_size(json_object_get(dev, "flags"));
-        if (nflags)
-            cli_warn("%zu figure%s of '%s' above a plausible peak (flagged in the survey)", nflags,
-                     nflags == 1 ? "" : "s",
-                     json_string_value(json_object_get(json_object_get(dev, "identity"), "name")));
-    }
+    json_array_foreach(devices, i, dev) report_device(dev);
     rc = status;
 out:
     bcl_outputs_discard(&outs);

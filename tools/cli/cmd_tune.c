@@ -5,7 +5,6 @@
  */
 #include "options.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define MAX_KS 16
@@ -181,6 +180,21 @@ static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_
         printf("stored in %s\n", path);
 }
 
+/* The tuned file at path, with its path added, for --json; NULL with e
+ * filled when it is no JSON (stored: this process has just written it). */
+static json_t *record_json(const char *path, bool stored, bcl_error *e)
+{
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    if (j)
+        json_object_set_new(j, "path", json_string(path));
+    else if (stored)
+        bcl_fail(e, BCL_EXIT_RUNTIME, "cannot read back '%s': %s", path, jerr.text);
+    else
+        bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s", path, jerr.text);
+    return j;
+}
+
 /* tune --show: the stored record, as text or as the file itself. */
 static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
 {
@@ -200,15 +214,11 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
             d->device_index, a->o.model.model_name ? " --model " : "",
             a->o.model.model_name ? a->o.model.model_name : "");
     if (a->o.json) {
-        json_error_t jerr;
-        json_t *j = json_load_file(path, 0, &jerr);
-        if (!j)
-            return bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s' is not valid JSON: %s", path,
-                            jerr.text);
-        json_object_set_new(j, "path", json_string(path));
-        cli_print_json(j);
+        json_t *j = record_json(path, false, e);
+        if (j)
+            cli_print_json(j);
         json_decref(j);
-        return BCL_OK;
+        return j ? BCL_OK : e->code;
     }
     printf("tuned: model %s, device '%s' (%s, %u:%u)\n", a->o.model.model->name, d->name,
            d->platform_name, d->platform_index, d->device_index);
@@ -265,14 +275,8 @@ static int tune_device(const tune_args *a, const bcl_device_info *d, json_t **js
         goto out;
     bool stored = rc == BCL_OK;
     if (a->o.json && stored) {
-        json_error_t jerr;
-        json_t *j = json_load_file(path, 0, &jerr);
-        if (!j) {
-            rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot read back '%s': %s", path, jerr.text);
-            goto out;
-        }
-        json_object_set_new(j, "path", json_string(path));
-        *json = j;
+        if (!(*json = record_json(path, true, e)))
+            rc = e->code;
     } else if (!a->o.json) {
         print_table(a, d, &r, stored ? path : NULL);
     }

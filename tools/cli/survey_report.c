@@ -391,25 +391,19 @@ int survey_print_table(json_t *const *docs, const char *const *labels, size_t nd
         }
     }
     notes n = {0};
-    printf("| figure |");
-    for (size_t i = 0; i < ncols; i++) {
-        char esc[400];
-        cell_text(cols[i].head, esc, sizeof esc);
-        printf(" %s |", esc);
+    /* The heads, then where each column comes from. */
+    static const char *const heads[] = {"figure", "---", "surveyed"};
+    for (int h = 0; h < 3; h++) {
+        printf("| %s |", heads[h]);
+        for (size_t i = 0; i < ncols; i++) {
+            const char *date = json_string_value(json_object_get(cols[i].doc, "date"));
+            char esc[400];
+            cell_text(h == 0 ? cols[i].head : date ? date : "?", esc, sizeof esc);
+            bool quick = h == 2 && json_is_true(json_object_get(cols[i].doc, "quick"));
+            printf(" %s%s |", h == 1 ? "---:" : esc, quick ? " (quick)" : "");
+        }
+        printf("\n");
     }
-    printf("\n| --- |");
-    for (size_t i = 0; i < ncols; i++)
-        printf(" ---: |");
-    /* Where each column comes from. */
-    printf("\n| surveyed |");
-    for (size_t i = 0; i < ncols; i++) {
-        const char *date = json_string_value(json_object_get(cols[i].doc, "date"));
-        char esc[256];
-        cell_text(date ? date : "?", esc, sizeof esc);
-        printf(" %s%s |", esc,
-               json_is_true(json_object_get(cols[i].doc, "quick")) ? " (quick)" : "");
-    }
-    printf("\n");
     print_row(cols, ncols, "selector", NULL, "selector", F_TEXT, BCL_FIG_COUNT, &n);
     print_rows(cols, ncols, device_rows, NROWS(device_rows), BCL_FIG_ROW, NULL, &n);
     print_rows(cols, ncols, size_rows, NROWS(size_rows), 0, NULL, &n);
