@@ -56,7 +56,7 @@ typedef struct bench_row {
 
 typedef struct bench_result {
     size_t balls;
-    bcl_stats copy_gb_per_s;
+    bcl_stats copy_rate;
     size_t copy_bytes;
     bcl_add_rate add;      /* the add-rate bound, timed between the rows' repeats */
     unsigned ops_per_step; /* the model's float operations per ball-step (bcl_model) */

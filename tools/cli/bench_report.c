@@ -273,7 +273,7 @@ void bench_print_table(const bench_info *info, const bench_result *res)
            d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
            "(clEnqueueCopyBuffer of %.1f MB%s)\n",
-           info->date, o->measure.repeats, res->copy_gb_per_s.median, (double)res->copy_bytes / 1e6,
+           info->date, o->measure.repeats, res->copy_rate.median, (double)res->copy_bytes / 1e6,
            res->copy_host_clock ? ", host clock" : "");
     printf("add-rate bound %.1f GFLOP/s (%.1f..%.1f; %u chains of %u-wide float adds per "
            "work-item, %zu work-items), %u float operations per ball-step: at most %.3g "
@@ -367,8 +367,8 @@ json_t *bench_result_json(const bench_result *res)
     return json_pack(
         "{s:I, s:f, s:{s:I, s:o, s:s}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
         "s:f}, s:o, s:o, s:s?, s:o}",
-        "balls", (json_int_t)res->balls, bcl_survey_key(BCL_FIG_COPY), res->copy_gb_per_s.median,
-        "copy", "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_gb_per_s),
+        "balls", (json_int_t)res->balls, bcl_survey_key(BCL_FIG_COPY), res->copy_rate.median,
+        "copy", "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_rate),
         "clock", res->copy_host_clock ? "host" : "device", bcl_survey_key(BCL_FIG_ADD),
         a->gflop_per_s.median, "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width",
         (int)a->width, "chains", (int)a->chains, "global", (json_int_t)a->global, "local",
@@ -425,7 +425,8 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
         rc = append(buf, len, e,
                     "balls,row,us_per_step_median,us_per_step_min,us_per_step_max,"
                     "ball_steps_per_s,gb_per_s,speedup_vs_reference,validated,clock,variant,"
-                    "local,steps_per_launch,copy_gb_per_s\n");
+                    "local,steps_per_launch,%s\n",
+                    bcl_survey_key(BCL_FIG_COPY));
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         const bench_row *r = &res->rows[i];
         const bcl_stats *us = row_us(r);
@@ -438,7 +439,7 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
         rc = append(buf, len, e, "%zu,%s,%s,%s,%s,%s,%s,%u,%.6g\n", res->balls, r->name, figures,
                     r->validated ? "yes" : "no", r->host_clock ? "host" : "device",
                     r->host ? "" : r->plan.variant, local, r->host ? 1 : r->plan.steps_per_launch,
-                    res->copy_gb_per_s.median);
+                    res->copy_rate.median);
     }
     return rc;
 }

@@ -232,7 +232,7 @@ static int bench_one(bcl_context *ctx, const bcl_device_info *d, const bench_arg
     snprintf(line, sizeof line, "N=%zu copy bandwidth", n);
     cli_progress("bench", 0, 0, line);
     res->copy_bytes = n * 4 * sizeof(float);
-    if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->o.measure.repeats, &res->copy_gb_per_s, e)))
+    if ((rc = bcl_measure_copy(ctx, res->copy_bytes, a->o.measure.repeats, &res->copy_rate, e)))
         goto out;
     res->copy_host_clock = bcl_profiling_unusable(d) != NULL;
     snprintf(line, sizeof line, "N=%zu add-rate bound", n);
