@@ -43,47 +43,33 @@ static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool q
                         const char *model, const char *key, double **vals, size_t *n, bcl_error *e)
 {
     const json_t *id = json_object_get(dev, "identity");
-    const char *f[6] = {"platform", "vendor", "name", "type", "driver", NULL};
-    sqlite3_stmt *st = NULL;
+    const char *f[5] = {"platform", "vendor", "name", "type", "driver"};
+    for (int i = 0; i < 5; i++) {
+        const char *v = json_string_value(json_object_get(id, f[i]));
+        f[i] = v ? v : "";
+    }
     *vals = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT f.value FROM runs r JOIN devices d ON d.id = r.device_id"
-            " JOIN surveys s ON s.id = r.survey_id JOIN figures f ON f.run_id = r.id"
-            " WHERE d.platform = ?1 AND d.vendor = ?2 AND d.name = ?3 AND d.type = ?4"
-            " AND r.driver = ?5 AND d.compute_units = ?6 AND s.quick = ?7 AND f.model = ?8"
-            " AND f.key = ?9 AND f.value IS NOT NULL",
-            -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(db, path, "cannot read it", e);
-    for (int i = 0; f[i]; i++) {
-        const char *v = json_string_value(json_object_get(id, f[i]));
-        sqlite3_bind_text(st, i + 1, v ? v : "", -1, SQLITE_TRANSIENT);
-    }
-    sqlite3_bind_int64(
-        st, 6,
-        json_integer_value(json_object_get(json_object_get(dev, "limits"), "compute_units")));
-    sqlite3_bind_int(st, 7, quick);
-    sqlite3_bind_text(st, 8, model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 9, key, -1, SQLITE_TRANSIENT);
-    size_t cap = 0;
-    int s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            double *grown = realloc(*vals, cap * sizeof **vals);
-            if (!grown) {
-                sqlite3_finalize(st);
-                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-            }
-            *vals = grown;
-        }
-        (*vals)[(*n)++] = sqlite3_column_double(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (s != SQLITE_DONE)
-        return survey_db_fail(db, path, "cannot read it", e);
-    return BCL_OK;
+    json_t *rows, *row;
+    int rc = survey_db_rows(
+        db, path, e,
+        "SELECT CAST(f.value AS REAL) AS v FROM runs r JOIN devices d ON d.id = r.device_id"
+        " JOIN surveys s ON s.id = r.survey_id JOIN figures f ON f.run_id = r.id"
+        " WHERE d.platform = ?1 AND d.vendor = ?2 AND d.name = ?3 AND d.type = ?4"
+        " AND r.driver = ?5 AND d.compute_units = ?6 AND s.quick = ?7 AND f.model = ?8"
+        " AND f.key = ?9 AND f.value IS NOT NULL",
+        &rows, "sssssiiss", f[0], f[1], f[2], f[3], f[4],
+        (long long)json_integer_value(
+            json_object_get(json_object_get(dev, "limits"), "compute_units")),
+        (long long)quick, model, key);
+    size_t i;
+    if (rc == BCL_OK && json_array_size(rows) &&
+        !(*vals = malloc(json_array_size(rows) * sizeof **vals)))
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    json_array_foreach(*vals ? rows : NULL, i, row)(*vals)[(*n)++] =
+        json_number_value(json_object_get(row, "v"));
+    json_decref(rows);
+    return rc;
 }
 
 /* Checks every device of doc; *compared counts the figures that had a

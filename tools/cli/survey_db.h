@@ -32,6 +32,13 @@ int survey_db_open(const char *given, bool create, char *path, size_t size, sqli
 int survey_db_import(sqlite3 *db, const char *path, const char *text, const char *source,
                      long long *id, bool *added, bcl_error *e);
 
+/* The rows of sql as an array of objects named by its columns (text
+ * always a string: bytes that are no UTF-8 as U+FFFD), its parameters
+ * from fmt: a letter each, 'i' a long long, 's' a string, 'j' a JSON
+ * value. */
+int survey_db_rows(sqlite3 *db, const char *path, bcl_error *e, const char *sql, json_t **out,
+                   const char *fmt, ...);
+
 /* An input or runtime error from SQLite's last message on db. */
 int survey_db_fail(sqlite3 *db, const char *path, const char *what, bcl_error *e);
 

@@ -17,68 +17,6 @@
 
 /* ---- the data, from the database ------------------------------------------ */
 
-/* The value of column c as JSON. */
-static json_t *column_json(sqlite3_stmt *st, int c)
-{
-    switch (sqlite3_column_type(st, c)) {
-    case SQLITE_INTEGER:
-        return json_integer((json_int_t)sqlite3_column_int64(st, c));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, c));
-    case SQLITE_NULL:
-        return json_null();
-    default: {
-        /* Text, and a BLOB where text belongs (a database changed by hand):
-         * always a string, bytes that are no UTF-8 (and NUL) as U+FFFD. */
-        const unsigned char *t = sqlite3_column_text(st, c);
-        size_t n = (size_t)sqlite3_column_bytes(st, c);
-        json_t *j = t ? json_stringn((const char *)t, n) : NULL;
-        sbuf fixed = {0};
-        for (size_t i = 0, k; t && !j && i < n; i += k) {
-            k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
-            json_t *one = k > 1 && i + k <= n ? json_stringn((const char *)t + i, k) : NULL;
-            bool good = (k == 1 && t[i]) || one;
-            sb_add(&fixed, good ? (const char *)t + i : "\xef\xbf\xbd", good ? k : 3);
-            k = good ? k : 1;
-            json_decref(one);
-        }
-        if (fixed.s)
-            j = json_stringn(fixed.s, fixed.len);
-        free(fixed.s);
-        return j ? j : json_string("");
-    }
-    }
-}
-
-/* Rows of sql (at most one integer parameter) as an array of objects named
- * by the columns. */
-static int page_query(report *r, const char *sql, long long param, json_t **out)
-{
-    *out = NULL;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(r->db, r->path, "cannot read it", r->e);
-    if (sqlite3_bind_parameter_count(st) > 0)
-        sqlite3_bind_int64(st, 1, param);
-    json_t *rows = json_array();
-    int s;
-    while (rows && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_object();
-        for (int c = 0; row && c < sqlite3_column_count(st); c++)
-            json_object_set_new(row, sqlite3_column_name(st, c), column_json(st, c));
-        json_array_append_new(rows, row);
-    }
-    sqlite3_finalize(st);
-    if (!rows)
-        return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    if (s != SQLITE_DONE) {
-        json_decref(rows);
-        return survey_db_fail(r->db, r->path, "cannot read it", r->e);
-    }
-    *out = rows;
-    return BCL_OK;
-}
-
 /* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
  * booleans, "figures" {key or model:key: value}, "extensions". */
 static const char *const run_sets[] = {"facts", "figures", "extensions"};
@@ -92,7 +30,7 @@ static int page_load_run(report *r, json_t *run)
     long long id = json_integer_value(json_object_get(run, "run_id"));
     for (size_t k = 0; k < 3; k++) {
         json_t *rows, *row;
-        int rc = page_query(r, sql[k], id, &rows);
+        int rc = survey_db_rows(r->db, r->path, r->e, sql[k], &rows, "i", id);
         if (rc)
             return rc;
         json_t *to = k == 2 ? json_array() : json_object();
@@ -142,7 +80,7 @@ static int load(report *r)
     };
     int rc = BCL_OK;
     for (size_t q = 0; rc == BCL_OK && q < sizeof query / sizeof query[0]; q++)
-        rc = page_query(r, query[q].sql, 0, query[q].rows);
+        rc = survey_db_rows(r->db, r->path, r->e, query[q].sql, query[q].rows, "");
     size_t i, n;
     json_t *run, *d;
     json_array_foreach(r->devices, i, d) json_object_set_new(d, "runs", json_array());
@@ -336,10 +274,11 @@ static void coverage(report *r, sbuf *p)
 static int platforms(report *r, sbuf *p)
 {
     json_t *rows;
-    int rc = page_query(r,
-                        "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
-                        " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
-                        0, &rows);
+    int rc =
+        survey_db_rows(r->db, r->path, r->e,
+                       "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
+                       " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
+                       &rows, "");
     if (rc)
         return rc;
     sb_puts(p, "<h2 id=\"platforms\">Platforms</h2>\n");

@@ -1,18 +1,11 @@
 /*
- * The report page's drawings (docs/SURVEY.md, "The report page"). The bar
- * charts of the fleet: the data of each as gnuplot's data file and its
- * script, which gnuplot draws (its SVG terminal) in a temporary folder of
- * their own; the SVG is taken into the page with its ids made unique (every
- * gnuplot SVG defines the same "gpPt0" ...). Labels from survey files are
- * made safe for gnuplot's data file (page_plot_label), the titles are ours.
- * And a section per device: an anchor the device table links to, the
- * device's full label (compute units, host, UUID or PCI bus tell apart
- * devices sharing a name) and, for a device surveyed more than once, a
- * small chart per figure over its surveys. These are drawn here as inline
- * SVG, not by gnuplot: at 250 devices a gnuplot chart each would cost
- * seconds and megabytes. Each one's axis starts at zero, so that a few per
- * cent of noise looks like a few per cent, and a grey band shows the range
- * of the device's surveys.
+ * The report page's drawings (docs/SURVEY.md, "The report page"): the
+ * fleet's bar charts, drawn by gnuplot (SVG) in a temporary folder and
+ * taken in with their ids made unique (every gnuplot SVG defines "gpPt0"),
+ * and a section per device with, for one surveyed more than once, a small
+ * inline SVG chart per figure (a gnuplot chart each would cost seconds and
+ * megabytes at 250 devices), its axis from zero so that a few per cent of
+ * noise looks like a few per cent.
  */
 #include "survey_html.h"
 #include "util/cleanup.h"
@@ -67,11 +60,7 @@ static char *slurp(const char *path)
 {
     char *buf = NULL;
     size_t len;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    int err = fd < 0 ? errno : bcl_read_fd(fd, 1u << 30, &buf, &len);
-    if (fd >= 0)
-        close(fd);
-    return err ? NULL : buf;
+    return bcl_read_file(path, 1u << 30, &buf, &len, NULL) ? NULL : buf;
 }
 
 static int __attribute__((format(printf, 3, 4)))
