@@ -1,9 +1,7 @@
 /*
  * ballcl survey check (docs/SURVEY.md, "The node health check"): a survey
- * (a file, or a fresh --quick one of this machine) against the database's
- * surveys of the same device, driver and kind. A figure fails when it is
- * worse than the fleet's range, in its own direction, by more than the
- * fleet's spread of it. The database is only read.
+ * (a file, or a fresh --quick one) against the database's surveys of the
+ * same device, driver and kind; the database is only read.
  */
 #include "cmd_survey_db.h"
 #include "survey_db.h"
@@ -73,8 +71,7 @@ static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool q
 }
 
 /* Checks every device of doc; *compared counts the figures that had a
- * fleet. The verdict of each figure goes into out (an array), the line of
- * each worse one into lines (strings, to be escaped). */
+ * fleet. Each verdict goes into out, each worse one's line into lines. */
 static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *out, json_t *lines,
                      size_t *compared, size_t *worse, bcl_error *e)
 {
@@ -86,8 +83,7 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
         const json_t *id = json_object_get(dev, "identity");
         const char *model =
             json_string_value(json_object_get(json_object_get(dev, "measured"), "model"));
-        /* The figures of the table marked for the check (src/survey/figures.c);
-         * a model's are the default model's. */
+        /* The figures marked for the check; a model's: the default model's. */
         for (bcl_fig k = 0; k < BCL_FIG_COUNT; k++) {
             const bcl_survey_figure *g = &bcl_survey_figures[k];
             const json_t *fig = survey_at(json_object_get(dev, "measured"), g->key);

@@ -1,8 +1,7 @@
 /*
  * ballcl survey import | list | report (docs/SURVEY.md, "The survey
- * database"): survey documents into the database, what it holds as text,
- * and one HTML page of the fleet. The tables are survey_db.c's, the page
- * survey_html.c's; this file parses options and prints.
+ * database"): options and printing; the tables are survey_db.c's, the page
+ * survey_html.c's.
  */
 #include "cmd_survey_db.h"
 #include "survey_db.h"
@@ -92,22 +91,16 @@ static int load_source(const char *src, char **text, bcl_error *e)
 {
     if (strcmp(src, "-") != 0)
         return bcl_survey_load(src, text, e);
-    size_t len = 0, cap = 0;
-    char *buf = NULL;
-    for (;;) {
-        if (len + 65536 + 1 > cap) {
-            char *grown = realloc(buf, cap = 2 * cap + 65536 + 1);
-            if (!grown) {
-                free(buf);
-                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading stdin");
-            }
-            buf = grown;
-        }
-        size_t got = fread(buf + len, 1, 65536, stdin);
-        len += got;
-        if (got < 65536)
-            break;
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap + 1);
+    while (buf && (len += fread(buf + len, 1, cap - len, stdin)) == cap) {
+        char *grown = realloc(buf, (cap *= 2) + 1);
+        if (!grown)
+            free(buf);
+        buf = grown;
     }
+    if (!buf)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading stdin");
     buf[len] = '\0';
     json_t *doc = NULL;
     int rc = ferror(stdin) ? bcl_fail(e, BCL_EXIT_INPUT, "cannot read stdin")
@@ -238,8 +231,7 @@ static void print_cells(const char *const *cells, const size_t *widths, int ncol
     printf("\n");
 }
 
-/* The sections of 'survey list': a query each, its headings and their
- * widths (0: the last, as wide as it is). */
+/* The sections of 'survey list': a query each, its headings and widths. */
 typedef struct section {
     const char *title, *sql;
     const char *heads[8];
@@ -273,10 +265,9 @@ static const section sections[] = {
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
-/* A query's rows as aligned columns under the title and headings. With
- * into (the --json answer), the rows go there instead, under the title
- * without its colon, each an object keyed by the headings (spaces as '_'),
- * numbers as numbers. */
+/* A query's rows as aligned columns under the title and headings; with
+ * into (--json), there instead, under the title without its colon, each an
+ * object keyed by the headings (spaces as '_'). */
 static int print_query(sqlite3 *db, const char *path, const section *q, json_t *into, bcl_error *e)
 {
     sqlite3_stmt *st = NULL;

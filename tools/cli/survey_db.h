@@ -16,12 +16,11 @@
 #define SURVEY_DB_VERSION 1
 #define SURVEY_DB_APP_ID  0x62636c73
 
-/* Opens the database (WAL, a busy timeout, the tables created when it is
- * new) at its path, written into path (size bytes): given (--db), else
- * $BALLCL_SURVEY_DB, else $XDG_DATA_HOME/ballcl/surveys.db, else
- * ~/.local/share/ballcl/surveys.db. create: a missing file is created (its
- * folder too, at those last two), else it is an input error telling how to
- * fill it. */
+/* Opens the database (WAL, a busy timeout, the tables made when new) at
+ * given (--db), else $BALLCL_SURVEY_DB, else $XDG_DATA_HOME/ballcl/surveys.db,
+ * else ~/.local/share/ballcl/surveys.db, that path written into path.
+ * create: a missing file is created (at those last two, its folder too),
+ * else it is an input error telling how to fill it. */
 int survey_db_open(const char *given, bool create, char *path, size_t size, sqlite3 **db,
                    bcl_error *e);
 

@@ -1,11 +1,9 @@
 /*
  * ballcl survey report --html: one self-contained page of the fleet from
- * the survey database (docs/SURVEY.md, "The report page"). Everything is
- * inside the page: the style, a small script (sorting, the side-by-side
- * selector) and the charts, which gnuplot draws as SVG
- * (survey_html_charts.c).
- * Every text that came from a survey file is escaped for HTML; the data the
- * script reads is JSON inside a non-executed <script> element.
+ * the survey database (docs/SURVEY.md, "The report page"): the style, a
+ * small script and the charts (survey_html_charts.c) are inside it. Text
+ * from survey files is escaped for HTML; the script's data is JSON inside
+ * a non-executed <script> element.
  */
 #include "survey_html.h"
 #include "survey_db.h"
@@ -58,8 +56,7 @@ static int page_load_run(report *r, json_t *run)
 
 /* Each device at its latest run, and every run, loaded, with its device's
  * number in the table ("number") and under that device's "runs" (oldest
- * first): the device sections' histories and the side by side of any two
- * surveys read them. */
+ * first), for the histories and the side by side. */
 static int load(report *r)
 {
     const struct {
@@ -193,9 +190,8 @@ static void device_table(report *r, sbuf *p)
         long long surveys = json_integer_value(json_object_get(d, "surveys"));
         sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"", surveys, surveys);
         page_fields(p, d, (const char *const[]){"date", "\">", NULL});
-        /* The day: the date's first 10 characters, escaped whole (a date
-         * that is no ISO time may hold any bytes; bcl_escape never cuts a
-         * character, and bytes that are no UTF-8 come out as \xNN). */
+        /* The date's first 10 characters, escaped whole (a date that is no
+         * ISO time may hold any bytes; bcl_escape never cuts a character). */
         char day[64];
         bcl_escape(page_str(d, "date"), day, 11);
         sb_html(p, day);
@@ -316,13 +312,11 @@ static json_int_t index_of(json_t *list, json_t *index, const char *name)
     return n;
 }
 
-/* Every survey of every device as compact JSON for the side-by-side
- * script: the names of figures, facts and extensions once ("keys",
- * "ext"), and per run [device number, name, platform, type, driver, date,
- * where, [key index, value, ...], [extension index, ...]]. At 1000 surveys
- * this is about a megabyte where objects with the names repeated would be
- * four. '<' is written as \u003c so that no text can end the <script>
- * element. */
+/* Every survey as compact JSON for the side by side: the names of figures,
+ * facts and extensions once ("keys", "ext"; a megabyte at 1000 surveys,
+ * not four), and per run [device number, name, platform, type, driver,
+ * date, where, [key index, value, ...], [extension index, ...]]; '<' as
+ * \u003c so that no text can end the <script> element. */
 static void embedded_data(report *r, sbuf *p)
 {
     json_t *keys = json_array(), *key_index = json_object();
@@ -333,8 +327,7 @@ static void embedded_data(report *r, sbuf *p)
     {
         json_t *number = json_object_get(run, "number");
         const json_t *dev = json_array_get(r->devices, (size_t)json_integer_value(number) - 1);
-        /* What tells the device apart from others of its name, as plain
-         * text for the script (which sets it as text). */
+        /* What tells the device apart from others of its name, plain text. */
         sbuf where = {0};
         double cu = page_value(run, "facts", "limits.compute_units");
         if (!isnan(cu))

@@ -24,8 +24,7 @@
 
 extern char **environ;
 
-/* A figure of the table (src/survey/figures.c), for one model where it is
- * a model's. */
+/* A figure of the table (src/survey/figures.c), for one model if a model's. */
 typedef struct series {
     char key[160]; /* the figure's key (model:key for a model's) */
     const bcl_survey_figure *g;
@@ -82,9 +81,8 @@ write_text(const char *path, bcl_error *e, const char *fmt, ...)
 /* How long one chart may take: gnuplot draws one in well under a second. */
 #define GNUPLOT_LIMIT_S 20
 
-/* Runs gnuplot on script, its messages to errpath, in a process group of its own (killed
- * with the temporaries on SIGINT, SIGTERM and SIGHUP, and when it runs
- * past GNUPLOT_LIMIT_S); BCL_OK when it exited 0. */
+/* Runs gnuplot on script, its messages to errpath, in a process group of
+ * its own (killed on SIGINT, SIGTERM and SIGHUP, and past GNUPLOT_LIMIT_S). */
 static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
 {
     const char *prog = getenv("BALLCL_GNUPLOT");
@@ -174,12 +172,9 @@ static void prefix_ids(sbuf *out, const char *svg, unsigned chart)
     }
 }
 
-/* One chart: gnuplot runs script (which must not set the terminal or the
- * output: this does, SVG of width x height) with the data file `data`
- * written beside it as "data.txt" (the script reads it by that name) and
- * the <svg> element goes into page, its ids prefixed (prefix_ids) so that
- * several charts live in one page. A missing gnuplot is a runtime error
- * saying so. */
+/* One chart: gnuplot runs script (which leaves the terminal and output to
+ * this: SVG of width x height) with `data` beside it as "data.txt", and the
+ * <svg> element goes into page, its ids prefixed (prefix_ids). */
 static int chart_svg(const char *script, const char *data, unsigned width, unsigned height,
                      unsigned chart, sbuf *page, bcl_error *e)
 {
@@ -189,8 +184,8 @@ static int chart_svg(const char *script, const char *data, unsigned width, unsig
         tmp = "/tmp";
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/ballcl-chart-XXXXXX", tmp);
-    /* The folder and its files are removed on SIGINT, SIGTERM and SIGHUP:
-     * registered, with the signals held, as the folder comes into being. */
+    /* Removed on SIGINT, SIGTERM and SIGHUP: registered, with the signals
+     * held, as the folder comes into being. */
     static const char *const name[5] = {"", "/data.txt", "/chart.gp", "/chart.svg",
                                         "/messages.txt"};
     char path[5][4200];
@@ -271,9 +266,8 @@ static int by_value(const void *a, const void *b)
 }
 
 /* One grouped bar chart, a bar per series for each of the top TOP_N
- * devices by the first series (the lowest first where its figure is better
- * lower); series that no device has are left out (of ser too), and a chart
- * with none says so. */
+ * devices by the first series (its better end first); series no device
+ * has are left out (of ser too). */
 static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabel, bool logscale,
                      series *ser, size_t nser)
 {
@@ -366,8 +360,8 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
     return rc;
 }
 
-/* The charts, each of the figures of one group of the table
- * (src/survey/figures.c); a model's figure gets a bar per model. */
+/* The charts, each of one group of the table (src/survey/figures.c); a
+ * model's figure gets a bar per model. */
 static const struct {
     const char *group, *title, *ylabel;
     bool log;
@@ -429,9 +423,8 @@ static void page_label(sbuf *b, const json_t *d)
     page_where(b, d, " · ", true);
 }
 
-/* One small chart of the figure at key over runs (title escaped): the axis from zero to above the
- * highest value, the range of the values as a grey band, the values as a
- * line with a dot each (its title: date, driver, value). */
+/* One small chart of the figure at key over runs (title escaped): the axis
+ * from zero, the values' range as a grey band, the values as a line. */
 static void small_chart(sbuf *p, const json_t *runs, const char *key, const char *title)
 {
     size_t n = json_array_size(runs), have = 0;
@@ -468,8 +461,8 @@ static void small_chart(sbuf *p, const json_t *runs, const char *key, const char
     sb_printf(p, "\"/><text x=\"%.0f\" y=\"%.0f\" class=\"r\">%s</text></svg>", w - 4, 11.0, b);
 }
 
-/* For a device with several surveys: a small chart per series of all
- * marked for a history (src/survey/figures.c) that it has. */
+/* For a device with several surveys: a small chart per series marked for a
+ * history (src/survey/figures.c). */
 static void history(sbuf *p, const json_t *dev, const series *all, size_t nall)
 {
     const json_t *runs = json_object_get(dev, "runs");
