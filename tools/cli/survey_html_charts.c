@@ -15,7 +15,6 @@
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -60,22 +59,6 @@ static char *slurp(const char *path)
     char *buf = NULL;
     size_t len;
     return bcl_read_file(path, 1u << 30, &buf, &len, NULL) ? NULL : buf;
-}
-
-static int __attribute__((format(printf, 3, 4)))
-write_text(const char *path, bcl_error *e, const char *fmt, ...)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s': %s", path, strerror(errno));
-    va_list ap;
-    va_start(ap, fmt);
-    bool ok = vfprintf(f, fmt, ap) >= 0;
-    va_end(ap);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s'", path);
-    return BCL_OK;
 }
 
 /* How long one chart may take: gnuplot draws one in well under a second. */
@@ -202,18 +185,21 @@ static int chart_svg(const char *script, const char *data, unsigned width, unsig
     if (!made)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a temporary folder '%s': %s", dir,
                         strerror(err));
-    int rc = write_text(path[1], e, "%s", data);
+    sbuf gp = {0};
     /* noenhanced: device names are text, not gnuplot's markup. */
+    sb_printf(&gp,
+              "cd '%s'\n"
+              "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb 'white'\n"
+              "set output 'chart.svg'\n"
+              "set datafile missing 'NaN'\n"
+              "%s\n"
+              "unset output\n",
+              dir, width, height, script);
+    int rc = gp.oom ? bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory")
+                    : bcl_write_file_atomic(path[1], data, strlen(data), e);
     if (rc == BCL_OK)
-        rc = write_text(path[2], e,
-                        "cd '%s'\n"
-                        "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb "
-                        "'white'\n"
-                        "set output 'chart.svg'\n"
-                        "set datafile missing 'NaN'\n"
-                        "%s\n"
-                        "unset output\n",
-                        dir, width, height, script);
+        rc = bcl_write_file_atomic(path[2], gp.s, gp.len, e);
+    free(gp.s);
     if (rc == BCL_OK)
         rc = run_gnuplot(path[2], path[4], e);
     char *text = NULL;
