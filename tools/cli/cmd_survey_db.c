@@ -85,8 +85,7 @@ static void import_help(void)
            BCL_SURVEY_SCHEMAS_READ);
 }
 
-/* The text of one survey source: a file, or "-" for stdin; checked as
- * 'survey compare' checks it. */
+/* The text of a file, or "-" for stdin, checked as 'survey compare' does. */
 static int load_source(const char *src, char **text, bcl_error *e)
 {
     if (strcmp(src, "-") != 0)

@@ -358,8 +358,7 @@ static const char *type_name(const json_t *v)
     return names[json_typeof(v)];
 }
 
-/* Binds a JSON scalar as its SQL value: booleans as 0/1, arrays and
- * objects as their JSON text. */
+/* Binds a JSON value: booleans as 0/1, arrays and objects as JSON text. */
 static void bind_json(sqlite3_stmt *st, int col, const json_t *v)
 {
     switch (json_typeof(v)) {
@@ -388,8 +387,7 @@ static void bind_json(sqlite3_stmt *st, int col, const json_t *v)
     }
 }
 
-/* Binds the parameters from ap, a letter each of fmt: 'i' a long long,
- * 's' a string, 'j' a JSON value. */
+/* Binds ap's values, a letter each of fmt: 'i' long long, 's' text, 'j' JSON. */
 static void bind_args(sqlite3_stmt *st, const char *fmt, va_list ap)
 {
     for (int c = 1; fmt[c - 1]; c++) {
@@ -487,8 +485,7 @@ int survey_db_rows(sqlite3 *db, const char *path, bcl_error *e, const char *sql,
     return BCL_OK;
 }
 
-/* The keys of one model's figures (docs/SURVEY.md): at the top of
- * "measured" they are the default model's. */
+/* The keys of a model's figures (at the top of "measured": the default's). */
 static bool is_model_key(const char *k)
 {
     static const char *const parts[] = {"small", "large", "local_sweep", "fused", NULL};

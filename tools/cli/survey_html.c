@@ -116,8 +116,7 @@ typedef struct column {
 
 #define MAX_COLUMNS (3 + BCL_FIG_COUNT)
 
-/* Three facts, then the figures of the table marked for a column (a
- * model's: the default model's). Returns the count. */
+/* Three facts, then the figures marked for a column. Returns the count. */
 static size_t device_columns(column *cols)
 {
     static const column facts[] = {
@@ -235,8 +234,7 @@ static void coverage(report *r, sbuf *p)
               "<thead><tr><th>capability or extension</th><th class=\"num\">devices</th>"
               "<th>share</th>",
               n);
-    /* A mark per device and row only while that fits on a screen: at 1000
-     * devices it would be megabytes no one reads. */
+    /* A mark per device only while they fit a screen (1000: megabytes). */
     bool marks = n <= COVERAGE_MARKS;
     if (marks)
         json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
@@ -299,8 +297,7 @@ static int platforms(report *r, sbuf *p)
     return BCL_OK;
 }
 
-/* The index of name in the array list (added when new), through index,
- * an object from name to that index. */
+/* The index of name in list (added when new), through the object index. */
 static json_int_t index_of(json_t *list, json_t *index, const char *name)
 {
     json_t *have = json_object_get(index, name);
@@ -391,8 +388,7 @@ static const char *const style =
     "figure.chart{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:0.3em}\n"
     "tr.differs td{background:#fff6d8}select{font-size:1em;margin-right:1em}\n"
     "nav a{margin-right:1em}\n"
-    /* Sections off screen are not laid out until scrolled to: a thousand
-     * of them would cost the page's load seconds. */
+    /* Sections off screen are laid out only when scrolled to (1000: seconds). */
     "section.device{border-top:1px solid #eee;padding:0.2em 0;content-visibility:auto;"
     "contain-intrinsic-size:auto 90px}h3{font-size:1em;margin:0.4em 0}\n"
     "svg.spark{margin:0 6px 4px 0;font-size:10px;background:#fafafa}"
@@ -402,8 +398,7 @@ static const char *const style =
     "font-size:0.85em}.drivers{font-size:0.85em;color:#555}\n"
     "</style>\n";
 
-/* Sorting any table.sortable by a click on its heading (numbers by their
- * data-v), and the side-by-side table from the embedded data. */
+/* Sorting a table.sortable by its headings, the side by side, the search. */
 static const char *const script =
     "<script>\n"
     "'use strict';\n"
@@ -456,8 +451,7 @@ static const char *const script =
     "row('extension',x,ea.has(i)?'yes':'no',eb.has(i)?'yes':'no');});\n"
     "}\n"
     "selA.addEventListener('change',compare);selB.addEventListener('change',compare);\n"
-    /* The search: rows of the device table and device sections whose text
-     * holds every word typed. */
+    /* The search: the device rows and sections holding every word typed. */
     "const search=document.getElementById('search');\n"
     "search.addEventListener('input',function(){\n"
     " const words=search.value.toLowerCase().split(/\\s+/).filter(Boolean);let n=0;\n"

@@ -9,8 +9,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
-/* The whole page from the database at db (path names it in messages), in
- * *html (malloc'ed, *len bytes). */
+/* The page from db (path names it in messages): *html, malloc'ed, *len bytes. */
 int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bcl_error *e);
 
 typedef struct sbuf {
@@ -55,8 +54,7 @@ double page_value(const json_t *d, const char *set, const char *key);
  * "model:key" for a model's (model set). */
 void page_figure_key(bcl_fig f, const char *model, char *out, size_t size);
 
-/* The bar charts, one per figure group, drawn by gnuplot
- * (survey_html_charts.c, as the two below). */
+/* The bar charts, drawn by gnuplot (survey_html_charts.c, as the two below). */
 int survey_page_charts(report *r, sbuf *page);
 /* A section (anchor dev-N) per device, with its history drawn inline. */
 void survey_page_devices(report *r, sbuf *page);

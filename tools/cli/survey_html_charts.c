@@ -31,8 +31,7 @@ typedef struct series {
     const char *title; /* the model's name, else the figure's title */
 } series;
 
-/* Every figure of the table, a model's once per model of r, in the table's
- * order: *n of them (malloc'ed; NULL when out of memory). */
+/* Every figure of the table, a model's once per model of r: *n, malloc'ed. */
 static series *all_series(const report *r, size_t *n)
 {
     size_t nm = json_array_size(r->models);
@@ -138,8 +137,7 @@ static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
     return BCL_EXIT_RUNTIME;
 }
 
-/* svg into out with every id, reference to one and url(#...) prefixed with
- * the chart's number, "c<chart>_". */
+/* svg into out with every id and reference to one prefixed "c<chart>_". */
 static void prefix_ids(sbuf *out, const char *svg, unsigned chart)
 {
     static const char *const marks[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
@@ -346,8 +344,7 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
     return rc;
 }
 
-/* The charts, each of one group of the table (src/survey/figures.c); a
- * model's figure gets a bar per model. */
+/* The charts, each of one group of the table (src/survey/figures.c). */
 static const struct {
     const char *group, *title, *ylabel;
     bool log;
@@ -398,8 +395,7 @@ void page_where(sbuf *b, const json_t *d, const char *lead, bool html)
     }
 }
 
-/* The device's name with what tells it apart from others of that name
- * (escaped for HTML). */
+/* The device's name and what tells it apart from others of it, for HTML. */
 static void page_label(sbuf *b, const json_t *d)
 {
     sb_html(b, page_str(d, "name"));
@@ -447,8 +443,7 @@ static void small_chart(sbuf *p, const json_t *runs, const char *key, const char
     sb_printf(p, "\"/><text x=\"%.0f\" y=\"%.0f\" class=\"r\">%s</text></svg>", w - 4, 11.0, b);
 }
 
-/* For a device with several surveys: a small chart per series marked for a
- * history (src/survey/figures.c). */
+/* For a device with several surveys: a small chart per history series. */
 static void history(sbuf *p, const json_t *dev, const series *all, size_t nall)
 {
     const json_t *runs = json_object_get(dev, "runs");
