@@ -24,35 +24,27 @@ int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own
     bool ended = false;
     for (int i = 1; i < argc && rc == BCL_OK; i++) {
         const char *s = argv[i];
-        if (!ended && strcmp(s, "--") == 0) {
+        size_t n = strcspn(s, "=");
+        const char *name = n == 4 && strncmp(s, "--db", 4) == 0                 ? "--db"
+                           : own && n == strlen(own) && strncmp(s, own, n) == 0 ? own
+                                                                                : NULL;
+        const char **to = name == own ? &a->own_value : &a->db;
+        if (!ended && strcmp(s, "--") == 0)
             ended = true;
-            continue;
-        }
-        if (ended || s[0] != '-' || !s[1]) {
+        else if (ended || s[0] != '-' || !s[1])
             ops[nops++] = argv[i];
-            continue;
-        }
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+        else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             help();
             free(ops);
             return -1;
-        }
-        if (strcmp(s, "--json") == 0) {
+        } else if (strcmp(s, "--json") == 0)
             a->json = true;
-            continue;
-        }
-        const char *name = NULL, **to = NULL;
-        if (strncmp(s, "--db", 4) == 0 && (s[4] == '\0' || s[4] == '='))
-            name = "--db", to = &a->db;
-        else if (own && strncmp(s, own, strlen(own)) == 0 &&
-                 (s[strlen(own)] == '\0' || s[strlen(own)] == '='))
-            name = own, to = &a->own_value;
-        if (!name)
+        else if (!name)
             rc = cli_usage_error(cmd, "unknown option '%s'", s);
         else if (*to)
             rc = cli_usage_error(cmd, "%s given twice", name);
-        else if (s[strlen(name)] == '=')
-            *to = s + strlen(name) + 1;
+        else if (s[n] == '=')
+            *to = s + n + 1;
         else if (i + 1 < argc)
             *to = argv[++i];
         else
