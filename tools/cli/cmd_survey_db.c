@@ -222,12 +222,11 @@ static void print_cells(const char *const *cells, const size_t *widths, int ncol
     printf("\n");
 }
 
-/* The sections of 'survey list': a query each, its headings and widths. */
+/* The sections of 'survey list': a query each, a heading and width a column. */
 typedef struct section {
     const char *title, *sql;
     const char *heads[8];
     size_t widths[8];
-    int ncol;
 } section;
 static const section sections[] = {
     {"devices:",
@@ -236,23 +235,20 @@ static const section sections[] = {
      " l.date"
      " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
      {"id", "type", "name", "platform", "cu", "surveys", "driver", "last survey"},
-     {4, 11, 34, 28, 4, 7, 16, 0},
-     8},
+     {4, 11, 34, 28, 4, 7, 16, 0}},
     {"surveys:",
      "SELECT s.id, s.date, s.schema, s.ballcl_version,"
      " (SELECT count(*) FROM runs r WHERE r.survey_id = s.id),"
      " CASE s.quick WHEN 1 THEN 'yes' ELSE 'no' END, s.source"
      " FROM surveys s ORDER BY s.date, s.id",
      {"id", "date", "schema", "ballcl", "devices", "quick", "source"},
-     {4, 20, 15, 7, 7, 5, 0},
-     7},
+     {4, 20, 15, 7, 7, 5, 0}},
     {"drivers:",
      "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
      " FROM device_runs GROUP BY device_id, driver"
      " ORDER BY platform, name, min(date)",
      {"platform", "driver", "surveys", "first", "last", "device"},
-     {28, 16, 7, 20, 20, 0},
-     6},
+     {28, 16, 7, 20, 20, 0}},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
@@ -265,16 +261,17 @@ static int print_query(sqlite3 *db, const char *path, const section *q, json_t *
     if (sqlite3_prepare_v2(db, q->sql, -1, &st, NULL) != SQLITE_OK)
         return survey_db_fail(db, path, "cannot read it", e);
     json_t *rows = into ? json_array() : NULL;
+    int ncol = sqlite3_column_count(st);
     if (!into) {
         printf("%s\n", q->title);
-        print_cells(q->heads, q->widths, q->ncol);
+        print_cells(q->heads, q->widths, ncol);
     }
     char key[64], esc[8][1024];
     int s, n = 0;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *row = into ? json_object() : NULL;
         const char *cells[8];
-        for (int c = 0; c < q->ncol; c++) {
+        for (int c = 0; c < ncol; c++) {
             int t = sqlite3_column_type(st, c);
             const char *txt = (const char *)sqlite3_column_text(st, c);
             bcl_escape(txt ? txt : "-", esc[c], sizeof esc[c]);
@@ -293,7 +290,7 @@ static int print_query(sqlite3 *db, const char *path, const section *q, json_t *
         if (into)
             json_array_append_new(rows, row);
         else
-            print_cells(cells, q->widths, q->ncol);
+            print_cells(cells, q->widths, ncol);
         n++;
     }
     sqlite3_finalize(st);

@@ -10,9 +10,8 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
-/* The tables' version (PRAGMA user_version) and the file's mark
- * (PRAGMA application_id, "bcls"): a database of another program is
- * refused, never written into. */
+/* The tables' version (user_version) and the file's mark (application_id,
+ * "bcls"): a database of another program is refused, never written into. */
 #define SURVEY_DB_VERSION 1
 #define SURVEY_DB_APP_ID  0x62636c73
 
@@ -24,17 +23,15 @@
 int survey_db_open(const char *given, bool create, char *path, size_t size, sqlite3 **db,
                    bcl_error *e);
 
-/* Records one checked survey document (text: what the file holds) in one
- * transaction. source says where it came from (a file name, or "ballcl
- * survey"). A document already recorded (the same digest of its content)
- * is not added again: *added is false and *id is the existing survey's. */
+/* Records one checked survey document (text) in one transaction; source
+ * names where it came from. One already recorded (the same digest of its
+ * content) is not added again: *added is false, *id the existing survey's. */
 int survey_db_import(sqlite3 *db, const char *path, const char *text, const char *source,
                      long long *id, bool *added, bcl_error *e);
 
-/* The rows of sql as an array of objects named by its columns (text
- * always a string: bytes that are no UTF-8 as U+FFFD), its parameters
- * from fmt: a letter each, 'i' a long long, 's' a string, 'j' a JSON
- * value. */
+/* The rows of sql as objects named by its columns (text always a string,
+ * bytes that are no UTF-8 as U+FFFD), its parameters from fmt (a letter
+ * each: 'i' a long long, 's' a string, 'j' a JSON value). */
 int survey_db_rows(sqlite3 *db, const char *path, bcl_error *e, const char *sql, json_t **out,
                    const char *fmt, ...);
 
