@@ -1,9 +1,7 @@
 /*
  * ballcl survey check (docs/SURVEY.md, "The node health check"): a survey
- * (a file, or a fresh --quick one of this machine) against the database's
- * surveys of the same device, driver and kind. A figure fails when it is
- * worse than the fleet's range, in its own direction, by more than the
- * fleet's spread of it. The database is only read.
+ * (a file, or a fresh --quick one) against the database's surveys of the
+ * same device, driver and kind; the database is only read.
  */
 #include "cmd_survey_db.h"
 #include "survey_db.h"
@@ -43,52 +41,37 @@ static int fleet_values(sqlite3 *db, const char *path, const json_t *dev, bool q
                         const char *model, const char *key, double **vals, size_t *n, bcl_error *e)
 {
     const json_t *id = json_object_get(dev, "identity");
-    const char *f[6] = {"platform", "vendor", "name", "type", "driver", NULL};
-    sqlite3_stmt *st = NULL;
+    const char *f[5] = {"platform", "vendor", "name", "type", "driver"};
+    for (int i = 0; i < 5; i++) {
+        const char *v = json_string_value(json_object_get(id, f[i]));
+        f[i] = v ? v : "";
+    }
     *vals = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT f.value FROM runs r JOIN devices d ON d.id = r.device_id"
-            " JOIN surveys s ON s.id = r.survey_id JOIN figures f ON f.run_id = r.id"
-            " WHERE d.platform = ?1 AND d.vendor = ?2 AND d.name = ?3 AND d.type = ?4"
-            " AND r.driver = ?5 AND d.compute_units = ?6 AND s.quick = ?7 AND f.model = ?8"
-            " AND f.key = ?9 AND f.value IS NOT NULL",
-            -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(db, path, "cannot read it", e);
-    for (int i = 0; f[i]; i++) {
-        const char *v = json_string_value(json_object_get(id, f[i]));
-        sqlite3_bind_text(st, i + 1, v ? v : "", -1, SQLITE_TRANSIENT);
-    }
-    sqlite3_bind_int64(
-        st, 6,
-        json_integer_value(json_object_get(json_object_get(dev, "limits"), "compute_units")));
-    sqlite3_bind_int(st, 7, quick);
-    sqlite3_bind_text(st, 8, model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 9, key, -1, SQLITE_TRANSIENT);
-    size_t cap = 0;
-    int s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            double *grown = realloc(*vals, cap * sizeof **vals);
-            if (!grown) {
-                sqlite3_finalize(st);
-                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-            }
-            *vals = grown;
-        }
-        (*vals)[(*n)++] = sqlite3_column_double(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (s != SQLITE_DONE)
-        return survey_db_fail(db, path, "cannot read it", e);
-    return BCL_OK;
+    json_t *rows, *row;
+    int rc = survey_db_rows(
+        db, path, e,
+        "SELECT CAST(f.value AS REAL) AS v FROM runs r JOIN devices d ON d.id = r.device_id"
+        " JOIN surveys s ON s.id = r.survey_id JOIN figures f ON f.run_id = r.id"
+        " WHERE d.platform = ?1 AND d.vendor = ?2 AND d.name = ?3 AND d.type = ?4"
+        " AND r.driver = ?5 AND d.compute_units = ?6 AND s.quick = ?7 AND f.model = ?8"
+        " AND f.key = ?9 AND f.value IS NOT NULL",
+        &rows, "sssssiiss", f[0], f[1], f[2], f[3], f[4],
+        (long long)json_integer_value(
+            json_object_get(json_object_get(dev, "limits"), "compute_units")),
+        (long long)quick, model, key);
+    size_t i;
+    if (rc == BCL_OK && json_array_size(rows) &&
+        !(*vals = malloc(json_array_size(rows) * sizeof **vals)))
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    json_array_foreach(*vals ? rows : NULL, i, row)(*vals)[(*n)++] =
+        json_number_value(json_object_get(row, "v"));
+    json_decref(rows);
+    return rc;
 }
 
 /* Checks every device of doc; *compared counts the figures that had a
- * fleet. The verdict of each figure goes into out (an array), the line of
- * each worse one into lines (strings, to be escaped). */
+ * fleet. Each verdict goes into out, each worse one's line into lines. */
 static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *out, json_t *lines,
                      size_t *compared, size_t *worse, bcl_error *e)
 {
@@ -100,8 +83,7 @@ static int check_doc(sqlite3 *db, const char *path, const json_t *doc, json_t *o
         const json_t *id = json_object_get(dev, "identity");
         const char *model =
             json_string_value(json_object_get(json_object_get(dev, "measured"), "model"));
-        /* The figures of the table marked for the check (src/survey/figures.c);
-         * a model's are the default model's. */
+        /* The figures marked for the check; a model's: the default model's. */
         for (bcl_fig k = 0; k < BCL_FIG_COUNT; k++) {
             const bcl_survey_figure *g = &bcl_survey_figures[k];
             const json_t *fig = survey_at(json_object_get(dev, "measured"), g->key);

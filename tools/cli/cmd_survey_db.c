@@ -1,8 +1,7 @@
 /*
  * ballcl survey import | list | report (docs/SURVEY.md, "The survey
- * database"): survey documents into the database, what it holds as text,
- * and one HTML page of the fleet. The tables are survey_db.c's, the page
- * survey_html.c's; this file parses options and prints.
+ * database"): options and printing; the tables are survey_db.c's, the page
+ * survey_html.c's.
  */
 #include "cmd_survey_db.h"
 #include "survey_db.h"
@@ -25,35 +24,27 @@ int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own
     bool ended = false;
     for (int i = 1; i < argc && rc == BCL_OK; i++) {
         const char *s = argv[i];
-        if (!ended && strcmp(s, "--") == 0) {
+        size_t n = strcspn(s, "=");
+        const char *name = n == 4 && strncmp(s, "--db", 4) == 0                 ? "--db"
+                           : own && n == strlen(own) && strncmp(s, own, n) == 0 ? own
+                                                                                : NULL;
+        const char **to = name == own ? &a->own_value : &a->db;
+        if (!ended && strcmp(s, "--") == 0)
             ended = true;
-            continue;
-        }
-        if (ended || s[0] != '-' || !s[1]) {
+        else if (ended || s[0] != '-' || !s[1])
             ops[nops++] = argv[i];
-            continue;
-        }
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+        else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             help();
             free(ops);
             return -1;
-        }
-        if (strcmp(s, "--json") == 0) {
+        } else if (strcmp(s, "--json") == 0)
             a->json = true;
-            continue;
-        }
-        const char *name = NULL, **to = NULL;
-        if (strncmp(s, "--db", 4) == 0 && (s[4] == '\0' || s[4] == '='))
-            name = "--db", to = &a->db;
-        else if (own && strncmp(s, own, strlen(own)) == 0 &&
-                 (s[strlen(own)] == '\0' || s[strlen(own)] == '='))
-            name = own, to = &a->own_value;
-        if (!name)
+        else if (!name)
             rc = cli_usage_error(cmd, "unknown option '%s'", s);
         else if (*to)
             rc = cli_usage_error(cmd, "%s given twice", name);
-        else if (s[strlen(name)] == '=')
-            *to = s + strlen(name) + 1;
+        else if (s[n] == '=')
+            *to = s + n + 1;
         else if (i + 1 < argc)
             *to = argv[++i];
         else
@@ -86,28 +77,21 @@ static void import_help(void)
            BCL_SURVEY_SCHEMAS_READ);
 }
 
-/* The text of one survey source: a file, or "-" for stdin; checked as
- * 'survey compare' checks it. */
+/* The text of a file, or "-" for stdin, checked as 'survey compare' does. */
 static int load_source(const char *src, char **text, bcl_error *e)
 {
     if (strcmp(src, "-") != 0)
         return bcl_survey_load(src, text, e);
-    size_t len = 0, cap = 0;
-    char *buf = NULL;
-    for (;;) {
-        if (len + 65536 + 1 > cap) {
-            char *grown = realloc(buf, cap = 2 * cap + 65536 + 1);
-            if (!grown) {
-                free(buf);
-                return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading stdin");
-            }
-            buf = grown;
-        }
-        size_t got = fread(buf + len, 1, 65536, stdin);
-        len += got;
-        if (got < 65536)
-            break;
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap + 1);
+    while (buf && (len += fread(buf + len, 1, cap - len, stdin)) == cap) {
+        char *grown = realloc(buf, (cap *= 2) + 1);
+        if (!grown)
+            free(buf);
+        buf = grown;
     }
+    if (!buf)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading stdin");
     buf[len] = '\0';
     json_t *doc = NULL;
     int rc = ferror(stdin) ? bcl_fail(e, BCL_EXIT_INPUT, "cannot read stdin")
@@ -238,13 +222,11 @@ static void print_cells(const char *const *cells, const size_t *widths, int ncol
     printf("\n");
 }
 
-/* The sections of 'survey list': a query each, its headings and their
- * widths (0: the last, as wide as it is). */
+/* The sections of 'survey list': a query each, a heading and width a column. */
 typedef struct section {
     const char *title, *sql;
     const char *heads[8];
     size_t widths[8];
-    int ncol;
 } section;
 static const section sections[] = {
     {"devices:",
@@ -253,46 +235,43 @@ static const section sections[] = {
      " l.date"
      " FROM devices d JOIN latest_runs l ON l.device_id = d.id ORDER BY d.id",
      {"id", "type", "name", "platform", "cu", "surveys", "driver", "last survey"},
-     {4, 11, 34, 28, 4, 7, 16, 0},
-     8},
+     {4, 11, 34, 28, 4, 7, 16, 0}},
     {"surveys:",
      "SELECT s.id, s.date, s.schema, s.ballcl_version,"
      " (SELECT count(*) FROM runs r WHERE r.survey_id = s.id),"
      " CASE s.quick WHEN 1 THEN 'yes' ELSE 'no' END, s.source"
      " FROM surveys s ORDER BY s.date, s.id",
      {"id", "date", "schema", "ballcl", "devices", "quick", "source"},
-     {4, 20, 15, 7, 7, 5, 0},
-     7},
+     {4, 20, 15, 7, 7, 5, 0}},
     {"drivers:",
      "SELECT platform, driver, count(DISTINCT survey_id), min(date), max(date), name"
      " FROM device_runs GROUP BY device_id, driver"
      " ORDER BY platform, name, min(date)",
      {"platform", "driver", "surveys", "first", "last", "device"},
-     {28, 16, 7, 20, 20, 0},
-     6},
+     {28, 16, 7, 20, 20, 0}},
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
-/* A query's rows as aligned columns under the title and headings. With
- * into (the --json answer), the rows go there instead, under the title
- * without its colon, each an object keyed by the headings (spaces as '_'),
- * numbers as numbers. */
+/* A query's rows as aligned columns under the title and headings; with
+ * into (--json), there instead, under the title without its colon, each an
+ * object keyed by the headings (spaces as '_'). */
 static int print_query(sqlite3 *db, const char *path, const section *q, json_t *into, bcl_error *e)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, q->sql, -1, &st, NULL) != SQLITE_OK)
         return survey_db_fail(db, path, "cannot read it", e);
     json_t *rows = into ? json_array() : NULL;
+    int ncol = sqlite3_column_count(st);
     if (!into) {
         printf("%s\n", q->title);
-        print_cells(q->heads, q->widths, q->ncol);
+        print_cells(q->heads, q->widths, ncol);
     }
     char key[64], esc[8][1024];
     int s, n = 0;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *row = into ? json_object() : NULL;
         const char *cells[8];
-        for (int c = 0; c < q->ncol; c++) {
+        for (int c = 0; c < ncol; c++) {
             int t = sqlite3_column_type(st, c);
             const char *txt = (const char *)sqlite3_column_text(st, c);
             bcl_escape(txt ? txt : "-", esc[c], sizeof esc[c]);
@@ -311,7 +290,7 @@ static int print_query(sqlite3 *db, const char *path, const section *q, json_t *
         if (into)
             json_array_append_new(rows, row);
         else
-            print_cells(cells, q->widths, q->ncol);
+            print_cells(cells, q->widths, ncol);
         n++;
     }
     sqlite3_finalize(st);

@@ -12,12 +12,11 @@ int cmd_survey_import(int argc, char **argv);
 int cmd_survey_list(int argc, char **argv);
 int cmd_survey_report(int argc, char **argv);
 
-/* Options shared by the database's subcommands: --db FILE, --json, -h;
- * own names the command's other option with a value (NULL: none), stored
- * into own_value. Every argument is read before anything is done: options
- * stand anywhere (after file names too), '--' ends them; the operands are
- * moved, in their order, to the end of argv, from first_arg on. Returns -1
- * for help printed, BCL_OK, or an exit class (message printed). */
+/* Options shared by the database's subcommands: --db FILE, --json, -h, and
+ * own, the command's other option with a value (NULL: none). Options stand
+ * anywhere, '--' ends them; the operands move, in order, to the end of
+ * argv from first_arg. Returns -1 for help printed, BCL_OK, or an exit
+ * class (message printed). */
 typedef struct survey_db_args {
     const char *db;
     const char *own_value;
@@ -31,10 +30,9 @@ int survey_db_args_parse(const char *cmd, int argc, char **argv, const char *own
 int cmd_survey_check(int argc, char **argv);
 
 /* The database of 'ballcl survey' (given: --db, or NULL for the default):
- * with check_only, opened (created when missing) before the survey runs,
- * so that a bad path fails before the long work; else text, the survey
- * document as written, is recorded, and where says where ("recorded in
- * 'PATH' as survey N"). */
+ * with check_only, opened (created when missing) so that a bad path fails
+ * before the survey runs; else text, the document, is recorded, and where
+ * says where ("recorded in 'PATH' as survey N"). */
 int survey_db_record(const char *given, bool check_only, const char *text, char *where, size_t size,
                      bcl_error *e);
 

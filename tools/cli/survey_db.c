@@ -14,9 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Waits this long for another writer's transaction before giving up: an
- * import is a few milliseconds, so this is only ever reached by a stuck
- * process. */
+/* The wait for another writer: an import takes milliseconds, so only a
+ * stuck process reaches it. */
 #define BUSY_TIMEOUT_MS 30000
 
 static const char *const schema_sql =
@@ -139,10 +138,9 @@ static int end_transaction(sqlite3 *db, const char *path, int rc, bcl_error *e)
     return rc;
 }
 
-/* Checks that the file is ours (or, when create, new: then its tables are
- * made). Writing, in one write transaction, so that two processes opening
- * a new database at once create its tables once; reading, in none, so that
- * a writer never holds a reader up. */
+/* Checks that the file is ours (or, when create, new: its tables made, in
+ * one write transaction so that two processes create them once; reading,
+ * in none, so that a writer never holds a reader up). */
 static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error *e)
 {
     int rc =
@@ -187,9 +185,8 @@ static int check_or_create(sqlite3 *db, const char *path, bool create, bcl_error
     return create ? end_transaction(db, path, rc, e) : rc;
 }
 
-/* Opens path as SQLite's plain file name, whatever SQLite's URI setting;
- * immutable: read-only, and sure that no one writes it (SQLite's URI
- * parameter, the one URI this program makes). */
+/* Opens path as a plain file name, whatever SQLite's URI setting;
+ * immutable: read-only and sure that no one writes it (the one URI made). */
 static int open_file(const char *path, int flags, bool immutable, sqlite3 **db)
 {
     char name[4200];
@@ -207,8 +204,7 @@ static int open_file(const char *path, int flags, bool immutable, sqlite3 **db)
     return sqlite3_open_v2(name, db, flags, NULL);
 }
 
-/* Whether the file and its folder can be written (where SQLite's WAL and
- * shared-memory files live). */
+/* Whether the file and its folder (SQLite's WAL files) can be written. */
 static bool writable(const char *path)
 {
     char dir[4096];
@@ -245,11 +241,10 @@ int survey_db_open(const char *given, bool create, char *path, size_t size, sqli
     if (create && make_folder && (rc = make_parent(path, e)))
         return rc;
     sqlite3 *db = NULL;
-    /* Only read: never created, never changed. Where the file and its
-     * folder can be written, opened without SQLITE_OPEN_CREATE and with
-     * query_only, so that SQLite still removes its WAL files when done;
-     * else read-only, and when even that needs a write (the WAL's shared
-     * memory cannot be made, so no one can be writing), immutable. */
+    /* Only read: where the file and its folder can be written, opened with
+     * query_only (SQLite still removes its WAL files when done); else
+     * read-only, and when even that needs a write (the WAL's shared memory
+     * cannot be made, so no one can be writing), immutable. */
     bool ro = !create && !writable(path);
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                        : (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
@@ -270,8 +265,7 @@ int survey_db_open(const char *given, bool create, char *path, size_t size, sqli
     if (rc == BCL_OK) {
         sqlite3_extended_result_codes(db, 0);
         sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-        /* The file is checked to be ours (or new) before anything is
-         * written, so that another program's file is never touched; then
+        /* Checked to be ours (or new) before anything is written; then
          * WAL: readers never block the writer, and a crash mid-import
          * leaves the last committed state. */
         rc = check_or_create(db, path, create, e);
@@ -292,8 +286,7 @@ int survey_db_open(const char *given, bool create, char *path, size_t size, sqli
 
 /* ---- recording a document ------------------------------------------------ */
 
-/* The statements of an import (in the enum's order), prepared once each;
- * what names a failure. */
+/* The statements of an import, prepared once each; what names a failure. */
 enum { Q_FIND, Q_SURVEY, Q_PLATFORM, Q_DEVICE, Q_RUN, Q_FACT, Q_EXT, Q_FIG, Q_ERROR, Q_FLAG, NQ };
 static const struct {
     const char *sql, *what;
@@ -365,8 +358,7 @@ static const char *type_name(const json_t *v)
     return names[json_typeof(v)];
 }
 
-/* Binds a JSON scalar as its SQL value: booleans as 0/1, arrays and
- * objects as their JSON text. */
+/* Binds a JSON value: booleans as 0/1, arrays and objects as JSON text. */
 static void bind_json(sqlite3_stmt *st, int col, const json_t *v)
 {
     switch (json_typeof(v)) {
@@ -395,14 +387,9 @@ static void bind_json(sqlite3_stmt *st, int col, const json_t *v)
     }
 }
 
-/* Runs query q with its parameters from fmt, a letter each: 'i' a long
- * long, 's' a string, 'j' a JSON value. *id, when given, gets the first
- * column of the row the query returns (it keeps its value when none). */
-static int put(importer *im, int q, long long *id, const char *fmt, ...)
+/* Binds ap's values, a letter each of fmt: 'i' long long, 's' text, 'j' JSON. */
+static void bind_args(sqlite3_stmt *st, const char *fmt, va_list ap)
 {
-    sqlite3_stmt *st = im->st[q];
-    va_list ap;
-    va_start(ap, fmt);
     for (int c = 1; fmt[c - 1]; c++) {
         if (fmt[c - 1] == 'i')
             sqlite3_bind_int64(st, c, va_arg(ap, long long));
@@ -411,6 +398,17 @@ static int put(importer *im, int q, long long *id, const char *fmt, ...)
         else
             bind_json(st, c, va_arg(ap, const json_t *));
     }
+}
+
+/* Runs query q with its parameters from fmt (bind_args). *id, when given,
+ * gets the first column of the row the query returns (it keeps its value
+ * when none). */
+static int put(importer *im, int q, long long *id, const char *fmt, ...)
+{
+    sqlite3_stmt *st = im->st[q];
+    va_list ap;
+    va_start(ap, fmt);
+    bind_args(st, fmt, ap);
     va_end(ap);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW && id)
@@ -422,8 +420,72 @@ static int put(importer *im, int q, long long *id, const char *fmt, ...)
     return BCL_OK;
 }
 
-/* The keys of one model's figures (docs/SURVEY.md): at the top of
- * "measured" they are the default model's. */
+/* The value of column c as JSON. */
+static json_t *column_json(sqlite3_stmt *st, int c)
+{
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER:
+        return json_integer((json_int_t)sqlite3_column_int64(st, c));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, c));
+    case SQLITE_NULL:
+        return json_null();
+    default: {
+        /* Text, and a BLOB where text belongs (a database changed by hand):
+         * always a string, bytes that are no UTF-8 (and NUL) as U+FFFD. */
+        const unsigned char *t = sqlite3_column_text(st, c);
+        size_t n = (size_t)sqlite3_column_bytes(st, c);
+        json_t *j = t ? json_stringn((const char *)t, n) : NULL;
+        char *fixed = t && !j ? malloc(3 * n + 1) : NULL;
+        size_t o = 0;
+        for (size_t i = 0, k; fixed && i < n; i += k) {
+            k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
+            json_t *one = k > 1 && i + k <= n ? json_stringn((const char *)t + i, k) : NULL;
+            bool good = (k == 1 && t[i]) || one;
+            memcpy(fixed + o, good ? (const char *)t + i : "\xef\xbf\xbd", good ? k : 3);
+            o += good ? k : 3;
+            k = good ? k : 1;
+            json_decref(one);
+        }
+        if (fixed)
+            j = json_stringn(fixed, o);
+        free(fixed);
+        return j ? j : json_string("");
+    }
+    }
+}
+
+int survey_db_rows(sqlite3 *db, const char *path, bcl_error *e, const char *sql, json_t **out,
+                   const char *fmt, ...)
+{
+    *out = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return survey_db_fail(db, path, "cannot read it", e);
+    va_list ap;
+    va_start(ap, fmt);
+    bind_args(st, fmt, ap);
+    va_end(ap);
+    json_t *rows = json_array();
+    int s;
+    while (rows && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = json_object();
+        for (int c = 0; row && c < sqlite3_column_count(st); c++)
+            json_object_set_new(row, sqlite3_column_name(st, c), column_json(st, c));
+        json_array_append_new(rows, row);
+    }
+    sqlite3_finalize(st);
+    if (!rows)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    if (s != SQLITE_DONE) {
+        json_decref(rows);
+        return survey_db_fail(db, path, "cannot read it", e);
+    }
+    *out = rows;
+    return BCL_OK;
+}
+
+/* The keys of a model's figures (at the top of "measured": the default's). */
 static bool is_model_key(const char *k)
 {
     static const char *const parts[] = {"small", "large", "local_sweep", "fused", NULL};
@@ -436,12 +498,11 @@ static bool is_model_key(const char *k)
     return false;
 }
 
-/* Every value of obj under its dotted path: with model NULL a fact
- * (identity.*, limits.*: objects descended into, arrays kept as JSON text;
- * extensions have their table), else a scalar figure of model, the local
- * sweep's points as local_sweep.us_per_step.<local>. which: 0 the device's
- * own figures, 1 the model keys at the top of "measured", 2 a model of
- * "models". */
+/* Every value of obj under its dotted path: with model NULL a fact (arrays
+ * as JSON text; extensions have their table), else a scalar figure of
+ * model, the sweep's points as local_sweep.us_per_step.<local>. which: 0
+ * the device's own figures, 1 the model keys at the top of "measured", 2 a
+ * model of "models". */
 static int add_values(importer *im, const json_t *obj, const char *model, const char *prefix,
                       int which)
 {
@@ -473,13 +534,12 @@ static int add_values(importer *im, const json_t *obj, const char *model, const 
             json_array_foreach(v, i, x)
             {
                 const json_t *local = json_object_get(x, "local");
-                char pk[600];
-                if (json_is_integer(local))
-                    snprintf(pk, sizeof pk, "%s.us_per_step.%lld", prefix,
-                             (long long)json_integer_value(local));
-                else
-                    snprintf(pk, sizeof pk, "%s.us_per_step.%s", prefix,
-                             json_is_string(local) ? json_string_value(local) : "?");
+                char pk[600], num[24];
+                snprintf(num, sizeof num, "%lld", (long long)json_integer_value(local));
+                snprintf(pk, sizeof pk, "%s.us_per_step.%s", prefix,
+                         json_is_integer(local)  ? num
+                         : json_is_string(local) ? json_string_value(local)
+                                                 : "?");
                 if ((rc = put(im, Q_FIG, NULL, "issj", im->run, model, pk,
                               json_object_get(x, "us_per_step"))))
                     return rc;
@@ -493,9 +553,8 @@ static int add_values(importer *im, const json_t *obj, const char *model, const 
 }
 
 /* The device's row, found by its key or added: its identity without the
- * driver (a new driver is a new run of the same device) plus the compute
- * units (the same CPU model in a machine of another size is another
- * device), the host and the UUID or PCI bus. */
+ * driver (a new driver is a new run) plus the compute units (a CPU model in
+ * a machine of another size is another device), host and UUID or PCI bus. */
 static int device_id(importer *im, const json_t *dev, long long *id)
 {
     const json_t *ident = json_object_get(dev, "identity");
@@ -504,9 +563,8 @@ static int device_id(importer *im, const json_t *dev, long long *id)
     const char *f[4] = {str_or(ident, "platform", ""), str_or(ident, "vendor", ""),
                         str_or(ident, "name", ""), str_or(ident, "type", "")};
     json_t *k = json_pack("[s,s,s,s,I]", f[0], f[1], f[2], f[3], (json_int_t)cu);
-    /* Where the survey says where the device is (schema 3 since the host
-     * was recorded), identical nodes and identical GPUs of one node are
-     * devices of their own; a survey without it keeps the key it had. */
+    /* Where the survey says where the device is (schema 3), identical nodes
+     * and GPUs are devices of their own; one without keeps its old key. */
     static const char *const place[] = {"host", "uuid", "pci_bus"};
     for (size_t i = 0; k && i < sizeof place / sizeof place[0]; i++) {
         const char *v = str_or(ident, place[i], NULL);
@@ -556,8 +614,7 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
         if ((rc = add_values(im, v, name, "", 2)))
             return rc;
     }
-    /* Errors and flags: what the survey could not measure, and what it
-     * found implausible. */
+    /* What the survey could not measure, and what it found implausible. */
     json_object_foreach(json_object_get(dev, "errors"), name, v)
     {
         if ((rc = put(im, Q_ERROR, NULL, "iss", im->run, name,
@@ -589,9 +646,8 @@ static int import_rows(importer *im, const json_t *doc, const char *text, const 
     if (rc)
         return rc;
     *id = sqlite3_last_insert_rowid(im->db);
-    /* Schema 3's platforms (those with no devices among them), whatever
-     * each entry holds: its name and status or error when it has them
-     * (whatever a writer called them), and the entry. */
+    /* Schema 3's platforms, whatever each entry holds: its name and status
+     * (or error) when it has them, and the entry. */
     size_t i;
     json_t *p;
     json_array_foreach(json_object_get(doc, "platforms"), i, p)

@@ -1,11 +1,9 @@
 /*
  * ballcl survey report --html: one self-contained page of the fleet from
- * the survey database (docs/SURVEY.md, "The report page"). Everything is
- * inside the page: the style, a small script (sorting, the side-by-side
- * selector) and the charts, which gnuplot draws as SVG
- * (survey_html_charts.c).
- * Every text that came from a survey file is escaped for HTML; the data the
- * script reads is JSON inside a non-executed <script> element.
+ * the survey database (docs/SURVEY.md, "The report page"): the style, a
+ * small script and the charts (survey_html_charts.c) are inside it. Text
+ * from survey files is escaped for HTML; the script's data is JSON inside
+ * a non-executed <script> element.
  */
 #include "survey_html.h"
 #include "survey_db.h"
@@ -16,68 +14,6 @@
 #include <time.h>
 
 /* ---- the data, from the database ------------------------------------------ */
-
-/* The value of column c as JSON. */
-static json_t *column_json(sqlite3_stmt *st, int c)
-{
-    switch (sqlite3_column_type(st, c)) {
-    case SQLITE_INTEGER:
-        return json_integer((json_int_t)sqlite3_column_int64(st, c));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, c));
-    case SQLITE_NULL:
-        return json_null();
-    default: {
-        /* Text, and a BLOB where text belongs (a database changed by hand):
-         * always a string, bytes that are no UTF-8 (and NUL) as U+FFFD. */
-        const unsigned char *t = sqlite3_column_text(st, c);
-        size_t n = (size_t)sqlite3_column_bytes(st, c);
-        json_t *j = t ? json_stringn((const char *)t, n) : NULL;
-        sbuf fixed = {0};
-        for (size_t i = 0, k; t && !j && i < n; i += k) {
-            k = t[i] < 0x80 ? 1 : t[i] >= 0xf0 ? 4 : t[i] >= 0xe0 ? 3 : t[i] >= 0xc2 ? 2 : 0;
-            json_t *one = k > 1 && i + k <= n ? json_stringn((const char *)t + i, k) : NULL;
-            bool good = (k == 1 && t[i]) || one;
-            sb_add(&fixed, good ? (const char *)t + i : "\xef\xbf\xbd", good ? k : 3);
-            k = good ? k : 1;
-            json_decref(one);
-        }
-        if (fixed.s)
-            j = json_stringn(fixed.s, fixed.len);
-        free(fixed.s);
-        return j ? j : json_string("");
-    }
-    }
-}
-
-/* Rows of sql (at most one integer parameter) as an array of objects named
- * by the columns. */
-static int page_query(report *r, const char *sql, long long param, json_t **out)
-{
-    *out = NULL;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return survey_db_fail(r->db, r->path, "cannot read it", r->e);
-    if (sqlite3_bind_parameter_count(st) > 0)
-        sqlite3_bind_int64(st, 1, param);
-    json_t *rows = json_array();
-    int s;
-    while (rows && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_object();
-        for (int c = 0; row && c < sqlite3_column_count(st); c++)
-            json_object_set_new(row, sqlite3_column_name(st, c), column_json(st, c));
-        json_array_append_new(rows, row);
-    }
-    sqlite3_finalize(st);
-    if (!rows)
-        return bcl_fail(r->e, BCL_EXIT_RUNTIME, "out of memory");
-    if (s != SQLITE_DONE) {
-        json_decref(rows);
-        return survey_db_fail(r->db, r->path, "cannot read it", r->e);
-    }
-    *out = rows;
-    return BCL_OK;
-}
 
 /* Into run (a row with run_id): "facts" {key: value} with booleans as JSON
  * booleans, "figures" {key or model:key: value}, "extensions". */
@@ -92,7 +28,7 @@ static int page_load_run(report *r, json_t *run)
     long long id = json_integer_value(json_object_get(run, "run_id"));
     for (size_t k = 0; k < 3; k++) {
         json_t *rows, *row;
-        int rc = page_query(r, sql[k], id, &rows);
+        int rc = survey_db_rows(r->db, r->path, r->e, sql[k], &rows, "i", id);
         if (rc)
             return rc;
         json_t *to = k == 2 ? json_array() : json_object();
@@ -120,8 +56,7 @@ static int page_load_run(report *r, json_t *run)
 
 /* Each device at its latest run, and every run, loaded, with its device's
  * number in the table ("number") and under that device's "runs" (oldest
- * first): the device sections' histories and the side by side of any two
- * surveys read them. */
+ * first), for the histories and the side by side. */
 static int load(report *r)
 {
     const struct {
@@ -142,7 +77,7 @@ static int load(report *r)
     };
     int rc = BCL_OK;
     for (size_t q = 0; rc == BCL_OK && q < sizeof query / sizeof query[0]; q++)
-        rc = page_query(r, query[q].sql, 0, query[q].rows);
+        rc = survey_db_rows(r->db, r->path, r->e, query[q].sql, query[q].rows, "");
     size_t i, n;
     json_t *run, *d;
     json_array_foreach(r->devices, i, d) json_object_set_new(d, "runs", json_array());
@@ -181,8 +116,7 @@ typedef struct column {
 
 #define MAX_COLUMNS (3 + BCL_FIG_COUNT)
 
-/* Three facts, then the figures of the table marked for a column (a
- * model's: the default model's). Returns the count. */
+/* Three facts, then the figures marked for a column. Returns the count. */
 static size_t device_columns(column *cols)
 {
     static const column facts[] = {
@@ -255,9 +189,8 @@ static void device_table(report *r, sbuf *p)
         long long surveys = json_integer_value(json_object_get(d, "surveys"));
         sb_printf(p, "<td class=\"num\" data-v=\"%lld\">%lld</td><td title=\"", surveys, surveys);
         page_fields(p, d, (const char *const[]){"date", "\">", NULL});
-        /* The day: the date's first 10 characters, escaped whole (a date
-         * that is no ISO time may hold any bytes; bcl_escape never cuts a
-         * character, and bytes that are no UTF-8 come out as \xNN). */
+        /* The date's first 10 characters, escaped whole (a date that is no
+         * ISO time may hold any bytes; bcl_escape never cuts a character). */
         char day[64];
         bcl_escape(page_str(d, "date"), day, 11);
         sb_html(p, day);
@@ -301,8 +234,7 @@ static void coverage(report *r, sbuf *p)
               "<thead><tr><th>capability or extension</th><th class=\"num\">devices</th>"
               "<th>share</th>",
               n);
-    /* A mark per device and row only while that fits on a screen: at 1000
-     * devices it would be megabytes no one reads. */
+    /* A mark per device only while they fit a screen (1000: megabytes). */
     bool marks = n <= COVERAGE_MARKS;
     if (marks)
         json_array_foreach(r->devices, i, d) sb_printf(p, "<th class=\"num\">%zu</th>", i + 1);
@@ -336,10 +268,11 @@ static void coverage(report *r, sbuf *p)
 static int platforms(report *r, sbuf *p)
 {
     json_t *rows;
-    int rc = page_query(r,
-                        "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
-                        " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
-                        0, &rows);
+    int rc =
+        survey_db_rows(r->db, r->path, r->e,
+                       "SELECT name, status, max(s.date) AS date FROM platforms pl JOIN surveys s"
+                       " ON s.id = pl.survey_id GROUP BY name, status ORDER BY name",
+                       &rows, "");
     if (rc)
         return rc;
     sb_puts(p, "<h2 id=\"platforms\">Platforms</h2>\n");
@@ -364,8 +297,7 @@ static int platforms(report *r, sbuf *p)
     return BCL_OK;
 }
 
-/* The index of name in the array list (added when new), through index,
- * an object from name to that index. */
+/* The index of name in list (added when new), through the object index. */
 static json_int_t index_of(json_t *list, json_t *index, const char *name)
 {
     json_t *have = json_object_get(index, name);
@@ -377,13 +309,11 @@ static json_int_t index_of(json_t *list, json_t *index, const char *name)
     return n;
 }
 
-/* Every survey of every device as compact JSON for the side-by-side
- * script: the names of figures, facts and extensions once ("keys",
- * "ext"), and per run [device number, name, platform, type, driver, date,
- * where, [key index, value, ...], [extension index, ...]]. At 1000 surveys
- * this is about a megabyte where objects with the names repeated would be
- * four. '<' is written as \u003c so that no text can end the <script>
- * element. */
+/* Every survey as compact JSON for the side by side: the names of figures,
+ * facts and extensions once ("keys", "ext"; a megabyte at 1000 surveys,
+ * not four), and per run [device number, name, platform, type, driver,
+ * date, where, [key index, value, ...], [extension index, ...]]; '<' as
+ * \u003c so that no text can end the <script> element. */
 static void embedded_data(report *r, sbuf *p)
 {
     json_t *keys = json_array(), *key_index = json_object();
@@ -394,8 +324,7 @@ static void embedded_data(report *r, sbuf *p)
     {
         json_t *number = json_object_get(run, "number");
         const json_t *dev = json_array_get(r->devices, (size_t)json_integer_value(number) - 1);
-        /* What tells the device apart from others of its name, as plain
-         * text for the script (which sets it as text). */
+        /* What tells the device apart from others of its name, plain text. */
         sbuf where = {0};
         double cu = page_value(run, "facts", "limits.compute_units");
         if (!isnan(cu))
@@ -459,8 +388,7 @@ static const char *const style =
     "figure.chart{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:0.3em}\n"
     "tr.differs td{background:#fff6d8}select{font-size:1em;margin-right:1em}\n"
     "nav a{margin-right:1em}\n"
-    /* Sections off screen are not laid out until scrolled to: a thousand
-     * of them would cost the page's load seconds. */
+    /* Sections off screen are laid out only when scrolled to (1000: seconds). */
     "section.device{border-top:1px solid #eee;padding:0.2em 0;content-visibility:auto;"
     "contain-intrinsic-size:auto 90px}h3{font-size:1em;margin:0.4em 0}\n"
     "svg.spark{margin:0 6px 4px 0;font-size:10px;background:#fafafa}"
@@ -470,8 +398,7 @@ static const char *const style =
     "font-size:0.85em}.drivers{font-size:0.85em;color:#555}\n"
     "</style>\n";
 
-/* Sorting any table.sortable by a click on its heading (numbers by their
- * data-v), and the side-by-side table from the embedded data. */
+/* Sorting a table.sortable by its headings, the side by side, the search. */
 static const char *const script =
     "<script>\n"
     "'use strict';\n"
@@ -524,8 +451,7 @@ static const char *const script =
     "row('extension',x,ea.has(i)?'yes':'no',eb.has(i)?'yes':'no');});\n"
     "}\n"
     "selA.addEventListener('change',compare);selB.addEventListener('change',compare);\n"
-    /* The search: rows of the device table and device sections whose text
-     * holds every word typed. */
+    /* The search: the device rows and sections holding every word typed. */
     "const search=document.getElementById('search');\n"
     "search.addEventListener('input',function(){\n"
     " const words=search.value.toLowerCase().split(/\\s+/).filter(Boolean);let n=0;\n"

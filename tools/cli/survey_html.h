@@ -1,8 +1,6 @@
-/* ballcl survey report --html: the fleet's page (survey_html.c). What its
- * parts share (survey_page.c, below survey_html.c and survey_html_charts.c,
- * which call it and nothing of each other's but the sections): the text
- * buffer the page grows in, the data loaded from the database and the
- * helpers that read it. */
+/* ballcl survey report --html (survey_html.c), and what its parts share
+ * (survey_page.c, below survey_html.c and survey_html_charts.c): the text
+ * buffer, the data loaded from the database and the helpers that read it. */
 #ifndef BALLCL_SURVEY_HTML_H
 #define BALLCL_SURVEY_HTML_H
 
@@ -11,8 +9,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
-/* The whole page from the database at db (path names it in messages), in
- * *html (malloc'ed, *len bytes). */
+/* The page from db (path names it in messages): *html, malloc'ed, *len bytes. */
 int survey_html_page(sqlite3 *db, const char *path, char **html, size_t *len, bcl_error *e);
 
 typedef struct sbuf {
@@ -45,11 +42,10 @@ const char *page_str(const json_t *d, const char *key);
 /* The strings of d at parts[0], parts[2], ... escaped, each followed by
  * the markup parts[1], parts[3], ...; NULL ends. */
 void page_fields(sbuf *b, const json_t *d, const char *const *parts);
-/* The rule for every figure and fact the page shows or draws: a number of
- * magnitude 1e-30 to 1e30, or 0. Anything else (1e308, 5e-324, an
- * infinity) is implausible: page_value gives NAN for it, the table shows
- * it as "invalid" and the charts leave it out. page_raw is the number as
- * stored (set: "figures" or "facts"; NAN when absent or no number). */
+/* The rule for every figure and fact the page shows: a number of magnitude
+ * 1e-30 to 1e30, or 0; else (1e308, an infinity) page_value gives NAN, the
+ * table shows "invalid" and the charts leave it out. page_raw: the number
+ * as stored (set: "figures" or "facts"; NAN when absent or no number). */
 bool page_plausible(double v);
 double page_raw(const json_t *d, const char *set, const char *key);
 double page_value(const json_t *d, const char *set, const char *key);
@@ -58,8 +54,7 @@ double page_value(const json_t *d, const char *set, const char *key);
  * "model:key" for a model's (model set). */
 void page_figure_key(bcl_fig f, const char *model, char *out, size_t size);
 
-/* The section of bar charts, one per figure group and per model, drawn by
- * gnuplot (survey_html_charts.c, as the two below). */
+/* The bar charts, drawn by gnuplot (survey_html_charts.c, as the two below). */
 int survey_page_charts(report *r, sbuf *page);
 /* A section (anchor dev-N) per device, with its history drawn inline. */
 void survey_page_devices(report *r, sbuf *page);

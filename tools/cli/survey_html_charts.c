@@ -1,18 +1,11 @@
 /*
- * The report page's drawings (docs/SURVEY.md, "The report page"). The bar
- * charts of the fleet: the data of each as gnuplot's data file and its
- * script, which gnuplot draws (its SVG terminal) in a temporary folder of
- * their own; the SVG is taken into the page with its ids made unique (every
- * gnuplot SVG defines the same "gpPt0" ...). Labels from survey files are
- * made safe for gnuplot's data file (page_plot_label), the titles are ours.
- * And a section per device: an anchor the device table links to, the
- * device's full label (compute units, host, UUID or PCI bus tell apart
- * devices sharing a name) and, for a device surveyed more than once, a
- * small chart per figure over its surveys. These are drawn here as inline
- * SVG, not by gnuplot: at 250 devices a gnuplot chart each would cost
- * seconds and megabytes. Each one's axis starts at zero, so that a few per
- * cent of noise looks like a few per cent, and a grey band shows the range
- * of the device's surveys.
+ * The report page's drawings (docs/SURVEY.md, "The report page"): the
+ * fleet's bar charts, drawn by gnuplot (SVG) in a temporary folder and
+ * taken in with their ids made unique (every gnuplot SVG defines "gpPt0"),
+ * and a section per device with, for one surveyed more than once, a small
+ * inline SVG chart per figure (a gnuplot chart each would cost seconds and
+ * megabytes at 250 devices), its axis from zero so that a few per cent of
+ * noise looks like a few per cent.
  */
 #include "survey_html.h"
 #include "util/cleanup.h"
@@ -22,7 +15,6 @@
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -31,8 +23,7 @@
 
 extern char **environ;
 
-/* A figure of the table (src/survey/figures.c), for one model where it is
- * a model's. */
+/* A figure of the table (src/survey/figures.c), for one model if a model's. */
 typedef struct series {
     char key[160]; /* the figure's key (model:key for a model's) */
     const bcl_survey_figure *g;
@@ -40,8 +31,7 @@ typedef struct series {
     const char *title; /* the model's name, else the figure's title */
 } series;
 
-/* Every figure of the table, a model's once per model of r, in the table's
- * order: *n of them (malloc'ed; NULL when out of memory). */
+/* Every figure of the table, a model's once per model of r: *n, malloc'ed. */
 static series *all_series(const report *r, size_t *n)
 {
     size_t nm = json_array_size(r->models);
@@ -67,35 +57,14 @@ static char *slurp(const char *path)
 {
     char *buf = NULL;
     size_t len;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    int err = fd < 0 ? errno : bcl_read_fd(fd, 1u << 30, &buf, &len);
-    if (fd >= 0)
-        close(fd);
-    return err ? NULL : buf;
-}
-
-static int __attribute__((format(printf, 3, 4)))
-write_text(const char *path, bcl_error *e, const char *fmt, ...)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s': %s", path, strerror(errno));
-    va_list ap;
-    va_start(ap, fmt);
-    bool ok = vfprintf(f, fmt, ap) >= 0;
-    va_end(ap);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot write '%s'", path);
-    return BCL_OK;
+    return bcl_read_file(path, 1u << 30, &buf, &len, NULL) ? NULL : buf;
 }
 
 /* How long one chart may take: gnuplot draws one in well under a second. */
 #define GNUPLOT_LIMIT_S 20
 
-/* Runs gnuplot on script, its messages to errpath, in a process group of its own (killed
- * with the temporaries on SIGINT, SIGTERM and SIGHUP, and when it runs
- * past GNUPLOT_LIMIT_S); BCL_OK when it exited 0. */
+/* Runs gnuplot on script, its messages to errpath, in a process group of
+ * its own (killed on SIGINT, SIGTERM and SIGHUP, and past GNUPLOT_LIMIT_S). */
 static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
 {
     const char *prog = getenv("BALLCL_GNUPLOT");
@@ -168,8 +137,7 @@ static int run_gnuplot(const char *script, const char *errpath, bcl_error *e)
     return BCL_EXIT_RUNTIME;
 }
 
-/* svg into out with every id, reference to one and url(#...) prefixed with
- * the chart's number, "c<chart>_". */
+/* svg into out with every id and reference to one prefixed "c<chart>_". */
 static void prefix_ids(sbuf *out, const char *svg, unsigned chart)
 {
     static const char *const marks[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
@@ -185,12 +153,9 @@ static void prefix_ids(sbuf *out, const char *svg, unsigned chart)
     }
 }
 
-/* One chart: gnuplot runs script (which must not set the terminal or the
- * output: this does, SVG of width x height) with the data file `data`
- * written beside it as "data.txt" (the script reads it by that name) and
- * the <svg> element goes into page, its ids prefixed (prefix_ids) so that
- * several charts live in one page. A missing gnuplot is a runtime error
- * saying so. */
+/* One chart: gnuplot runs script (which leaves the terminal and output to
+ * this: SVG of width x height) with `data` beside it as "data.txt", and the
+ * <svg> element goes into page, its ids prefixed (prefix_ids). */
 static int chart_svg(const char *script, const char *data, unsigned width, unsigned height,
                      unsigned chart, sbuf *page, bcl_error *e)
 {
@@ -200,8 +165,8 @@ static int chart_svg(const char *script, const char *data, unsigned width, unsig
         tmp = "/tmp";
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/ballcl-chart-XXXXXX", tmp);
-    /* The folder and its files are removed on SIGINT, SIGTERM and SIGHUP:
-     * registered, with the signals held, as the folder comes into being. */
+    /* Removed on SIGINT, SIGTERM and SIGHUP: registered, with the signals
+     * held, as the folder comes into being. */
     static const char *const name[5] = {"", "/data.txt", "/chart.gp", "/chart.svg",
                                         "/messages.txt"};
     char path[5][4200];
@@ -218,18 +183,21 @@ static int chart_svg(const char *script, const char *data, unsigned width, unsig
     if (!made)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a temporary folder '%s': %s", dir,
                         strerror(err));
-    int rc = write_text(path[1], e, "%s", data);
+    sbuf gp = {0};
     /* noenhanced: device names are text, not gnuplot's markup. */
+    sb_printf(&gp,
+              "cd '%s'\n"
+              "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb 'white'\n"
+              "set output 'chart.svg'\n"
+              "set datafile missing 'NaN'\n"
+              "%s\n"
+              "unset output\n",
+              dir, width, height, script);
+    int rc = gp.oom ? bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory")
+                    : bcl_write_file_atomic(path[1], data, strlen(data), e);
     if (rc == BCL_OK)
-        rc = write_text(path[2], e,
-                        "cd '%s'\n"
-                        "set terminal svg size %u,%u noenhanced font 'sans,11' background rgb "
-                        "'white'\n"
-                        "set output 'chart.svg'\n"
-                        "set datafile missing 'NaN'\n"
-                        "%s\n"
-                        "unset output\n",
-                        dir, width, height, script);
+        rc = bcl_write_file_atomic(path[2], gp.s, gp.len, e);
+    free(gp.s);
     if (rc == BCL_OK)
         rc = run_gnuplot(path[2], path[4], e);
     char *text = NULL;
@@ -282,9 +250,8 @@ static int by_value(const void *a, const void *b)
 }
 
 /* One grouped bar chart, a bar per series for each of the top TOP_N
- * devices by the first series (the lowest first where its figure is better
- * lower); series that no device has are left out (of ser too), and a chart
- * with none says so. */
+ * devices by the first series (its better end first); series no device
+ * has are left out (of ser too). */
 static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabel, bool logscale,
                      series *ser, size_t nser)
 {
@@ -377,8 +344,7 @@ static int bar_chart(report *r, sbuf *page, const char *title, const char *ylabe
     return rc;
 }
 
-/* The charts, each of the figures of one group of the table
- * (src/survey/figures.c); a model's figure gets a bar per model. */
+/* The charts, each of one group of the table (src/survey/figures.c). */
 static const struct {
     const char *group, *title, *ylabel;
     bool log;
@@ -429,8 +395,7 @@ void page_where(sbuf *b, const json_t *d, const char *lead, bool html)
     }
 }
 
-/* The device's name with what tells it apart from others of that name
- * (escaped for HTML). */
+/* The device's name and what tells it apart from others of it, for HTML. */
 static void page_label(sbuf *b, const json_t *d)
 {
     sb_html(b, page_str(d, "name"));
@@ -440,9 +405,8 @@ static void page_label(sbuf *b, const json_t *d)
     page_where(b, d, " · ", true);
 }
 
-/* One small chart of the figure at key over runs (title escaped): the axis from zero to above the
- * highest value, the range of the values as a grey band, the values as a
- * line with a dot each (its title: date, driver, value). */
+/* One small chart of the figure at key over runs (title escaped): the axis
+ * from zero, the values' range as a grey band, the values as a line. */
 static void small_chart(sbuf *p, const json_t *runs, const char *key, const char *title)
 {
     size_t n = json_array_size(runs), have = 0;
@@ -479,8 +443,7 @@ static void small_chart(sbuf *p, const json_t *runs, const char *key, const char
     sb_printf(p, "\"/><text x=\"%.0f\" y=\"%.0f\" class=\"r\">%s</text></svg>", w - 4, 11.0, b);
 }
 
-/* For a device with several surveys: a small chart per series of all
- * marked for a history (src/survey/figures.c) that it has. */
+/* For a device with several surveys: a small chart per history series. */
 static void history(sbuf *p, const json_t *dev, const series *all, size_t nall)
 {
     const json_t *runs = json_object_get(dev, "runs");
