@@ -59,25 +59,28 @@ static int page_load_run(report *r, json_t *run)
  * first), for the histories and the side by side. */
 static int load(report *r)
 {
+    /* The models are those with a penalty figure (its key from the figure table). */
     const struct {
         const char *sql;
         json_t **rows;
+        const char *fmt;
     } query[] = {
         {"SELECT l.run_id, l.device_id, l.name, l.platform, l.vendor, l.type, l.driver, l.date,"
          " l.schema, (SELECT count(DISTINCT x.survey_id) FROM runs x WHERE x.device_id ="
          " l.device_id) AS surveys FROM latest_runs l ORDER BY l.type, l.name, l.device_id",
-         &r->devices},
+         &r->devices, ""},
         {"SELECT run_id, device_id, date, driver FROM device_runs ORDER BY device_id, date, run_id",
-         &r->runs},
-        {"SELECT model FROM figures WHERE model <> '' AND key = 'local1_penalty' GROUP BY model"
+         &r->runs, ""},
+        {"SELECT model FROM figures WHERE model <> '' AND key = ? GROUP BY model"
          " ORDER BY min(rowid)",
-         &r->models},
+         &r->models, "s"},
         {"SELECT count(*) AS surveys, min(date) AS first, max(date) AS last FROM surveys",
-         &r->totals},
+         &r->totals, ""},
     };
     int rc = BCL_OK;
     for (size_t q = 0; rc == BCL_OK && q < sizeof query / sizeof query[0]; q++)
-        rc = survey_db_rows(r->db, r->path, r->e, query[q].sql, query[q].rows, "");
+        rc = survey_db_rows(r->db, r->path, r->e, query[q].sql, query[q].rows, query[q].fmt,
+                            bcl_survey_key(BCL_FIG_LOCAL1_PENALTY));
     size_t i, n;
     json_t *run, *d;
     json_array_foreach(r->devices, i, d) json_object_set_new(d, "runs", json_array());
