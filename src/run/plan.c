@@ -230,8 +230,8 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
     p->steps = r->steps;
     p->sync = r->sync;
     p->launch = r->launch;
-    /* The tuned file is consulted only when the plan leaves something to
-     * it; a file that cannot be used is a warning, not an error. */
+    /* The tuned file is read only when the plan leaves something to it; one
+     * that cannot be used is a warning. */
     static const bcl_tuned none;
     const bcl_tuned *t = &none;
     if (!r->steps_per_launch || wants_tuned(r)) {
@@ -276,10 +276,9 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
 /* ---- the launch costs the K rule needs: kept ones (launch_costs.c), else
  * measured here in about 50 ms with the model's default variant and local
  * size: the fixed cost from single-step launches at two sizes, the steps
- * from the slope of longer launches. Times are the host's clock around
- * enqueue and wait: what a run waits for, on every device whether or not
- * its profiling passes its check; each the least of its repeats (a busy
- * moment only ever adds time). ---- */
+ * from the slope of longer launches. Times are the host clock's (what a run
+ * waits for, whatever the profiling's check), each the least of its repeats
+ * (a busy moment only ever adds time). ---- */
 
 /* The measurement stops adding launches after this much time. */
 #define MEASURE_MS 40.0
@@ -307,10 +306,9 @@ static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned 
 }
 
 /* Grows K from k0 until one launch takes LONG_LAUNCH_MS or the time is
- * spent (few launches, few calls): by 8, or by what the last launch says
- * is enough when that is less (2 at least), so that the last launch stays
- * near LONG_LAUNCH_MS rather than up to 8 times it. The last two points
- * give the time per step (*slope_ms). */
+ * spent: by what the last launch says is enough, from 2 to 8 times, so that
+ * the last launch stays near LONG_LAUNCH_MS. The last two points give the
+ * time per step (*slope_ms). */
 static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, double *slope_ms,
                      bcl_error *e)
 {
@@ -338,13 +336,10 @@ static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, doub
     return BCL_OK;
 }
 
-/* Balls that fill the device: some 32768 work-items per compute unit —
- * more than a GPU's multiprocessors hold at once, and a state beyond its
- * last-level cache (on the H200 2048 a unit made 4 MB, which sat in its
- * L2 and showed a tenth of the loading and storing of a large state) — at
- * least 64 Ki balls so that loading and storing stand out, at most 16 Mi
- * (256 MB), and within one allocation and a sixty-fourth of the device's
- * memory. */
+/* Balls that fill the device: 32768 per compute unit, more than a GPU holds
+ * at once and beyond its last-level cache (on the H200 2048 a unit sat in
+ * its L2 and showed a tenth of the loading and storing), from 64 Ki to 16 Mi
+ * balls, within one allocation and a sixty-fourth of the device's memory. */
 static size_t fill_balls(const bcl_device_info *d)
 {
     size_t n = (size_t)(d->compute_units ? d->compute_units : 1) * 32768;
@@ -360,9 +355,8 @@ static size_t fill_balls(const bcl_device_info *d)
 }
 
 /* Random balls of the model, drawn for the first FILL_DRAWN and repeated
- * after (on the device: bcl_sim_create_tiled): drawing, holding and sending
- * millions would cost more than the whole measurement, and the timing
- * depends on the mix of balls, not on which. */
+ * after (bcl_sim_create_tiled): drawing millions would cost more than the
+ * measurement, and the timing depends on the mix of balls, not on which. */
 #define FILL_DRAWN ((size_t)1 << 16)
 
 static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *k, bcl_error *e)
@@ -386,10 +380,8 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
     int rc = bcl_plan_resolve(c, &req, &full, e);
     if (rc)
         return rc;
-    /* One work-item's balls per compute unit: the latency of a step when
-     * nothing overlaps, and the cost of a launch that wakes every compute
-     * unit (on a CPU each is a thread a launch wakes: a launch of one
-     * work-item would wake one, and miss that cost). */
+    /* One work-item's balls per compute unit: a step's latency when nothing
+     * overlaps, and a launch that wakes every unit (a CPU's threads). */
     size_t units = d->compute_units ? d->compute_units : 1;
     req.balls = full.balls_per_item * units < nfill ? full.balls_per_item * units : nfill;
     if ((rc = bcl_plan_resolve(c, &req, &tiny, e)))
@@ -408,12 +400,11 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
         rc = bcl_sim_warmup(sf, &full, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_sim_warmup(st, &tiny, NULL, e);
-    /* The fixed cost at two sizes: 16 single-step launches back to back,
-     * the way a run queues them, of the few balls and of the full device.
-     * Less one step each, the rest is the launch and the loading and
-     * storing of every ball once: a line in N (launch, io). Measured
-     * directly rather than as the intercept of the step fits below, which
-     * extrapolate from long launches and carry their noise. */
+    /* The fixed cost at two sizes: 16 single-step launches back to back, of
+     * the few balls and of the full device. Less one step each, the rest is
+     * the launch and the loading and storing of every ball once: a line in N
+     * (launch, io), measured directly rather than as the intercept of the
+     * step fits below, which carry the long launches' noise. */
     double small16 = 0, full16 = 0, floor_ms = 0, slope = 0;
     if (rc == BCL_OK)
         rc = time_launches(st, &tiny, 1, 16, 2, &small16, e);
@@ -456,9 +447,8 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     }
     k->known = true;
     k->source = "measured";
-    /* Kept later, by bcl_launch_costs_keep when the context is destroyed,
-     * once the run's own files are written: a file of ours must not come
-     * between a run and its outputs. */
+    /* Kept when the context is destroyed (bcl_launch_costs_keep), after the
+     * run's own files: ours must not come between a run and its outputs. */
     k->unsaved = keep;
     if (keep)
         bcl_context_on_destroy(c, bcl_launch_costs_keep);
