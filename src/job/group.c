@@ -88,21 +88,17 @@ int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_
         return bcl_memory_fit(devs[0], n, host_copies, what, e);
     /* Every CPU device's buffers live in host memory: at most one more
      * state, whatever the split. */
-    unsigned copies = host_copies;
-    for (size_t i = 0; i < count; i++)
-        if (devs[i]->type & BCL_DEVICE_CPU) {
-            copies++;
-            break;
-        }
+    bool cpu = false;
+    double bytes = (double)n * BALL_BYTES, dev_total = 0;
+    for (size_t i = 0; i < count; i++) {
+        cpu = cpu || (devs[i]->type & BCL_DEVICE_CPU);
+        dev_total += (double)devs[i]->global_mem;
+    }
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: no balls to simulate", what);
-    int rc = bcl_host_memory_fit(n, copies, what, e);
+    int rc = bcl_host_memory_fit(n, host_copies + cpu, what, e);
     if (rc)
         return rc;
-    double bytes = (double)n * BALL_BYTES;
-    double dev_total = 0;
-    for (size_t i = 0; i < count; i++)
-        dev_total += (double)devs[i]->global_mem;
     if (bytes > dev_total)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of the %zu "
@@ -488,21 +484,16 @@ double bcl_group_rate(const bcl_group *g)
     return sum;
 }
 
-/* Sets the group's range; every plan is then resolved again for its shard. */
-static void set_range(bcl_group *g, size_t first, size_t balls)
-{
-    g->o.req.first = first;
-    g->o.req.balls = balls;
-    for (size_t i = 0; i < g->count; i++)
-        g->m[i].planned = false;
-}
-
 int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
 {
     if (balls == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    set_range(g, first, balls);
+    /* The new range: every plan is resolved again for its shard. */
+    g->o.req.first = first;
+    g->o.req.balls = balls;
     size_t c = g->count;
+    for (size_t i = 0; i < c; i++)
+        g->m[i].planned = false;
     if (c == 1) {
         size_t one = balls;
         return bcl_group_split_given_as(g, &one, g->m[0].pub.rate_how, e);

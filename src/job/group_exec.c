@@ -10,28 +10,12 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Ball-steps of the C reference per validation slice between two calls of
  * between() (0.1-0.3 s), in no fewer balls than its parallel chunks share. */
 #define SLICE_BALL_STEPS 250000000.0
 #define SLICE_MIN_BALLS  (1u << 17)
-
-/* The input error for the overflow o of a run of `steps` steps, as every
- * caller words it; note is added to the message. */
-static int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
-{
-    char at[64] = "";
-    if (o->step)
-        snprintf(at, sizeof at, " at step %llu", (unsigned long long)o->step);
-    return bcl_fail(e, BCL_EXIT_INPUT,
-                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
-                    "whose state stays finite for %llu steps%s",
-                    o->ball, at, "xyzw"[o->component],
-                    isnan(o->value) ? "nan" : (o->value > 0 ? "inf" : "-inf"),
-                    (unsigned long long)steps, note ? note : "");
-}
 
 /* Whether a request asks for another plan than the group's. */
 static bool same_request(const bcl_plan_request *a, const bcl_plan_request *b)
@@ -278,12 +262,18 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
     bcl_overflow o;
     /* The device's check said whether; the host finds where, and the step
      * by replaying that ball from the start. */
-    if (bad &&
-        bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps, &o)) {
-        o.ball += g->o.req.first;
-        return bcl_overflow_fail(&o, x->steps, x->overflow_note, e);
-    }
-    return BCL_OK;
+    if (!bad ||
+        !bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps, &o))
+        return BCL_OK;
+    char at[64] = "";
+    if (o.step)
+        snprintf(at, sizeof at, " at step %llu", (unsigned long long)o.step);
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
+                    "whose state stays finite for %llu steps%s",
+                    o.ball + g->o.req.first, at, "xyzw"[o.component],
+                    isnan(o.value) ? "nan" : (o.value > 0 ? "inf" : "-inf"),
+                    (unsigned long long)x->steps, x->overflow_note ? x->overflow_note : "");
 }
 
 int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)

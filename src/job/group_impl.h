@@ -1,5 +1,5 @@
-/* What group.c (the devices, their weighing, split and loading) and
- * group_exec.c (the one run) share of a group. */
+/* What group.c (opening, weighing, splitting, loading) and group_exec.c
+ * (the one run) share of a group. */
 #ifndef BALLCL_GROUP_IMPL_H
 #define BALLCL_GROUP_IMPL_H
 
@@ -25,9 +25,9 @@ struct member {
     } warm[GROUP_WARM_MAX];
     size_t nwarm;
     double warm_ms_now; /* the warm-up of the last group_prepare; 0: none was needed */
-    /* The device's verdicts (bcl_sim_check_finite) on the state uploaded by
-     * the last load and on the state read back by the last run: written by
-     * non-blocking read-backs, so they live as long as the member. */
+    /* The device's verdicts (bcl_sim_check_finite) on the state the last
+     * load uploaded and the last run read back: non-blocking reads write
+     * them, so they live as long as the member. */
     uint32_t in_bad, out_bad;
     /* the phase being run */
     member_fn fn;

@@ -19,7 +19,6 @@
  *            automatic rule of launch.c.
  */
 #include "run/run.h"
-#include "ocl/clcall.h"
 #include "ocl/program.h"
 
 #include <math.h>
@@ -119,13 +118,10 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
                           bcl_plan *p, bcl_error *e)
 {
     const char *want = r->variant;
-    if (want && strcmp(want, "base") == 0)
-        want = "";
     p->variant_how = want ? "given" : "rule";
-    if (want && !*want) {
-        p->variant[0] = '\0';
+    /* "" or "base": the base kernel, p->variant left empty (p is cleared). */
+    if (want && (!*want || strcmp(want, "base") == 0))
         return BCL_OK;
-    }
     if (!want && wants_tuned(r) && tuned->found) {
         snprintf(p->variant, sizeof p->variant, "%s", tuned->variant);
         p->variant_how = "tuned";
@@ -343,10 +339,7 @@ static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, doub
 static size_t fill_balls(const bcl_device_info *d)
 {
     size_t n = (size_t)(d->compute_units ? d->compute_units : 1) * 32768;
-    if (n < ((size_t)1 << 16))
-        n = (size_t)1 << 16;
-    if (n > ((size_t)1 << 24))
-        n = (size_t)1 << 24;
+    n = n < ((size_t)1 << 16) ? (size_t)1 << 16 : n > ((size_t)1 << 24) ? (size_t)1 << 24 : n;
     if (d->max_alloc && n > d->max_alloc / 16)
         n = (size_t)(d->max_alloc / 16);
     if (d->global_mem && n > d->global_mem / 64 / 16)
