@@ -183,12 +183,11 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         m->pub.rate_how = "";
     }
     int rc = group_each(g, open_one, false, true, e);
-    if (rc) {
+    if (rc)
         bcl_group_close(g);
-        return rc;
-    }
-    *out = g;
-    return BCL_OK;
+    else
+        *out = g;
+    return rc;
 }
 
 /* The balls a calibration runs: enough to fill the device (a GPU needs
@@ -228,10 +227,8 @@ static int calibrate_one(member *m, bcl_error *e)
     int rc = resolve(m, g->o.req.first, n, e);
     /* The rate is the host clock's: no launch's own time is read. */
     m->pub.plan.untimed_launches = true;
-    if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, in, n, &sim, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(sim, &m->pub.plan, NULL, e);
+    rc = rc ? rc : bcl_sim_create(m->ctx, in, n, &sim, e);
+    rc = rc ? rc : bcl_sim_warmup(sim, &m->pub.plan, NULL, e);
     bcl_measurement ms;
     bcl_measure_opts mo = {.repeats = 3,
                            .repeat_ms = g->o.calibrate_ms > 0 ? g->o.calibrate_ms : 30,
@@ -245,18 +242,14 @@ static int calibrate_one(member *m, bcl_error *e)
         uint64_t cap = (uint64_t)m->pub.plan.steps_per_launch * (window ? window : 1);
         if (cap < mo.max_steps)
             mo.max_steps = cap;
-    }
-    if (rc == BCL_OK)
         rc = bcl_measure_sim(sim, &m->pub.plan, &mo, &ms, e);
+    }
     bcl_sim_destroy(sim);
     size_t few = m->pub.plan.block < n ? m->pub.plan.block : n;
     bcl_stats trip = {0};
-    if (rc == BCL_OK)
-        rc = resolve(m, g->o.req.first, few, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, in, few, &tiny, e);
-    if (rc == BCL_OK)
-        rc = bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
+    rc = rc ? rc : resolve(m, g->o.req.first, few, e);
+    rc = rc ? rc : bcl_sim_create(m->ctx, in, few, &tiny, e);
+    rc = rc ? rc : bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
     bcl_sim_destroy(tiny);
     free(own);
     m->pub.plan = saved;
@@ -364,9 +357,7 @@ static int apply_split(bcl_group *g, const bcl_shard *sh, const bcl_split_why *w
     return BCL_OK;
 }
 
-/* The counts given; each member's rate_how becomes how (NULL: kept). */
-static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
-                                    bcl_error *e)
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
 {
     size_t sum = 0;
     bcl_shard sh[BCL_MAX_DEVICES];
@@ -376,18 +367,12 @@ static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const ch
         sh[i].count = counts[i];
         sum += counts[i];
         why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
-        if (how)
-            g->m[i].pub.rate_how = how;
+        g->m[i].pub.rate_how = "given";
     }
     if (sum != g->o.req.balls)
         return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
                         g->o.req.balls);
     return apply_split(g, sh, why, e);
-}
-
-int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
-{
-    return bcl_group_split_given_as(g, counts, "given", e);
 }
 
 /* BALLCL_TEST_SPLIT="c0,c1,...": the shard counts, so that a test can make
@@ -440,12 +425,10 @@ static int share_costs(bcl_group *g, bcl_error *e)
 int bcl_group_weigh(bcl_group *g, const float *state, bool always, bcl_error *e)
 {
     size_t c = g->count;
-    g->weighed = false;
-    if (c == 1 && !always) {
-        /* A group of one takes its range whole: nothing to weigh. */
+    /* A group of one takes its range whole: nothing to weigh. */
+    if ((g->weighed = c == 1 && !always)) {
         g->m[0].pub.rate_how = "only device";
         g->m[0].pub.rate = 1;
-        g->weighed = true;
         return BCL_OK;
     }
     int rc = share_costs(g, e);
@@ -469,11 +452,10 @@ int bcl_group_weigh(bcl_group *g, const float *state, bool always, bcl_error *e)
     }
     if (measured)
         g->calibrate_ms = bcl_now_ms() - t0;
-    if (rc)
-        return rc;
-    pool_identical(g);
-    g->weighed = true;
-    return BCL_OK;
+    if (rc == BCL_OK)
+        pool_identical(g);
+    g->weighed = rc == BCL_OK;
+    return rc;
 }
 
 double bcl_group_rate(const bcl_group *g)
@@ -495,8 +477,9 @@ int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
     for (size_t i = 0; i < c; i++)
         g->m[i].planned = false;
     if (c == 1) {
-        size_t one = balls;
-        return bcl_group_split_given_as(g, &one, g->m[0].pub.rate_how, e);
+        const bcl_shard whole = {.count = balls};
+        const bcl_split_why used = BCL_SPLIT_USED;
+        return apply_split(g, &whole, &used, e);
     }
     /* A group holds at most BCL_MAX_DEVICES (bcl_group_open). */
     size_t counts[BCL_MAX_DEVICES];
@@ -537,13 +520,9 @@ static int upload_one(member *m, bcl_error *e)
     bcl_group *g = m->g;
     const bcl_shard *s = &m->pub.shard;
     const float *from = m->in + 4 * (s->first - g->o.req.first);
-    int rc;
-    if (!m->sim)
-        rc = bcl_sim_create(m->ctx, from, s->count, &m->sim, e);
-    else if (m->async)
-        rc = bcl_sim_load_async(m->sim, from, s->count, e);
-    else
-        rc = bcl_sim_load(m->sim, from, s->count, e);
+    int rc = !m->sim    ? bcl_sim_create(m->ctx, from, s->count, &m->sim, e)
+             : m->async ? bcl_sim_load_async(m->sim, from, s->count, e)
+                        : bcl_sim_load(m->sim, from, s->count, e);
     if (rc == BCL_OK && m->check)
         rc = bcl_sim_check_finite(m->sim, &m->in_bad, e);
     if (rc == BCL_OK)

@@ -182,20 +182,20 @@ static int validate(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_err
     return BCL_OK;
 }
 
-/* The run's figures from its members with balls; whether each kept its plan
- * (gen: their plan generations before), and whether any device found its
- * input (in_bad) or result (out_bad) not finite. */
-static void sum_up(bcl_group *g, const unsigned long *gen, bool *in_bad, bool *out_bad,
-                   bcl_exec_result *r)
+/* The run's figures from its members with balls: whether each kept its plan
+ * (gen: their plan generations before) and whether a device refused the
+ * input x checked; returns whether any found its result not finite. */
+static bool sum_up(bcl_group *g, const bcl_exec *x, const unsigned long *gen, bcl_exec_result *r)
 {
+    bool out_bad = false;
     r->plan_reused = true;
     for (size_t i = 0; i < g->count; i++) {
         const bcl_group_member *m = &g->m[i].pub;
         if (!m->shard.count)
             continue;
         r->plan_reused = r->plan_reused && m->plan_gen == gen[i];
-        *in_bad = *in_bad || g->m[i].in_bad;
-        *out_bad = *out_bad || g->m[i].out_bad;
+        r->input_bad = r->input_bad || (x->load && x->load_check && g->m[i].in_bad);
+        out_bad = out_bad || g->m[i].out_bad;
         r->device_ms = fmax(r->device_ms, m->timing.device_ms);
         if (m->timing.launches > r->launches)
             r->launches = m->timing.launches;
@@ -207,6 +207,7 @@ static void sum_up(bcl_group *g, const unsigned long *gen, bool *in_bad, bool *o
      * (every chunk, first start to last end), not a member's own span. */
     if (r->host_clock)
         r->device_ms = r->wall_ms;
+    return out_bad;
 }
 
 static int finish_one(member *m, bcl_error *e)
@@ -229,7 +230,6 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
     unsigned long gen[BCL_MAX_DEVICES]; /* a group has at most that many (bcl_group_open) */
     for (size_t i = 0; i < g->count; i++) {
         member *m = &g->m[i];
-        m->warm_ms_now = 0;
         gen[i] = m->pub.plan_gen;
         memset(&m->pub.timing, 0, sizeof m->pub.timing);
         m->pub.wait_ms = 0;
@@ -250,10 +250,9 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         return rc;
     if (x->out && !fused_out && (rc = each_out(g, read_check_one, 0, x->out, e)))
         return rc;
-    bool in_bad = false, bad = false;
-    sum_up(g, gen, &in_bad, &bad, r);
+    bool bad = sum_up(g, x, gen, r);
     /* A refused input is not worth the reference replay. */
-    if ((r->input_bad = x->load && x->load_check && in_bad))
+    if (r->input_bad)
         return BCL_OK;
     if (x->validate && x->init && x->out && (rc = validate(g, x, r, e)))
         return rc;
