@@ -51,14 +51,14 @@ static int member_failed(bcl_group *g, bcl_error *e)
     return BCL_OK;
 }
 
-int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e)
+int group_each(bcl_group *g, member_fn fn, bool busy_only, bcl_error *e)
 {
     /* One member at work runs on the calling thread: a thread would add
      * tens of microseconds to every phase, which a short GPU run shows. */
     size_t working = 0;
     for (size_t i = 0; i < g->count; i++)
         working += !(busy_only && g->m[i].pub.shard.count == 0);
-    parallel = parallel && working > 1;
+    bool parallel = working > 1;
     pthread_t th[BCL_MAX_DEVICES];
     bool started[BCL_MAX_DEVICES] = {false};
     for (size_t i = 0; i < g->count; i++) {
@@ -70,9 +70,8 @@ int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_er
         if (busy_only && m->pub.shard.count == 0)
             continue;
         /* Without a thread (none to be had) the phase still runs, in turn. */
-        if (parallel && pthread_create(&th[i], NULL, thread_main, m) == 0)
-            started[i] = true;
-        else
+        started[i] = parallel && pthread_create(&th[i], NULL, thread_main, m) == 0;
+        if (!started[i])
             thread_main(m);
     }
     for (size_t i = 0; parallel && i < g->count; i++)
@@ -182,7 +181,7 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         m->pub.shard.count = i == 0 ? o->req.balls : 0;
         m->pub.rate_how = "";
     }
-    int rc = group_each(g, open_one, false, true, e);
+    int rc = group_each(g, open_one, false, e);
     if (rc)
         bcl_group_close(g);
     else
@@ -517,9 +516,8 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
  * buffers are kept while they hold the shard (bcl_sim_load), else made. */
 static int upload_one(member *m, bcl_error *e)
 {
-    bcl_group *g = m->g;
     const bcl_shard *s = &m->pub.shard;
-    const float *from = m->in + 4 * (s->first - g->o.req.first);
+    const float *from = m->in + 4 * (s->first - m->g->o.req.first);
     int rc = !m->sim    ? bcl_sim_create(m->ctx, from, s->count, &m->sim, e)
              : m->async ? bcl_sim_load_async(m->sim, from, s->count, e)
                         : bcl_sim_load(m->sim, from, s->count, e);
@@ -583,7 +581,7 @@ static int each_input(bcl_group *g, member_fn fn, const float *state, bool async
         g->m[i].check = check;
         g->m[i].in_bad = 0;
     }
-    return group_each(g, fn, true, true, e);
+    return group_each(g, fn, true, e);
 }
 
 int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)

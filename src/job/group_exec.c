@@ -88,7 +88,7 @@ static int each_out(bcl_group *g, member_fn fn, uint64_t steps, float *out, bcl_
         g->m[i].steps = steps;
         g->m[i].out = out;
     }
-    return group_each(g, fn, true, true, e);
+    return group_each(g, fn, true, e);
 }
 
 /* One chunk on every member with balls; its wall time (first start to
@@ -236,7 +236,7 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         m->out_bad = 0;
     }
     if (rc == BCL_OK)
-        rc = group_each(g, group_prepare, true, true, e);
+        rc = group_each(g, group_prepare, true, e);
     /* With a hook after the steps (MPI's barrier), or read_apart, the
      * read-back is not queued behind them: the steps are timed alone. */
     float *fused_out = x->ran || x->read_apart ? NULL : x->out;
@@ -282,7 +282,7 @@ int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_erro
      * steps waited must not leave the upload reading it. */
     if (rc && x->load && x->load_async) {
         bcl_error ignored = {0};
-        group_each(g, finish_one, true, true, &ignored);
+        group_each(g, finish_one, true, &ignored);
         bcl_error_clear(&ignored);
     }
     return rc;

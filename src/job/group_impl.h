@@ -52,9 +52,9 @@ struct bcl_group {
 };
 
 /* Runs fn for every member (only those with balls when busy_only), each on
- * its own thread when more than one works and parallel, else in turn on
- * this thread; the first failing member, in list order, gives the error. */
-int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e);
+ * its own thread when more than one works, else on this thread; the first
+ * failing member, in list order, gives the error. */
+int group_each(bcl_group *g, member_fn fn, bool busy_only, bcl_error *e);
 /* Resolves the member's plan for its shard when it is not, warms up a new
  * (kernel, local size) pair, and stores the program in the binary cache
  * after its first launch (bcl_context_cache_store). */

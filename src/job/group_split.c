@@ -23,8 +23,6 @@
 size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
                  unsigned block, double min_share, bcl_shard *out, bcl_split_why *why)
 {
-    if (count == 0)
-        return 0;
     size_t b = block ? block : 1;
     double s = steps > 0 ? steps : 1;
     double *x = calloc(count, sizeof *x);
@@ -41,10 +39,9 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
         active += why[i] == BCL_SPLIT_USED;
     }
     bool none = active == 0;
-    static const double one = 1;
     for (size_t i = 0; i < count && none; i++, active++)
         why[i] = BCL_SPLIT_USED;
-#define RATE(i) (none ? one : rate[i])
+#define RATE(i) (none ? 1.0 : rate[i])
     while (active > 1) {
         double sr = 0;
         for (size_t i = 0; i < count; i++)
