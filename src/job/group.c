@@ -1,14 +1,9 @@
 /*
  * Several devices running one range of balls together (docs/DESIGN.md,
- * "Several devices").
- *
- * One context per device, not per platform: every device builds or loads
- * its own program anyway and the shards never move between devices, so a
- * shared context would buy nothing and tie their lifetimes and failures.
- *
- * Each phase that talks to the devices runs one host thread per device:
- * one queue's blocking waits never hold back another's. Threads live for
- * one phase; the state lives on the devices for the whole group.
+ * "Several devices"). One context per device, not per platform: each builds
+ * its own program and the shards never move, so a shared context would only
+ * tie their lifetimes and failures. A phase runs one host thread per device
+ * (one queue's blocking waits never hold back another's), for that phase.
  */
 #include "job/group_impl.h"
 #include "measure/timing.h"
@@ -38,9 +33,8 @@ static int member_failed(bcl_group *g, bcl_error *e)
         if (!m->rc)
             continue;
         int code = m->err.code ? m->err.code : m->rc, rc;
-        /* A group of one is a run on one device: its error as it is. Else
-         * most messages name the device already; the selector tells apart
-         * two devices of one name. */
+        /* A group of one: the error as it is. Else the selector tells apart
+         * two devices of one name (most messages name the device). */
         if (g->count == 1)
             rc = bcl_fail(e, code, "%s", m->err.msg);
         else if (strstr(m->err.msg, m->pub.dev->name))
@@ -57,16 +51,14 @@ static int member_failed(bcl_group *g, bcl_error *e)
     return BCL_OK;
 }
 
-int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e)
+int group_each(bcl_group *g, member_fn fn, bool busy_only, bcl_error *e)
 {
-    /* One member at work runs on the calling thread: a thread made and
-     * joined for it would only add its cost to every phase (tens of
-     * microseconds, which a short GPU run shows), and a group of one (every
-     * single-device run) makes no thread and allocates nothing. */
+    /* One member at work runs on the calling thread: a thread would add
+     * tens of microseconds to every phase, which a short GPU run shows. */
     size_t working = 0;
     for (size_t i = 0; i < g->count; i++)
         working += !(busy_only && g->m[i].pub.shard.count == 0);
-    parallel = parallel && working > 1;
+    bool parallel = working > 1;
     pthread_t th[BCL_MAX_DEVICES];
     bool started[BCL_MAX_DEVICES] = {false};
     for (size_t i = 0; i < g->count; i++) {
@@ -78,9 +70,8 @@ int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_er
         if (busy_only && m->pub.shard.count == 0)
             continue;
         /* Without a thread (none to be had) the phase still runs, in turn. */
-        if (parallel && pthread_create(&th[i], NULL, thread_main, m) == 0)
-            started[i] = true;
-        else
+        started[i] = parallel && pthread_create(&th[i], NULL, thread_main, m) == 0;
+        if (!started[i])
             thread_main(m);
     }
     for (size_t i = 0; parallel && i < g->count; i++)
@@ -92,26 +83,21 @@ int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_er
 int bcl_group_memory_fit(const bcl_device_info *const *devs, size_t count, size_t n,
                          unsigned host_copies, const char *what, bcl_error *e)
 {
-    /* One device: the one check of a state on a device. */
     if (count == 1)
         return bcl_memory_fit(devs[0], n, host_copies, what, e);
     /* Every CPU device's buffers live in host memory: at most one more
      * state, whatever the split. */
-    unsigned copies = host_copies;
-    for (size_t i = 0; i < count; i++)
-        if (devs[i]->type & BCL_DEVICE_CPU) {
-            copies++;
-            break;
-        }
+    bool cpu = false;
+    double bytes = (double)n * BALL_BYTES, dev_total = 0;
+    for (size_t i = 0; i < count; i++) {
+        cpu = cpu || (devs[i]->type & BCL_DEVICE_CPU);
+        dev_total += (double)devs[i]->global_mem;
+    }
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: no balls to simulate", what);
-    int rc = bcl_host_memory_fit(n, copies, what, e);
+    int rc = bcl_host_memory_fit(n, host_copies + cpu, what, e);
     if (rc)
         return rc;
-    double bytes = (double)n * BALL_BYTES;
-    double dev_total = 0;
-    for (size_t i = 0; i < count; i++)
-        dev_total += (double)devs[i]->global_mem;
     if (bytes > dev_total)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "%s: %zu balls need %.1f MiB, more than the %.1f MiB of memory of the %zu "
@@ -154,8 +140,7 @@ static int open_one(member *m, bcl_error *e)
 {
     int rc = bcl_context_create(m->pub.dev, m->g->o.model, &m->g->o.ctx, &m->ctx, &m->pub.build, e);
     /* Several devices are weighed with the plan of the whole range (its
-     * block cuts the shards); a group of one resolves its plan once, for
-     * its shard, when it first runs. */
+     * block cuts the shards); a group of one resolves it when it first runs. */
     if (rc == BCL_OK && m->g->count > 1)
         rc = resolve(m, m->g->o.req.first, m->g->o.req.balls, e);
     return rc;
@@ -196,13 +181,12 @@ int bcl_group_open(const bcl_device_info *const *devs, size_t count, const bcl_g
         m->pub.shard.count = i == 0 ? o->req.balls : 0;
         m->pub.rate_how = "";
     }
-    int rc = group_each(g, open_one, false, true, e);
-    if (rc) {
+    int rc = group_each(g, open_one, false, e);
+    if (rc)
         bcl_group_close(g);
-        return rc;
-    }
-    *out = g;
-    return BCL_OK;
+    else
+        *out = g;
+    return rc;
 }
 
 /* The balls a calibration runs: enough to fill the device (a GPU needs
@@ -216,12 +200,11 @@ static size_t calibration_balls(const bcl_device_info *d, size_t range)
     return n < range ? n : range;
 }
 
-/* Measures m alone: a simulation of the first balls of the range, timed
- * with its own plan. The rate is from the host clock, which is what a run
- * waits for (a CPU device on a busy host computes in bursts that its
- * profiling clock does not show). The fixed cost of a launch is the round
- * trip of a launch over one block of balls, measured apart: the difference
- * between the host and device clocks of the big launches would count a busy
+/* Measures m alone on the first balls of the range with its own plan. The
+ * rate is the host clock's, what a run waits for (a CPU device on a busy
+ * host computes in bursts its profiling clock does not show). The fixed
+ * cost of a launch is the round trip over one block, measured apart: the
+ * gap between the big launches' host and device clocks would count a busy
  * host's delays as overhead. */
 static int calibrate_one(member *m, bcl_error *e)
 {
@@ -230,9 +213,8 @@ static int calibrate_one(member *m, bcl_error *e)
     size_t n = calibration_balls(m->pub.dev, g->o.req.balls);
     bcl_sim *sim = NULL, *tiny = NULL;
     bcl_plan saved = m->pub.plan;
-    /* Without the state (an MPI rank weighs its devices before it knows
-     * its balls) the model's random fill stands in: the rate of a step
-     * does not depend on the values. */
+    /* Without the state (an MPI rank weighs before it holds balls) the
+     * model's random fill stands in: a step's rate does not depend on it. */
     float *own = NULL;
     if (!m->in) {
         own = malloc(n * BALL_BYTES);
@@ -244,37 +226,29 @@ static int calibrate_one(member *m, bcl_error *e)
     int rc = resolve(m, g->o.req.first, n, e);
     /* The rate is the host clock's: no launch's own time is read. */
     m->pub.plan.untimed_launches = true;
-    if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, in, n, &sim, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(sim, &m->pub.plan, NULL, e);
+    rc = rc ? rc : bcl_sim_create(m->ctx, in, n, &sim, e);
+    rc = rc ? rc : bcl_sim_warmup(sim, &m->pub.plan, NULL, e);
     bcl_measurement ms;
     bcl_measure_opts mo = {.repeats = 3,
                            .repeat_ms = g->o.calibrate_ms > 0 ? g->o.calibrate_ms : 30,
                            .max_steps = 1000000};
-    /* At most one queue window of launches (1024, enough to time) per timed
-     * run, so that it waits on no event (bcl_sim_run does from the second
-     * window on): how many launches fit in 30 ms depends on the host's
-     * speed, and a calibration that waited only on a fast host did not do
-     * the same, nor meet a fault injected into it
-     * (BALLCL_FAULT=clWaitForEvents:1@0), on every run. */
+    /* At most one queue window of launches per timed run, so that it waits
+     * on no event (bcl_sim_run does from the second window on): else a
+     * calibration would wait, and meet a fault injected there
+     * (BALLCL_FAULT=clWaitForEvents:1@0), on a fast host only. */
     if (rc == BCL_OK) {
         uint64_t window = BCL_QUEUE_WINDOW / bcl_sim_buffers(sim);
         uint64_t cap = (uint64_t)m->pub.plan.steps_per_launch * (window ? window : 1);
         if (cap < mo.max_steps)
             mo.max_steps = cap;
-    }
-    if (rc == BCL_OK)
         rc = bcl_measure_sim(sim, &m->pub.plan, &mo, &ms, e);
+    }
     bcl_sim_destroy(sim);
     size_t few = m->pub.plan.block < n ? m->pub.plan.block : n;
     bcl_stats trip = {0};
-    if (rc == BCL_OK)
-        rc = resolve(m, g->o.req.first, few, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_create(m->ctx, in, few, &tiny, e);
-    if (rc == BCL_OK)
-        rc = bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
+    rc = rc ? rc : resolve(m, g->o.req.first, few, e);
+    rc = rc ? rc : bcl_sim_create(m->ctx, in, few, &tiny, e);
+    rc = rc ? rc : bcl_measure_roundtrip(tiny, &m->pub.plan, 5, &trip, e);
     bcl_sim_destroy(tiny);
     free(own);
     m->pub.plan = saved;
@@ -306,9 +280,8 @@ static bool same_device(const bcl_device_info *a, const bcl_device_info *b)
            a->global_mem == b->global_mem;
 }
 
-/* Identical devices calibrated apart get the mean of their measurements:
- * they are the same hardware, and a busy moment during one device's 100 ms
- * must not tilt an even split (eight identical GPUs are the common case). */
+/* Identical devices calibrated apart get the mean of their measurements: a
+ * busy moment during one device's 100 ms must not tilt an even split. */
 static void pool_identical(bcl_group *g)
 {
     for (size_t i = 0; i < g->count; i++) {
@@ -383,9 +356,7 @@ static int apply_split(bcl_group *g, const bcl_shard *sh, const bcl_split_why *w
     return BCL_OK;
 }
 
-/* The counts given; each member's rate_how becomes how (NULL: kept). */
-static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const char *how,
-                                    bcl_error *e)
+int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
 {
     size_t sum = 0;
     bcl_shard sh[BCL_MAX_DEVICES];
@@ -395,18 +366,12 @@ static int bcl_group_split_given_as(bcl_group *g, const size_t *counts, const ch
         sh[i].count = counts[i];
         sum += counts[i];
         why[i] = counts[i] ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
-        if (how)
-            g->m[i].pub.rate_how = how;
+        g->m[i].pub.rate_how = "given";
     }
     if (sum != g->o.req.balls)
         return bcl_fail(e, BCL_EXIT_INPUT, "the shards hold %zu balls, the group %zu", sum,
                         g->o.req.balls);
     return apply_split(g, sh, why, e);
-}
-
-int bcl_group_split_given(bcl_group *g, const size_t *counts, bcl_error *e)
-{
-    return bcl_group_split_given_as(g, counts, "given", e);
 }
 
 /* BALLCL_TEST_SPLIT="c0,c1,...": the shard counts, so that a test can make
@@ -431,27 +396,24 @@ static int test_split(const bcl_group *g, size_t *counts, bcl_error *e)
     return BCL_OK;
 }
 
-/* The launch costs of the K rule, one device at a time in -d order (each
- * measured alone), once per kind of device: identical devices take the
- * first one's figures, else each would keep another figure in the one file
- * they share, and a second run would not get the first run's plans. */
+/* The launch costs of the K rule, one device at a time in -d order, once
+ * per kind of device: identical devices take the first one's figures, else
+ * each would keep its own in the one file they share. */
 static int share_costs(bcl_group *g, bcl_error *e)
 {
-    if (g->o.req.steps_per_launch || g->count < 2)
-        return BCL_OK;
-    for (size_t i = 0; i < g->count; i++) {
+    for (size_t i = 0; i < g->count && g->count > 1 && !g->o.req.steps_per_launch; i++) {
         member *m = &g->m[i];
-        bool copied = false;
-        for (size_t j = 0; j < i && !copied; j++) {
-            bcl_launch_costs *kj = bcl_context_costs(g->m[j].ctx);
-            if (kj->known && same_device(g->m[j].pub.dev, m->pub.dev)) {
-                *bcl_context_costs(m->ctx) = *kj;
-                copied = true;
-            }
-        }
+        size_t j = 0;
+        while (j < i &&
+               !(bcl_context_costs(g->m[j].ctx)->known && same_device(g->m[j].pub.dev, m->pub.dev)))
+            j++;
         bcl_launch_costs k;
+        if (j < i) {
+            *bcl_context_costs(m->ctx) = *bcl_context_costs(g->m[j].ctx);
+            continue;
+        }
         bcl_fault_device((int)i);
-        int rc = copied ? BCL_OK : bcl_launch_costs_get(m->ctx, g->params, &k, e);
+        int rc = bcl_launch_costs_get(m->ctx, g->params, &k, e);
         bcl_fault_device(-1);
         if (rc)
             return rc;
@@ -462,12 +424,10 @@ static int share_costs(bcl_group *g, bcl_error *e)
 int bcl_group_weigh(bcl_group *g, const float *state, bool always, bcl_error *e)
 {
     size_t c = g->count;
-    g->weighed = false;
-    if (c == 1 && !always) {
-        /* A group of one takes its range whole: nothing to weigh. */
+    /* A group of one takes its range whole: nothing to weigh. */
+    if ((g->weighed = c == 1 && !always)) {
         g->m[0].pub.rate_how = "only device";
         g->m[0].pub.rate = 1;
-        g->weighed = true;
         return BCL_OK;
     }
     int rc = share_costs(g, e);
@@ -491,11 +451,10 @@ int bcl_group_weigh(bcl_group *g, const float *state, bool always, bcl_error *e)
     }
     if (measured)
         g->calibrate_ms = bcl_now_ms() - t0;
-    if (rc)
-        return rc;
-    pool_identical(g);
-    g->weighed = true;
-    return BCL_OK;
+    if (rc == BCL_OK)
+        pool_identical(g);
+    g->weighed = rc == BCL_OK;
+    return rc;
 }
 
 double bcl_group_rate(const bcl_group *g)
@@ -506,24 +465,20 @@ double bcl_group_rate(const bcl_group *g)
     return sum;
 }
 
-/* Sets the group's range; every plan is then resolved again for its shard. */
-static void set_range(bcl_group *g, size_t first, size_t balls)
-{
-    g->o.req.first = first;
-    g->o.req.balls = balls;
-    for (size_t i = 0; i < g->count; i++)
-        g->m[i].planned = false;
-}
-
 int bcl_group_cut(bcl_group *g, size_t first, size_t balls, bcl_error *e)
 {
     if (balls == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    set_range(g, first, balls);
+    /* The new range: every plan is resolved again for its shard. */
+    g->o.req.first = first;
+    g->o.req.balls = balls;
     size_t c = g->count;
+    for (size_t i = 0; i < c; i++)
+        g->m[i].planned = false;
     if (c == 1) {
-        size_t one = balls;
-        return bcl_group_split_given_as(g, &one, g->m[0].pub.rate_how, e);
+        const bcl_shard whole = {.count = balls};
+        const bcl_split_why used = BCL_SPLIT_USED;
+        return apply_split(g, &whole, &used, e);
     }
     /* A group holds at most BCL_MAX_DEVICES (bcl_group_open). */
     size_t counts[BCL_MAX_DEVICES];
@@ -561,16 +516,11 @@ int bcl_group_split(bcl_group *g, const float *state, bcl_error *e)
  * buffers are kept while they hold the shard (bcl_sim_load), else made. */
 static int upload_one(member *m, bcl_error *e)
 {
-    bcl_group *g = m->g;
     const bcl_shard *s = &m->pub.shard;
-    const float *from = m->in + 4 * (s->first - g->o.req.first);
-    int rc;
-    if (!m->sim)
-        rc = bcl_sim_create(m->ctx, from, s->count, &m->sim, e);
-    else if (m->async)
-        rc = bcl_sim_load_async(m->sim, from, s->count, e);
-    else
-        rc = bcl_sim_load(m->sim, from, s->count, e);
+    const float *from = m->in + 4 * (s->first - m->g->o.req.first);
+    int rc = !m->sim    ? bcl_sim_create(m->ctx, from, s->count, &m->sim, e)
+             : m->async ? bcl_sim_load_async(m->sim, from, s->count, e)
+                        : bcl_sim_load(m->sim, from, s->count, e);
     if (rc == BCL_OK && m->check)
         rc = bcl_sim_check_finite(m->sim, &m->in_bad, e);
     if (rc == BCL_OK)
@@ -606,8 +556,8 @@ int group_prepare(member *m, bcl_error *e)
         snprintf(m->warm[i].kernel, sizeof m->warm[i].kernel, "%s", m->pub.plan.kernel);
         m->warm[i].local = m->pub.plan.launch.local;
     }
-    /* After the first launch, so that the entry holds what the driver
-     * compiled for it (PoCL: the work-group function for this local size). */
+    /* After the first launch: the entry holds what the driver compiled for
+     * it (PoCL: the work-group function for this local size). */
     if (!m->stored) {
         bcl_context_cache_store(m->ctx, &m->pub.build);
         m->stored = true;
@@ -621,8 +571,9 @@ static int load_one(member *m, bcl_error *e)
     return rc ? rc : group_prepare(m, e);
 }
 
-/* The state each member's upload takes its shard from. */
-static void set_input(bcl_group *g, const float *state, bool async, bool check)
+/* fn (an upload) on every member with balls, each taking its shard of state. */
+static int each_input(bcl_group *g, member_fn fn, const float *state, bool async, bool check,
+                      bcl_error *e)
 {
     for (size_t i = 0; i < g->count; i++) {
         g->m[i].in = state;
@@ -630,18 +581,17 @@ static void set_input(bcl_group *g, const float *state, bool async, bool check)
         g->m[i].check = check;
         g->m[i].in_bad = 0;
     }
+    return group_each(g, fn, true, e);
 }
 
 int bcl_group_load(bcl_group *g, const float *state, bcl_error *e)
 {
-    set_input(g, state, false, false);
-    return group_each(g, load_one, true, true, e);
+    return each_input(g, load_one, state, false, false, e);
 }
 
 int group_upload(bcl_group *g, const float *state, bool async, bool check, bcl_error *e)
 {
-    set_input(g, state, async, check);
-    return group_each(g, upload_one, true, true, e);
+    return each_input(g, upload_one, state, async, check, e);
 }
 
 void bcl_group_close(bcl_group *g)

@@ -1,40 +1,21 @@
 /*
- * The one run (docs/DESIGN.md, "One run path"): every run of a group goes
- * through bcl_group_exec: the CLI's, in one process and under MPI (its
- * collectives through the `ran` hook), and the Python module's.
- *
- * A group of one costs nothing beside its simulation: no thread, no
- * allocation, no copy; the plan is resolved again only when the request or
- * the shard changed, the warm-up once per kernel and local size.
+ * The one run (docs/DESIGN.md, "One run path"): every run of a group, the
+ * CLI's (under MPI too, through the `ran` hook) and the Python module's. A
+ * group of one costs nothing beside its simulation: no thread, allocation
+ * or copy; the plan is resolved again only when the request or the shard
+ * changed, the warm-up once per kernel and local size.
  */
 #include "job/group_impl.h"
 #include "ocl/program.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Ball-steps of the C reference per validation slice between two calls of
- * between(): about 0.1-0.3 s on the host; never fewer balls than the
- * library's parallel chunks can share. */
+ * between() (0.1-0.3 s), in no fewer balls than its parallel chunks share. */
 #define SLICE_BALL_STEPS 250000000.0
 #define SLICE_MIN_BALLS  (1u << 17)
-
-/* The input error for the overflow o of a run of `steps` steps, as every
- * caller words it; note is added to the message. */
-static int bcl_overflow_fail(const bcl_overflow *o, uint64_t steps, const char *note, bcl_error *e)
-{
-    char at[64] = "";
-    if (o->step)
-        snprintf(at, sizeof at, " at step %llu", (unsigned long long)o->step);
-    return bcl_fail(e, BCL_EXIT_INPUT,
-                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
-                    "whose state stays finite for %llu steps%s",
-                    o->ball, at, "xyzw"[o->component],
-                    isnan(o->value) ? "nan" : (o->value > 0 ? "inf" : "-inf"),
-                    (unsigned long long)steps, note ? note : "");
-}
 
 /* Whether a request asks for another plan than the group's. */
 static bool same_request(const bcl_plan_request *a, const bcl_plan_request *b)
@@ -84,15 +65,14 @@ static int run_chunk_one(member *m, bcl_error *e)
     s->launches += t.launches;
     s->host_clock = s->host_clock || t.host_clock;
     /* Once a chunk is on the host clock the member's figure is the host's
-     * for all of them (docs/BENCHMARK.md, "Clocks"), not a sum mixing an
-     * earlier chunk's profiling with a later one's wall time. */
+     * for all (docs/BENCHMARK.md, "Clocks"), not a mix of both clocks. */
     if (s->host_clock)
         s->device_ms = s->wall_ms;
-    if (t.max_launch_ms > s->max_launch_ms)
-        s->max_launch_ms = t.max_launch_ms;
+    s->max_launch_ms = fmax(s->max_launch_ms, t.max_launch_ms);
     return BCL_OK;
 }
 
+/* The shard read back into m->out, with the device's finite check. */
 static int read_check_one(member *m, bcl_error *e)
 {
     float *to = m->out + 4 * (m->pub.shard.first - m->g->o.req.first);
@@ -100,24 +80,22 @@ static int read_check_one(member *m, bcl_error *e)
     return bcl_sim_run_read_check(m->sim, &m->pub.plan, 0, to, &m->out_bad, &none, e);
 }
 
-/* Every shard read back into out (the range), with the device's finite
- * check. */
-static int read_back(bcl_group *g, float *out, bcl_error *e)
+/* fn on every member with balls, for `steps` steps that end in out (the
+ * range; NULL: no read-back). */
+static int each_out(bcl_group *g, member_fn fn, uint64_t steps, float *out, bcl_error *e)
 {
-    for (size_t i = 0; i < g->count; i++)
+    for (size_t i = 0; i < g->count; i++) {
+        g->m[i].steps = steps;
         g->m[i].out = out;
-    return group_each(g, read_check_one, true, true, e);
+    }
+    return group_each(g, fn, true, e);
 }
 
 /* One chunk on every member with balls; its wall time (first start to
  * last end) into *wall_ms, each member's wait for the slowest added. */
 static int run_chunk(bcl_group *g, uint64_t steps, float *out, double *wall_ms, bcl_error *e)
 {
-    for (size_t i = 0; i < g->count; i++) {
-        g->m[i].steps = steps;
-        g->m[i].out = out;
-    }
-    int rc = group_each(g, run_chunk_one, true, true, e);
+    int rc = each_out(g, run_chunk_one, steps, out, e);
     if (rc)
         return rc;
     double start = INFINITY, end = 0; /* a group at work has a member with balls */
@@ -144,15 +122,15 @@ static int steps_in_chunks(bcl_group *g, const bcl_exec *x, float *out, bcl_exec
     }
     uint64_t left = x->steps, per = 1;
     /* Chunks start at the length the last chunked run reached, scaled to
-     * this run's balls, rather than at one launch: every chunk ends in a
-     * wait and reads its own events, so a frame pays that a few times, not
-     * once per doubling (docs/PERFORMANCE.md, "The host's cost per launch"). */
+     * its balls, not at one launch: every chunk ends in a wait, which a
+     * frame then pays a few times, not once per doubling (docs/PERFORMANCE.md,
+     * "The host's cost per launch"). */
     if (x->chunk_ms > 0 && g->chunk_ball_ms > 0 && g->o.req.balls) {
         double fit = x->chunk_ms / (g->chunk_ball_ms * (double)g->o.req.balls);
         per = fit >= (double)((uint64_t)1 << 40) ? (uint64_t)1 << 40 : fit >= 1 ? (uint64_t)fit : 1;
     }
     if (left == 0 && out)
-        return read_back(g, out, e);
+        return each_out(g, read_check_one, 0, out, e);
     while (left) {
         uint64_t chunk = x->chunk_ms > 0 && per <= left / k ? per * k : left;
         double wall = 0;
@@ -204,35 +182,32 @@ static int validate(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_err
     return BCL_OK;
 }
 
-/* The run's figures from its members with balls; whether each kept its plan
- * (gen: their plan generations before), and whether any device found its
- * input (in_bad) or result (out_bad) not finite. */
-static void sum_up(bcl_group *g, const unsigned long *gen, bool *in_bad, bool *out_bad,
-                   bcl_exec_result *r)
+/* The run's figures from its members with balls: whether each kept its plan
+ * (gen: their plan generations before) and whether a device refused the
+ * input x checked; returns whether any found its result not finite. */
+static bool sum_up(bcl_group *g, const bcl_exec *x, const unsigned long *gen, bcl_exec_result *r)
 {
+    bool out_bad = false;
     r->plan_reused = true;
     for (size_t i = 0; i < g->count; i++) {
         const bcl_group_member *m = &g->m[i].pub;
         if (!m->shard.count)
             continue;
         r->plan_reused = r->plan_reused && m->plan_gen == gen[i];
-        *in_bad = *in_bad || g->m[i].in_bad;
-        *out_bad = *out_bad || g->m[i].out_bad;
-        if (m->timing.device_ms > r->device_ms)
-            r->device_ms = m->timing.device_ms;
+        r->input_bad = r->input_bad || (x->load && x->load_check && g->m[i].in_bad);
+        out_bad = out_bad || g->m[i].out_bad;
+        r->device_ms = fmax(r->device_ms, m->timing.device_ms);
         if (m->timing.launches > r->launches)
             r->launches = m->timing.launches;
-        if (m->timing.max_launch_ms > r->max_launch_ms)
-            r->max_launch_ms = m->timing.max_launch_ms;
-        if (g->m[i].warm_ms_now > r->first_launch_ms)
-            r->first_launch_ms = g->m[i].warm_ms_now;
+        r->max_launch_ms = fmax(r->max_launch_ms, m->timing.max_launch_ms);
+        r->first_launch_ms = fmax(r->first_launch_ms, g->m[i].warm_ms_now);
         r->host_clock = r->host_clock || m->timing.host_clock;
     }
-    /* On the host clock the run's figure is the wall time of its steps:
-     * the span the wall figure measures (every chunk, first start to last
-     * end), not a member's own span inside it. */
+    /* On the host clock the run's figure is the wall time of its steps
+     * (every chunk, first start to last end), not a member's own span. */
     if (r->host_clock)
         r->device_ms = r->wall_ms;
+    return out_bad;
 }
 
 static int finish_one(member *m, bcl_error *e)
@@ -255,14 +230,13 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
     unsigned long gen[BCL_MAX_DEVICES]; /* a group has at most that many (bcl_group_open) */
     for (size_t i = 0; i < g->count; i++) {
         member *m = &g->m[i];
-        m->warm_ms_now = 0;
         gen[i] = m->pub.plan_gen;
         memset(&m->pub.timing, 0, sizeof m->pub.timing);
         m->pub.wait_ms = 0;
         m->out_bad = 0;
     }
     if (rc == BCL_OK)
-        rc = group_each(g, group_prepare, true, true, e);
+        rc = group_each(g, group_prepare, true, e);
     /* With a hook after the steps (MPI's barrier), or read_apart, the
      * read-back is not queued behind them: the steps are timed alone. */
     float *fused_out = x->ran || x->read_apart ? NULL : x->out;
@@ -274,12 +248,11 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
         rc = x->ran(x->arg, rc, e);
     if (rc)
         return rc;
-    if (x->out && !fused_out && (rc = read_back(g, x->out, e)))
+    if (x->out && !fused_out && (rc = each_out(g, read_check_one, 0, x->out, e)))
         return rc;
-    bool in_bad = false, bad = false;
-    sum_up(g, gen, &in_bad, &bad, r);
+    bool bad = sum_up(g, x, gen, r);
     /* A refused input is not worth the reference replay. */
-    if ((r->input_bad = x->load && x->load_check && in_bad))
+    if (r->input_bad)
         return BCL_OK;
     if (x->validate && x->init && x->out && (rc = validate(g, x, r, e)))
         return rc;
@@ -288,12 +261,18 @@ static int exec_body(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_er
     bcl_overflow o;
     /* The device's check said whether; the host finds where, and the step
      * by replaying that ball from the start. */
-    if (bad &&
-        bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps, &o)) {
-        o.ball += g->o.req.first;
-        return bcl_overflow_fail(&o, x->steps, x->overflow_note, e);
-    }
-    return BCL_OK;
+    if (!bad ||
+        !bcl_find_overflow(g->o.model, g->params, x->init, x->out, g->o.req.balls, x->steps, &o))
+        return BCL_OK;
+    char at[64] = "";
+    if (o.step)
+        snprintf(at, sizeof at, " at step %llu", (unsigned long long)o.step);
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "ball %zu overflowed%s: its %c became %s (beyond float32): expected input "
+                    "whose state stays finite for %llu steps%s",
+                    o.ball + g->o.req.first, at, "xyzw"[o.component],
+                    isnan(o.value) ? "nan" : (o.value > 0 ? "inf" : "-inf"),
+                    (unsigned long long)x->steps, x->overflow_note ? x->overflow_note : "");
 }
 
 int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_error *e)
@@ -303,7 +282,7 @@ int bcl_group_exec(bcl_group *g, const bcl_exec *x, bcl_exec_result *r, bcl_erro
      * steps waited must not leave the upload reading it. */
     if (rc && x->load && x->load_async) {
         bcl_error ignored = {0};
-        group_each(g, finish_one, true, true, &ignored);
+        group_each(g, finish_one, true, &ignored);
         bcl_error_clear(&ignored);
     }
     return rc;

@@ -1,5 +1,5 @@
-/* What group.c (the devices, their weighing, split and loading) and
- * group_exec.c (the one run) share of a group. */
+/* What group.c (opening, weighing, splitting, loading) and group_exec.c
+ * (the one run) share of a group. */
 #ifndef BALLCL_GROUP_IMPL_H
 #define BALLCL_GROUP_IMPL_H
 
@@ -25,9 +25,9 @@ struct member {
     } warm[GROUP_WARM_MAX];
     size_t nwarm;
     double warm_ms_now; /* the warm-up of the last group_prepare; 0: none was needed */
-    /* The device's verdicts (bcl_sim_check_finite) on the state uploaded by
-     * the last load and on the state read back by the last run: written by
-     * non-blocking read-backs, so they live as long as the member. */
+    /* The device's verdicts (bcl_sim_check_finite) on the state the last
+     * load uploaded and the last run read back: non-blocking reads write
+     * them, so they live as long as the member. */
     uint32_t in_bad, out_bad;
     /* the phase being run */
     member_fn fn;
@@ -52,9 +52,9 @@ struct bcl_group {
 };
 
 /* Runs fn for every member (only those with balls when busy_only), each on
- * its own thread when more than one works and parallel, else in turn on
- * this thread; the first failing member, in list order, gives the error. */
-int group_each(bcl_group *g, member_fn fn, bool busy_only, bool parallel, bcl_error *e);
+ * its own thread when more than one works, else on this thread; the first
+ * failing member, in list order, gives the error. */
+int group_each(bcl_group *g, member_fn fn, bool busy_only, bcl_error *e);
 /* Resolves the member's plan for its shard when it is not, warms up a new
  * (kernel, local size) pair, and stores the program in the binary cache
  * after its first launch (bcl_context_cache_store). */

@@ -3,38 +3,26 @@
  * devices"). Shares are in proportion to the devices' rates r_i
  * (ball-steps/s), so that all finish together at T = n * S / sum r_i.
  *
- * A device also has a fixed cost f_i per run whatever its share (its
- * launches times its per-launch overhead). It only slows the run when its
- * share would end later than the others end if they take its balls too:
- *
- *   f_i + T  >  n * S / (sum r - r_i) + max f_others
- *
- * Such a device gets no balls (the worst first, then the test again
- * without it). The fixed costs decide who takes part, not the shares: they
- * are measured from the host clock and are noisy on a busy machine, and a
- * few milliseconds of noise must not tilt an even split. A share under
- * half a block rounds to nothing and is dropped the same way.
- *
- * And a device whose share would be under min_share of the balls
- * (BCL_SPLIT_MIN_SHARE for the devices of a process or rank; ranks use 0)
- * gets none: taking part, it can shorten the run by its share at most, which
- * is then within the error of rates measured one device at a time. Running
- * beside a faster device is not running alone (on the GPU host a CPU device
- * beside the H200's driver thread ran 34% slower than calibrated, and a 4%
- * share made a 1M-ball run 5.3 times slower than the GPU alone), so a gain
- * that small is a risk rather than a gain.
+ * A device's fixed cost f_i per run (its launches times its per-launch
+ * overhead) slows the run only when its share would end later than the
+ * others end with its balls too:  f_i + T > n * S / (sum r - r_i) + max f_others.
+ * Such a device gets no balls (the worst first, then the test again). The
+ * fixed costs, noisy host-clock figures, decide who takes part, never the
+ * shares. A share under half a block is dropped the same way, and one under
+ * min_share of the balls (BCL_SPLIT_MIN_SHARE for devices, 0 for ranks):
+ * its gain is within the error of rates measured one device at a time, and
+ * running beside a faster device is not running alone (on the GPU host a
+ * CPU device's 4% share made a 1M-ball run 5.3 times slower than the GPU
+ * alone).
  */
 #include "job/job.h"
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed_s, double steps,
                  unsigned block, double min_share, bcl_shard *out, bcl_split_why *why)
 {
-    if (count == 0)
-        return 0;
     size_t b = block ? block : 1;
     double s = steps > 0 ? steps : 1;
     double *x = calloc(count, sizeof *x);
@@ -45,16 +33,15 @@ size_t bcl_split(size_t n, size_t count, const double *rate, const double *fixed
         return 0;
     }
     /* No usable rate at all (ranks that could not be weighed): equal parts. */
-    bool none = true;
-    for (size_t i = 0; i < count; i++)
-        none = none && !(rate[i] > 0 && isfinite(rate[i]));
-    static const double one = 1;
     size_t active = 0;
     for (size_t i = 0; i < count; i++) {
-        why[i] = none || (rate[i] > 0 && isfinite(rate[i])) ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
+        why[i] = rate[i] > 0 && isfinite(rate[i]) ? BCL_SPLIT_USED : BCL_SPLIT_NO_RATE;
         active += why[i] == BCL_SPLIT_USED;
     }
-#define RATE(i) (none ? one : rate[i])
+    bool none = active == 0;
+    for (size_t i = 0; i < count && none; i++, active++)
+        why[i] = BCL_SPLIT_USED;
+#define RATE(i) (none ? 1.0 : rate[i])
     while (active > 1) {
         double sr = 0;
         for (size_t i = 0; i < count; i++)

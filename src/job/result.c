@@ -1,8 +1,6 @@
-/*
- * The result of a run, built once (docs/DESIGN.md, "Report and JSON"): the
+/* The result of a run, built once (docs/DESIGN.md, "Report and JSON"): the
  * JSON tree that `ballcl run --json`, Python's Result and the MPI report
- * are views of, from the group, the exec and what it returned.
- */
+ * are views of, from the group, the exec and what it returned. */
 #include "job/group_impl.h"
 #include "survey/survey.h"
 

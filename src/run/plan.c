@@ -3,14 +3,13 @@
  * asks for into what runs, for every command and the survey:
  *
  *   tuned    the record 'ballcl tune' stored is taken whole (K, variant and
- *            local size of one entry) or not at all: when the request
- *            leaves all three open (take_tuned), or with --local tuned for
- *            what it leaves open. Never a tuned K with an untuned variant
- *            or local size: their best values depend on K;
- *   K        the caller's; 1 with --sync every; 1 with --local 1 and no
- *            variant (the seed's own launch, whose cost a fused launch
- *            would hide); the tuned K (at most S); else the rule of
- *            k_rule.c from the device's launch costs (launch_costs.c);
+ *            local size of one entry, whose best values depend on K) or not
+ *            at all: when the request leaves all three open (take_tuned), or
+ *            with --local tuned for what it leaves open;
+ *   K        the caller's; 1 with --sync every, or with --local 1 and no
+ *            variant (the seed's own launch, whose cost a fused launch would
+ *            hide); the tuned K (at most S); else k_rule.c's rule from the
+ *            device's launch costs (launch_costs.c);
  *   variant  the caller's (checked against the program); the tuned one;
  *            else the widest up to BALLCL_FORCE_BALLS_PER_ITEM (a test
  *            setting) for a k-step kernel; else bcl_variant_default;
@@ -19,7 +18,6 @@
  *            automatic rule of launch.c.
  */
 #include "run/run.h"
-#include "ocl/clcall.h"
 #include "ocl/program.h"
 
 #include <math.h>
@@ -119,13 +117,10 @@ static int choose_variant(bcl_context *c, const bcl_plan_request *r, const bcl_t
                           bcl_plan *p, bcl_error *e)
 {
     const char *want = r->variant;
-    if (want && strcmp(want, "base") == 0)
-        want = "";
     p->variant_how = want ? "given" : "rule";
-    if (want && !*want) {
-        p->variant[0] = '\0';
+    /* "" or "base": the base kernel, p->variant left empty (p is cleared). */
+    if (want && (!*want || strcmp(want, "base") == 0))
         return BCL_OK;
-    }
     if (!want && wants_tuned(r) && tuned->found) {
         snprintf(p->variant, sizeof p->variant, "%s", tuned->variant);
         p->variant_how = "tuned";
@@ -180,13 +175,13 @@ static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tun
     int rc = bcl_kernel_groups(d, k, &kwg, &limit, &pm, e);
     if (rc)
         return rc;
-    switch (l->mode) {
-    case BCL_LOCAL_DRIVER:
+    if (l->mode == BCL_LOCAL_DRIVER) {
         l->local = 0;
         l->how = "driver";
         snprintf(l->why, sizeof l->why, "NULL local size: the runtime chooses");
         return BCL_OK;
-    case BCL_LOCAL_FIXED:
+    }
+    if (l->mode == BCL_LOCAL_FIXED) {
         if (l->local > limit)
             return bcl_fail(e, BCL_EXIT_INPUT,
                             "--local %zu: exceeds the limit of %zu work-items for this kernel on "
@@ -195,19 +190,15 @@ static int choose_local(bcl_context *c, cl_kernel k, size_t items, const bcl_tun
         l->how = "user";
         snprintf(l->why, sizeof l->why, "given with --local");
         return BCL_OK;
-    case BCL_LOCAL_TUNED:
-        /* 0 in the tuned file is the driver's choice. */
-        if (tuned && tuned->local <= limit) {
-            l->local = tuned->local;
-            l->how = "tuned";
-            snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device%s",
-                     tuned->local ? "" : ": NULL local size, the runtime chooses");
-            return BCL_OK;
-        }
-        break; /* none stored for this kernel: the automatic rule, which says so */
-    case BCL_LOCAL_AUTO:
-    default:
-        break;
+    }
+    /* 0 in the tuned file is the driver's choice; none stored for this
+     * kernel: the automatic rule, which says so. */
+    if (l->mode == BCL_LOCAL_TUNED && tuned && tuned->local <= limit) {
+        l->local = tuned->local;
+        l->how = "tuned";
+        snprintf(l->why, sizeof l->why, "stored by 'ballcl tune' for this device%s",
+                 tuned->local ? "" : ": NULL local size, the runtime chooses");
+        return BCL_OK;
     }
     char why[sizeof l->why];
     l->local = bcl_local_auto(kwg, pm, d->max_work_group, d->max_item_sizes[0], d->compute_units,
@@ -230,8 +221,8 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
     p->steps = r->steps;
     p->sync = r->sync;
     p->launch = r->launch;
-    /* The tuned file is consulted only when the plan leaves something to
-     * it; a file that cannot be used is a warning, not an error. */
+    /* The tuned file is read only when the plan leaves something to it; one
+     * that cannot be used is a warning. */
     static const bcl_tuned none;
     const bcl_tuned *t = &none;
     if (!r->steps_per_launch || wants_tuned(r)) {
@@ -276,10 +267,9 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
 /* ---- the launch costs the K rule needs: kept ones (launch_costs.c), else
  * measured here in about 50 ms with the model's default variant and local
  * size: the fixed cost from single-step launches at two sizes, the steps
- * from the slope of longer launches. Times are the host's clock around
- * enqueue and wait: what a run waits for, on every device whether or not
- * its profiling passes its check; each the least of its repeats (a busy
- * moment only ever adds time). ---- */
+ * from the slope of longer launches. Times are the host clock's (what a run
+ * waits for, whatever the profiling's check), each the least of its repeats
+ * (a busy moment only ever adds time). ---- */
 
 /* The measurement stops adding launches after this much time. */
 #define MEASURE_MS 40.0
@@ -287,15 +277,15 @@ int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl
 #define LONG_LAUNCH_MS 2.0
 
 /* Host time of `launches` launches of K steps each, queued back to back
- * with one wait at the end: the least of `repeats`. */
+ * with one wait at the end: the least of two. */
 static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned launches,
-                         unsigned repeats, double *ms, bcl_error *e)
+                         double *ms, bcl_error *e)
 {
     bcl_plan p = *base;
     p.steps_per_launch = k;
     p.untimed_launches = true; /* the host clock is the figure here */
     *ms = INFINITY;
-    for (unsigned r = 0; r < repeats; r++) {
+    for (unsigned r = 0; r < 2; r++) {
         bcl_sim_timing t;
         int rc = bcl_sim_run(s, &p, (uint64_t)k * launches, &t, e);
         if (rc)
@@ -307,25 +297,22 @@ static int time_launches(bcl_sim *s, const bcl_plan *base, unsigned k, unsigned 
 }
 
 /* Grows K from k0 until one launch takes LONG_LAUNCH_MS or the time is
- * spent (few launches, few calls): by 8, or by what the last launch says
- * is enough when that is less (2 at least), so that the last launch stays
- * near LONG_LAUNCH_MS rather than up to 8 times it. The last two points
- * give the time per step (*slope_ms). */
+ * spent: by what the last launch says is enough, from 2 to 8 times, so that
+ * the last launch stays near LONG_LAUNCH_MS. The last two points give the
+ * time per step (*slope_ms). */
 static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, double *slope_ms,
                      bcl_error *e)
 {
     unsigned k = k0, kprev = k0;
     double prev = 0, now = 0;
-    int rc = time_launches(s, p, k, 1, 2, &prev, e);
+    int rc = time_launches(s, p, k, 1, &prev, e);
     while (rc == BCL_OK) {
         double grow = prev > 0 ? ceil(LONG_LAUNCH_MS / prev) : 8;
         grow = grow > 8 ? 8 : grow < 2 ? 2 : grow;
         kprev = k;
         k = (unsigned)(k * grow);
-        rc = time_launches(s, p, k, 1, 2, &now, e);
-        if (rc)
-            break;
-        if (now >= LONG_LAUNCH_MS || bcl_now_ms() - t0 > MEASURE_MS || k >= (1u << 21))
+        rc = time_launches(s, p, k, 1, &now, e);
+        if (rc || now >= LONG_LAUNCH_MS || bcl_now_ms() - t0 > MEASURE_MS || k >= (1u << 21))
             break;
         prev = now;
     }
@@ -338,20 +325,14 @@ static int fit_steps(bcl_sim *s, const bcl_plan *p, unsigned k0, double t0, doub
     return BCL_OK;
 }
 
-/* Balls that fill the device: some 32768 work-items per compute unit —
- * more than a GPU's multiprocessors hold at once, and a state beyond its
- * last-level cache (on the H200 2048 a unit made 4 MB, which sat in its
- * L2 and showed a tenth of the loading and storing of a large state) — at
- * least 64 Ki balls so that loading and storing stand out, at most 16 Mi
- * (256 MB), and within one allocation and a sixty-fourth of the device's
- * memory. */
+/* Balls that fill the device: 32768 per compute unit, more than a GPU holds
+ * at once and beyond its last-level cache (on the H200 2048 a unit sat in
+ * its L2 and showed a tenth of the loading and storing), from 64 Ki to 16 Mi
+ * balls, within one allocation and a sixty-fourth of the device's memory. */
 static size_t fill_balls(const bcl_device_info *d)
 {
     size_t n = (size_t)(d->compute_units ? d->compute_units : 1) * 32768;
-    if (n < ((size_t)1 << 16))
-        n = (size_t)1 << 16;
-    if (n > ((size_t)1 << 24))
-        n = (size_t)1 << 24;
+    n = n < ((size_t)1 << 16) ? (size_t)1 << 16 : n > ((size_t)1 << 24) ? (size_t)1 << 24 : n;
     if (d->max_alloc && n > d->max_alloc / 16)
         n = (size_t)(d->max_alloc / 16);
     if (d->global_mem && n > d->global_mem / 64 / 16)
@@ -360,9 +341,8 @@ static size_t fill_balls(const bcl_device_info *d)
 }
 
 /* Random balls of the model, drawn for the first FILL_DRAWN and repeated
- * after (on the device: bcl_sim_create_tiled): drawing, holding and sending
- * millions would cost more than the whole measurement, and the timing
- * depends on the mix of balls, not on which. */
+ * after (bcl_sim_create_tiled): drawing millions would cost more than the
+ * measurement, and the timing depends on the mix of balls, not on which. */
 #define FILL_DRAWN ((size_t)1 << 16)
 
 static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *k, bcl_error *e)
@@ -382,58 +362,50 @@ static int costs_measure(bcl_context *c, const float *params, bcl_launch_costs *
                             .steps_per_launch = 2,
                             .fused = true,
                             .launch = {.mode = BCL_LOCAL_AUTO}};
-    bcl_plan full, tiny;
-    int rc = bcl_plan_resolve(c, &req, &full, e);
+    bcl_plan p[2]; /* [0] the few balls, [1] the full device */
+    int rc = bcl_plan_resolve(c, &req, &p[1], e);
     if (rc)
         return rc;
-    /* One work-item's balls per compute unit: the latency of a step when
-     * nothing overlaps, and the cost of a launch that wakes every compute
-     * unit (on a CPU each is a thread a launch wakes: a launch of one
-     * work-item would wake one, and miss that cost). */
+    /* One work-item's balls per compute unit: a step's latency when nothing
+     * overlaps, and a launch that wakes every unit (a CPU's threads). */
     size_t units = d->compute_units ? d->compute_units : 1;
-    req.balls = full.balls_per_item * units < nfill ? full.balls_per_item * units : nfill;
-    if ((rc = bcl_plan_resolve(c, &req, &tiny, e)))
+    req.balls = p[1].balls_per_item * units < nfill ? p[1].balls_per_item * units : nfill;
+    if ((rc = bcl_plan_resolve(c, &req, &p[0], e)))
         return rc;
     size_t drawn = nfill < FILL_DRAWN ? nfill : FILL_DRAWN;
     float *state = malloc(drawn * 4 * sizeof(float));
     if (!state)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of host memory for %zu balls", drawn);
     bcl_model_fill(m, state, 0, drawn, BCL_INIT_RANDOM, 1, params);
-    bcl_sim *sf = NULL, *st = NULL;
-    rc = bcl_sim_create_tiled(c, state, drawn, nfill, &sf, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_create_tiled(c, state, drawn, tiny.balls, &st, e);
+    /* For each size: the fixed cost, 16 single-step launches back to back
+     * (fixed16); less one step each, the rest is the launch and the loading
+     * and storing of every ball once: a line in N (launch, io), measured
+     * directly rather than as the intercept of the step fits (step_ms: the
+     * floor of the few balls, the slope of the full device), which carry the
+     * long launches' noise. */
+    bcl_sim *s[2] = {NULL, NULL};
+    double fixed16[2] = {0, 0}, step_ms[2] = {0, 0};
+    static const unsigned k0[2] = {512, 16};
+    for (int i = 0; i < 2 && rc == BCL_OK; i++)
+        rc = bcl_sim_create_tiled(c, state, drawn, p[i].balls, &s[i], e);
     free(state);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(sf, &full, NULL, e);
-    if (rc == BCL_OK)
-        rc = bcl_sim_warmup(st, &tiny, NULL, e);
-    /* The fixed cost at two sizes: 16 single-step launches back to back,
-     * the way a run queues them, of the few balls and of the full device.
-     * Less one step each, the rest is the launch and the loading and
-     * storing of every ball once: a line in N (launch, io). Measured
-     * directly rather than as the intercept of the step fits below, which
-     * extrapolate from long launches and carry their noise. */
-    double small16 = 0, full16 = 0, floor_ms = 0, slope = 0;
-    if (rc == BCL_OK)
-        rc = time_launches(st, &tiny, 1, 16, 2, &small16, e);
-    if (rc == BCL_OK)
-        rc = time_launches(sf, &full, 1, 16, 2, &full16, e);
-    if (rc == BCL_OK)
-        rc = fit_steps(st, &tiny, 512, t0, &floor_ms, e);
-    if (rc == BCL_OK)
-        rc = fit_steps(sf, &full, 16, t0, &slope, e);
-    bcl_sim_destroy(sf);
-    bcl_sim_destroy(st);
+    for (int i = 0; i < 2 && rc == BCL_OK; i++)
+        rc = bcl_sim_warmup(s[i], &p[i], NULL, e);
+    for (int i = 0; i < 2 && rc == BCL_OK; i++)
+        rc = time_launches(s[i], &p[i], 1, 16, &fixed16[i], e);
+    for (int i = 0; i < 2 && rc == BCL_OK; i++)
+        rc = fit_steps(s[i], &p[i], k0[i], t0, &step_ms[i], e);
+    for (int i = 0; i < 2; i++)
+        bcl_sim_destroy(s[i]);
     if (rc)
         return rc;
-    k->step_floor_us = floor_ms * 1e3;
-    k->step_ns_per_ball = slope * 1e6 / (double)nfill;
-    double small_us = small16 * 1e3 / 16 - k->step_floor_us;
-    double full_us = full16 * 1e3 / 16 - slope * 1e3;
+    k->step_floor_us = step_ms[0] * 1e3;
+    k->step_ns_per_ball = step_ms[1] * 1e6 / (double)nfill;
+    double small_us = fixed16[0] * 1e3 / 16 - k->step_floor_us;
+    double full_us = fixed16[1] * 1e3 / 16 - step_ms[1] * 1e3;
     k->launch_us = small_us > 0 ? small_us : 0;
     double io =
-        nfill > tiny.balls ? (full_us - k->launch_us) * 1e3 / (double)(nfill - tiny.balls) : 0;
+        nfill > p[0].balls ? (full_us - k->launch_us) * 1e3 / (double)(nfill - p[0].balls) : 0;
     k->io_ns_per_ball = io > 0 ? io : 0;
     k->fill_balls = nfill;
     k->measure_ms = bcl_now_ms() - t0;
@@ -456,9 +428,8 @@ int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *
     }
     k->known = true;
     k->source = "measured";
-    /* Kept later, by bcl_launch_costs_keep when the context is destroyed,
-     * once the run's own files are written: a file of ours must not come
-     * between a run and its outputs. */
+    /* Kept when the context is destroyed (bcl_launch_costs_keep), after the
+     * run's own files: ours must not come between a run and its outputs. */
     k->unsaved = keep;
     if (keep)
         bcl_context_on_destroy(c, bcl_launch_costs_keep);
