@@ -2,13 +2,9 @@
 #include "cli.h"
 #include "ranks.h"
 
-#include <errno.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int cli_report(const bcl_error *e)
 {

@@ -10,10 +10,9 @@
 
 #include "job/job.h"
 
-/* The request of a run of n balls: what the options chose, the rest left
- * to the plan (the one place the options become a request, for the run in
- * one process and under MPI). */
-bcl_plan_request run_request(const run_args *a, size_t n);
+/* The group options of a run of n balls: what the options chose, the rest
+ * left to the plan (the one place for the run in one process and under MPI). */
+bcl_group_opts run_group_opts(const run_args *a, size_t n);
 /* Writes the final state into the outputs prepared before the run (--output
  * first, then --snapshot) and commits them, all or none. */
 int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,

@@ -5,8 +5,6 @@
  */
 #include "run.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
