@@ -83,9 +83,11 @@ bcl_group_opts run_group_opts(const run_args *a, size_t n)
     };
 }
 
-/* The picture frames the model's box when it has one, else the balls. */
-int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
-                      bcl_error *e)
+/* Writes the final state into the outputs prepared before the run (--output
+ * first, then --snapshot) and commits them, all or none. The picture frames
+ * the model's box when it has one, else the balls. */
+static int write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
+                         bcl_error *e)
 {
     int rc = BCL_OK;
     if (a->output)
@@ -203,7 +205,7 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
      * report followed by a failure. A mismatching state is never saved. */
-    if (r.v.mismatches == 0 && (rc = run_write_outputs(a, outs, *state, n, e)))
+    if (r.v.mismatches == 0 && (rc = write_outputs(a, outs, *state, n, e)))
         goto out;
     /* The launch costs measured here, after the run's own files. */
     bool cache_warned = false;
