@@ -2,13 +2,9 @@
 #include "cli.h"
 #include "ranks.h"
 
-#include <errno.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int cli_report(const bcl_error *e)
 {
@@ -99,77 +95,6 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
     return bcl_device_select_list(list, sel_text, index, cap, count, e);
 }
 
-void cli_add_param_options(struct option *opts, size_t used, size_t cap)
-{
-    int id = CLI_PARAM_OPT_BASE;
-    for (size_t m = 0; m < bcl_model_count; m++) {
-        for (unsigned i = 0; i < bcl_models[m]->nparams; i++, id++) {
-            const char *name = bcl_models[m]->params[i].opt;
-            bool dup = false;
-            for (size_t j = 0; j < used; j++)
-                if (strcmp(opts[j].name, name) == 0)
-                    dup = true;
-            if (dup || used + 1 >= cap)
-                continue;
-            opts[used++] = (struct option){name, required_argument, NULL, id};
-        }
-    }
-    opts[used] = (struct option){0};
-}
-
-int cli_model_param_seen(cli_model_args *a, const struct option *opts, int id, const char *text,
-                         bcl_error *e)
-{
-    for (size_t j = 0; opts[j].name; j++) {
-        if (opts[j].val == id) {
-            for (unsigned g = 0; g < a->ngiven; g++) {
-                if (strcmp(a->given[g].opt, opts[j].name) == 0) {
-                    a->given[g].text = text; /* the last one wins, as usual */
-                    return BCL_OK;
-                }
-            }
-            if (a->ngiven == CLI_MAX_PARAM_OPTS)
-                return bcl_fail(e, BCL_EXIT_INPUT, "too many model options");
-            a->given[a->ngiven].opt = opts[j].name;
-            a->given[a->ngiven++].text = text;
-            return BCL_OK;
-        }
-    }
-    return bcl_fail(e, BCL_EXIT_INPUT, "unknown option");
-}
-
-int cli_model_resolve(cli_model_args *a, bcl_error *e)
-{
-    const char *name = a->model_name ? a->model_name : "seed";
-    a->model = bcl_model_find(name);
-    if (!a->model) {
-        char names[256] = "";
-        for (size_t m = 0; m < bcl_model_count; m++) {
-            strncat(names, m ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, bcl_models[m]->name, sizeof names - strlen(names) - 1);
-        }
-        return bcl_fail(e, BCL_EXIT_INPUT, "--model: unknown model '%s': expected one of %s", name,
-                        names);
-    }
-    memset(a->params, 0, sizeof a->params);
-    bcl_model_param_defaults(a->model, a->params);
-    for (unsigned g = 0; g < a->ngiven; g++) {
-        unsigned i;
-        for (i = 0; i < a->model->nparams; i++)
-            if (strcmp(a->model->params[i].opt, a->given[g].opt) == 0)
-                break;
-        if (i == a->model->nparams)
-            return bcl_fail(e, BCL_EXIT_INPUT, "--%s does not apply to model '%s'", a->given[g].opt,
-                            a->model->name);
-        int rc = bcl_model_param_parse(a->model, i, a->given[g].text, a->params, e);
-        if (rc)
-            return rc;
-    }
-    if (a->model->check)
-        return a->model->check(a->params, e);
-    return BCL_OK;
-}
-
 void cli_print_model_help(FILE *f)
 {
     fprintf(f, "  --model M              model:");
@@ -216,17 +141,6 @@ void cli_print_json(json_t *j)
     fputc('\n', stdout);
 }
 
-int cli_parse_init(const char *text, bcl_init *out, bcl_error *e)
-{
-    if (strcmp(text, "seed") == 0)
-        *out = BCL_INIT_SEED;
-    else if (strcmp(text, "random") == 0)
-        *out = BCL_INIT_RANDOM;
-    else
-        return bcl_fail(e, BCL_EXIT_INPUT, "--init: unknown '%s': expected seed or random", text);
-    return BCL_OK;
-}
-
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, size_t cap, size_t *count, bcl_error *e)
 {
@@ -254,17 +168,4 @@ int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_
         return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s': expected one or more comma-separated numbers",
                         what, text);
     return BCL_OK;
-}
-
-int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e)
-{
-    const char *arg = argv[optind - 1];
-    if (c == ':')
-        return bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl %s --help')",
-                        arg, cmd);
-    /* getopt sets optopt for a known flag given "=value". */
-    if (optopt != 0 && strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
-        return bcl_fail(e, BCL_EXIT_INPUT, "option '%s' takes no value (see 'ballcl %s --help')",
-                        arg, cmd);
-    return bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl %s --help')", arg, cmd);
 }

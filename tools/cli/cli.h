@@ -67,14 +67,6 @@ typedef struct cli_model_args {
 
 /* Option ids from CLI_PARAM_OPT_BASE on are model parameters. */
 #define CLI_PARAM_OPT_BASE 1000
-/* Appends every model parameter option (deduplicated) to opts, which has
- * room for `cap` entries, ending with the zero entry. */
-void cli_add_param_options(struct option *opts, size_t used, size_t cap);
-/* Records a parameter option seen by getopt_long. */
-int cli_model_param_seen(cli_model_args *a, const struct option *opts, int id, const char *text,
-                         bcl_error *e);
-/* Resolves the model and parses and checks its parameters. */
-int cli_model_resolve(cli_model_args *a, bcl_error *e);
 /* Help lines for the model options. */
 void cli_print_model_help(FILE *f);
 
@@ -87,8 +79,6 @@ const char *cli_tuned_text(const bcl_tuned_entry *t, char *out, size_t size);
 
 /* Writes JSON to stdout with a newline. */
 void cli_print_json(json_t *j);
-/* Parses an init name. */
-int cli_parse_init(const char *text, bcl_init *out, bcl_error *e);
 
 /* Parses "a,b,c" into out (at most cap values, each in [min, max]). */
 int cli_parse_u64_list(const char *text, const char *what, uint64_t min, uint64_t max,
@@ -108,10 +98,6 @@ void cli_progress_end(void);
  * not: the caller paces them. Returns the seconds between its lines:
  * BALLCL_PROGRESS_SECONDS when set, else `seconds` (run's 2). */
 double cli_progress_paced(double seconds);
-
-/* The error for what getopt_long returned as ':' (a value missing) or '?'
- * (an unknown option, or a flag given "=value"), for command cmd. */
-int cli_option_error(const char *cmd, int c, char **argv, bcl_error *e);
 
 /* text from a file or a driver, ready for a terminal (bcl_escape: control
  * characters and bytes that are no UTF-8 as \xNN), in one of a few

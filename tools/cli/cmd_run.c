@@ -66,24 +66,28 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     return BCL_OK;
 }
 
-bcl_plan_request run_request(const run_args *a, size_t n)
+bcl_group_opts run_group_opts(const run_args *a, size_t n)
 {
-    return (bcl_plan_request){
-        .params = a->o.model.params,
-        .balls = n,
-        .steps = a->o.steps,
-        .steps_per_launch = (unsigned)a->o.steps_per_launch,
-        .sync = a->sync,
-        .launch = a->o.launch,
-        .local_given = a->o.local_given,
-        .variant = a->variant,
-        .launch_budget_ms = a->o.launch_budget_ms,
+    return (bcl_group_opts){
+        .model = a->o.model.model,
+        .ctx = {.use_cache = a->o.use_cache},
+        .req = {.params = a->o.model.params,
+                .balls = n,
+                .steps = a->o.steps,
+                .steps_per_launch = (unsigned)a->o.steps_per_launch,
+                .sync = a->sync,
+                .launch = a->o.launch,
+                .local_given = a->o.local_given,
+                .variant = a->variant,
+                .launch_budget_ms = a->o.launch_budget_ms},
     };
 }
 
-/* The picture frames the model's box when it has one, else the balls. */
-int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
-                      bcl_error *e)
+/* Writes the final state into the outputs prepared before the run (--output
+ * first, then --snapshot) and commits them, all or none. The picture frames
+ * the model's box when it has one, else the balls. */
+static int write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
+                         bcl_error *e)
 {
     int rc = BCL_OK;
     if (a->output)
@@ -155,11 +159,7 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
             fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n",
                     devs[i]->platform_index, devs[i]->device_index, cli_shown(devs[i]->name),
                     bcl_build_options());
-    bcl_group_opts o = {
-        .model = a->o.model.model,
-        .ctx = {.use_cache = a->o.use_cache},
-        .req = run_request(a, n),
-    };
+    bcl_group_opts o = run_group_opts(a, n);
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
         goto out;
     if ((rc = bcl_group_split(g, *state, e)))
@@ -205,7 +205,7 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
     /* The files are written before the report: a run whose result could not
      * be saved ends with that error alone, never with a "validation passed"
      * report followed by a failure. A mismatching state is never saved. */
-    if (r.v.mismatches == 0 && (rc = run_write_outputs(a, outs, *state, n, e)))
+    if (r.v.mismatches == 0 && (rc = write_outputs(a, outs, *state, n, e)))
         goto out;
     /* The launch costs measured here, after the run's own files. */
     bool cache_warned = false;

@@ -201,6 +201,96 @@ static int number(const char *name, const char *arg, uint64_t *v, bcl_error *e)
     return bcl_parse_u64(arg, opt, d->min, d->max, v, e);
 }
 
+/* Appends every model parameter option (deduplicated) to opts, which has
+ * room for `cap` entries, ending with the zero entry. */
+static void add_param_options(struct option *opts, size_t used, size_t cap)
+{
+    int id = CLI_PARAM_OPT_BASE;
+    for (size_t m = 0; m < bcl_model_count; m++) {
+        for (unsigned i = 0; i < bcl_models[m]->nparams; i++, id++) {
+            const char *name = bcl_models[m]->params[i].opt;
+            bool dup = false;
+            for (size_t j = 0; j < used; j++)
+                if (strcmp(opts[j].name, name) == 0)
+                    dup = true;
+            if (dup || used + 1 >= cap)
+                continue;
+            opts[used++] = (struct option){name, required_argument, NULL, id};
+        }
+    }
+    opts[used] = (struct option){0};
+}
+
+/* Records a parameter option seen by getopt_long. */
+static int model_param_seen(cli_model_args *a, const struct option *opts, int id, const char *text,
+                            bcl_error *e)
+{
+    for (size_t j = 0; opts[j].name; j++) {
+        if (opts[j].val == id) {
+            for (unsigned g = 0; g < a->ngiven; g++) {
+                if (strcmp(a->given[g].opt, opts[j].name) == 0) {
+                    a->given[g].text = text; /* the last one wins, as usual */
+                    return BCL_OK;
+                }
+            }
+            if (a->ngiven == CLI_MAX_PARAM_OPTS)
+                return bcl_fail(e, BCL_EXIT_INPUT, "too many model options");
+            a->given[a->ngiven].opt = opts[j].name;
+            a->given[a->ngiven++].text = text;
+            return BCL_OK;
+        }
+    }
+    return bcl_fail(e, BCL_EXIT_INPUT, "unknown option");
+}
+
+/* Resolves the model and parses and checks its parameters. */
+static int model_resolve(cli_model_args *a, bcl_error *e)
+{
+    const char *name = a->model_name ? a->model_name : "seed";
+    a->model = bcl_model_find(name);
+    if (!a->model) {
+        char names[256] = "";
+        for (size_t m = 0; m < bcl_model_count; m++) {
+            strncat(names, m ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, bcl_models[m]->name, sizeof names - strlen(names) - 1);
+        }
+        return bcl_fail(e, BCL_EXIT_INPUT, "--model: unknown model '%s': expected one of %s", name,
+                        names);
+    }
+    memset(a->params, 0, sizeof a->params);
+    bcl_model_param_defaults(a->model, a->params);
+    for (unsigned g = 0; g < a->ngiven; g++) {
+        unsigned i;
+        for (i = 0; i < a->model->nparams; i++)
+            if (strcmp(a->model->params[i].opt, a->given[g].opt) == 0)
+                break;
+        if (i == a->model->nparams)
+            return bcl_fail(e, BCL_EXIT_INPUT, "--%s does not apply to model '%s'", a->given[g].opt,
+                            a->model->name);
+        int rc = bcl_model_param_parse(a->model, i, a->given[g].text, a->params, e);
+        if (rc)
+            return rc;
+    }
+    if (a->model->check)
+        return a->model->check(a->params, e);
+    return BCL_OK;
+}
+
+/* The error for what getopt_long returned as ':' (a value missing) or '?'
+ * (an unknown option, or a flag given "=value"). */
+static int option_error(const char *cmd, int c, char **argv, bcl_error *e)
+{
+    const char *arg = argv[optind - 1];
+    if (c == ':')
+        return bcl_fail(e, BCL_EXIT_INPUT, "option '%s' needs a value (see 'ballcl %s --help')",
+                        arg, cmd);
+    /* getopt sets optopt for a known flag given "=value". */
+    if (optopt != 0 && strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
+        return bcl_fail(e, BCL_EXIT_INPUT, "option '%s' takes no value (see 'ballcl %s --help')",
+                        arg, cmd);
+    return bcl_fail(e, BCL_EXIT_INPUT, "unknown option '%s' (see 'ballcl %s --help')", arg, cmd);
+}
+
 void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsigned takes,
                       const struct option *own, const char *own_short)
 {
@@ -241,7 +331,7 @@ void cli_options_init(cli_options *o, const char *cmd, void (*help)(void), unsig
     strncat(o->shortopts, own_short, sizeof o->shortopts - strlen(o->shortopts) - 3);
     strcat(o->shortopts, "h");
     if (takes & CLI_MODEL)
-        cli_add_param_options(o->longopts, n, CLI_MAX_OPTIONS);
+        add_param_options(o->longopts, n, CLI_MAX_OPTIONS);
     else
         o->longopts[n] = (struct option){0};
 }
@@ -287,7 +377,12 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
         return true;
     case OPT_INIT:
         o->init_given = true;
-        *rc = cli_parse_init(arg, &o->init, e);
+        if (strcmp(arg, "seed") == 0)
+            o->init = BCL_INIT_SEED;
+        else if (strcmp(arg, "random") == 0)
+            o->init = BCL_INIT_RANDOM;
+        else
+            *rc = bcl_fail(e, BCL_EXIT_INPUT, "--init: unknown '%s': expected seed or random", arg);
         return true;
     case OPT_SEED:
         *rc = bcl_parse_u64(arg, "--seed", 0, o->seed_max, &o->seed, e);
@@ -353,7 +448,7 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
         return true;
     default:
         if (c >= CLI_PARAM_OPT_BASE && (o->takes & CLI_MODEL)) {
-            *rc = cli_model_param_seen(&o->model, o->longopts, c, arg, e);
+            *rc = model_param_seen(&o->model, o->longopts, c, arg, e);
             return true;
         }
         return false;
@@ -371,7 +466,7 @@ int cli_options_next(cli_options *o, int argc, char **argv, int *rc, bcl_error *
     int c;
     while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) != -1) {
         if (c == ':' || c == '?') {
-            *rc = cli_option_error(o->cmd, c, argv, e);
+            *rc = option_error(o->cmd, c, argv, e);
             return -1;
         }
         if (c == 'h') {
@@ -438,5 +533,5 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");
-    return (o->takes & CLI_MODEL) ? cli_model_resolve(&o->model, e) : BCL_OK;
+    return (o->takes & CLI_MODEL) ? model_resolve(&o->model, e) : BCL_OK;
 }

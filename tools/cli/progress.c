@@ -7,21 +7,15 @@
  */
 #include "cli.h"
 
+#include "ocl/program.h"
+
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 static int tty = -1;         /* -1: not yet asked */
 static double interval = -1; /* seconds between lines off a terminal */
 static double last = -1;     /* when the last line was printed (or the work began) */
 static bool given;           /* BALLCL_PROGRESS_SECONDS set */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void init(void)
 {
@@ -41,7 +35,7 @@ static void init(void)
                     "seconds from 0 to 86400; using %d\n",
                     env, CLI_PROGRESS_SECONDS);
     }
-    last = now_s();
+    last = bcl_now_ms() / 1e3;
 }
 
 void cli_progress(void *arg, unsigned done, unsigned total, const char *what)
@@ -49,7 +43,7 @@ void cli_progress(void *arg, unsigned done, unsigned total, const char *what)
     init();
     const char *prefix = arg ? arg : "ballcl";
     if (!tty) {
-        double t = now_s();
+        double t = bcl_now_ms() / 1e3;
         if (t - last < interval)
             return;
         last = t;

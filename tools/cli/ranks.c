@@ -4,11 +4,12 @@
  */
 #include "ranks.h"
 
+#include "ocl/program.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static struct {
@@ -68,14 +69,12 @@ int ranks_start(int *argc, char ***argv)
         }
         return BCL_OK;
     }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = bcl_now_ms();
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
         fprintf(stderr, "ballcl: MPI_Init failed\n");
         return BCL_EXIT_RUNTIME;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    R.me.init_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    R.me.init_ms = bcl_now_ms() - t0;
     R.me.active = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &R.me.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &R.me.size);

@@ -10,22 +10,14 @@
 
 #include "job/job.h"
 
-/* The request of a run of n balls: what the options chose, the rest left
- * to the plan (the one place the options become a request, for the run in
- * one process and under MPI). */
-bcl_plan_request run_request(const run_args *a, size_t n);
-/* Writes the final state into the outputs prepared before the run (--output
- * first, then --snapshot) and commits them, all or none. */
-int run_write_outputs(const run_args *a, bcl_outputs *outs, const float *state, size_t n,
-                      bcl_error *e);
+/* The group options of a run of n balls: what the options chose, the rest
+ * left to the plan (the one place for the run in one process and under MPI). */
+bcl_group_opts run_group_opts(const run_args *a, size_t n);
 /* The report's "model" line: the model and where the state came from. */
 void run_print_model(const run_args *a);
 /* The report's validation lines; scope follows "the C reference (max N
  * ULP)" (", every rank" under MPI, or ""). */
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope);
-/* The report's lines on why K is what it is and the longest launch (their
- * JSON: bcl_k_json). */
-void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *indent);
 
 /* The report of a run of group g (run_report.c): one device's block, or
  * one per device with the aggregate; and its JSON, bcl_run_json's tree

@@ -49,11 +49,7 @@ static int open_group(job *j, bcl_error *e)
 {
     const run_args *a = j->a;
     double t0 = MPI_Wtime();
-    bcl_group_opts o = {
-        .model = a->o.model.model,
-        .ctx = {.use_cache = a->o.use_cache},
-        .req = run_request(a, j->n),
-    };
+    bcl_group_opts o = run_group_opts(a, j->n);
     int rc = bcl_group_open(j->devs, j->ndev, &o, &j->g, e);
     for (size_t i = 0; rc == BCL_OK && i < j->ndev; i++) {
         const bcl_group_member *m = bcl_group_member_at(j->g, i);

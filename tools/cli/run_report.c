@@ -5,9 +5,21 @@
  */
 #include "run.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
+
+/* The lines on why K is what it is and the longest launch (their JSON:
+ * bcl_k_json). */
+static void print_k_reason(const bcl_plan *p, const bcl_sim_timing *t)
+{
+    const bcl_launch_costs *k = &p->costs;
+    if (k->known)
+        printf("K rule      %s: expected %.3g ms a launch, budget %g ms (launch costs %s%s%s)\n",
+               p->k_reason, p->launch_expect_ms, p->launch_budget_ms, k->source,
+               k->note[0] ? "; " : "", k->note);
+    else
+        printf("K           %s\n", p->k_reason);
+    printf("longest     launch %.3f ms (profiling)\n", t->max_launch_ms);
+}
 
 static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
                          const bcl_build_report *br, const bcl_plan *p, size_t chunks,
@@ -27,7 +39,7 @@ static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
            (unsigned long long)a->o.steps, (unsigned long long)p->steps_per_launch, p->k_how,
            (unsigned long long)t->launches, t->launches == 1 ? "" : "es",
            a->sync == BCL_SYNC_EVERY ? "every launch" : "at end");
-    run_print_k_reason(p, t, "");
+    print_k_reason(p, t);
     printf("kernel      %s_%s (%u ball%s per work-item)\n", m->name, p->kernel, p->balls_per_item,
            p->balls_per_item == 1 ? "" : "s");
     if (l->local)
@@ -51,18 +63,6 @@ void run_print_model(const run_args *a)
 {
     printf("model       %s, %s\n", a->o.model.model->name,
            a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
-}
-
-void run_print_k_reason(const bcl_plan *p, const bcl_sim_timing *t, const char *indent)
-{
-    const bcl_launch_costs *k = &p->costs;
-    if (k->known)
-        printf("%sK rule      %s: expected %.3g ms a launch, budget %g ms (launch costs %s%s%s)\n",
-               indent, p->k_reason, p->launch_expect_ms, p->launch_budget_ms, k->source,
-               k->note[0] ? "; " : "", k->note);
-    else
-        printf("%sK           %s\n", indent, p->k_reason);
-    printf("%slongest     launch %.3f ms (profiling)\n", indent, t->max_launch_ms);
 }
 
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope)
