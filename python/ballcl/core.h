@@ -87,9 +87,8 @@ typedef struct bpy_args {
     bool validate;
 } bpy_args;
 
-/* A function's arguments: its own (own, NULL ended: npos positional ones,
- * then keyword-only ones) and, after the positional ones, keyword-only, the
- * options table's (tools/cli/options.c) for function `which` (CLI_PY_*). */
+/* A function's arguments: its own (own, NULL ended: npos positional, then
+ * keyword-only) and, keyword-only, the options table's for `which` (CLI_PY_*). */
 #define BPY_MAX_KW 24
 typedef struct bpy_kwlist {
     unsigned which;
@@ -104,9 +103,8 @@ typedef struct bpy_kwlist {
 int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v);
 /* The value of keyword name, dflt when it was not given or k has none. */
 PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyObject *dflt);
-/* The run options among v into a (the model and params unless a has a
- * model; steps, steps_per_launch, local, validate, in the ranges the
- * table declares); 0, or -1 with TypeError or InputError set. */
+/* The run options among v into a (the model and params unless a has one),
+ * in the table's ranges; 0, or -1 with TypeError or InputError set. */
 int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a);
 
 /* Each returns 0, or -1 with TypeError or InputError set. */
@@ -115,9 +113,8 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
 /* `state` as a C-contiguous, aligned float32 (N, 4) array (a new
- * reference, copied when it was not contiguous or aligned); NULL with
- * TypeError or InputError set. The caller scans it for NaN and infinity
- * (bpy_finite), e.g. while the upload runs. */
+ * reference, copied if need be); NULL with TypeError or InputError set.
+ * The caller scans it for NaN and infinity (bpy_finite). */
 PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
 /* Whether the count floats at f are all finite; else *bad is the first
  * that is not. Needs no GIL. */
@@ -127,8 +124,7 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
 /* ---- exec.c: one run on a group, GIL released --------------------------- */
 
-/* A run of the library's one run path (bcl_group_exec) from Python: what
- * Python asks for and what the Result shows. */
+/* A run of bcl_group_exec from Python: what it asks, what the Result shows. */
 typedef struct bpy_exec {
     /* in */
     bcl_group *g;
@@ -149,10 +145,8 @@ typedef struct bpy_exec {
     PyThreadState **ts;
 } bpy_exec;
 
-/* Runs x through bcl_group_exec with the GIL released (*ts: the saved
- * thread state), taking it back between chunks for Python's signal
- * handlers (exec.c). BCL_OK, a BCL_EXIT_* class with e set, or BPY_PENDING
- * with a Python exception pending. */
+/* Runs x with the GIL released (*ts: the saved thread state). BCL_OK, a
+ * BCL_EXIT_* class with e set, or BPY_PENDING (an exception pending). */
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
 
 /* A group of devs[0..count) for a's model, parameters and steps, over
@@ -175,9 +169,8 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
 /* (state, its Result); NULL with an exception set: MismatchError (with
  * .result and .state) when x's validation failed. */
 PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state);
-/* Issues the plan's and the build's warnings as RuntimeWarnings (on
- * several devices every device's, named); -1 when a warning filter turned
- * one into an exception. */
+/* The plan's and the build's warnings as RuntimeWarnings (every device's,
+ * named, on several); -1 when a filter made one an exception. */
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build);
 
 /* ---- readback.c: where a call's new state lives ------------------------ */
@@ -189,15 +182,11 @@ PyObject *bpy_pool_create(void);
 void bpy_pool_close(PyObject *pool);
 /* Pinned bytes the pool holds (idle and under live arrays). */
 size_t bpy_pool_bytes(PyObject *pool);
-/* A new read-only float32 (n, 4) array for a call's result (*data: its
- * memory), over a pinned block of pool when the runtime gives one
- * (*pinned), else over ordinary memory; neither exports a writable buffer
- * (pycontext.c). NULL with an exception set. */
+/* A new read-only float32 (n, 4) array (*data: its memory) over a pinned
+ * block of pool (*pinned) or ordinary memory, neither with a writable
+ * buffer (pycontext.c); pool NULL: ordinary. NULL with an exception set. */
 PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned);
-/* The same over ordinary memory (a bytes object), for the paths that keep
- * no pool. */
-PyObject *bpy_plain_state_array(size_t n, float **data);
 /* `out` checked as the destination of *in's balls: a writable,
  * C-contiguous, aligned float32 (n, 4) ndarray (a new reference); NULL
  * with TypeError or InputError set. With validate, an out overlapping *in
@@ -222,9 +211,8 @@ typedef struct bpy_context bpy_context;
 /* A new Context of device index di and a's model and parameters; NULL with
  * an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
-/* ballcl.run's frame on c (its lock taken here): state (checked by
- * bpy_state_arg_unscanned) is uploaded; the new state is a new array, or
- * out_o (None or the caller's array); the Result has no context counters. */
+/* ballcl.run's frame on c: state (from bpy_state_arg_unscanned) is
+ * uploaded, read back into a new array or out_o (None or an array). */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
 /* What the context holds (runcache.c). */
 typedef struct bpy_context_info {
@@ -242,10 +230,9 @@ void bpy_context_close(PyObject *c, bool wait);
 
 /* ---- group.c: a run from a state on a group of its own ----------------- */
 
-/* ballcl.run on devices idx[0..count) without a cached context (several
- * devices, or cache=False): a group of its own (group.c) runs the state in
- * (checked finite) into out_o (None: a new array). (new_state, Result), or
- * NULL with an exception set. */
+/* ballcl.run on devices idx[0..count) on a group of its own (several
+ * devices, or cache=False): in (checked finite) into out_o (None: a new
+ * array). (new_state, Result), or NULL with an exception set. */
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
                         PyObject *out_o);
 

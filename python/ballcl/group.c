@@ -27,7 +27,8 @@ PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx,
             goto done;
     } else {
         float *ignored;
-        if (!(out = bpy_plain_state_array(n, &ignored)))
+        bool pinned;
+        if (!(out = bpy_state_array(NULL, NULL, NULL, n, &ignored, &pinned)))
             goto done;
     }
     float *data = PyArray_DATA((PyArrayObject *)out);

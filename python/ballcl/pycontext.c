@@ -2,25 +2,17 @@
  * ballcl.Context: a device, its built program and a resident state kept
  * between calls, for a Python loop of many short runs.
  *
- * ctx.run(steps) continues the state on the device; so does
- * ctx.run(steps, state=s) when s is the array the context returned last:
- * read-only over memory that exports no writable buffer (readback.c), so
- * NumPy cannot make it writable and it still is the device's state. An
- * alias NumPy does not see (an __array_interface__ naming the address as
- * writable) can still write it: a digest of its bytes, kept when it is
- * returned, tells it changed, and it is then taken as any other array
- * (checked, uploaded). out= arrays and any other array are uploaded. After
- * an error or an interrupt the next call uploads ctx.state again.
+ * ctx.run(steps), or state= the array it returned last, continues on the
+ * device: that array is read-only over memory with no writable buffer
+ * (readback.c). An alias NumPy does not see can still write it: a digest
+ * of its bytes tells, and it is then uploaded as any other array. After an
+ * error or an interrupt the next call uploads ctx.state again.
  *
- * One call at a time: a lock, waited for without the GIL. The device is a
- * group of one (ballcl/ballcl.h, "A group"), every frame one
- * bcl_group_exec (exec.c), costing only what must happen per call
- * (docs/PYTHON.md, "Frame loops"): the group keeps the plan of an
- * unchanged request, the warm-ups and the buffers at the largest state
- * seen; a state that fitted the memory once is not checked again (the
- * check reads the cgroup's files); the read-back goes into pinned memory
- * that becomes the returned array, or into out=. ballcl.run's contexts
- * (runcache.c) are Contexts too, run through bpy_context_frame.
+ * One call at a time (a lock, waited for without the GIL); each frame is
+ * one bcl_group_exec on a group of one, costing only what must happen per
+ * call (docs/PYTHON.md, "Frame loops"); a state that fitted the memory
+ * once is not checked again (the check reads the cgroup's files).
+ * ballcl.run's contexts (runcache.c) run through bpy_context_frame.
  */
 #include "core.h"
 
@@ -182,9 +174,8 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    /* load: the state to upload before the steps (NULL: the device holds
-     * it); queued: only queued, the device checking it for NaN and
-     * infinity. */
+    /* load: uploaded first (NULL: the device holds it); queued: the
+     * device checks it for NaN and infinity. */
     const float *load = NULL;
     bool queued = false;
     size_t n;
@@ -262,9 +253,8 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         goto done;
     if (rc)
         goto fail;
-    /* A NaN or infinity in the input: the device ran on it (one wait per
-     * frame), the host finds the ball, and the call is refused as before
-     * the run. */
+    /* A NaN or infinity in the input: the host names the ball and the
+     * call is refused as before the run. */
     if (x.r.input_bad) {
         size_t bad = 0;
         bool finite;
@@ -290,8 +280,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
             Py_CLEAR(c->state);
         goto done;
     }
-    /* ballcl.run keeps it too: passing the returned array back is then a
-     * continuation with no upload, as for a Context. */
+    /* Passed back, it continues with no upload (ballcl.run's too). */
     Py_XSETREF(c->state, Py_NewRef(out));
     c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
     c->digest = c->frozen ? state_digest(out) : 0;
@@ -319,9 +308,8 @@ PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *st
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 {
     bpy_context *c = (bpy_context *)self;
-    /* steps, then keyword-only the table's run options (options.c) and
-     * Python's own: ctx.run(steps, state) would read as the reverse of
-     * ballcl.run(state, steps). */
+    /* state keyword-only: ctx.run(steps, state) would read as the
+     * reverse of ballcl.run(state, steps). */
     static const char *const own[] = {"steps", "state", "out", NULL};
     static bpy_kwlist k = {CLI_PY_CONTEXT, own, 1};
     PyObject *v[BPY_MAX_KW], *r = NULL;

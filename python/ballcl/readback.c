@@ -126,7 +126,7 @@ static PyObject *wrap(void *data, size_t n, PyObject *base)
 
 /* Ordinary memory: a bytes object (immutable, so a read-only array over it
  * cannot be made writable). */
-PyObject *bpy_plain_state_array(size_t n, float **data)
+static PyObject *plain_state_array(size_t n, float **data)
 {
     PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 4 * sizeof(float)));
     if (!bytes)
@@ -145,7 +145,7 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
      * larger state, or a runtime that refused pinned memory once, reads
      * into ordinary memory. */
     if (!p || p->closed || p->disabled || (d->max_alloc && bytes > d->max_alloc))
-        return bpy_plain_state_array(n, data);
+        return plain_state_array(n, data);
     if (bytes > p->block_bytes) {
         drop_idle(p);
         p->block_bytes = bytes;
@@ -163,11 +163,11 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
         bcl_error_clear(&e);
         if (rc != BCL_OK) {
             p->disabled = true;
-            return bpy_plain_state_array(n, data);
+            return plain_state_array(n, data);
         }
         if (want != p->block_bytes) { /* another thread grew the pool meanwhile */
             destroy(hb);
-            return bpy_plain_state_array(n, data);
+            return plain_state_array(n, data);
         }
     }
     bpy_block *b = PyObject_New(bpy_block, &block_type);
