@@ -173,20 +173,14 @@ static int param_value(const bcl_model *m, unsigned i, PyObject *v, float *dst)
     return 0;
 }
 
-static void model_names(char *out, size_t size)
+/* Comma-separated: the models' names (m NULL), or m's parameters' ("none"). */
+static void names_of(const bcl_model *m, char *out, size_t size)
 {
-    out[0] = '\0';
-    for (size_t i = 0; i < bcl_model_count; i++)
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", bcl_models[i]->name);
-}
-
-static void param_names(const bcl_model *m, char *out, size_t size)
-{
-    out[0] = '\0';
-    for (unsigned i = 0; i < m->nparams; i++)
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", m->params[i].opt);
-    if (!m->nparams)
-        snprintf(out, size, "none");
+    size_t n = m ? m->nparams : bcl_model_count;
+    snprintf(out, size, "%s", n ? "" : "none");
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "",
+                 m ? m->params[i].opt : bcl_models[i]->name);
 }
 
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
@@ -201,7 +195,7 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
     }
     const bcl_model *m = bcl_model_find(name);
     if (!m) {
-        model_names(names, sizeof names);
+        names_of(NULL, names, sizeof names);
         bpy_input_error("model: unknown model '%.60s': expected one of %s", name, names);
         return -1;
     }
@@ -225,7 +219,7 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
         while (i < m->nparams && strcmp(m->params[i].opt, k) != 0)
             off += m->params[i++].count;
         if (i == m->nparams) {
-            param_names(m, names, sizeof names);
+            names_of(m, names, sizeof names);
             bpy_input_error("params: model '%s' has no parameter '%.60s': its parameters are %s",
                             m->name, k, names);
             return -1;

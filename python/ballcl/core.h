@@ -40,8 +40,10 @@
 extern PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchError;
 /* Creates the exception classes and adds them to the module; -1 on failure. */
 int bpy_errors_init(PyObject *module);
-/* Raises the ballcl.Error subclass of e's class with e's message; for an
- * OpenCL failure also .call and .status. Clears e; returns NULL. */
+/* The ballcl.Error subclass of e's class with e's message; for an OpenCL
+ * failure also .call and .status. Clears e; NULL with an exception set. */
+PyObject *bpy_exception(bcl_error *e);
+/* Raises bpy_exception(e); returns NULL. */
 PyObject *bpy_raise(bcl_error *e);
 /* Raises InputError (a ValueError) with a formatted message; returns NULL. */
 PyObject *bpy_input_error(const char *fmt, ...);

@@ -62,17 +62,13 @@ static int set_attr_str(PyObject *obj, const char *name, const char *value)
     return rc;
 }
 
-PyObject *bpy_raise(bcl_error *e)
+PyObject *bpy_exception(bcl_error *e)
 {
     PyObject *type = e->code == BCL_EXIT_INPUT      ? bpy_InputError
                      : e->code == BCL_EXIT_MISMATCH ? bpy_MismatchError
                                                     : bpy_DeviceError;
     PyObject *exc = PyObject_CallFunction(type, "s", e->msg[0] ? e->msg : "unknown error");
-    if (!exc) {
-        bcl_error_clear(e);
-        return NULL;
-    }
-    PyObject *code = PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME);
+    PyObject *code = exc ? PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME) : NULL;
     int rc = code ? PyObject_SetAttrString(exc, "exit_code", code) : -1;
     Py_XDECREF(code);
     if (rc == 0)
@@ -81,10 +77,18 @@ PyObject *bpy_raise(bcl_error *e)
         rc = set_attr_str(exc, "call", e->cl_call);
     if (rc == 0 && type == bpy_DeviceError)
         rc = set_attr_str(exc, "status", e->cl_status);
-    if (rc == 0)
-        PyErr_SetObject(type, exc);
-    Py_DECREF(exc);
+    if (rc)
+        Py_CLEAR(exc);
     bcl_error_clear(e);
+    return exc;
+}
+
+PyObject *bpy_raise(bcl_error *e)
+{
+    PyObject *exc = bpy_exception(e);
+    if (exc)
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_XDECREF(exc);
     return NULL;
 }
 

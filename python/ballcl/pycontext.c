@@ -129,11 +129,9 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
         return -1;
     if (open_group(c, di))
         return -1;
-    const bcl_build_report *br = &bcl_group_member_at(c->g, 0)->build;
     c->build_told = true;
-    if (br->warning[0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", br->warning) < 0)
-        return -1;
-    return 0;
+    bpy_exec x = {.g = c->g}; /* no plan yet: the build's warning alone */
+    return bpy_warn(&x, &bcl_group_member_at(c->g, 0)->build);
 }
 
 static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)

@@ -103,20 +103,15 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 /* Raises MismatchError for x's failed validation, with .result and .state. */
 static PyObject *raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
 {
-    char msg[256];
-    snprintf(msg, sizeof msg, "validation failed: %llu of %llu floats differ from the C reference",
+    bcl_error e = {.code = BCL_EXIT_MISMATCH};
+    snprintf(e.msg, sizeof e.msg,
+             "validation failed: %llu of %llu floats differ from the C reference",
              (unsigned long long)x->r.v.mismatches, (unsigned long long)x->r.v.compared);
-    PyObject *exc = PyObject_CallFunction(bpy_MismatchError, "s", msg);
-    if (!exc)
-        return NULL;
-    PyObject *code = PyLong_FromLong(BCL_EXIT_MISMATCH);
-    if (code && PyObject_SetAttrString(exc, "exit_code", code) == 0 &&
-        PyObject_SetAttrString(exc, "result", result) == 0 &&
-        PyObject_SetAttrString(exc, "state", state) == 0 &&
-        PyObject_SetAttrString(exc, "detail", Py_None) == 0)
+    PyObject *exc = bpy_exception(&e);
+    if (exc && PyObject_SetAttrString(exc, "result", result) == 0 &&
+        PyObject_SetAttrString(exc, "state", state) == 0)
         PyErr_SetObject(bpy_MismatchError, exc);
-    Py_XDECREF(code);
-    Py_DECREF(exc);
+    Py_XDECREF(exc);
     return NULL;
 }
 
