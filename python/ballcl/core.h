@@ -47,15 +47,16 @@ PyObject *bpy_exception(bcl_error *e);
 PyObject *bpy_raise(bcl_error *e);
 /* Raises InputError (a ValueError) with a formatted message; returns NULL. */
 PyObject *bpy_input_error(const char *fmt, ...);
+/* A str from C text; bytes that are not UTF-8 become U+FFFD. */
+PyObject *bpy_text(const char *s);
 
 /* ---- devices.c: the process's device list ----------------------------- */
 
 /* The devices of every platform, enumerated at the first call (GIL held)
  * and kept for the life of the process; NULL with an exception set. */
 const bcl_device_list *bpy_devices(void);
-/* pthread_atfork: a child forked after OpenCL was used is marked (-1 on
- * failure); bpy_forked: this is such a child (nothing of OpenCL is
- * released); bpy_fork_refused: DeviceError raised in one, true. */
+/* A child forked after OpenCL was used is marked (bpy_forked: release
+ * nothing); bpy_fork_refused: in one, DeviceError raised and true. */
 int bpy_fork_init(void);
 bool bpy_forked(void);
 bool bpy_fork_refused(void);
@@ -63,19 +64,12 @@ bool bpy_fork_refused(void);
  * default rule), or with several the devices it names, in order, into
  * index (at most BCL_MAX_DEVICES, *count of them); -1 with an exception. */
 int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several);
-/* A str from C text; bytes that are not UTF-8 become U+FFFD. */
-PyObject *bpy_text(const char *s);
-/* Every field `ballcl devices --json` gives for d (a device of
- * bpy_devices()), from the library's JSON of it (bcl_device_json). */
+/* Every field `ballcl devices --json` gives for d, a device of bpy_devices(). */
 PyObject *bpy_device_full(const bcl_device_info *d);
 /* json.loads(text); NULL with an exception set. */
 PyObject *bpy_json_loads(const char *text);
 /* Whether sel names several devices ("all", or a comma-separated list). */
 bool bpy_is_device_list(const char *sel);
-/* ballcl.devices() */
-PyObject *bpy_devices_py(PyObject *self, PyObject *unused);
-/* ballcl.survey(device=None, *, quick=False) (survey.c) */
-PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw);
 
 /* ---- args.c: Python arguments to library values ----------------------- */
 
@@ -135,12 +129,10 @@ typedef struct bpy_exec {
     const float *load;    /* uploaded before the steps; NULL: the state the devices hold */
     bool load_async;      /* the upload only queued (load stays put until the call returns) */
     bool load_check;      /* the devices check the load for NaN and infinity (input_bad) */
-    const float *init;    /* the state before the steps, for validation and an overflow's
-                             step; NULL: neither (the step of an overflow is then unknown) */
+    const float *init;    /* the start, for validation and an overflow's step; NULL: neither */
     float *out;           /* receives the state after them */
     const char *readback; /* "pinned" or "pageable": the memory read into */
-    struct json_t **tree; /* a Context's last result tree (bcl_run_json_again); NULL
-                             for ballcl.run */
+    struct json_t **tree; /* a Context's last result tree (bcl_run_json_again), or NULL */
     /* out */
     bcl_exec_result r;
     const bcl_group_member *lead; /* the first member with balls (NULL until a run) */
@@ -166,8 +158,6 @@ typedef struct bpy_ctx_report {
 
 /* The ballcl.Result class, registered by __init__.py (borrowed). */
 extern PyObject *bpy_result_type;
-/* _core._result_fields(tree): the dict of a Result's tree. */
-PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
 /* (state, its Result); NULL with an exception set: MismatchError (with
  * .result and .state) when x's validation failed. */
 PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state);
@@ -189,10 +179,9 @@ size_t bpy_pool_bytes(PyObject *pool);
  * buffer (pycontext.c); pool NULL: ordinary. NULL with an exception set. */
 PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned);
-/* `out` checked as the destination of *in's balls: a writable,
- * C-contiguous, aligned float32 (n, 4) ndarray (a new reference); NULL
- * with TypeError or InputError set. With validate, an out overlapping *in
- * replaces *in (a reference the caller holds) by a copy. */
+/* `out` checked as a writable, C-contiguous, aligned float32 array of
+ * *in's shape (a new reference); NULL with an exception set. With
+ * validate, an out overlapping *in replaces *in by a copy. */
 PyArrayObject *bpy_out_arg(PyObject *out, PyArrayObject **in, bool validate);
 /* Whether two ranges of bytes overlap. */
 bool bpy_overlaps(const void *a, const void *b, size_t bytes);
@@ -202,10 +191,6 @@ bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 /* ballcl.run on one device through the cached context of (device, model);
  * state_in is checked, out_o is None or the caller's array. */
 PyObject *bpy_run_cached(const bpy_args *a, size_t dev_index, PyArrayObject *in, PyObject *out_o);
-PyObject *bpy_cached_py(PyObject *self, PyObject *unused);
-PyObject *bpy_close_py(PyObject *self, PyObject *unused);
-/* _core._close_at_exit(): close() without waiting (__init__.py registers it). */
-PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused);
 
 /* ---- pycontext.c: the frame shared by Context.run and ballcl.run -------- */
 
@@ -238,13 +223,16 @@ void bpy_context_close(PyObject *c, bool wait);
 PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
                         PyObject *out_o);
 
-/* ---- run.c and pycontext.c ------------------------------------------- */
+/* ---- the module's functions and type (module.c's table) ------------- */
 
-PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw);
-extern PyTypeObject bpy_ContextType;
-
-/* ---- cli.c: python -m ballcl ------------------------------------------ */
-
-PyObject *bpy_cli_py(PyObject *self, PyObject *arg);
+PyObject *bpy_devices_py(PyObject *self, PyObject *unused);            /* devices.c */
+PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw); /* survey.c */
+PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw);    /* run.c */
+PyObject *bpy_cached_py(PyObject *self, PyObject *unused);             /* runcache.c */
+PyObject *bpy_close_py(PyObject *self, PyObject *unused);
+PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused); /* close(), not waiting */
+PyObject *bpy_result_fields(PyObject *self, PyObject *tree);      /* result.c */
+PyObject *bpy_cli_py(PyObject *self, PyObject *arg);              /* cli.c: python -m ballcl */
+extern PyTypeObject bpy_ContextType;                              /* pycontext.c */
 
 #endif

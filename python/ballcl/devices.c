@@ -68,11 +68,6 @@ const bcl_device_list *bpy_devices(void)
     return &g_list;
 }
 
-PyObject *bpy_text(const char *s)
-{
-    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
-}
-
 /* json.loads of C text: the module's one JSON reader, for the library's
  * JSON documents (a device, a survey). */
 PyObject *bpy_json_loads(const char *text)

@@ -51,10 +51,14 @@ int bpy_errors_init(PyObject *module)
     return 0;
 }
 
+PyObject *bpy_text(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
 static int set_attr_str(PyObject *obj, const char *name, const char *value)
 {
-    PyObject *v = value && *value ? PyUnicode_DecodeUTF8(value, strlen(value), "replace")
-                                  : Py_NewRef(Py_None);
+    PyObject *v = value && *value ? bpy_text(value) : Py_NewRef(Py_None);
     if (!v)
         return -1;
     int rc = PyObject_SetAttrString(obj, name, v);
