@@ -1,13 +1,10 @@
 /*
- * Where a call's new state lives: pinned host memory backing the returned
- * array, or the caller's own array (out=). Pinned memory (bcl_host_buffer)
- * makes a GPU's read-back run at the bus's speed, and the caller's array is
- * that memory: no copy after the read. Allocating it is slow (the pages are
- * locked), so each context keeps a pool: a block goes back to it when the
- * last array over it is freed (a frame loop's two blocks take turns). The
- * GIL, held by all pool bookkeeping and array deallocation, is its lock. A
- * block holds its own reference to the OpenCL queue and memory: an array
- * outlives later calls, its context and ballcl.close().
+ * Where a call's new state lives: pinned host memory under the returned
+ * array (a GPU reads back at the bus's speed, with no copy after), or the
+ * caller's own array (out=). Pinning is slow, so each context keeps a pool:
+ * a block goes back to it when the last array over it is freed. The GIL is
+ * the pool's lock. A block holds its own reference to the OpenCL queue and
+ * memory: an array outlives later calls, its context and ballcl.close().
  */
 #include "core.h"
 
