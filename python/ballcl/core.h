@@ -215,14 +215,6 @@ void bpy_context_info_get(PyObject *c, bpy_context_info *info);
  * (at exit: a daemon thread may hold it). */
 void bpy_context_close(PyObject *c, bool wait);
 
-/* ---- group.c: a run from a state on a group of its own ----------------- */
-
-/* ballcl.run on devices idx[0..count) on a group of its own (several
- * devices, or cache=False): in (checked finite) into out_o (None: a new
- * array). (new_state, Result), or NULL with an exception set. */
-PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
-                        PyObject *out_o);
-
 /* ---- the module's functions and type (module.c's table) ------------- */
 
 PyObject *bpy_devices_py(PyObject *self, PyObject *unused);            /* devices.c */
