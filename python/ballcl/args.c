@@ -27,8 +27,7 @@ static int bpy_type_error(PyObject *got, const char *fmt, ...)
     return -1;
 }
 
-/* A whole number (int or anything with __index__, not bool) in the
- * declared range of the program's option `opt`, named by its Python keyword. */
+/* A whole number (an __index__, not bool) in the range of option `opt`. */
 static int option_arg(PyObject *o, const char *opt, uint64_t *out)
 {
     const cli_option_decl *d = cli_option_find(opt);

@@ -52,17 +52,16 @@ PyObject *bpy_text(const char *s);
 
 /* ---- devices.c: the process's device list ----------------------------- */
 
-/* The devices of every platform, enumerated at the first call (GIL held)
- * and kept for the life of the process; NULL with an exception set. */
+/* The devices, enumerated at the first call and kept; NULL with an
+ * exception set. */
 const bcl_device_list *bpy_devices(void);
 /* A child forked after OpenCL was used is marked (bpy_forked: release
  * nothing); bpy_fork_refused: in one, DeviceError raised and true. */
 int bpy_fork_init(void);
 bool bpy_forked(void);
 bool bpy_fork_refused(void);
-/* Index of the device selector `sel` picks (NULL: $BALLCL_DEVICE, else the
- * default rule), or with several the devices it names, in order, into
- * index (at most BCL_MAX_DEVICES, *count of them); -1 with an exception. */
+/* The device `sel` picks (NULL: $BALLCL_DEVICE, else the default), or with
+ * several the *count it names, into index; -1 with an exception set. */
 int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several);
 /* Every field `ballcl devices --json` gives for d, a device of bpy_devices(). */
 PyObject *bpy_device_full(const bcl_device_info *d);
@@ -188,15 +187,13 @@ bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 
 /* ---- runcache.c: ballcl.run's process-wide contexts ---------------------- */
 
-/* ballcl.run on one device through the cached context of (device, model);
- * state_in is checked, out_o is None or the caller's array. */
+/* ballcl.run through the cached context of (device, model). */
 PyObject *bpy_run_cached(const bpy_args *a, size_t dev_index, PyArrayObject *in, PyObject *out_o);
 
 /* ---- pycontext.c: the frame shared by Context.run and ballcl.run -------- */
 
 typedef struct bpy_context bpy_context;
-/* A new Context of device index di and a's model and parameters; NULL with
- * an exception set. */
+/* A new Context of device di and a's model; NULL with an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
 /* ballcl.run's frame on c: state (from bpy_state_arg_unscanned) is
  * uploaded, read back into a new array or out_o (None or an array). */

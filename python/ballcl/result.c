@@ -9,10 +9,8 @@
 
 PyObject *bpy_result_type;
 
-/* What a Result keeps until its fields are first asked for (a frame loop
- * that does not look pays for no tree and no dicts): the run's tree, or,
- * for a Context's call of the plan of its last one, that call's tree and
- * the member's values to make this one's from it (bcl_run_json_again). */
+/* What a Result keeps until its fields are first asked for: the run's
+ * tree, or the last call's and what makes this one's (bcl_run_json_again). */
 typedef struct snap {
     json_t *tree;
     bool again;
@@ -62,10 +60,8 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
     return dict;
 }
 
-/* A Result holding the library's result of x (bcl_run_json: the fields of
- * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
- * and "readback": the tree, converted to dicts when first asked
- * (bpy_result_fields). */
+/* A Result of x, with "context" from cr (None for ballcl.run); its tree
+ * becomes dicts when first asked (bpy_result_fields). */
 static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 {
     snap *s = malloc(sizeof *s);
@@ -77,8 +73,7 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
                 .has_cr = cr != NULL,
                 .cr = cr ? *cr : (bpy_ctx_report){0},
                 .readback = x->readback ? x->readback : "pageable"};
-    /* A Context's call of the plan of its last one (the same steps, balls
-     * and parameters, bcl_group_exec's plan_reused): the whole tree was
+    /* A Context's call of its last plan (plan_reused): the whole tree was
      * most of a frame's host instructions. */
     json_t **last = x->tree;
     s->again = last && *last && x->r.plan_reused;

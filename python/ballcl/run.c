@@ -24,8 +24,8 @@ typedef struct progress {
 
 #define PROGRESS_MS 2000.0
 
-/* A run of many steps goes in chunks (exec.c): each device reports each
- * chunk's end (done == steps), and its waits within a long chunk. */
+/* Each device reports each chunk's end (done == steps, exec.c) and its
+ * waits within a long chunk. */
 static void progress_hook(void *arg, uint64_t done, uint64_t steps)
 {
     progress *p = arg;
@@ -113,8 +113,6 @@ done:
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    /* state and steps, then, keyword-only, the run options of the
-     * program's table (options.c) and Python's own. */
     static const char *const own[] = {"state", "steps", "params", "out", NULL};
     static bpy_kwlist k = {CLI_PY_RUN, own, 2};
     PyObject *v[BPY_MAX_KW];
