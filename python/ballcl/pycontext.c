@@ -98,9 +98,7 @@ static int open_group(bpy_context *c, size_t di)
         return -1;
     }
     c->builds++;
-    if (!c->pool && !(c->pool = bpy_pool_create()))
-        return -1;
-    return 0;
+    return !c->pool && !(c->pool = bpy_pool_create()) ? -1 : 0;
 }
 
 static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
@@ -327,10 +325,7 @@ static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 static PyObject *ctx_close(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    bpy_context *c = (bpy_context *)self;
-    take_lock(c);
-    close_locked(c);
-    PyThread_release_lock(c->lock);
+    bpy_context_close(self, true);
     Py_RETURN_NONE;
 }
 
@@ -343,9 +338,8 @@ static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 static PyObject *ctx_exit(PyObject *self, PyObject *args)
 {
     (void)args;
-    PyObject *r = ctx_close(self, NULL);
-    Py_XDECREF(r);
-    return r ? Py_NewRef(Py_False) : NULL;
+    bpy_context_close(self, true);
+    return Py_NewRef(Py_False);
 }
 
 static PyObject *get_device(PyObject *self, void *closure)
