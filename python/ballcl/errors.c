@@ -1,8 +1,7 @@
 /*
- * Library errors as Python exceptions. Each BCL_EXIT_* class has its
- * subclass of ballcl.Error (exit_code says which, as the CLI's exit status
- * would); an OpenCL failure also names the call and the status, from the
- * library's error (bcl_error's cl_call and cl_status), never from its text.
+ * Library errors as Python exceptions: a subclass of ballcl.Error per
+ * BCL_EXIT_* class (exit_code, as the CLI's status); an OpenCL failure's
+ * call and status come from bcl_error's fields, never from its text.
  */
 #include "core.h"
 

@@ -175,8 +175,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     const float *load = NULL;
     bool queued = false;
     size_t n;
-    /* The array returned last, changed since through an alias: not the
-     * device's state any more, and checked as any other array. */
+    /* The array returned last, changed through an alias: checked as any. */
     bool changed = c->state && c->frozen && state_digest(c->state) != c->digest;
     if (changed) {
         c->synced = false;
@@ -191,8 +190,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         if (!c->synced)
             load = PyArray_DATA(in);
     } else {
-        /* Checked here but for NaN and infinity (ballcl.run checked it
-         * already): that check runs on the device behind the upload. */
+        /* Checked here unless ballcl.run did; NaN and infinity on the device. */
         in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg_unscanned(state_o);
         if (!in)
             return NULL;
@@ -226,8 +224,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         .load = load,
         .load_async = queued,
         .load_check = queued,
-        /* With out= the input itself the start is gone: an overflow is
-         * then named without its step. */
+        /* out= the input: an overflow is named without its step. */
         .init = bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : PyArray_DATA(in),
         .out = data,
         .readback = pinned ? "pinned" : "pageable",
@@ -241,8 +238,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         c->capacity = n > c->capacity ? n : c->capacity;
         c->uploads++;
     }
-    /* A failed call may have written into out=: it no longer holds the
-     * state returned last. */
+    /* A failed call may have written into out=, the state returned last. */
     if (rc && out == c->state)
         Py_CLEAR(c->state);
     if (rc == BPY_PENDING)
