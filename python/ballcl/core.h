@@ -65,7 +65,7 @@ bool bpy_fork_refused(void);
 int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several);
 /* Every field `ballcl devices --json` gives for d, a device of bpy_devices(). */
 PyObject *bpy_device_full(const bcl_device_info *d);
-/* json.loads(text); NULL with an exception set. */
+/* json.loads(text), the module's one JSON reader; NULL with an exception. */
 PyObject *bpy_json_loads(const char *text);
 /* Whether sel names several devices ("all", or a comma-separated list). */
 bool bpy_is_device_list(const char *sel);

@@ -66,8 +66,6 @@ const bcl_device_list *bpy_devices(void)
     return &g_list;
 }
 
-/* json.loads of C text: the module's one JSON reader, for the library's
- * JSON documents (a device, a survey). */
 PyObject *bpy_json_loads(const char *text)
 {
     PyObject *json = PyImport_ImportModule("json");

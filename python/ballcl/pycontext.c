@@ -83,8 +83,7 @@ static void take_lock(bpy_context *c)
     }
 }
 
-/* Opens the device di as a group of one (its program built or loaded) and
- * the pool of pinned blocks; -1 with an exception set. */
+/* Opens device di as a group of one, and the pool; -1 with an exception. */
 static int open_group(bpy_context *c, size_t di)
 {
     c->dev = &bpy_devices()->dev[di];

@@ -138,9 +138,8 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
     bpy_pool *p = (bpy_pool *)pool;
     size_t bytes = n * 4 * sizeof(float);
     *pinned = false;
-    /* One block must hold the state (the device's largest allocation); a
-     * larger state, or a runtime that refused pinned memory once, reads
-     * into ordinary memory. */
+    /* A state over one allocation, or a runtime that refused pinned memory
+     * once, reads into ordinary memory. */
     if (!p || p->closed || p->disabled || (d->max_alloc && bytes > d->max_alloc))
         return plain_state_array(n, data);
     if (bytes > p->block_bytes) {

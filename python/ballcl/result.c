@@ -38,8 +38,7 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
         return NULL;
     json_t *root =
         s->again ? bcl_run_json_again(s->tree, &s->m, &s->x, &s->r, s->balls) : json_copy(s->tree);
-    /* Python's own keys: the Context's counters, where the state was read
-     * into and whether the plan was reused (docs/PYTHON.md). */
+    /* Python's own keys (docs/PYTHON.md): context and readback. */
     const bpy_ctx_report *cr = &s->cr;
     if (root) {
         json_object_set_new(root, "context",
@@ -123,23 +122,22 @@ PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject 
 
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build)
 {
-    /* Several devices: every device's warnings, as the CLI prints them. */
+    /* One device: build's and the lead's plan's; several: every device's,
+     * named, as the CLI prints them. */
     size_t nd = bcl_group_size(x->g);
-    for (size_t i = 0; nd > 1 && i < nd; i++) {
+    for (size_t i = 0; i < nd; i++) {
         const bcl_group_member *m = bcl_group_member_at(x->g, i);
         const char *w[2] = {m->build.warning, m->plan.warning};
+        char who[48] = ""; /* "device P:D: " */
+        if (nd > 1) {
+            snprintf(who, sizeof who, "device %s: ", m->selector);
+        } else {
+            w[0] = build ? build->warning : "";
+            w[1] = x->lead ? x->lead->plan.warning : "";
+        }
         for (int k = 0; k < 2; k++)
-            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: device %s: %s",
-                                            m->selector, w[k]) < 0)
+            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s%s", who, w[k]) < 0)
                 return -1;
     }
-    if (nd > 1)
-        return 0;
-    if (build && build->warning[0] &&
-        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", build->warning) < 0)
-        return -1;
-    if (x->lead && x->lead->plan.warning[0] &&
-        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", x->lead->plan.warning) < 0)
-        return -1;
     return 0;
 }

@@ -156,8 +156,6 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         p.every_ms = 1000 * cli_progress_paced(PROGRESS_MS / 1000);
     if (progress_o != Py_False)
         bcl_sim_progress(progress_hook, &p, PROGRESS_MS);
-    /* Several devices: a group for this call. One device: its process-wide
-     * context, or (cache=False) a group of its own for this call. */
     if (list || !cache)
         ret = run_group(in, &a, idx, count, out_o);
     else

@@ -112,8 +112,7 @@ PyObject *bpy_cached_py(PyObject *self, PyObject *unused)
     return list;
 }
 
-/* Empties the registry, then closes each context (waiting for a call in
- * progress when `wait`). */
+/* Empties the registry, then closes each context (wait: for a call in it). */
 static void close_all(bool wait)
 {
     PyObject *old = registry;
