@@ -20,10 +20,8 @@ import typing as _typing
 
 
 def _import_error(e: ImportError) -> ImportError:
-    """The extension did not load: say which interpreter it was built for.
-    A build tree's package (PYTHONPATH=build/python) loads only in the
-    interpreter meson built it with, which has NumPy; another one fails
-    deep inside NumPy's import or finds no _core at all."""
+    """The extension did not load: say which interpreter it was built for
+    (another one fails deep inside NumPy's import or finds no _core)."""
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     this = f"{_sys.implementation.name} {_sys.version_info.major}.{_sys.version_info.minor}"
@@ -111,9 +109,8 @@ class Result:
         return self._made
 
     def __getattr__(self, name: str) -> _Any:
-        # Only called for a name that is no attribute: a Result made by
-        # pickle or copy before its state is set has no _made yet, and
-        # must not look for it here (that was an endless recursion).
+        # A Result made by pickle or copy has no _made yet while its state
+        # is set: looking for it here was an endless recursion.
         if name.startswith("_"):
             raise AttributeError(name)
         try:
@@ -136,8 +133,7 @@ class Result:
         return self._fields == other._fields
 
     def __reduce__(self) -> _Tuple[_Any, _Tuple[_Dict[str, _Any]]]:
-        # pickle, copy.copy and copy.deepcopy: a new Result over the fields
-        # (deep-copied by deepcopy, shared by copy).
+        # pickle, copy and deepcopy: a new Result over the fields.
         return (Result, (self._fields,))
 
     def as_dict(self) -> _Dict[str, _Any]:

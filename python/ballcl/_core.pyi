@@ -1,6 +1,5 @@
-# Type stubs of the extension ballcl._core (python/ballcl/*.c), which
-# ballcl/__init__.py re-exports. Checked by mypy in the tests (tests/meson.build,
-# 'mypy') together with examples/*.py.
+# Type stubs of the extension ballcl._core, which ballcl/__init__.py
+# re-exports; the 'mypy' test checks them with examples/*.py.
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 

@@ -27,8 +27,7 @@ static int bpy_type_error(PyObject *got, const char *fmt, ...)
     return -1;
 }
 
-/* A whole number (int or anything with __index__, not bool) in the
- * declared range of the program's option `opt`, named by its Python keyword. */
+/* A whole number (an __index__, not bool) in the range of option `opt`. */
 static int option_arg(PyObject *o, const char *opt, uint64_t *out)
 {
     const cli_option_decl *d = cli_option_find(opt);
@@ -173,20 +172,14 @@ static int param_value(const bcl_model *m, unsigned i, PyObject *v, float *dst)
     return 0;
 }
 
-static void model_names(char *out, size_t size)
+/* Comma-separated: the models' names (m NULL), or m's parameters' ("none"). */
+static void names_of(const bcl_model *m, char *out, size_t size)
 {
-    out[0] = '\0';
-    for (size_t i = 0; i < bcl_model_count; i++)
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", bcl_models[i]->name);
-}
-
-static void param_names(const bcl_model *m, char *out, size_t size)
-{
-    out[0] = '\0';
-    for (unsigned i = 0; i < m->nparams; i++)
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", m->params[i].opt);
-    if (!m->nparams)
-        snprintf(out, size, "none");
+    size_t n = m ? m->nparams : bcl_model_count;
+    snprintf(out, size, "%s", n ? "" : "none");
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "",
+                 m ? m->params[i].opt : bcl_models[i]->name);
 }
 
 int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
@@ -201,7 +194,7 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
     }
     const bcl_model *m = bcl_model_find(name);
     if (!m) {
-        model_names(names, sizeof names);
+        names_of(NULL, names, sizeof names);
         bpy_input_error("model: unknown model '%.60s': expected one of %s", name, names);
         return -1;
     }
@@ -225,7 +218,7 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
         while (i < m->nparams && strcmp(m->params[i].opt, k) != 0)
             off += m->params[i++].count;
         if (i == m->nparams) {
-            param_names(m, names, sizeof names);
+            names_of(m, names, sizeof names);
             bpy_input_error("params: model '%s' has no parameter '%.60s': its parameters are %s",
                             m->name, k, names);
             return -1;
@@ -281,15 +274,13 @@ PyArrayObject *bpy_state_arg_unscanned(PyObject *state)
     if (PyArray_DIM(arr, 0) < 1)
         return (PyArrayObject *)bpy_input_error(
             "state: no balls: expected shape (N, 4) with N >= 1");
-    /* A strided or misaligned array is copied once (a read-only one is fine:
-     * the input is never written). A broadcast or strided view can stand for
-     * far more memory than it holds: the copy and the output must fit the
-     * host's memory before a byte is copied (malloc succeeds under
-     * overcommit, and filling it would get the interpreter killed). */
+    /* A strided or misaligned array is copied once. A broadcast view can
+     * stand for far more memory than it holds: the copy and the output must
+     * fit the host's memory first (malloc succeeds under overcommit, and
+     * filling it would get the interpreter killed). Only a copy asks: that
+     * reads /proc and the cgroup's files, too slow for every frame. */
     size_t n = (size_t)PyArray_DIM(arr, 0);
     bool copy = !PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr);
-    /* Only a copy asks the host's memory: that reads /proc and the cgroup's
-     * files, which a frame loop's contiguous state must not pay every call. */
     double host = copy ? (double)bcl_host_memory_bytes() : 0, bytes = (double)n * 4 * sizeof(float);
     if (copy && host > 0 && 2 * bytes > host) {
         bpy_input_error("state: %zu balls need %.1f MiB of host memory for a contiguous copy and "
@@ -307,11 +298,8 @@ bool bpy_finite(const float *f, size_t count, size_t *bad)
     /* NaN and infinity have all exponent bits set. Two floats per 64-bit
      * word: adding 1 at the exponent's lowest bit to the masked exponent
      * carries into the lane's sign bit exactly when all eight are set, and
-     * never across lanes (the lane's sign bit is 0 after the mask). A
-     * branch-free test per block that is fast even unvectorised (-O0, -O2),
-     * and the search for the ball only in a block that failed. The frame
-     * loop asks the device instead (bcl_sim_check_finite) and comes here
-     * only to name the ball. No Python call: it runs without the GIL. */
+     * never across lanes. Branch-free per block (fast even at -O0); the
+     * ball is searched for only in a block that failed. */
     const uint64_t mask = 0x7f8000007f800000u, one = 0x0080000000800000u,
                    sign = 0x8000000080000000u;
     for (size_t b = 0; b < count; b += 4096) {
@@ -384,9 +372,6 @@ PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyOb
     return i >= 0 && v[i] ? v[i] : dflt;
 }
 
-/* The table's run options of k's function among v into a: the model and
- * its parameters unless a has them (a Context's), steps,
- * steps_per_launch, local, validate. */
 int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a)
 {
     if (!a->model &&

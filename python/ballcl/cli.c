@@ -1,8 +1,7 @@
 /*
  * `python -m ballcl devices|survey|version` (ballcl/__main__.py): the
- * ballcl program's own commands and dispatcher (tools/cli, linked in as a
- * static library), so that the module prints what the program prints, by
- * the same code: no second parser.
+ * program's own commands and dispatcher (tools/cli, linked in), so that the
+ * module prints what the program prints: no second parser.
  */
 #include "core.h"
 

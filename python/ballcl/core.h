@@ -40,40 +40,35 @@
 extern PyObject *bpy_Error, *bpy_DeviceError, *bpy_InputError, *bpy_MismatchError;
 /* Creates the exception classes and adds them to the module; -1 on failure. */
 int bpy_errors_init(PyObject *module);
-/* Raises the ballcl.Error subclass of e's class with e's message; for an
- * OpenCL failure also .call and .status. Clears e; returns NULL. */
+/* The ballcl.Error subclass of e's class with e's message; for an OpenCL
+ * failure also .call and .status. Clears e; NULL with an exception set. */
+PyObject *bpy_exception(bcl_error *e);
+/* Raises bpy_exception(e); returns NULL. */
 PyObject *bpy_raise(bcl_error *e);
 /* Raises InputError (a ValueError) with a formatted message; returns NULL. */
 PyObject *bpy_input_error(const char *fmt, ...);
+/* A str from C text; bytes that are not UTF-8 become U+FFFD. */
+PyObject *bpy_text(const char *s);
 
 /* ---- devices.c: the process's device list ----------------------------- */
 
-/* The devices of every platform, enumerated at the first call (GIL held)
- * and kept for the life of the process; NULL with an exception set. */
+/* The devices, enumerated at the first call and kept; NULL with an
+ * exception set. */
 const bcl_device_list *bpy_devices(void);
-/* pthread_atfork: a child forked after OpenCL was used is marked (-1 on
- * failure); bpy_forked: this is such a child (nothing of OpenCL is
- * released); bpy_fork_refused: DeviceError raised in one, true. */
+/* A child forked after OpenCL was used is marked (bpy_forked: release
+ * nothing); bpy_fork_refused: in one, DeviceError raised and true. */
 int bpy_fork_init(void);
 bool bpy_forked(void);
 bool bpy_fork_refused(void);
-/* Index of the device selector `sel` picks (NULL: $BALLCL_DEVICE, else the
- * default rule), or with several the devices it names, in order, into
- * index (at most BCL_MAX_DEVICES, *count of them); -1 with an exception. */
+/* The device `sel` picks (NULL: $BALLCL_DEVICE, else the default), or with
+ * several the *count it names, into index; -1 with an exception set. */
 int bpy_device_pick(const char *sel, size_t *index, size_t *count, bool several);
-/* A str from C text; bytes that are not UTF-8 become U+FFFD. */
-PyObject *bpy_text(const char *s);
-/* Every field `ballcl devices --json` gives for d (a device of
- * bpy_devices()), from the library's JSON of it (bcl_device_json). */
+/* Every field `ballcl devices --json` gives for d, a device of bpy_devices(). */
 PyObject *bpy_device_full(const bcl_device_info *d);
-/* json.loads(text); NULL with an exception set. */
+/* json.loads(text), the module's one JSON reader; NULL with an exception. */
 PyObject *bpy_json_loads(const char *text);
 /* Whether sel names several devices ("all", or a comma-separated list). */
 bool bpy_is_device_list(const char *sel);
-/* ballcl.devices() */
-PyObject *bpy_devices_py(PyObject *self, PyObject *unused);
-/* ballcl.survey(device=None, *, quick=False) (survey.c) */
-PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw);
 
 /* ---- args.c: Python arguments to library values ----------------------- */
 
@@ -87,9 +82,8 @@ typedef struct bpy_args {
     bool validate;
 } bpy_args;
 
-/* A function's arguments: its own (own, NULL ended: npos positional ones,
- * then keyword-only ones) and, after the positional ones, keyword-only, the
- * options table's (tools/cli/options.c) for function `which` (CLI_PY_*). */
+/* A function's arguments: its own (own, NULL ended: npos positional, then
+ * keyword-only) and, keyword-only, the options table's for `which` (CLI_PY_*). */
 #define BPY_MAX_KW 24
 typedef struct bpy_kwlist {
     unsigned which;
@@ -104,9 +98,8 @@ typedef struct bpy_kwlist {
 int bpy_kw_parse(bpy_kwlist *k, PyObject *args, PyObject *kw, PyObject **v);
 /* The value of keyword name, dflt when it was not given or k has none. */
 PyObject *bpy_kw(const bpy_kwlist *k, PyObject *const *v, const char *name, PyObject *dflt);
-/* The run options among v into a (the model and params unless a has a
- * model; steps, steps_per_launch, local, validate, in the ranges the
- * table declares); 0, or -1 with TypeError or InputError set. */
+/* The run options among v into a (the model and params unless a has one),
+ * in the table's ranges; 0, or -1 with TypeError or InputError set. */
 int bpy_run_options(const bpy_kwlist *k, PyObject *const *v, bpy_args *a);
 
 /* Each returns 0, or -1 with TypeError or InputError set. */
@@ -115,9 +108,8 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a);
  * None); the pointer lives as long as `device`. A NUL inside is refused. */
 int bpy_device_arg(PyObject *device, const char **sel);
 /* `state` as a C-contiguous, aligned float32 (N, 4) array (a new
- * reference, copied when it was not contiguous or aligned); NULL with
- * TypeError or InputError set. The caller scans it for NaN and infinity
- * (bpy_finite), e.g. while the upload runs. */
+ * reference, copied if need be); NULL with TypeError or InputError set.
+ * The caller scans it for NaN and infinity (bpy_finite). */
 PyArrayObject *bpy_state_arg_unscanned(PyObject *state);
 /* Whether the count floats at f are all finite; else *bad is the first
  * that is not. Needs no GIL. */
@@ -127,8 +119,7 @@ PyObject *bpy_nonfinite_error(const float *f, size_t i);
 
 /* ---- exec.c: one run on a group, GIL released --------------------------- */
 
-/* A run of the library's one run path (bcl_group_exec) from Python: what
- * Python asks for and what the Result shows. */
+/* A run of bcl_group_exec from Python: what it asks, what the Result shows. */
 typedef struct bpy_exec {
     /* in */
     bcl_group *g;
@@ -137,22 +128,18 @@ typedef struct bpy_exec {
     const float *load;    /* uploaded before the steps; NULL: the state the devices hold */
     bool load_async;      /* the upload only queued (load stays put until the call returns) */
     bool load_check;      /* the devices check the load for NaN and infinity (input_bad) */
-    const float *init;    /* the state before the steps, for validation and an overflow's
-                             step; NULL: neither (the step of an overflow is then unknown) */
+    const float *init;    /* the start, for validation and an overflow's step; NULL: neither */
     float *out;           /* receives the state after them */
     const char *readback; /* "pinned" or "pageable": the memory read into */
-    struct json_t **tree; /* a Context's last result tree (bcl_run_json_again); NULL
-                             for ballcl.run */
+    struct json_t **tree; /* a Context's last result tree (bcl_run_json_again), or NULL */
     /* out */
     bcl_exec_result r;
     const bcl_group_member *lead; /* the first member with balls (NULL until a run) */
     PyThreadState **ts;
 } bpy_exec;
 
-/* Runs x through bcl_group_exec with the GIL released (*ts: the saved
- * thread state), taking it back between chunks for Python's signal
- * handlers (exec.c). BCL_OK, a BCL_EXIT_* class with e set, or BPY_PENDING
- * with a Python exception pending. */
+/* Runs x with the GIL released (*ts: the saved thread state). BCL_OK, a
+ * BCL_EXIT_* class with e set, or BPY_PENDING (an exception pending). */
 int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
 
 /* A group of devs[0..count) for a's model, parameters and steps, over
@@ -170,14 +157,11 @@ typedef struct bpy_ctx_report {
 
 /* The ballcl.Result class, registered by __init__.py (borrowed). */
 extern PyObject *bpy_result_type;
-/* _core._result_fields(tree): the dict of a Result's tree. */
-PyObject *bpy_result_fields(PyObject *self, PyObject *tree);
 /* (state, its Result); NULL with an exception set: MismatchError (with
  * .result and .state) when x's validation failed. */
 PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state);
-/* Issues the plan's and the build's warnings as RuntimeWarnings (on
- * several devices every device's, named); -1 when a warning filter turned
- * one into an exception. */
+/* The plan's and the build's warnings as RuntimeWarnings (every device's,
+ * named, on several); -1 when a filter made one an exception. */
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build);
 
 /* ---- readback.c: where a call's new state lives ------------------------ */
@@ -189,42 +173,30 @@ PyObject *bpy_pool_create(void);
 void bpy_pool_close(PyObject *pool);
 /* Pinned bytes the pool holds (idle and under live arrays). */
 size_t bpy_pool_bytes(PyObject *pool);
-/* A new read-only float32 (n, 4) array for a call's result (*data: its
- * memory), over a pinned block of pool when the runtime gives one
- * (*pinned), else over ordinary memory; neither exports a writable buffer
- * (pycontext.c). NULL with an exception set. */
+/* A new read-only float32 (n, 4) array (*data: its memory) over a pinned
+ * block of pool (*pinned) or ordinary memory, neither with a writable
+ * buffer (pycontext.c); pool NULL: ordinary. NULL with an exception set. */
 PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d, size_t n,
                           float **data, bool *pinned);
-/* The same over ordinary memory (a bytes object), for the paths that keep
- * no pool. */
-PyObject *bpy_plain_state_array(size_t n, float **data);
-/* `out` checked as the destination of *in's balls: a writable,
- * C-contiguous, aligned float32 (n, 4) ndarray (a new reference); NULL
- * with TypeError or InputError set. With validate, an out overlapping *in
- * replaces *in (a reference the caller holds) by a copy. */
+/* `out` checked as a writable, C-contiguous, aligned float32 array of
+ * *in's shape (a new reference); NULL with an exception set. With
+ * validate, an out overlapping *in replaces *in by a copy. */
 PyArrayObject *bpy_out_arg(PyObject *out, PyArrayObject **in, bool validate);
 /* Whether two ranges of bytes overlap. */
 bool bpy_overlaps(const void *a, const void *b, size_t bytes);
 
 /* ---- runcache.c: ballcl.run's process-wide contexts ---------------------- */
 
-/* ballcl.run on one device through the cached context of (device, model);
- * state_in is checked, out_o is None or the caller's array. */
+/* ballcl.run through the cached context of (device, model). */
 PyObject *bpy_run_cached(const bpy_args *a, size_t dev_index, PyArrayObject *in, PyObject *out_o);
-PyObject *bpy_cached_py(PyObject *self, PyObject *unused);
-PyObject *bpy_close_py(PyObject *self, PyObject *unused);
-/* _core._close_at_exit(): close() without waiting (__init__.py registers it). */
-PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused);
 
 /* ---- pycontext.c: the frame shared by Context.run and ballcl.run -------- */
 
 typedef struct bpy_context bpy_context;
-/* A new Context of device index di and a's model and parameters; NULL with
- * an exception set. */
+/* A new Context of device di and a's model; NULL with an exception set. */
 PyObject *bpy_context_open(size_t di, const bpy_args *a);
-/* ballcl.run's frame on c (its lock taken here): state (checked by
- * bpy_state_arg_unscanned) is uploaded; the new state is a new array, or
- * out_o (None or the caller's array); the Result has no context counters. */
+/* ballcl.run's frame on c: state (from bpy_state_arg_unscanned) is
+ * uploaded, read back into a new array or out_o (None or an array). */
 PyObject *bpy_context_frame(PyObject *c, const bpy_args *a, PyArrayObject *state, PyObject *out_o);
 /* What the context holds (runcache.c). */
 typedef struct bpy_context_info {
@@ -240,22 +212,16 @@ void bpy_context_info_get(PyObject *c, bpy_context_info *info);
  * (at exit: a daemon thread may hold it). */
 void bpy_context_close(PyObject *c, bool wait);
 
-/* ---- group.c: a run from a state on a group of its own ----------------- */
+/* ---- the module's functions and type (module.c's table) ------------- */
 
-/* ballcl.run on devices idx[0..count) without a cached context (several
- * devices, or cache=False): a group of its own (group.c) runs the state in
- * (checked finite) into out_o (None: a new array). (new_state, Result), or
- * NULL with an exception set. */
-PyObject *bpy_run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
-                        PyObject *out_o);
-
-/* ---- run.c and pycontext.c ------------------------------------------- */
-
-PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw);
-extern PyTypeObject bpy_ContextType;
-
-/* ---- cli.c: python -m ballcl ------------------------------------------ */
-
-PyObject *bpy_cli_py(PyObject *self, PyObject *arg);
+PyObject *bpy_devices_py(PyObject *self, PyObject *unused);            /* devices.c */
+PyObject *bpy_survey_py(PyObject *self, PyObject *args, PyObject *kw); /* survey.c */
+PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw);    /* run.c */
+PyObject *bpy_cached_py(PyObject *self, PyObject *unused);             /* runcache.c */
+PyObject *bpy_close_py(PyObject *self, PyObject *unused);
+PyObject *bpy_close_at_exit_py(PyObject *self, PyObject *unused); /* close(), not waiting */
+PyObject *bpy_result_fields(PyObject *self, PyObject *tree);      /* result.c */
+PyObject *bpy_cli_py(PyObject *self, PyObject *arg);              /* cli.c: python -m ballcl */
+extern PyTypeObject bpy_ContextType;                              /* pycontext.c */
 
 #endif

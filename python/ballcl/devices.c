@@ -15,11 +15,9 @@ static bcl_device_list g_list;
 static bool g_have_list, g_used;
 
 /* A process forked after OpenCL was used in it (os.fork, multiprocessing's
- * default start method on Linux): the runtime's threads and locks did not
- * come along, so an OpenCL call in the child may wait for ever. The child
- * refuses every call at once (a new one starts in bpy_devices, a Context's
- * in its run) and releases nothing of the parent's OpenCL objects
- * (bpy_forked): their memory goes with the process. */
+ * default on Linux) lacks the runtime's threads and locks: an OpenCL call
+ * may wait for ever. The child refuses every call and releases nothing of
+ * the parent's OpenCL objects (bpy_forked). */
 static volatile bool g_forked;
 
 static void fork_child(void)
@@ -68,13 +66,6 @@ const bcl_device_list *bpy_devices(void)
     return &g_list;
 }
 
-PyObject *bpy_text(const char *s)
-{
-    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
-}
-
-/* json.loads of C text: the module's one JSON reader, for the library's
- * JSON documents (a device, a survey). */
 PyObject *bpy_json_loads(const char *text)
 {
     PyObject *json = PyImport_ImportModule("json");

@@ -1,8 +1,7 @@
 /*
- * Library errors as Python exceptions. Each BCL_EXIT_* class has its
- * subclass of ballcl.Error (exit_code says which, as the CLI's exit status
- * would); an OpenCL failure also names the call and the status, from the
- * library's error (bcl_error's cl_call and cl_status), never from its text.
+ * Library errors as Python exceptions: a subclass of ballcl.Error per
+ * BCL_EXIT_* class (exit_code, as the CLI's status); an OpenCL failure's
+ * call and status come from bcl_error's fields, never from its text.
  */
 #include "core.h"
 
@@ -51,10 +50,14 @@ int bpy_errors_init(PyObject *module)
     return 0;
 }
 
+PyObject *bpy_text(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
 static int set_attr_str(PyObject *obj, const char *name, const char *value)
 {
-    PyObject *v = value && *value ? PyUnicode_DecodeUTF8(value, strlen(value), "replace")
-                                  : Py_NewRef(Py_None);
+    PyObject *v = value && *value ? bpy_text(value) : Py_NewRef(Py_None);
     if (!v)
         return -1;
     int rc = PyObject_SetAttrString(obj, name, v);
@@ -62,17 +65,13 @@ static int set_attr_str(PyObject *obj, const char *name, const char *value)
     return rc;
 }
 
-PyObject *bpy_raise(bcl_error *e)
+PyObject *bpy_exception(bcl_error *e)
 {
     PyObject *type = e->code == BCL_EXIT_INPUT      ? bpy_InputError
                      : e->code == BCL_EXIT_MISMATCH ? bpy_MismatchError
                                                     : bpy_DeviceError;
     PyObject *exc = PyObject_CallFunction(type, "s", e->msg[0] ? e->msg : "unknown error");
-    if (!exc) {
-        bcl_error_clear(e);
-        return NULL;
-    }
-    PyObject *code = PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME);
+    PyObject *code = exc ? PyLong_FromLong(e->code ? e->code : BCL_EXIT_RUNTIME) : NULL;
     int rc = code ? PyObject_SetAttrString(exc, "exit_code", code) : -1;
     Py_XDECREF(code);
     if (rc == 0)
@@ -81,10 +80,18 @@ PyObject *bpy_raise(bcl_error *e)
         rc = set_attr_str(exc, "call", e->cl_call);
     if (rc == 0 && type == bpy_DeviceError)
         rc = set_attr_str(exc, "status", e->cl_status);
-    if (rc == 0)
-        PyErr_SetObject(type, exc);
-    Py_DECREF(exc);
+    if (rc)
+        Py_CLEAR(exc);
     bcl_error_clear(e);
+    return exc;
+}
+
+PyObject *bpy_raise(bcl_error *e)
+{
+    PyObject *exc = bpy_exception(e);
+    if (exc)
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_XDECREF(exc);
     return NULL;
 }
 

@@ -1,9 +1,8 @@
 /*
- * One run from Python: the library's one run path (bcl_group_exec), the
- * GIL released. The steps go in chunks of launches, each twice the last
- * until one lasts CHUNK_MS, the validation in slices; between them the GIL
- * is taken back for PyErr_CheckSignals: Ctrl-C stops a long run within
- * about one chunk, and a short run is one chunk.
+ * One run from Python (bcl_group_exec), the GIL released. The steps go in
+ * chunks of launches growing to CHUNK_MS, the validation in slices; between
+ * them the GIL is taken back for PyErr_CheckSignals: Ctrl-C stops a long
+ * run within about one chunk.
  */
 #include "core.h"
 
@@ -40,8 +39,7 @@ int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t
     bcl_group_opts o = {
         .model = a->model,
         .ctx = {.use_cache = true},
-        /* The request of bpy_exec_run, which the weighing of several
-         * devices plans with. */
+        /* bpy_exec_run's request: several devices are weighed with it. */
         .req = bpy_request(a, balls),
     };
     return bcl_group_open(devs, count, &o, g, e);

@@ -2,25 +2,17 @@
  * ballcl.Context: a device, its built program and a resident state kept
  * between calls, for a Python loop of many short runs.
  *
- * ctx.run(steps) continues the state on the device; so does
- * ctx.run(steps, state=s) when s is the array the context returned last:
- * read-only over memory that exports no writable buffer (readback.c), so
- * NumPy cannot make it writable and it still is the device's state. An
- * alias NumPy does not see (an __array_interface__ naming the address as
- * writable) can still write it: a digest of its bytes, kept when it is
- * returned, tells it changed, and it is then taken as any other array
- * (checked, uploaded). out= arrays and any other array are uploaded. After
- * an error or an interrupt the next call uploads ctx.state again.
+ * ctx.run(steps), or state= the array it returned last, continues on the
+ * device: that array is read-only over memory with no writable buffer
+ * (readback.c). An alias NumPy does not see can still write it: a digest
+ * of its bytes tells, and it is then uploaded as any other array. After an
+ * error or an interrupt the next call uploads ctx.state again.
  *
- * One call at a time: a lock, waited for without the GIL. The device is a
- * group of one (ballcl/ballcl.h, "A group"), every frame one
- * bcl_group_exec (exec.c), costing only what must happen per call
- * (docs/PYTHON.md, "Frame loops"): the group keeps the plan of an
- * unchanged request, the warm-ups and the buffers at the largest state
- * seen; a state that fitted the memory once is not checked again (the
- * check reads the cgroup's files); the read-back goes into pinned memory
- * that becomes the returned array, or into out=. ballcl.run's contexts
- * (runcache.c) are Contexts too, run through bpy_context_frame.
+ * One call at a time (a lock, waited for without the GIL); each frame is
+ * one bcl_group_exec on a group of one, costing only what must happen per
+ * call (docs/PYTHON.md, "Frame loops"); a state that fitted the memory
+ * once is not checked again (the check reads the cgroup's files).
+ * ballcl.run's contexts (runcache.c) run through bpy_context_frame.
  */
 #include "core.h"
 
@@ -91,8 +83,7 @@ static void take_lock(bpy_context *c)
     }
 }
 
-/* Opens the device di as a group of one (its program built or loaded) and
- * the pool of pinned blocks; -1 with an exception set. */
+/* Opens device di as a group of one, and the pool; -1 with an exception. */
 static int open_group(bpy_context *c, size_t di)
 {
     c->dev = &bpy_devices()->dev[di];
@@ -106,9 +97,7 @@ static int open_group(bpy_context *c, size_t di)
         return -1;
     }
     c->builds++;
-    if (!c->pool && !(c->pool = bpy_pool_create()))
-        return -1;
-    return 0;
+    return !c->pool && !(c->pool = bpy_pool_create()) ? -1 : 0;
 }
 
 static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
@@ -137,11 +126,9 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
         return -1;
     if (open_group(c, di))
         return -1;
-    const bcl_build_report *br = &bcl_group_member_at(c->g, 0)->build;
     c->build_told = true;
-    if (br->warning[0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", br->warning) < 0)
-        return -1;
-    return 0;
+    bpy_exec x = {.g = c->g}; /* no plan yet: the build's warning alone */
+    return bpy_warn(&x, &bcl_group_member_at(c->g, 0)->build);
 }
 
 static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -182,14 +169,12 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
     PyArrayObject *in = NULL; /* the state to start from */
     PyObject *out = NULL, *ret = NULL;
     bcl_error e = {0};
-    /* load: the state to upload before the steps (NULL: the device holds
-     * it); queued: only queued, the device checking it for NaN and
-     * infinity. */
+    /* load: uploaded first (NULL: the device holds it); queued: the
+     * device checks it for NaN and infinity. */
     const float *load = NULL;
     bool queued = false;
     size_t n;
-    /* The array returned last, changed since through an alias: not the
-     * device's state any more, and checked as any other array. */
+    /* The array returned last, changed through an alias: checked as any. */
     bool changed = c->state && c->frozen && state_digest(c->state) != c->digest;
     if (changed) {
         c->synced = false;
@@ -204,8 +189,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         if (!c->synced)
             load = PyArray_DATA(in);
     } else {
-        /* Checked here but for NaN and infinity (ballcl.run checked it
-         * already): that check runs on the device behind the upload. */
+        /* Checked here unless ballcl.run did; NaN and infinity on the device. */
         in = checked ? (PyArrayObject *)Py_NewRef(state_o) : bpy_state_arg_unscanned(state_o);
         if (!in)
             return NULL;
@@ -239,8 +223,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         .load = load,
         .load_async = queued,
         .load_check = queued,
-        /* With out= the input itself the start is gone: an overflow is
-         * then named without its step. */
+        /* out= the input: an overflow is named without its step. */
         .init = bpy_overlaps(data, PyArray_DATA(in), bytes) ? NULL : PyArray_DATA(in),
         .out = data,
         .readback = pinned ? "pinned" : "pageable",
@@ -254,17 +237,15 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         c->capacity = n > c->capacity ? n : c->capacity;
         c->uploads++;
     }
-    /* A failed call may have written into out=: it no longer holds the
-     * state returned last. */
+    /* A failed call may have written into out=, the state returned last. */
     if (rc && out == c->state)
         Py_CLEAR(c->state);
     if (rc == BPY_PENDING)
         goto done;
     if (rc)
         goto fail;
-    /* A NaN or infinity in the input: the device ran on it (one wait per
-     * frame), the host finds the ball, and the call is refused as before
-     * the run. */
+    /* A NaN or infinity in the input: the host names the ball and the
+     * call is refused as before the run. */
     if (x.r.input_bad) {
         size_t bad = 0;
         bool finite;
@@ -290,8 +271,7 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
             Py_CLEAR(c->state);
         goto done;
     }
-    /* ballcl.run keeps it too: passing the returned array back is then a
-     * continuation with no upload, as for a Context. */
+    /* Passed back, it continues with no upload (ballcl.run's too). */
     Py_XSETREF(c->state, Py_NewRef(out));
     c->frozen = !PyArray_ISWRITEABLE((PyArrayObject *)out);
     c->digest = c->frozen ? state_digest(out) : 0;
@@ -319,9 +299,8 @@ PyObject *bpy_context_frame(PyObject *self, const bpy_args *a, PyArrayObject *st
 static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 {
     bpy_context *c = (bpy_context *)self;
-    /* steps, then keyword-only the table's run options (options.c) and
-     * Python's own: ctx.run(steps, state) would read as the reverse of
-     * ballcl.run(state, steps). */
+    /* state keyword-only: ctx.run(steps, state) would read as the
+     * reverse of ballcl.run(state, steps). */
     static const char *const own[] = {"steps", "state", "out", NULL};
     static bpy_kwlist k = {CLI_PY_CONTEXT, own, 1};
     PyObject *v[BPY_MAX_KW], *r = NULL;
@@ -341,10 +320,7 @@ static PyObject *ctx_run(PyObject *self, PyObject *args, PyObject *kw)
 static PyObject *ctx_close(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    bpy_context *c = (bpy_context *)self;
-    take_lock(c);
-    close_locked(c);
-    PyThread_release_lock(c->lock);
+    bpy_context_close(self, true);
     Py_RETURN_NONE;
 }
 
@@ -357,9 +333,8 @@ static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 static PyObject *ctx_exit(PyObject *self, PyObject *args)
 {
     (void)args;
-    PyObject *r = ctx_close(self, NULL);
-    Py_XDECREF(r);
-    return r ? Py_NewRef(Py_False) : NULL;
+    bpy_context_close(self, true);
+    return Py_NewRef(Py_False);
 }
 
 static PyObject *get_device(PyObject *self, void *closure)

@@ -1,13 +1,10 @@
 /*
- * Where a call's new state lives: pinned host memory backing the returned
- * array, or the caller's own array (out=). Pinned memory (bcl_host_buffer)
- * makes a GPU's read-back run at the bus's speed, and the caller's array is
- * that memory: no copy after the read. Allocating it is slow (the pages are
- * locked), so each context keeps a pool: a block goes back to it when the
- * last array over it is freed (a frame loop's two blocks take turns). The
- * GIL, held by all pool bookkeeping and array deallocation, is its lock. A
- * block holds its own reference to the OpenCL queue and memory: an array
- * outlives later calls, its context and ballcl.close().
+ * Where a call's new state lives: pinned host memory under the returned
+ * array (a GPU reads back at the bus's speed, with no copy after), or the
+ * caller's own array (out=). Pinning is slow, so each context keeps a pool:
+ * a block goes back to it when the last array over it is freed. The GIL is
+ * the pool's lock. A block holds its own reference to the OpenCL queue and
+ * memory: an array outlives later calls, its context and ballcl.close().
  */
 #include "core.h"
 
@@ -126,7 +123,7 @@ static PyObject *wrap(void *data, size_t n, PyObject *base)
 
 /* Ordinary memory: a bytes object (immutable, so a read-only array over it
  * cannot be made writable). */
-PyObject *bpy_plain_state_array(size_t n, float **data)
+static PyObject *plain_state_array(size_t n, float **data)
 {
     PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 4 * sizeof(float)));
     if (!bytes)
@@ -141,11 +138,10 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
     bpy_pool *p = (bpy_pool *)pool;
     size_t bytes = n * 4 * sizeof(float);
     *pinned = false;
-    /* One block must hold the state (the device's largest allocation); a
-     * larger state, or a runtime that refused pinned memory once, reads
-     * into ordinary memory. */
+    /* A state over one allocation, or a runtime that refused pinned memory
+     * once, reads into ordinary memory. */
     if (!p || p->closed || p->disabled || (d->max_alloc && bytes > d->max_alloc))
-        return bpy_plain_state_array(n, data);
+        return plain_state_array(n, data);
     if (bytes > p->block_bytes) {
         drop_idle(p);
         p->block_bytes = bytes;
@@ -163,11 +159,11 @@ PyObject *bpy_state_array(PyObject *pool, bcl_group *g, const bcl_device_info *d
         bcl_error_clear(&e);
         if (rc != BCL_OK) {
             p->disabled = true;
-            return bpy_plain_state_array(n, data);
+            return plain_state_array(n, data);
         }
         if (want != p->block_bytes) { /* another thread grew the pool meanwhile */
             destroy(hb);
-            return bpy_plain_state_array(n, data);
+            return plain_state_array(n, data);
         }
     }
     bpy_block *b = PyObject_New(bpy_block, &block_type);

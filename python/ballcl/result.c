@@ -9,10 +9,8 @@
 
 PyObject *bpy_result_type;
 
-/* What a Result keeps until its fields are first asked for (a frame loop
- * that does not look pays for no tree and no dicts): the run's tree, or,
- * for a Context's call of the plan of its last one, that call's tree and
- * the member's values to make this one's from it (bcl_run_json_again). */
+/* What a Result keeps until its fields are first asked for: the run's
+ * tree, or the last call's and what makes this one's (bcl_run_json_again). */
 typedef struct snap {
     json_t *tree;
     bool again;
@@ -40,8 +38,7 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
         return NULL;
     json_t *root =
         s->again ? bcl_run_json_again(s->tree, &s->m, &s->x, &s->r, s->balls) : json_copy(s->tree);
-    /* Python's own keys: the Context's counters, where the state was read
-     * into and whether the plan was reused (docs/PYTHON.md). */
+    /* Python's own keys (docs/PYTHON.md): context and readback. */
     const bpy_ctx_report *cr = &s->cr;
     if (root) {
         json_object_set_new(root, "context",
@@ -62,10 +59,8 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
     return dict;
 }
 
-/* A Result holding the library's result of x (bcl_run_json: the fields of
- * `run --json`) with Python's keys "context" (cr; None for ballcl.run)
- * and "readback": the tree, converted to dicts when first asked
- * (bpy_result_fields). */
+/* A Result of x, with "context" from cr (None for ballcl.run); its tree
+ * becomes dicts when first asked (bpy_result_fields). */
 static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 {
     snap *s = malloc(sizeof *s);
@@ -77,8 +72,7 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
                 .has_cr = cr != NULL,
                 .cr = cr ? *cr : (bpy_ctx_report){0},
                 .readback = x->readback ? x->readback : "pageable"};
-    /* A Context's call of the plan of its last one (the same steps, balls
-     * and parameters, bcl_group_exec's plan_reused): the whole tree was
+    /* A Context's call of its last plan (plan_reused): the whole tree was
      * most of a frame's host instructions. */
     json_t **last = x->tree;
     s->again = last && *last && x->r.plan_reused;
@@ -103,20 +97,15 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 /* Raises MismatchError for x's failed validation, with .result and .state. */
 static PyObject *raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
 {
-    char msg[256];
-    snprintf(msg, sizeof msg, "validation failed: %llu of %llu floats differ from the C reference",
+    bcl_error e = {.code = BCL_EXIT_MISMATCH};
+    snprintf(e.msg, sizeof e.msg,
+             "validation failed: %llu of %llu floats differ from the C reference",
              (unsigned long long)x->r.v.mismatches, (unsigned long long)x->r.v.compared);
-    PyObject *exc = PyObject_CallFunction(bpy_MismatchError, "s", msg);
-    if (!exc)
-        return NULL;
-    PyObject *code = PyLong_FromLong(BCL_EXIT_MISMATCH);
-    if (code && PyObject_SetAttrString(exc, "exit_code", code) == 0 &&
-        PyObject_SetAttrString(exc, "result", result) == 0 &&
-        PyObject_SetAttrString(exc, "state", state) == 0 &&
-        PyObject_SetAttrString(exc, "detail", Py_None) == 0)
+    PyObject *exc = bpy_exception(&e);
+    if (exc && PyObject_SetAttrString(exc, "result", result) == 0 &&
+        PyObject_SetAttrString(exc, "state", state) == 0)
         PyErr_SetObject(bpy_MismatchError, exc);
-    Py_XDECREF(code);
-    Py_DECREF(exc);
+    Py_XDECREF(exc);
     return NULL;
 }
 
@@ -133,23 +122,22 @@ PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject 
 
 int bpy_warn(const bpy_exec *x, const bcl_build_report *build)
 {
-    /* Several devices: every device's warnings, as the CLI prints them. */
+    /* One device: build's and the lead's plan's; several: every device's,
+     * named, as the CLI prints them. */
     size_t nd = bcl_group_size(x->g);
-    for (size_t i = 0; nd > 1 && i < nd; i++) {
+    for (size_t i = 0; i < nd; i++) {
         const bcl_group_member *m = bcl_group_member_at(x->g, i);
         const char *w[2] = {m->build.warning, m->plan.warning};
+        char who[48] = ""; /* "device P:D: " */
+        if (nd > 1) {
+            snprintf(who, sizeof who, "device %s: ", m->selector);
+        } else {
+            w[0] = build ? build->warning : "";
+            w[1] = x->lead ? x->lead->plan.warning : "";
+        }
         for (int k = 0; k < 2; k++)
-            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: device %s: %s",
-                                            m->selector, w[k]) < 0)
+            if (w[k][0] && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s%s", who, w[k]) < 0)
                 return -1;
     }
-    if (nd > 1)
-        return 0;
-    if (build && build->warning[0] &&
-        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", build->warning) < 0)
-        return -1;
-    if (x->lead && x->lead->plan.warning[0] &&
-        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "ballcl: %s", x->lead->plan.warning) < 0)
-        return -1;
     return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * ballcl.run(state, steps, ...): one run from a state, on the process-wide
  * context of the device and model (runcache.c), or with cache=False or on
- * several devices on a group of its own (group.c); each the library's one
- * run path (exec.c).
+ * several devices on a group of its own; each the library's one run path
+ * (exec.c).
  */
 #include "core.h"
 
@@ -24,8 +24,8 @@ typedef struct progress {
 
 #define PROGRESS_MS 2000.0
 
-/* A run of many steps goes in chunks (exec.c): each device reports each
- * chunk's end (done == steps), and its waits within a long chunk. */
+/* Each device reports each chunk's end (done == steps, exec.c) and its
+ * waits within a long chunk. */
 static void progress_hook(void *arg, uint64_t done, uint64_t steps)
 {
     progress *p = arg;
@@ -51,11 +51,68 @@ static void progress_hook(void *arg, uint64_t done, uint64_t steps)
     PyGILState_Release(gil);
 }
 
+/* Several devices (weighed and cut by rate), or one with cache=False: a
+ * group of its own, closed after the run; in is checked finite. */
+static PyObject *run_group(PyArrayObject *in, const bpy_args *a, const size_t *idx, size_t count,
+                           PyObject *out_o)
+{
+    const bcl_device_list *list = bpy_devices();
+    const bcl_device_info *devs[BCL_MAX_DEVICES];
+    for (size_t i = 0; i < count; i++)
+        devs[i] = &list->dev[idx[i]];
+    size_t n = (size_t)PyArray_DIM(in, 0);
+    PyObject *out = NULL, *ret = NULL;
+    Py_INCREF(in);
+    bcl_error e = {0};
+    /* The output array is the one host copy this call adds. */
+    if (bcl_group_memory_fit(devs, count, n, 1, "state", &e)) {
+        bpy_raise(&e);
+        goto done;
+    }
+    if (out_o && out_o != Py_None) {
+        if (!(out = (PyObject *)bpy_out_arg(out_o, &in, a->validate)))
+            goto done;
+    } else {
+        float *ignored;
+        bool pinned;
+        if (!(out = bpy_state_array(NULL, NULL, NULL, n, &ignored, &pinned)))
+            goto done;
+    }
+    float *data = PyArray_DATA((PyArrayObject *)out);
+    const float *init = PyArray_DATA(in);
+    bpy_exec x = {
+        .args = a,
+        .balls = n,
+        .load = init,
+        /* out= the input itself: an overflow is named without its step. */
+        .init = data == init ? NULL : init,
+        .out = data,
+        .readback = "pageable",
+    };
+    PyThreadState *ts = PyEval_SaveThread();
+    int rc = bpy_group_open(a, devs, count, n, &x.g, &e);
+    if (rc == BCL_OK && count > 1)
+        rc = bcl_group_split(x.g, init, &e);
+    if (rc == BCL_OK)
+        rc = bpy_exec_run(&x, &e, &ts);
+    PyEval_RestoreThread(ts);
+    if (rc && rc != BPY_PENDING)
+        bpy_raise(&e);
+    else if (rc == BCL_OK && bpy_warn(&x, &x.lead->build) == 0)
+        ret = bpy_result_pair(&x, NULL, out);
+    Py_BEGIN_ALLOW_THREADS;
+    bcl_group_close(x.g);
+    Py_END_ALLOW_THREADS;
+done:
+    bcl_error_clear(&e);
+    Py_DECREF(in);
+    Py_XDECREF(out);
+    return ret;
+}
+
 PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    /* state and steps, then, keyword-only, the run options of the
-     * program's table (options.c) and Python's own. */
     static const char *const own[] = {"state", "steps", "params", "out", NULL};
     static bpy_kwlist k = {CLI_PY_RUN, own, 2};
     PyObject *v[BPY_MAX_KW];
@@ -99,10 +156,8 @@ PyObject *bpy_run_py(PyObject *self, PyObject *args, PyObject *kw)
         p.every_ms = 1000 * cli_progress_paced(PROGRESS_MS / 1000);
     if (progress_o != Py_False)
         bcl_sim_progress(progress_hook, &p, PROGRESS_MS);
-    /* Several devices: a group for this call. One device: its process-wide
-     * context, or (cache=False) a group of its own for this call. */
     if (list || !cache)
-        ret = bpy_run_group(in, &a, idx, count, out_o);
+        ret = run_group(in, &a, idx, count, out_o);
     else
         ret = bpy_run_cached(&a, idx[0], in, out_o);
     bcl_sim_progress(NULL, NULL, 0);

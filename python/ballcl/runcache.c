@@ -1,18 +1,16 @@
 /*
  * ballcl.run's process-wide contexts: one ballcl.Context per (device,
- * model), kept from the first call, so that a later call costs a Context
- * frame and a returned array passed back is not uploaded again
- * (docs/PYTHON.md, "Frame loops"). The registry, a list, changes only with
- * the GIL held.
+ * model), so that a later call costs a frame and a returned array passed
+ * back is not uploaded (docs/PYTHON.md, "Frame loops"). The registry
+ * changes only with the GIL held.
  */
 #include "core.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* (Context, kernel folder) pairs: the library reads its kernels from
- * $BALLCL_KERNEL_DIR when it is set, at each context, so a context made
- * under another folder holds another program. */
+/* (Context, kernel folder) pairs: a context made under another
+ * $BALLCL_KERNEL_DIR holds another program. */
 static PyObject *registry;
 
 static const char *kernel_dir(void)
@@ -114,8 +112,7 @@ PyObject *bpy_cached_py(PyObject *self, PyObject *unused)
     return list;
 }
 
-/* Empties the registry, then closes each context (waiting for a call in
- * progress when `wait`). */
+/* Empties the registry, then closes each context (wait: for a call in it). */
 static void close_all(bool wait)
 {
     PyObject *old = registry;

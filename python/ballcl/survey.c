@@ -1,12 +1,10 @@
 /*
  * ballcl.survey(device=None, *, quick=False): the device capability survey
  * (docs/SURVEY.md) as the dict of `ballcl survey --json`'s document, by the
- * same library code (bcl_survey_run), the GIL released (like the command,
- * no Ctrl-C point inside a figure). The command turns the drivers' program
- * caches off before its first OpenCL call so that a cold build is cold; a
- * module cannot promise to be first and must not change the process's
- * environment, so it leaves them, and the document says so
- * ("driver_caches").
+ * same library code (bcl_survey_run), the GIL released. The command turns
+ * the drivers' program caches off before its first OpenCL call; a module
+ * cannot promise to be first and must not change the environment, so it
+ * leaves them, and the document says so ("driver_caches").
  */
 #include "core.h"
 
