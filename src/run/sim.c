@@ -8,10 +8,9 @@
  * step launches the kernel once per chunk. Balls are independent, so the
  * split changes no bits.
  *
- * The buffers may be larger than the state they hold: bcl_sim_load puts a
- * state of any size on a simulation, keeping its buffers when they are
- * large enough (a frame loop of the Python module keeps them sized to the
- * largest state it has seen) and growing them otherwise.
+ * The buffers may be larger than the state they hold: bcl_sim_load keeps
+ * them when they are large enough (the Python module's frame loop keeps
+ * them sized to the largest state it has seen) and grows them otherwise.
  */
 #include "run/run.h"
 #include "ocl/clock.h"
@@ -46,6 +45,12 @@ struct bcl_sim {
     size_t ncap;
     cl_mem flag; /* the state check's verdict, one uint; made at the first check */
 };
+
+/* BCL_OK, or e set from the call that failed on s's device. */
+static int sim_cl(const bcl_sim *s, cl_int st, const char *call, bcl_error *e)
+{
+    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, call, bcl_context_device(s->c)->name);
+}
 
 /* The allocation limit, lowered by BALLCL_TEST_MAX_ALLOC (bytes) so tests can
  * exercise the split on any device. */
@@ -87,33 +92,6 @@ static void release_buffers(bcl_sim *s)
     s->n = s->cap = s->nchunks = s->ncap = 0;
 }
 
-/* Buffers for cap balls, in chunks of s->per; the old ones released first,
- * so that the device never holds both. */
-static int alloc_buffers(bcl_sim *s, size_t cap, bcl_error *e)
-{
-    const bcl_device_info *d = bcl_context_device(s->c);
-    release_buffers(s);
-    size_t ncap = (cap + s->per - 1) / s->per;
-    s->chunks = calloc(ncap, sizeof *s->chunks);
-    if (!s->chunks)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    s->ncap = ncap;
-    for (size_t i = 0; i < ncap; i++) {
-        chunk *ch = &s->chunks[i];
-        ch->first = i * s->per;
-        ch->n = cap - ch->first < s->per ? cap - ch->first : s->per;
-        cl_int st;
-        ch->buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE,
-                                ch->n * BALL_BYTES, NULL);
-        if (st != CL_SUCCESS) {
-            release_buffers(s);
-            return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-        }
-    }
-    s->cap = cap;
-    return BCL_OK;
-}
-
 /* The first n balls of the capacity hold the state: the chunks that cover
  * them, the last one in part. */
 static void set_balls(bcl_sim *s, size_t n)
@@ -122,58 +100,120 @@ static void set_balls(bcl_sim *s, size_t n)
     s->nchunks = (n + s->per - 1) / s->per;
     for (size_t i = 0; i < s->nchunks; i++) {
         chunk *ch = &s->chunks[i];
+        ch->first = i * s->per;
         ch->n = n - ch->first < s->per ? n - ch->first : s->per;
     }
 }
 
-/* A simulation of c holding no balls yet. */
-static int sim_new(bcl_context *c, bcl_sim **out, bcl_error *e)
+/* A device buffer of `bytes` in *buf (NULL after a failure). */
+static int new_buffer(bcl_sim *s, size_t bytes, cl_mem *buf, bcl_error *e)
 {
-    bcl_sim *s = *out = calloc(1, sizeof *s);
+    cl_int st;
+    *buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st != CL_SUCCESS)
+        *buf = NULL;
+    return sim_cl(s, st, "clCreateBuffer", e);
+}
+
+/* Buffers for cap balls, in chunks of s->per, all holding the state; the
+ * old ones released first, so that the device never holds both. */
+static int alloc_buffers(bcl_sim *s, size_t cap, bcl_error *e)
+{
+    release_buffers(s);
+    size_t ncap = (cap + s->per - 1) / s->per;
+    s->chunks = calloc(ncap, sizeof *s->chunks);
+    if (!s->chunks)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    s->ncap = ncap;
+    set_balls(s, cap);
+    for (size_t i = 0; i < ncap; i++) {
+        int rc = new_buffer(s, s->chunks[i].n * BALL_BYTES, &s->chunks[i].buf, e);
+        if (rc) {
+            release_buffers(s);
+            return rc;
+        }
+    }
+    s->cap = cap;
+    return BCL_OK;
+}
+
+void bcl_sim_destroy(bcl_sim *s)
+{
+    if (!s)
+        return;
+    release_buffers(s);
+    if (s->flag)
+        clReleaseMemObject(s->flag);
+    free(s);
+}
+
+/* *out = s when rc is BCL_OK; else s is destroyed and *out NULL. */
+static int created(bcl_sim *s, int rc, bcl_sim **out)
+{
+    if (rc != BCL_OK) {
+        bcl_sim_destroy(s);
+        s = NULL;
+    }
+    *out = s;
+    return rc;
+}
+
+/* A simulation of c with buffers for n balls, not yet written. */
+static int sim_new(bcl_context *c, size_t n, bcl_sim **out, bcl_error *e)
+{
+    *out = NULL;
+    if (n == 0)
+        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
+    bcl_sim *s = calloc(1, sizeof *s);
     if (!s)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     s->c = c;
     /* Whole balls per chunk, and n must fit the kernels' uint argument. */
     size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
     s->per = per > UINT32_MAX ? UINT32_MAX : per;
-    return BCL_OK;
+    return created(s, alloc_buffers(s, n, e), out);
+}
+
+/* Every chunk written from the host's state `from`, or read back into
+ * `to` (the other NULL); waited for when blocking. */
+static int transfer(bcl_sim *s, const float *from, float *to, cl_bool blocking, bcl_error *e)
+{
+    cl_command_queue q = bcl_context_queue(s->c);
+    int rc = BCL_OK;
+    for (size_t i = 0; i < s->nchunks && rc == BCL_OK; i++) {
+        chunk *ch = &s->chunks[i];
+        size_t bytes = ch->n * BALL_BYTES, at = 4 * ch->first;
+        cl_int st = from ? BCL_CL(clEnqueueWriteBuffer, q, ch->buf, blocking, 0, bytes, from + at,
+                                  0, NULL, NULL)
+                         : BCL_CL(clEnqueueReadBuffer, q, ch->buf, blocking, 0, bytes, to + at, 0,
+                                  NULL, NULL);
+        rc = sim_cl(s, st, from ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", e);
+    }
+    return rc;
+}
+
+int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
+{
+    return transfer(s, state, NULL, CL_TRUE, e);
+}
+
+int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
+{
+    return transfer(s, NULL, state, CL_TRUE, e);
 }
 
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
 {
-    *out = NULL;
-    if (n == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    bcl_sim *s;
-    int rc = sim_new(c, &s, e);
-    if (rc)
-        return rc;
-    rc = bcl_sim_load(s, state, n, e);
-    if (rc != BCL_OK) {
-        bcl_sim_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return BCL_OK;
+    int rc = sim_new(c, n, out, e);
+    return rc ? rc : created(*out, bcl_sim_write(*out, state, e), out);
 }
-
-static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e);
 
 int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n, bcl_sim **out,
                          bcl_error *e)
 {
-    *out = NULL;
-    if (n == 0 || nblock == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    bcl_sim *s;
-    int rc = sim_new(c, &s, e);
-    if (rc)
-        return rc;
-    const bcl_device_info *d = bcl_context_device(c);
+    int rc = sim_new(c, nblock ? n : 0, out, e); /* no block: no balls */
+    bcl_sim *s = *out;
     cl_command_queue q = bcl_context_queue(c);
-    rc = alloc_buffers(s, n, e);
-    if (rc == BCL_OK)
-        set_balls(s, n);
     /* Each buffer: the block written at its start, then the written part
      * copied after itself until the buffer is full. */
     for (size_t i = 0; rc == BCL_OK && i < s->nchunks; i++) {
@@ -181,25 +221,18 @@ int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size
         size_t done = nblock < ch->n ? nblock : ch->n;
         cl_int st = BCL_CL(clEnqueueWriteBuffer, q, ch->buf, CL_TRUE, 0, done * BALL_BYTES, block,
                            0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);
+        rc = sim_cl(s, st, "clEnqueueWriteBuffer", e);
         while (rc == BCL_OK && done < ch->n) {
             size_t len = done < ch->n - done ? done : ch->n - done;
             st = BCL_CL(clEnqueueCopyBuffer, q, ch->buf, ch->buf, 0, done * BALL_BYTES,
                         len * BALL_BYTES, 0, NULL, NULL);
-            if (st != CL_SUCCESS)
-                rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+            rc = sim_cl(s, st, "clEnqueueCopyBuffer", e);
             done += len;
         }
     }
     if (rc == BCL_OK)
         rc = bcl_sim_finish(s, e);
-    if (rc != BCL_OK) {
-        bcl_sim_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return BCL_OK;
+    return created(s, rc, out);
 }
 
 static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_error *e)
@@ -212,7 +245,7 @@ static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_
             return rc;
     }
     set_balls(s, n);
-    return write_state(s, state, blocking, e);
+    return transfer(s, state, NULL, blocking, e);
 }
 
 int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e)
@@ -227,54 +260,7 @@ int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e)
 
 int bcl_sim_finish(bcl_sim *s, bcl_error *e)
 {
-    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
-    return BCL_OK;
-}
-
-void bcl_sim_destroy(bcl_sim *s)
-{
-    if (!s)
-        return;
-    release_buffers(s);
-    if (s->flag)
-        clReleaseMemObject(s->flag);
-    free(s);
-}
-
-int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
-{
-    return write_state(s, state, CL_TRUE, e);
-}
-
-/* Every chunk written from the host's state `from`, or read back into
- * `to` (the other NULL); waited for when blocking. */
-static int transfer(bcl_sim *s, const float *from, float *to, cl_bool blocking, bcl_error *e)
-{
-    cl_command_queue q = bcl_context_queue(s->c);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        size_t bytes = ch->n * BALL_BYTES, at = 4 * ch->first;
-        cl_int st = from ? BCL_CL(clEnqueueWriteBuffer, q, ch->buf, blocking, 0, bytes, from + at,
-                                  0, NULL, NULL)
-                         : BCL_CL(clEnqueueReadBuffer, q, ch->buf, blocking, 0, bytes, to + at, 0,
-                                  NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, from ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
-                               bcl_context_device(s->c)->name);
-    }
-    return BCL_OK;
-}
-
-static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
-{
-    return transfer(s, state, NULL, blocking, e);
-}
-
-int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
-{
-    return transfer(s, NULL, state, CL_TRUE, e);
+    return sim_cl(s, BCL_CL(clFinish, bcl_context_queue(s->c)), "clFinish", e);
 }
 
 /* The chunk's buffer and ball count: the first two arguments of every
@@ -289,17 +275,13 @@ static cl_int set_chunk(cl_kernel k, const chunk *ch)
 static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, const float *params,
                     bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
-    const bcl_model *m = bcl_context_model(s->c);
     cl_int st = set_chunk(k, ch);
     if (st == CL_SUCCESS)
         st = BCL_CL(clSetKernelArg, k, 2, sizeof steps, &steps);
-    unsigned np = bcl_model_param_floats(m);
+    unsigned np = bcl_model_param_floats(bcl_context_model(s->c));
     for (unsigned i = 0; i < np && st == CL_SUCCESS; i++)
         st = BCL_CL(clSetKernelArg, k, 3 + i, sizeof(float), &params[i]);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
-    return BCL_OK;
+    return sim_cl(s, st, "clSetKernelArg", e);
 }
 
 static cl_ulong event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
@@ -320,11 +302,11 @@ typedef struct arg_state {
  * s, queued and not waited for. empty launches over no balls (n = 0), so
  * that work a driver defers to the first launch is done. *first and *last
  * (each optional) get the events of the first and the last chunk's launch
- * (the same event, retained twice, with one chunk). */
+ * (the same event, retained twice, with one chunk); after a failure *first
+ * may be set, *last never is. */
 static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint ksteps, bool empty,
                          arg_state *as, cl_event *first, cl_event *last, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
     cl_command_queue q = bcl_context_queue(s->c);
     const size_t *local = p->launch.local ? &p->launch.local : NULL;
     for (size_t c = 0; c < s->nchunks; c++) {
@@ -340,13 +322,12 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
             as->chunk = c;
             as->steps = ksteps;
         }
-        /* With one chunk, one launch is both the first and the last. */
         bool want_first = c == 0 && first, want_last = c + 1 == s->nchunks && last;
         cl_event ev = NULL;
         cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL,
                            want_first || want_last ? &ev : NULL);
         if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+            return sim_cl(s, st, "clEnqueueNDRangeKernel", e);
         if (want_first)
             *first = ev;
         if (want_last) {
@@ -358,14 +339,19 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
     return BCL_OK;
 }
 
+/* One launch of p's kernel (p->steps_per_launch steps) over every chunk. */
+static int launch_plan(bcl_sim *s, const bcl_plan *p, bool empty, cl_event *last, bcl_error *e)
+{
+    cl_kernel k;
+    arg_state as = {SIZE_MAX, 0};
+    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
+    return rc ? rc : launch_chunks(s, p, k, p->steps_per_launch, empty, &as, NULL, last, e);
+}
+
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
 {
     double t0 = bcl_now_ms();
-    cl_kernel k;
-    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
-    arg_state as = {SIZE_MAX, 0};
-    if (rc == BCL_OK)
-        rc = launch_chunks(s, p, k, p->steps_per_launch, true, &as, NULL, NULL, e);
+    int rc = launch_plan(s, p, true, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_sim_finish(s, e);
     if (ms)
@@ -373,51 +359,50 @@ int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
     return rc;
 }
 
+int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
+{
+    if (ev)
+        *ev = NULL;
+    return launch_plan(s, p, false, ev, e);
+}
+
 int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
     cl_command_queue q = bcl_context_queue(s->c);
     cl_kernel k;
     int rc = bcl_context_kernel_named(s->c, "bcl_nonfinite", &k, e);
-    if (rc)
-        return rc;
-    cl_int st;
-    if (!s->flag) {
-        s->flag = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE,
-                                sizeof(cl_uint), NULL);
-        if (st != CL_SUCCESS) {
-            s->flag = NULL;
-            return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-        }
-    }
+    if (rc == BCL_OK && !s->flag)
+        rc = new_buffer(s, sizeof(cl_uint), &s->flag, e);
     /* The pattern is copied when the fill is queued. */
     cl_uint zero = 0;
-    st = BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clEnqueueFillBuffer", d->name);
-    if ((st = BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag)) != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        const chunk *ch = &s->chunks[i];
+    if (rc == BCL_OK)
+        rc = sim_cl(s,
+                    BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0,
+                           NULL, NULL),
+                    "clEnqueueFillBuffer", e);
+    if (rc == BCL_OK)
+        rc = sim_cl(s, BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag), "clSetKernelArg", e);
+    for (size_t i = 0; i < s->nchunks && rc == BCL_OK; i++) {
         /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop,
          * few enough that any device has items for all its units. The
          * count is of balls, one uint4 each. */
-        size_t items = (ch->n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
-        if ((st = set_chunk(k, ch)) != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
-        st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL);
+        size_t items = (s->chunks[i].n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
+        cl_int st = set_chunk(k, &s->chunks[i]);
         if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+            rc = sim_cl(s, st, "clSetKernelArg", e);
+        else
+            rc = sim_cl(s,
+                        BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL),
+                        "clEnqueueNDRangeKernel", e);
     }
+    if (rc != BCL_OK)
+        return rc;
     *flag = 0;
-    st = BCL_CL(clEnqueueReadBuffer, q, s->flag, CL_FALSE, 0, sizeof(cl_uint), flag, 0, NULL, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
-    return BCL_OK;
+    return sim_cl(
+        s,
+        BCL_CL(clEnqueueReadBuffer, q, s->flag, CL_FALSE, 0, sizeof(cl_uint), flag, 0, NULL, NULL),
+        "clEnqueueReadBuffer", e);
 }
-
-static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
-               bcl_sim_timing *t, bcl_error *e);
 
 /* The launches of a run whose profiling events are read, spread over it:
  * the first, the last and evenly between. A run's launches are alike (K
@@ -447,23 +432,6 @@ static void release_samples(sample *x, unsigned n)
     }
 }
 
-int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
-{
-    return run(s, p, steps, NULL, NULL, t, e);
-}
-
-int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
-                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e)
-{
-    if (steps == 0) {
-        memset(t, 0, sizeof *t);
-        /* The blocking read-back waits for the check queued before it. */
-        int rc = flag ? bcl_sim_check_finite(s, flag, e) : BCL_OK;
-        return rc ? rc : bcl_sim_read(s, state, e);
-    }
-    return run(s, p, steps, state, flag, t, e);
-}
-
 static struct {
     bcl_steps_fn fn;
     void *arg;
@@ -477,13 +445,22 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
     progress.every_ms = every_ms;
 }
 
+/* Tells that done steps of steps are done if a line is due at *next, and
+ * when the next one is. */
+static void tell_progress(double *next, uint64_t done, uint64_t steps)
+{
+    if (bcl_now_ms() < *next)
+        return;
+    progress.fn(progress.arg, done, steps);
+    *next = bcl_now_ms() + progress.every_ms;
+}
+
 /* Once the launches are queued, the progress comes from the sampled
- * launches (spread evenly over the run, their events taken anyway): a
- * callback notes each one's end, and a thread of its own tells, when a line
- * is due, how far the ended samples go, while the run waits in clFinish as
- * it does without progress. No device query for a line, no wait but the
- * run's own. The watch is freed by whichever of the run and the callbacks
- * lets go of it last. */
+ * launches (their events taken anyway): a callback notes each one's end,
+ * and a thread of its own tells, when a line is due, how far the ended
+ * samples go, while the run waits in clFinish as it does without progress:
+ * no device query for a line, no wait but the run's own. Whichever of the
+ * run and the callbacks lets go of the watch last frees it. */
 typedef struct progress_watch {
     pthread_mutex_t m;
     pthread_cond_t cv;
@@ -523,34 +500,31 @@ static void CL_CALLBACK sample_ended(cl_event ev, cl_int status, void *p)
     watch_release(w);
 }
 
-/* The lines: at each interval (with none, BALLCL_PROGRESS_SECONDS=0, at
- * each sample that ends), once a sample has ended. */
+/* The lines: once a sample has ended, at each interval (with none,
+ * BALLCL_PROGRESS_SECONDS=0, at each sample that ends). */
 static void *watch_lines(void *p)
 {
     progress_watch *w = p;
     int shown = -1; /* the sample the last line told */
     pthread_mutex_lock(&w->m);
     while (!w->stop) {
-        bool each = progress.every_ms <= 0;
-        if (w->passed == shown || (!each && bcl_now_ms() < w->next)) {
-            if (each || w->passed == shown) {
-                pthread_cond_wait(&w->cv, &w->m);
-                continue;
-            }
+        if (w->passed == shown) {
+            pthread_cond_wait(&w->cv, &w->m);
+        } else if (progress.every_ms > 0 && bcl_now_ms() < w->next) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             double ns = (double)ts.tv_nsec + (w->next - bcl_now_ms()) * 1e6;
             ts.tv_sec += (time_t)(ns / 1e9);
             ts.tv_nsec = (long)fmod(ns, 1e9);
             pthread_cond_timedwait(&w->cv, &w->m, &ts);
-            continue;
+        } else {
+            shown = w->passed;
+            uint64_t done = (sample_at((unsigned)shown, w->nx, w->launches) + 1) * w->kper;
+            pthread_mutex_unlock(&w->m);
+            progress.fn(progress.arg, done, w->steps);
+            pthread_mutex_lock(&w->m);
+            w->next = bcl_now_ms() + progress.every_ms;
         }
-        shown = w->passed;
-        uint64_t done = (sample_at((unsigned)shown, w->nx, w->launches) + 1) * w->kper;
-        pthread_mutex_unlock(&w->m);
-        progress.fn(progress.arg, done, w->steps);
-        pthread_mutex_lock(&w->m);
-        w->next = bcl_now_ms() + progress.every_ms;
     }
     pthread_mutex_unlock(&w->m);
     return NULL;
@@ -591,9 +565,7 @@ static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch
         return BCL_OK;
     }
     watch_release(w);
-    return st == CL_SUCCESS
-               ? BCL_OK
-               : bcl_cl_fail(e, st, "clSetEventCallback", bcl_context_device(s->c)->name);
+    return sim_cl(s, st, "clSetEventCallback", e);
 }
 
 static void watch_stop(progress_watch *w)
@@ -632,9 +604,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
-    /* Progress: reported at the windows' waits when due, then at the
-     * sampled launches (tell_progress); a calibration's runs report none.
-     * With none asked for, nothing here changes. */
+    /* Progress: told at the windows' waits when due, then from the sampled
+     * launches (progress_watch); a calibration's runs tell none. With none
+     * asked for, nothing here changes. */
     bool watch = progress.fn && p->sync == BCL_SYNC_END && !p->bare && !p->untimed_launches;
     double next = w0 + progress.every_ms;
     uint64_t mark_done = 0;
@@ -650,20 +622,14 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (rc != BCL_OK) {
             if (f)
                 clReleaseEvent(f);
-            if (l)
-                clReleaseEvent(l);
             break;
         }
         if (marked) {
             if (mark) {
-                cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
-                if (st != CL_SUCCESS)
-                    rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
+                rc = sim_cl(s, BCL_CL(clWaitForEvents, 1, &mark), "clWaitForEvents", e);
                 clReleaseEvent(mark);
-            }
-            if (watch && rc == BCL_OK && mark && bcl_now_ms() >= next) {
-                progress.fn(progress.arg, mark_done, steps);
-                next = bcl_now_ms() + progress.every_ms;
+                if (watch && rc == BCL_OK)
+                    tell_progress(&next, mark_done, steps);
             }
             mark = l;
             mark_done = done + ksteps;
@@ -672,11 +638,10 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         }
         if (sampled)
             x[got++] = (sample){f, l};
-        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
+        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY) {
             rc = bcl_sim_finish(s, e);
-        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && progress.fn && bcl_now_ms() >= next) {
-            progress.fn(progress.arg, done + ksteps, steps);
-            next = bcl_now_ms() + progress.every_ms;
+            if (rc == BCL_OK && progress.fn)
+                tell_progress(&next, done + ksteps, steps);
         }
     }
     if (mark)
@@ -701,26 +666,15 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         progress.fn(progress.arg, steps, steps);
     t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
-    /* After an error the events are released unread. */
-    if (rc != BCL_OK || got == 0) {
-        release_samples(x, got);
-        if (rc == BCL_OK) { /* bare: the host's clock is the figure */
-            t->device_ms = t->wall_ms;
-            t->host_clock = true;
-        }
-        return rc;
-    }
     /* Some drivers let clFinish succeed after a launch that died (a lost
      * device, a faulting kernel) and report it only in the event. */
-    cl_event ends[2] = {x[0].f, x[got - 1].l};
-    for (int i = 0; i < 2 && rc == BCL_OK; i++) {
+    for (int i = 0; i < 2 && got > 0 && rc == BCL_OK; i++) {
         cl_int exec = CL_COMPLETE;
-        cl_int st = BCL_CL(clGetEventInfo, ends[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
-                           &exec, NULL);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clGetEventInfo", d->name);
-        else if (exec < 0)
-            rc = bcl_cl_fail(e, exec, "a kernel launch (event status)", d->name);
+        cl_int st = BCL_CL(clGetEventInfo, i ? x[got - 1].l : x[0].f,
+                           CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL);
+        rc = sim_cl(s, st, "clGetEventInfo", e);
+        if (rc == BCL_OK && exec < 0)
+            rc = sim_cl(s, exec, "a kernel launch (event status)", e);
     }
     /* Each sample's span; the first's start and the last's end are the run's
      * (all a run timed by the host reads). */
@@ -730,21 +684,19 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         cl_int st1 = CL_SUCCESS, st2 = CL_SUCCESS;
         cl_ulong a = timed || i == 0 ? event_ns(x[i].f, CL_PROFILING_COMMAND_START, &st1) : 0;
         cl_ulong b = timed || i + 1 == got ? event_ns(x[i].l, CL_PROFILING_COMMAND_END, &st2) : 0;
-        if (st1 != CL_SUCCESS || st2 != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", d->name);
-            break;
-        }
+        rc = sim_cl(s, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", e);
         if (i == 0)
             start = a;
         stop = b;
         if (timed && b > a && (double)(b - a) / 1e6 > t->max_launch_ms)
             t->max_launch_ms = (double)(b - a) / 1e6;
     }
-    release_samples(x, got);
+    release_samples(x, got); /* after an error, unread */
     if (rc != BCL_OK)
         return rc;
     /* Believed only after the check (src/ocl/clock_check.c): every launch
-     * reads and writes each ball of its chunk once. */
+     * reads and writes each ball of its chunk once. A bare run (no samples)
+     * has the host's clock alone. */
     bcl_span_check span = {
         .start_ns = start,
         .end_ns = stop,
@@ -755,7 +707,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         .compute_units = d->compute_units,
         .clock_mhz = d->clock_mhz,
         .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
-    if (bcl_profiling_check(d->device, &span)) {
+    if (got > 0 && bcl_profiling_check(d->device, &span)) {
         t->device_ms = (double)(stop - start) / 1e6;
     } else {
         t->device_ms = t->wall_ms;
@@ -764,16 +716,19 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     return BCL_OK;
 }
 
-int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
+int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
 {
-    if (ev)
-        *ev = NULL;
-    cl_kernel k;
-    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
-    arg_state as = {SIZE_MAX, 0};
-    if (rc == BCL_OK) {
-        /* The event of the last chunk's launch. */
-        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, NULL, ev, e);
+    return run(s, p, steps, NULL, NULL, t, e);
+}
+
+int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
+                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e)
+{
+    if (steps == 0) {
+        memset(t, 0, sizeof *t);
+        /* The blocking read-back waits for the check queued before it. */
+        int rc = flag ? bcl_sim_check_finite(s, flag, e) : BCL_OK;
+        return rc ? rc : bcl_sim_read(s, state, e);
     }
-    return rc;
+    return run(s, p, steps, state, flag, t, e);
 }
