@@ -263,22 +263,19 @@ int bcl_sim_finish(bcl_sim *s, bcl_error *e)
     return sim_cl(s, BCL_CL(clFinish, bcl_context_queue(s->c)), "clFinish", e);
 }
 
-/* The chunk's buffer and ball count: the first two arguments of every
- * kernel here (the models' and the state check's). */
-static cl_int set_chunk(cl_kernel k, const chunk *ch)
-{
-    cl_uint n32 = (cl_uint)ch->n;
-    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
-    return st == CL_SUCCESS ? BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32) : st;
-}
-
+/* The kernel's arguments for chunk ch: its buffer and ball count (every
+ * kernel's first two), then, but for the state check (steps 0), the steps
+ * and the model's parameters. */
 static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, const float *params,
                     bcl_error *e)
 {
-    cl_int st = set_chunk(k, ch);
+    cl_uint n32 = (cl_uint)ch->n;
+    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
     if (st == CL_SUCCESS)
+        st = BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32);
+    if (st == CL_SUCCESS && steps > 0)
         st = BCL_CL(clSetKernelArg, k, 2, sizeof steps, &steps);
-    unsigned np = bcl_model_param_floats(bcl_context_model(s->c));
+    unsigned np = steps > 0 ? bcl_model_param_floats(bcl_context_model(s->c)) : 0;
     for (unsigned i = 0; i < np && st == CL_SUCCESS; i++)
         st = BCL_CL(clSetKernelArg, k, 3 + i, sizeof(float), &params[i]);
     return sim_cl(s, st, "clSetKernelArg", e);
@@ -298,8 +295,8 @@ typedef struct arg_state {
     cl_uint steps;
 } arg_state;
 
-/* The one enqueue loop: one launch of k (ksteps steps) over every chunk of
- * s, queued and not waited for. empty launches over no balls (n = 0), so
+/* The one enqueue loop: one launch of k (ksteps steps; 0: the state check)
+ * over every chunk of s, queued and not waited for. empty launches over no balls (n = 0), so
  * that work a driver defers to the first launch is done. *first and *last
  * (each optional) get the events of the first and the last chunk's launch
  * (the same event, retained twice, with one chunk); after a failure *first
@@ -382,19 +379,12 @@ int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
                     "clEnqueueFillBuffer", e);
     if (rc == BCL_OK)
         rc = sim_cl(s, BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag), "clSetKernelArg", e);
-    for (size_t i = 0; i < s->nchunks && rc == BCL_OK; i++) {
-        /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop,
-         * few enough that any device has items for all its units. The
-         * count is of balls, one uint4 each. */
-        size_t items = (s->chunks[i].n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
-        cl_int st = set_chunk(k, &s->chunks[i]);
-        if (st != CL_SUCCESS)
-            rc = sim_cl(s, st, "clSetKernelArg", e);
-        else
-            rc = sim_cl(s,
-                        BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL),
-                        "clEnqueueNDRangeKernel", e);
-    }
+    /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop, few
+     * enough that any device has items for all its units. */
+    bcl_plan check = {.balls_per_item = CHECK_BALLS_PER_ITEM};
+    arg_state as = {SIZE_MAX, 0};
+    if (rc == BCL_OK)
+        rc = launch_chunks(s, &check, k, 0, false, &as, NULL, NULL, e);
     if (rc != BCL_OK)
         return rc;
     *flag = 0;
@@ -422,14 +412,6 @@ typedef struct sample {
 static uint64_t sample_at(unsigned j, unsigned n, uint64_t launches)
 {
     return n < 2 ? 0 : (uint64_t)j * (launches - 1) / (n - 1);
-}
-
-static void release_samples(sample *x, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        clReleaseEvent(x[i].f);
-        clReleaseEvent(x[i].l);
-    }
 }
 
 static struct {
@@ -691,7 +673,10 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (timed && b > a && (double)(b - a) / 1e6 > t->max_launch_ms)
             t->max_launch_ms = (double)(b - a) / 1e6;
     }
-    release_samples(x, got); /* after an error, unread */
+    for (unsigned i = 0; i < got; i++) { /* after an error, unread */
+        clReleaseEvent(x[i].f);
+        clReleaseEvent(x[i].l);
+    }
     if (rc != BCL_OK)
         return rc;
     /* Believed only after the check (src/ocl/clock_check.c): every launch
