@@ -1,26 +1,21 @@
 /*
- * A simulation on the device. The state stays on the device for the whole
- * run: launches are queued back to back on one in-order queue and the host
- * waits once at the end (unless --sync every asks for the seed's mistake).
- *
- * The state may be larger than one allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE):
- * it is then split into chunks of whole balls, one buffer each, and every
- * step launches the kernel once per chunk. Balls are independent, so the
- * split changes no bits.
- *
- * The buffers may be larger than the state they hold: bcl_sim_load keeps
- * them when they are large enough (the Python module's frame loop keeps
- * them sized to the largest state it has seen) and grows them otherwise.
+ * A simulation on the device: the state stays there for the whole run,
+ * launches are queued back to back on one in-order queue and the host waits
+ * once at the end (unless --sync every asks for the seed's mistake). A state
+ * larger than one allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is split into
+ * chunks of whole balls, one buffer each, and every step launches the kernel
+ * once per chunk; balls are independent, so the split changes no bits. The
+ * buffers may hold more than the state: bcl_sim_load keeps them when they
+ * are large enough (the Python module's frame loop keeps them sized to the
+ * largest state it has seen) and grows them otherwise.
  */
 #include "run/run.h"
 #include "ocl/clock.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,9 +35,8 @@ struct bcl_sim {
     size_t n;      /* balls of the state held */
     size_t cap;    /* balls the buffers hold */
     size_t per;    /* balls per buffer (the allocation limit) */
-    chunk *chunks; /* ncap buffers of the capacity; the first nchunks hold the state */
+    chunk *chunks; /* the buffers of the capacity; the first nchunks hold the state */
     size_t nchunks;
-    size_t ncap;
     cl_mem flag; /* the state check's verdict, one uint; made at the first check */
 };
 
@@ -52,18 +46,18 @@ static int sim_cl(const bcl_sim *s, cl_int st, const char *call, bcl_error *e)
     return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, call, bcl_context_device(s->c)->name);
 }
 
-/* The allocation limit, lowered by BALLCL_TEST_MAX_ALLOC (bytes) so tests can
- * exercise the split on any device. */
-static cl_ulong alloc_limit(const bcl_device_info *d)
+/* Balls per buffer: whole balls within the allocation limit (lowered by
+ * BALLCL_TEST_MAX_ALLOC, bytes, so tests can exercise the split on any
+ * device), and few enough for the kernels' uint argument. */
+static size_t balls_per_buffer(const bcl_device_info *d)
 {
     cl_ulong lim = d->max_alloc ? d->max_alloc : (cl_ulong)1 << 27;
     const char *env = getenv("BALLCL_TEST_MAX_ALLOC");
-    if (env && *env) {
-        unsigned long long v = strtoull(env, NULL, 10);
-        if (v >= BALL_BYTES && v < lim)
-            lim = v;
-    }
-    return lim;
+    unsigned long long v = env && *env ? strtoull(env, NULL, 10) : 0;
+    if (v >= BALL_BYTES && v < lim)
+        lim = v;
+    size_t per = (size_t)(lim / BALL_BYTES);
+    return per > UINT32_MAX ? UINT32_MAX : per;
 }
 
 size_t bcl_sim_buffers(const bcl_sim *s)
@@ -84,16 +78,15 @@ size_t bcl_sim_balls(const bcl_sim *s)
 /* Releases every buffer: the simulation holds no balls and can hold none. */
 static void release_buffers(bcl_sim *s)
 {
-    for (size_t i = 0; i < s->ncap; i++)
+    for (size_t i = 0; i < (s->cap + s->per - 1) / s->per; i++)
         if (s->chunks[i].buf)
             clReleaseMemObject(s->chunks[i].buf);
     free(s->chunks);
     s->chunks = NULL;
-    s->n = s->cap = s->nchunks = s->ncap = 0;
+    s->n = s->cap = s->nchunks = 0;
 }
 
-/* The first n balls of the capacity hold the state: the chunks that cover
- * them, the last one in part. */
+/* The state is the capacity's first n balls: the chunks that cover them. */
 static void set_balls(bcl_sim *s, size_t n)
 {
     s->n = n;
@@ -120,20 +113,18 @@ static int new_buffer(bcl_sim *s, size_t bytes, cl_mem *buf, bcl_error *e)
 static int alloc_buffers(bcl_sim *s, size_t cap, bcl_error *e)
 {
     release_buffers(s);
-    size_t ncap = (cap + s->per - 1) / s->per;
-    s->chunks = calloc(ncap, sizeof *s->chunks);
+    s->chunks = calloc((cap + s->per - 1) / s->per, sizeof *s->chunks);
     if (!s->chunks)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    s->ncap = ncap;
+    s->cap = cap;
     set_balls(s, cap);
-    for (size_t i = 0; i < ncap; i++) {
+    for (size_t i = 0; i < s->nchunks; i++) {
         int rc = new_buffer(s, s->chunks[i].n * BALL_BYTES, &s->chunks[i].buf, e);
         if (rc) {
             release_buffers(s);
             return rc;
         }
     }
-    s->cap = cap;
     return BCL_OK;
 }
 
@@ -168,9 +159,7 @@ static int sim_new(bcl_context *c, size_t n, bcl_sim **out, bcl_error *e)
     if (!s)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     s->c = c;
-    /* Whole balls per chunk, and n must fit the kernels' uint argument. */
-    size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
-    s->per = per > UINT32_MAX ? UINT32_MAX : per;
+    s->per = balls_per_buffer(bcl_context_device(c));
     return created(s, alloc_buffers(s, n, e), out);
 }
 
@@ -296,11 +285,11 @@ typedef struct arg_state {
 } arg_state;
 
 /* The one enqueue loop: one launch of k (ksteps steps; 0: the state check)
- * over every chunk of s, queued and not waited for. empty launches over no balls (n = 0), so
- * that work a driver defers to the first launch is done. *first and *last
- * (each optional) get the events of the first and the last chunk's launch
- * (the same event, retained twice, with one chunk); after a failure *first
- * may be set, *last never is. */
+ * over every chunk of s, queued and not waited for. empty launches over no
+ * balls (n = 0), so that work a driver defers to the first launch is done.
+ * *first and *last (each optional) get the events of the first and the
+ * last chunk's launch (one event, retained twice, with one chunk); after a
+ * failure *first may be set, *last never is. */
 static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint ksteps, bool empty,
                          arg_state *as, cl_event *first, cl_event *last, bcl_error *e)
 {
@@ -325,13 +314,12 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
                            want_first || want_last ? &ev : NULL);
         if (st != CL_SUCCESS)
             return sim_cl(s, st, "clEnqueueNDRangeKernel", e);
+        if (want_first && want_last)
+            clRetainEvent(ev);
         if (want_first)
             *first = ev;
-        if (want_last) {
-            if (want_first)
-                clRetainEvent(ev);
+        if (want_last)
             *last = ev;
-        }
     }
     return BCL_OK;
 }
@@ -370,43 +358,33 @@ int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
     int rc = bcl_context_kernel_named(s->c, "bcl_nonfinite", &k, e);
     if (rc == BCL_OK && !s->flag)
         rc = new_buffer(s, sizeof(cl_uint), &s->flag, e);
+    if (rc)
+        return rc;
     /* The pattern is copied when the fill is queued. */
     cl_uint zero = 0;
-    if (rc == BCL_OK)
-        rc = sim_cl(s,
-                    BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0,
-                           NULL, NULL),
-                    "clEnqueueFillBuffer", e);
-    if (rc == BCL_OK)
-        rc = sim_cl(s, BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag), "clSetKernelArg", e);
+    cl_int st =
+        BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    if (st != CL_SUCCESS)
+        return sim_cl(s, st, "clEnqueueFillBuffer", e);
+    if ((st = BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag)) != CL_SUCCESS)
+        return sim_cl(s, st, "clSetKernelArg", e);
     /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop, few
      * enough that any device has items for all its units. */
     bcl_plan check = {.balls_per_item = CHECK_BALLS_PER_ITEM};
     arg_state as = {SIZE_MAX, 0};
-    if (rc == BCL_OK)
-        rc = launch_chunks(s, &check, k, 0, false, &as, NULL, NULL, e);
-    if (rc != BCL_OK)
+    if ((rc = launch_chunks(s, &check, k, 0, false, &as, NULL, NULL, e)) != BCL_OK)
         return rc;
     *flag = 0;
-    return sim_cl(
-        s,
-        BCL_CL(clEnqueueReadBuffer, q, s->flag, CL_FALSE, 0, sizeof(cl_uint), flag, 0, NULL, NULL),
-        "clEnqueueReadBuffer", e);
+    st = BCL_CL(clEnqueueReadBuffer, q, s->flag, CL_FALSE, 0, sizeof(cl_uint), flag, 0, NULL, NULL);
+    return sim_cl(s, st, "clEnqueueReadBuffer", e);
 }
 
-/* The launches of a run whose profiling events are read, spread over it:
- * the first, the last and evenly between. A run's launches are alike (K
- * steps over the same balls; the last may be shorter), so their longest is
- * the longest of these, and the host pays for events on at most this many
- * launches a run, whatever S is: per launch it only enqueues
- * (docs/PERFORMANCE.md, "The host's cost per launch"). A run of at most
- * this many launches times every one. */
+/* The launches of a run whose profiling events are read: the first, the
+ * last and evenly between (all, in a run of at most this many). A run's
+ * launches are alike (K steps over the same balls), so their longest is the
+ * longest of these, and whatever S is the host pays for events on this many
+ * (docs/PERFORMANCE.md, "The host's cost per launch"). */
 #define LAUNCH_SAMPLES 8
-
-typedef struct sample {
-    cl_event f, l; /* the launch's first and last chunk's events (one event, retained
-                      twice, with one chunk) */
-} sample;
 
 /* The index of sample j of n over launches 0 .. launches - 1. */
 static uint64_t sample_at(unsigned j, unsigned n, uint64_t launches)
@@ -513,7 +491,7 @@ static void *watch_lines(void *p)
 }
 
 /* Starts the watch (*out NULL where the thread could not start: no lines). */
-static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch *init,
+static int watch_start(bcl_sim *s, const cl_event *xl, unsigned got, progress_watch *init,
                        progress_watch **out, bcl_error *e)
 {
     *out = NULL;
@@ -536,7 +514,7 @@ static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch
         w->arg[j] = (struct watch_arg){w, (int)j};
         w->refs++;
         pthread_mutex_unlock(&w->m); /* a callback may run at once */
-        st = BCL_CL(clSetEventCallback, x[j].l, CL_COMPLETE, sample_ended, &w->arg[j]);
+        st = BCL_CL(clSetEventCallback, xl[j], CL_COMPLETE, sample_ended, &w->arg[j]);
         pthread_mutex_lock(&w->m);
         if (st != CL_SUCCESS)
             w->refs--;
@@ -572,9 +550,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc || steps == 0)
         return rc;
     uint64_t launches = (steps + kper - 1) / kper;
-    /* The sampled launches; a run timed by the host needs only the first and
-     * the last for the span, a bare one none. */
-    sample x[LAUNCH_SAMPLES];
+    /* The samples' first and last chunk's events. A run timed by the host
+     * samples its first and last launch, a bare one none. */
+    cl_event xf[LAUNCH_SAMPLES], xl[LAUNCH_SAMPLES];
     unsigned want = p->bare ? 0 : p->untimed_launches ? 2 : LAUNCH_SAMPLES;
     unsigned nx = launches < want ? (unsigned)launches : want, got = 0;
     /* A bounded queue: each queued launch costs the driver host memory
@@ -586,9 +564,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
-    /* Progress: told at the windows' waits when due, then from the sampled
-     * launches (progress_watch); a calibration's runs tell none. With none
-     * asked for, nothing here changes. */
+    /* Progress (none in a calibration's runs): at the windows' waits when
+     * due, then from the samples (progress_watch). */
     bool watch = progress.fn && p->sync == BCL_SYNC_END && !p->bare && !p->untimed_launches;
     double next = w0 + progress.every_ms;
     uint64_t mark_done = 0;
@@ -618,8 +595,10 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
             if (sampled)
                 clRetainEvent(l);
         }
-        if (sampled)
-            x[got++] = (sample){f, l};
+        if (sampled) {
+            xf[got] = f;
+            xl[got++] = l;
+        }
         if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY) {
             rc = bcl_sim_finish(s, e);
             if (rc == BCL_OK && progress.fn)
@@ -632,11 +611,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc == BCL_OK && watch && got > 0) {
         progress_watch init = {
             .next = next, .nx = nx, .kper = kper, .launches = launches, .steps = steps};
-        rc = watch_start(s, x, got, &init, &lines, e);
+        rc = watch_start(s, xl, got, &init, &lines, e);
     }
-    /* Queued behind the last launch, so that one wait covers all: a round
-     * trip to the device fewer per frame. */
-    if (rc == BCL_OK && flag)
+    if (rc == BCL_OK && flag) /* behind the last launch: one wait for all */
         rc = bcl_sim_check_finite(s, flag, e);
     if (rc == BCL_OK && read_to)
         rc = transfer(s, NULL, read_to, CL_FALSE, e);
@@ -652,7 +629,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
      * device, a faulting kernel) and report it only in the event. */
     for (int i = 0; i < 2 && got > 0 && rc == BCL_OK; i++) {
         cl_int exec = CL_COMPLETE;
-        cl_int st = BCL_CL(clGetEventInfo, i ? x[got - 1].l : x[0].f,
+        cl_int st = BCL_CL(clGetEventInfo, i ? xl[got - 1] : xf[0],
                            CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL);
         rc = sim_cl(s, st, "clGetEventInfo", e);
         if (rc == BCL_OK && exec < 0)
@@ -664,8 +641,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     for (unsigned i = 0; i < got && rc == BCL_OK; i++) {
         bool timed = !p->untimed_launches;
         cl_int st1 = CL_SUCCESS, st2 = CL_SUCCESS;
-        cl_ulong a = timed || i == 0 ? event_ns(x[i].f, CL_PROFILING_COMMAND_START, &st1) : 0;
-        cl_ulong b = timed || i + 1 == got ? event_ns(x[i].l, CL_PROFILING_COMMAND_END, &st2) : 0;
+        cl_ulong a = timed || i == 0 ? event_ns(xf[i], CL_PROFILING_COMMAND_START, &st1) : 0;
+        cl_ulong b = timed || i + 1 == got ? event_ns(xl[i], CL_PROFILING_COMMAND_END, &st2) : 0;
         rc = sim_cl(s, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", e);
         if (i == 0)
             start = a;
@@ -674,8 +651,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
             t->max_launch_ms = (double)(b - a) / 1e6;
     }
     for (unsigned i = 0; i < got; i++) { /* after an error, unread */
-        clReleaseEvent(x[i].f);
-        clReleaseEvent(x[i].l);
+        clReleaseEvent(xf[i]);
+        clReleaseEvent(xl[i]);
     }
     if (rc != BCL_OK)
         return rc;
