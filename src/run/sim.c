@@ -228,11 +228,9 @@ static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_
 {
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    if (n > s->cap) {
-        int rc = alloc_buffers(s, n, e);
-        if (rc)
-            return rc;
-    }
+    int rc = n > s->cap ? alloc_buffers(s, n, e) : BCL_OK;
+    if (rc)
+        return rc;
     set_balls(s, n);
     return transfer(s, state, NULL, blocking, e);
 }
@@ -405,8 +403,7 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
     progress.every_ms = every_ms;
 }
 
-/* Tells that done steps of steps are done if a line is due at *next, and
- * when the next one is. */
+/* A line of done steps of steps, if one is due at *next (then set anew). */
 static void tell_progress(double *next, uint64_t done, uint64_t steps)
 {
     if (bcl_now_ms() < *next)
@@ -415,12 +412,11 @@ static void tell_progress(double *next, uint64_t done, uint64_t steps)
     *next = bcl_now_ms() + progress.every_ms;
 }
 
-/* Once the launches are queued, the progress comes from the sampled
- * launches (their events taken anyway): a callback notes each one's end,
- * and a thread of its own tells, when a line is due, how far the ended
- * samples go, while the run waits in clFinish as it does without progress:
- * no device query for a line, no wait but the run's own. Whichever of the
- * run and the callbacks lets go of the watch last frees it. */
+/* Once the launches are queued, progress comes from the samples (their
+ * events taken anyway): a callback notes each one's end, and a thread of its
+ * own tells, when a line is due, how far the ended samples go, while the run
+ * waits in clFinish as without progress: no device query, no wait of its
+ * own. The last of the run and the callbacks to let go of the watch frees it. */
 typedef struct progress_watch {
     pthread_mutex_t m;
     pthread_cond_t cv;
@@ -555,11 +551,10 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     cl_event xf[LAUNCH_SAMPLES], xl[LAUNCH_SAMPLES];
     unsigned want = p->bare ? 0 : p->untimed_launches ? 2 : LAUNCH_SAMPLES;
     unsigned nx = launches < want ? (unsigned)launches : want, got = 0;
-    /* A bounded queue: each queued launch costs the driver host memory
-     * (about 670 bytes on PoCL), so S = 2^40 would queue gigabytes. Every
-     * `window` launches the last one gets an event, and the host waits for
-     * the one marked a window earlier: at most two windows are queued,
-     * host memory stays flat whatever S is, and the device never runs dry. */
+    /* A bounded queue: each queued launch costs the driver host memory (about
+     * 670 bytes on PoCL). Every `window` launches the last gets an event and
+     * the host waits for the one marked a window earlier: at most two windows
+     * are queued, host memory stays flat whatever S is, the device never runs dry. */
     uint64_t window = BCL_QUEUE_WINDOW / s->nchunks ? BCL_QUEUE_WINDOW / s->nchunks : 1;
     cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
@@ -568,7 +563,6 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
      * due, then from the samples (progress_watch). */
     bool watch = progress.fn && p->sync == BCL_SYNC_END && !p->bare && !p->untimed_launches;
     double next = w0 + progress.every_ms;
-    uint64_t mark_done = 0;
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
@@ -588,10 +582,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
                 rc = sim_cl(s, BCL_CL(clWaitForEvents, 1, &mark), "clWaitForEvents", e);
                 clReleaseEvent(mark);
                 if (watch && rc == BCL_OK)
-                    tell_progress(&next, mark_done, steps);
+                    tell_progress(&next, (i + 1 - window) * kper, steps); /* mark's steps */
             }
             mark = l;
-            mark_done = done + ksteps;
             if (sampled)
                 clRetainEvent(l);
         }
