@@ -21,7 +21,9 @@
 #include <time.h>
 
 #define BALL_BYTES (4 * sizeof(float))
-/* Balls each work-item of the state check reads (src/ocl/state_check.c). */
+/* Balls each work-item of the state check reads (src/ocl/state_check.c):
+ * enough to hide the loop, few enough that any device has items for all
+ * its units. */
 #define CHECK_BALLS_PER_ITEM 16
 
 typedef struct chunk {
@@ -91,10 +93,9 @@ static void set_balls(bcl_sim *s, size_t n)
 {
     s->n = n;
     s->nchunks = (n + s->per - 1) / s->per;
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        ch->first = i * s->per;
-        ch->n = n - ch->first < s->per ? n - ch->first : s->per;
+    for (size_t i = 0, first = 0; i < s->nchunks; i++, first += s->per) {
+        s->chunks[i].first = first;
+        s->chunks[i].n = n - first < s->per ? n - first : s->per;
     }
 }
 
@@ -268,13 +269,6 @@ static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, con
     return sim_cl(s, st, "clSetKernelArg", e);
 }
 
-static cl_ulong event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
-{
-    cl_ulong t = 0;
-    *st = BCL_CL(clGetEventProfilingInfo, ev, what, sizeof t, &t, NULL);
-    return t;
-}
-
 /* Which arguments the kernel holds: they persist on a kernel, so a launch
  * sets them only when the chunk or the step count changes. */
 typedef struct arg_state {
@@ -303,8 +297,7 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
             int rc = set_args(s, k, &ch, ksteps, p->params, e);
             if (rc)
                 return rc;
-            as->chunk = c;
-            as->steps = ksteps;
+            *as = (arg_state){c, ksteps};
         }
         bool want_first = c == 0 && first, want_last = c + 1 == s->nchunks && last;
         cl_event ev = NULL;
@@ -366,8 +359,6 @@ int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
         return sim_cl(s, st, "clEnqueueFillBuffer", e);
     if ((st = BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag)) != CL_SUCCESS)
         return sim_cl(s, st, "clSetKernelArg", e);
-    /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop, few
-     * enough that any device has items for all its units. */
     bcl_plan check = {.balls_per_item = CHECK_BALLS_PER_ITEM};
     arg_state as = {SIZE_MAX, 0};
     if ((rc = launch_chunks(s, &check, k, 0, false, &as, NULL, NULL, e)) != BCL_OK)
@@ -559,8 +550,7 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
-    /* Progress (none in a calibration's runs): at the windows' waits when
-     * due, then from the samples (progress_watch). */
+    /* Progress (none in calibrations): at the windows' waits, then from progress_watch. */
     bool watch = progress.fn && p->sync == BCL_SYNC_END && !p->bare && !p->untimed_launches;
     double next = w0 + progress.every_ms;
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
@@ -633,9 +623,13 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     cl_ulong start = 0, stop = 0;
     for (unsigned i = 0; i < got && rc == BCL_OK; i++) {
         bool timed = !p->untimed_launches;
-        cl_int st1 = CL_SUCCESS, st2 = CL_SUCCESS;
-        cl_ulong a = timed || i == 0 ? event_ns(xf[i], CL_PROFILING_COMMAND_START, &st1) : 0;
-        cl_ulong b = timed || i + 1 == got ? event_ns(xl[i], CL_PROFILING_COMMAND_END, &st2) : 0;
+        cl_ulong a = 0, b = 0;
+        cl_int st1 = timed || i == 0 ? BCL_CL(clGetEventProfilingInfo, xf[i],
+                                              CL_PROFILING_COMMAND_START, sizeof a, &a, NULL)
+                                     : CL_SUCCESS;
+        cl_int st2 = timed || i + 1 == got ? BCL_CL(clGetEventProfilingInfo, xl[i],
+                                                    CL_PROFILING_COMMAND_END, sizeof b, &b, NULL)
+                                           : CL_SUCCESS;
         rc = sim_cl(s, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", e);
         if (i == 0)
             start = a;
@@ -662,12 +656,8 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         .compute_units = d->compute_units,
         .clock_mhz = d->clock_mhz,
         .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
-    if (got > 0 && bcl_profiling_check(d->device, &span)) {
-        t->device_ms = (double)(stop - start) / 1e6;
-    } else {
-        t->device_ms = t->wall_ms;
-        t->host_clock = true;
-    }
+    t->host_clock = got == 0 || !bcl_profiling_check(d->device, &span);
+    t->device_ms = t->host_clock ? t->wall_ms : (double)(stop - start) / 1e6;
     return BCL_OK;
 }
 
