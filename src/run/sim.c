@@ -1,33 +1,29 @@
 /*
- * A simulation on the device. The state stays on the device for the whole
- * run: launches are queued back to back on one in-order queue and the host
- * waits once at the end (unless --sync every asks for the seed's mistake).
- *
- * The state may be larger than one allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE):
- * it is then split into chunks of whole balls, one buffer each, and every
- * step launches the kernel once per chunk. Balls are independent, so the
- * split changes no bits.
- *
- * The buffers may be larger than the state they hold: bcl_sim_load puts a
- * state of any size on a simulation, keeping its buffers when they are
- * large enough (a frame loop of the Python module keeps them sized to the
- * largest state it has seen) and growing them otherwise.
+ * A simulation on the device: the state stays there for the whole run,
+ * launches are queued back to back on one in-order queue and the host waits
+ * once at the end (unless --sync every asks for the seed's mistake). A state
+ * larger than one allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is split into
+ * chunks of whole balls, one buffer each, and every step launches the kernel
+ * once per chunk; balls are independent, so the split changes no bits. The
+ * buffers may hold more than the state: bcl_sim_load keeps them when they
+ * are large enough (the Python module's frame loop keeps them sized to the
+ * largest state it has seen) and grows them otherwise.
  */
 #include "run/run.h"
 #include "ocl/clock.h"
 #include "ocl/clcall.h"
 #include "ocl/program.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define BALL_BYTES (4 * sizeof(float))
-/* Balls each work-item of the state check reads (src/ocl/state_check.c). */
+/* Balls each work-item of the state check reads (src/ocl/state_check.c):
+ * enough to hide the loop, few enough that any device has items for all
+ * its units. */
 #define CHECK_BALLS_PER_ITEM 16
 
 typedef struct chunk {
@@ -41,24 +37,29 @@ struct bcl_sim {
     size_t n;      /* balls of the state held */
     size_t cap;    /* balls the buffers hold */
     size_t per;    /* balls per buffer (the allocation limit) */
-    chunk *chunks; /* ncap buffers of the capacity; the first nchunks hold the state */
+    chunk *chunks; /* the buffers of the capacity; the first nchunks hold the state */
     size_t nchunks;
-    size_t ncap;
     cl_mem flag; /* the state check's verdict, one uint; made at the first check */
 };
 
-/* The allocation limit, lowered by BALLCL_TEST_MAX_ALLOC (bytes) so tests can
- * exercise the split on any device. */
-static cl_ulong alloc_limit(const bcl_device_info *d)
+/* BCL_OK, or e set from the call that failed on s's device. */
+static int sim_cl(const bcl_sim *s, cl_int st, const char *call, bcl_error *e)
+{
+    return st == CL_SUCCESS ? BCL_OK : bcl_cl_fail(e, st, call, bcl_context_device(s->c)->name);
+}
+
+/* Balls per buffer: whole balls within the allocation limit (lowered by
+ * BALLCL_TEST_MAX_ALLOC, bytes, so tests can exercise the split on any
+ * device), and few enough for the kernels' uint argument. */
+static size_t balls_per_buffer(const bcl_device_info *d)
 {
     cl_ulong lim = d->max_alloc ? d->max_alloc : (cl_ulong)1 << 27;
     const char *env = getenv("BALLCL_TEST_MAX_ALLOC");
-    if (env && *env) {
-        unsigned long long v = strtoull(env, NULL, 10);
-        if (v >= BALL_BYTES && v < lim)
-            lim = v;
-    }
-    return lim;
+    unsigned long long v = env && *env ? strtoull(env, NULL, 10) : 0;
+    if (v >= BALL_BYTES && v < lim)
+        lim = v;
+    size_t per = (size_t)(lim / BALL_BYTES);
+    return per > UINT32_MAX ? UINT32_MAX : per;
 }
 
 size_t bcl_sim_buffers(const bcl_sim *s)
@@ -79,101 +80,130 @@ size_t bcl_sim_balls(const bcl_sim *s)
 /* Releases every buffer: the simulation holds no balls and can hold none. */
 static void release_buffers(bcl_sim *s)
 {
-    for (size_t i = 0; i < s->ncap; i++)
+    for (size_t i = 0; i < (s->cap + s->per - 1) / s->per; i++)
         if (s->chunks[i].buf)
             clReleaseMemObject(s->chunks[i].buf);
     free(s->chunks);
     s->chunks = NULL;
-    s->n = s->cap = s->nchunks = s->ncap = 0;
+    s->n = s->cap = s->nchunks = 0;
 }
 
-/* Buffers for cap balls, in chunks of s->per; the old ones released first,
- * so that the device never holds both. */
-static int alloc_buffers(bcl_sim *s, size_t cap, bcl_error *e)
-{
-    const bcl_device_info *d = bcl_context_device(s->c);
-    release_buffers(s);
-    size_t ncap = (cap + s->per - 1) / s->per;
-    s->chunks = calloc(ncap, sizeof *s->chunks);
-    if (!s->chunks)
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    s->ncap = ncap;
-    for (size_t i = 0; i < ncap; i++) {
-        chunk *ch = &s->chunks[i];
-        ch->first = i * s->per;
-        ch->n = cap - ch->first < s->per ? cap - ch->first : s->per;
-        cl_int st;
-        ch->buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE,
-                                ch->n * BALL_BYTES, NULL);
-        if (st != CL_SUCCESS) {
-            release_buffers(s);
-            return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-        }
-    }
-    s->cap = cap;
-    return BCL_OK;
-}
-
-/* The first n balls of the capacity hold the state: the chunks that cover
- * them, the last one in part. */
+/* The state is the capacity's first n balls: the chunks that cover them. */
 static void set_balls(bcl_sim *s, size_t n)
 {
     s->n = n;
     s->nchunks = (n + s->per - 1) / s->per;
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        ch->n = n - ch->first < s->per ? n - ch->first : s->per;
+    for (size_t i = 0, first = 0; i < s->nchunks; i++, first += s->per) {
+        s->chunks[i].first = first;
+        s->chunks[i].n = n - first < s->per ? n - first : s->per;
     }
 }
 
-/* A simulation of c holding no balls yet. */
-static int sim_new(bcl_context *c, bcl_sim **out, bcl_error *e)
+/* A device buffer of `bytes` in *buf (NULL after a failure). */
+static int new_buffer(bcl_sim *s, size_t bytes, cl_mem *buf, bcl_error *e)
 {
-    bcl_sim *s = *out = calloc(1, sizeof *s);
-    if (!s)
+    cl_int st;
+    *buf = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE, bytes, NULL);
+    if (st != CL_SUCCESS)
+        *buf = NULL;
+    return sim_cl(s, st, "clCreateBuffer", e);
+}
+
+/* Buffers for cap balls, in chunks of s->per, all holding the state; the
+ * old ones released first, so that the device never holds both. */
+static int alloc_buffers(bcl_sim *s, size_t cap, bcl_error *e)
+{
+    release_buffers(s);
+    s->chunks = calloc((cap + s->per - 1) / s->per, sizeof *s->chunks);
+    if (!s->chunks)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    s->c = c;
-    /* Whole balls per chunk, and n must fit the kernels' uint argument. */
-    size_t per = (size_t)(alloc_limit(bcl_context_device(c)) / BALL_BYTES);
-    s->per = per > UINT32_MAX ? UINT32_MAX : per;
+    s->cap = cap;
+    set_balls(s, cap);
+    for (size_t i = 0; i < s->nchunks; i++) {
+        int rc = new_buffer(s, s->chunks[i].n * BALL_BYTES, &s->chunks[i].buf, e);
+        if (rc) {
+            release_buffers(s);
+            return rc;
+        }
+    }
     return BCL_OK;
 }
 
-int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
+void bcl_sim_destroy(bcl_sim *s)
+{
+    if (!s)
+        return;
+    release_buffers(s);
+    if (s->flag)
+        clReleaseMemObject(s->flag);
+    free(s);
+}
+
+/* *out = s when rc is BCL_OK; else s is destroyed and *out NULL. */
+static int created(bcl_sim *s, int rc, bcl_sim **out)
+{
+    if (rc != BCL_OK) {
+        bcl_sim_destroy(s);
+        s = NULL;
+    }
+    *out = s;
+    return rc;
+}
+
+/* A simulation of c with buffers for n balls, not yet written. */
+static int sim_new(bcl_context *c, size_t n, bcl_sim **out, bcl_error *e)
 {
     *out = NULL;
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    bcl_sim *s;
-    int rc = sim_new(c, &s, e);
-    if (rc)
-        return rc;
-    rc = bcl_sim_load(s, state, n, e);
-    if (rc != BCL_OK) {
-        bcl_sim_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return BCL_OK;
+    bcl_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
+    s->c = c;
+    s->per = balls_per_buffer(bcl_context_device(c));
+    return created(s, alloc_buffers(s, n, e), out);
 }
 
-static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e);
+/* Every chunk written from the host's state `from`, or read back into
+ * `to` (the other NULL); waited for when blocking. */
+static int transfer(bcl_sim *s, const float *from, float *to, cl_bool blocking, bcl_error *e)
+{
+    cl_command_queue q = bcl_context_queue(s->c);
+    int rc = BCL_OK;
+    for (size_t i = 0; i < s->nchunks && rc == BCL_OK; i++) {
+        chunk *ch = &s->chunks[i];
+        size_t bytes = ch->n * BALL_BYTES, at = 4 * ch->first;
+        cl_int st = from ? BCL_CL(clEnqueueWriteBuffer, q, ch->buf, blocking, 0, bytes, from + at,
+                                  0, NULL, NULL)
+                         : BCL_CL(clEnqueueReadBuffer, q, ch->buf, blocking, 0, bytes, to + at, 0,
+                                  NULL, NULL);
+        rc = sim_cl(s, st, from ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", e);
+    }
+    return rc;
+}
+
+int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
+{
+    return transfer(s, state, NULL, CL_TRUE, e);
+}
+
+int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
+{
+    return transfer(s, NULL, state, CL_TRUE, e);
+}
+
+int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e)
+{
+    int rc = sim_new(c, n, out, e);
+    return rc ? rc : created(*out, bcl_sim_write(*out, state, e), out);
+}
 
 int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size_t n, bcl_sim **out,
                          bcl_error *e)
 {
-    *out = NULL;
-    if (n == 0 || nblock == 0)
-        return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    bcl_sim *s;
-    int rc = sim_new(c, &s, e);
-    if (rc)
-        return rc;
-    const bcl_device_info *d = bcl_context_device(c);
+    int rc = sim_new(c, nblock ? n : 0, out, e); /* no block: no balls */
+    bcl_sim *s = *out;
     cl_command_queue q = bcl_context_queue(c);
-    rc = alloc_buffers(s, n, e);
-    if (rc == BCL_OK)
-        set_balls(s, n);
     /* Each buffer: the block written at its start, then the written part
      * copied after itself until the buffer is full. */
     for (size_t i = 0; rc == BCL_OK && i < s->nchunks; i++) {
@@ -181,38 +211,29 @@ int bcl_sim_create_tiled(bcl_context *c, const float *block, size_t nblock, size
         size_t done = nblock < ch->n ? nblock : ch->n;
         cl_int st = BCL_CL(clEnqueueWriteBuffer, q, ch->buf, CL_TRUE, 0, done * BALL_BYTES, block,
                            0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clEnqueueWriteBuffer", d->name);
+        rc = sim_cl(s, st, "clEnqueueWriteBuffer", e);
         while (rc == BCL_OK && done < ch->n) {
             size_t len = done < ch->n - done ? done : ch->n - done;
             st = BCL_CL(clEnqueueCopyBuffer, q, ch->buf, ch->buf, 0, done * BALL_BYTES,
                         len * BALL_BYTES, 0, NULL, NULL);
-            if (st != CL_SUCCESS)
-                rc = bcl_cl_fail(e, st, "clEnqueueCopyBuffer", d->name);
+            rc = sim_cl(s, st, "clEnqueueCopyBuffer", e);
             done += len;
         }
     }
     if (rc == BCL_OK)
         rc = bcl_sim_finish(s, e);
-    if (rc != BCL_OK) {
-        bcl_sim_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return BCL_OK;
+    return created(s, rc, out);
 }
 
 static int load(bcl_sim *s, const float *state, size_t n, cl_bool blocking, bcl_error *e)
 {
     if (n == 0)
         return bcl_fail(e, BCL_EXIT_INPUT, "no balls to simulate");
-    if (n > s->cap) {
-        int rc = alloc_buffers(s, n, e);
-        if (rc)
-            return rc;
-    }
+    int rc = n > s->cap ? alloc_buffers(s, n, e) : BCL_OK;
+    if (rc)
+        return rc;
     set_balls(s, n);
-    return write_state(s, state, blocking, e);
+    return transfer(s, state, NULL, blocking, e);
 }
 
 int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e)
@@ -227,86 +248,25 @@ int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e)
 
 int bcl_sim_finish(bcl_sim *s, bcl_error *e)
 {
-    cl_int st = BCL_CL(clFinish, bcl_context_queue(s->c));
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clFinish", bcl_context_device(s->c)->name);
-    return BCL_OK;
+    return sim_cl(s, BCL_CL(clFinish, bcl_context_queue(s->c)), "clFinish", e);
 }
 
-void bcl_sim_destroy(bcl_sim *s)
-{
-    if (!s)
-        return;
-    release_buffers(s);
-    if (s->flag)
-        clReleaseMemObject(s->flag);
-    free(s);
-}
-
-int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e)
-{
-    return write_state(s, state, CL_TRUE, e);
-}
-
-/* Every chunk written from the host's state `from`, or read back into
- * `to` (the other NULL); waited for when blocking. */
-static int transfer(bcl_sim *s, const float *from, float *to, cl_bool blocking, bcl_error *e)
-{
-    cl_command_queue q = bcl_context_queue(s->c);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        chunk *ch = &s->chunks[i];
-        size_t bytes = ch->n * BALL_BYTES, at = 4 * ch->first;
-        cl_int st = from ? BCL_CL(clEnqueueWriteBuffer, q, ch->buf, blocking, 0, bytes, from + at,
-                                  0, NULL, NULL)
-                         : BCL_CL(clEnqueueReadBuffer, q, ch->buf, blocking, 0, bytes, to + at, 0,
-                                  NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, from ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
-                               bcl_context_device(s->c)->name);
-    }
-    return BCL_OK;
-}
-
-static int write_state(bcl_sim *s, const float *state, cl_bool blocking, bcl_error *e)
-{
-    return transfer(s, state, NULL, blocking, e);
-}
-
-int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e)
-{
-    return transfer(s, NULL, state, CL_TRUE, e);
-}
-
-/* The chunk's buffer and ball count: the first two arguments of every
- * kernel here (the models' and the state check's). */
-static cl_int set_chunk(cl_kernel k, const chunk *ch)
-{
-    cl_uint n32 = (cl_uint)ch->n;
-    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
-    return st == CL_SUCCESS ? BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32) : st;
-}
-
+/* The kernel's arguments for chunk ch: its buffer and ball count (every
+ * kernel's first two), then, but for the state check (steps 0), the steps
+ * and the model's parameters. */
 static int set_args(bcl_sim *s, cl_kernel k, const chunk *ch, cl_uint steps, const float *params,
                     bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
-    const bcl_model *m = bcl_context_model(s->c);
-    cl_int st = set_chunk(k, ch);
+    cl_uint n32 = (cl_uint)ch->n;
+    cl_int st = BCL_CL(clSetKernelArg, k, 0, sizeof(cl_mem), &ch->buf);
     if (st == CL_SUCCESS)
+        st = BCL_CL(clSetKernelArg, k, 1, sizeof n32, &n32);
+    if (st == CL_SUCCESS && steps > 0)
         st = BCL_CL(clSetKernelArg, k, 2, sizeof steps, &steps);
-    unsigned np = bcl_model_param_floats(m);
+    unsigned np = steps > 0 ? bcl_model_param_floats(bcl_context_model(s->c)) : 0;
     for (unsigned i = 0; i < np && st == CL_SUCCESS; i++)
         st = BCL_CL(clSetKernelArg, k, 3 + i, sizeof(float), &params[i]);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
-    return BCL_OK;
-}
-
-static cl_ulong event_ns(cl_event ev, cl_profiling_info what, cl_int *st)
-{
-    cl_ulong t = 0;
-    *st = BCL_CL(clGetEventProfilingInfo, ev, what, sizeof t, &t, NULL);
-    return t;
+    return sim_cl(s, st, "clSetKernelArg", e);
 }
 
 /* Which arguments the kernel holds: they persist on a kernel, so a launch
@@ -316,15 +276,15 @@ typedef struct arg_state {
     cl_uint steps;
 } arg_state;
 
-/* The one enqueue loop: one launch of k (ksteps steps) over every chunk of
- * s, queued and not waited for. empty launches over no balls (n = 0), so
- * that work a driver defers to the first launch is done. *first and *last
- * (each optional) get the events of the first and the last chunk's launch
- * (the same event, retained twice, with one chunk). */
+/* The one enqueue loop: one launch of k (ksteps steps; 0: the state check)
+ * over every chunk of s, queued and not waited for. empty launches over no
+ * balls (n = 0), so that work a driver defers to the first launch is done.
+ * *first and *last (each optional) get the events of the first and the
+ * last chunk's launch (one event, retained twice, with one chunk); after a
+ * failure *first may be set, *last never is. */
 static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint ksteps, bool empty,
                          arg_state *as, cl_event *first, cl_event *last, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
     cl_command_queue q = bcl_context_queue(s->c);
     const size_t *local = p->launch.local ? &p->launch.local : NULL;
     for (size_t c = 0; c < s->nchunks; c++) {
@@ -337,35 +297,37 @@ static int launch_chunks(bcl_sim *s, const bcl_plan *p, cl_kernel k, cl_uint kst
             int rc = set_args(s, k, &ch, ksteps, p->params, e);
             if (rc)
                 return rc;
-            as->chunk = c;
-            as->steps = ksteps;
+            *as = (arg_state){c, ksteps};
         }
-        /* With one chunk, one launch is both the first and the last. */
         bool want_first = c == 0 && first, want_last = c + 1 == s->nchunks && last;
         cl_event ev = NULL;
         cl_int st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &global, local, 0, NULL,
                            want_first || want_last ? &ev : NULL);
         if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
+            return sim_cl(s, st, "clEnqueueNDRangeKernel", e);
+        if (want_first && want_last)
+            clRetainEvent(ev);
         if (want_first)
             *first = ev;
-        if (want_last) {
-            if (want_first)
-                clRetainEvent(ev);
+        if (want_last)
             *last = ev;
-        }
     }
     return BCL_OK;
+}
+
+/* One launch of p's kernel (p->steps_per_launch steps) over every chunk. */
+static int launch_plan(bcl_sim *s, const bcl_plan *p, bool empty, cl_event *last, bcl_error *e)
+{
+    cl_kernel k;
+    arg_state as = {SIZE_MAX, 0};
+    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
+    return rc ? rc : launch_chunks(s, p, k, p->steps_per_launch, empty, &as, NULL, last, e);
 }
 
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
 {
     double t0 = bcl_now_ms();
-    cl_kernel k;
-    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
-    arg_state as = {SIZE_MAX, 0};
-    if (rc == BCL_OK)
-        rc = launch_chunks(s, p, k, p->steps_per_launch, true, &as, NULL, NULL, e);
+    int rc = launch_plan(s, p, true, NULL, e);
     if (rc == BCL_OK)
         rc = bcl_sim_finish(s, e);
     if (ms)
@@ -373,95 +335,50 @@ int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e)
     return rc;
 }
 
+int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
+{
+    if (ev)
+        *ev = NULL;
+    return launch_plan(s, p, false, ev, e);
+}
+
 int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e)
 {
-    const bcl_device_info *d = bcl_context_device(s->c);
     cl_command_queue q = bcl_context_queue(s->c);
     cl_kernel k;
     int rc = bcl_context_kernel_named(s->c, "bcl_nonfinite", &k, e);
+    if (rc == BCL_OK && !s->flag)
+        rc = new_buffer(s, sizeof(cl_uint), &s->flag, e);
     if (rc)
         return rc;
-    cl_int st;
-    if (!s->flag) {
-        s->flag = BCL_CL_CREATE(&st, clCreateBuffer, bcl_context_cl(s->c), CL_MEM_READ_WRITE,
-                                sizeof(cl_uint), NULL);
-        if (st != CL_SUCCESS) {
-            s->flag = NULL;
-            return bcl_cl_fail(e, st, "clCreateBuffer", d->name);
-        }
-    }
     /* The pattern is copied when the fill is queued. */
     cl_uint zero = 0;
-    st = BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    cl_int st =
+        BCL_CL(clEnqueueFillBuffer, q, s->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
     if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clEnqueueFillBuffer", d->name);
+        return sim_cl(s, st, "clEnqueueFillBuffer", e);
     if ((st = BCL_CL(clSetKernelArg, k, 2, sizeof(cl_mem), &s->flag)) != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
-    for (size_t i = 0; i < s->nchunks; i++) {
-        const chunk *ch = &s->chunks[i];
-        /* CHECK_BALLS_PER_ITEM balls a work-item: enough to hide the loop,
-         * few enough that any device has items for all its units. The
-         * count is of balls, one uint4 each. */
-        size_t items = (ch->n + CHECK_BALLS_PER_ITEM - 1) / CHECK_BALLS_PER_ITEM;
-        if ((st = set_chunk(k, ch)) != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clSetKernelArg", d->name);
-        st = BCL_CL(clEnqueueNDRangeKernel, q, k, 1, NULL, &items, NULL, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return bcl_cl_fail(e, st, "clEnqueueNDRangeKernel", d->name);
-    }
+        return sim_cl(s, st, "clSetKernelArg", e);
+    bcl_plan check = {.balls_per_item = CHECK_BALLS_PER_ITEM};
+    arg_state as = {SIZE_MAX, 0};
+    if ((rc = launch_chunks(s, &check, k, 0, false, &as, NULL, NULL, e)) != BCL_OK)
+        return rc;
     *flag = 0;
     st = BCL_CL(clEnqueueReadBuffer, q, s->flag, CL_FALSE, 0, sizeof(cl_uint), flag, 0, NULL, NULL);
-    if (st != CL_SUCCESS)
-        return bcl_cl_fail(e, st, "clEnqueueReadBuffer", d->name);
-    return BCL_OK;
+    return sim_cl(s, st, "clEnqueueReadBuffer", e);
 }
 
-static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, uint32_t *flag,
-               bcl_sim_timing *t, bcl_error *e);
-
-/* The launches of a run whose profiling events are read, spread over it:
- * the first, the last and evenly between. A run's launches are alike (K
- * steps over the same balls; the last may be shorter), so their longest is
- * the longest of these, and the host pays for events on at most this many
- * launches a run, whatever S is: per launch it only enqueues
- * (docs/PERFORMANCE.md, "The host's cost per launch"). A run of at most
- * this many launches times every one. */
+/* The launches of a run whose profiling events are read: the first, the
+ * last and evenly between (all, in a run of at most this many). A run's
+ * launches are alike (K steps over the same balls), so their longest is the
+ * longest of these, and whatever S is the host pays for events on this many
+ * (docs/PERFORMANCE.md, "The host's cost per launch"). */
 #define LAUNCH_SAMPLES 8
-
-typedef struct sample {
-    cl_event f, l; /* the launch's first and last chunk's events (one event, retained
-                      twice, with one chunk) */
-} sample;
 
 /* The index of sample j of n over launches 0 .. launches - 1. */
 static uint64_t sample_at(unsigned j, unsigned n, uint64_t launches)
 {
     return n < 2 ? 0 : (uint64_t)j * (launches - 1) / (n - 1);
-}
-
-static void release_samples(sample *x, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        clReleaseEvent(x[i].f);
-        clReleaseEvent(x[i].l);
-    }
-}
-
-int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
-{
-    return run(s, p, steps, NULL, NULL, t, e);
-}
-
-int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
-                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e)
-{
-    if (steps == 0) {
-        memset(t, 0, sizeof *t);
-        /* The blocking read-back waits for the check queued before it. */
-        int rc = flag ? bcl_sim_check_finite(s, flag, e) : BCL_OK;
-        return rc ? rc : bcl_sim_read(s, state, e);
-    }
-    return run(s, p, steps, state, flag, t, e);
 }
 
 static struct {
@@ -477,13 +394,20 @@ void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms)
     progress.every_ms = every_ms;
 }
 
-/* Once the launches are queued, the progress comes from the sampled
- * launches (spread evenly over the run, their events taken anyway): a
- * callback notes each one's end, and a thread of its own tells, when a line
- * is due, how far the ended samples go, while the run waits in clFinish as
- * it does without progress. No device query for a line, no wait but the
- * run's own. The watch is freed by whichever of the run and the callbacks
- * lets go of it last. */
+/* A line of done steps of steps, if one is due at *next (then set anew). */
+static void tell_progress(double *next, uint64_t done, uint64_t steps)
+{
+    if (bcl_now_ms() < *next)
+        return;
+    progress.fn(progress.arg, done, steps);
+    *next = bcl_now_ms() + progress.every_ms;
+}
+
+/* Once the launches are queued, progress comes from the samples (their
+ * events taken anyway): a callback notes each one's end, and a thread of its
+ * own tells, when a line is due, how far the ended samples go, while the run
+ * waits in clFinish as without progress: no device query, no wait of its
+ * own. The last of the run and the callbacks to let go of the watch frees it. */
 typedef struct progress_watch {
     pthread_mutex_t m;
     pthread_cond_t cv;
@@ -523,41 +447,38 @@ static void CL_CALLBACK sample_ended(cl_event ev, cl_int status, void *p)
     watch_release(w);
 }
 
-/* The lines: at each interval (with none, BALLCL_PROGRESS_SECONDS=0, at
- * each sample that ends), once a sample has ended. */
+/* The lines: once a sample has ended, at each interval (with none,
+ * BALLCL_PROGRESS_SECONDS=0, at each sample that ends). */
 static void *watch_lines(void *p)
 {
     progress_watch *w = p;
     int shown = -1; /* the sample the last line told */
     pthread_mutex_lock(&w->m);
     while (!w->stop) {
-        bool each = progress.every_ms <= 0;
-        if (w->passed == shown || (!each && bcl_now_ms() < w->next)) {
-            if (each || w->passed == shown) {
-                pthread_cond_wait(&w->cv, &w->m);
-                continue;
-            }
+        if (w->passed == shown) {
+            pthread_cond_wait(&w->cv, &w->m);
+        } else if (progress.every_ms > 0 && bcl_now_ms() < w->next) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             double ns = (double)ts.tv_nsec + (w->next - bcl_now_ms()) * 1e6;
             ts.tv_sec += (time_t)(ns / 1e9);
             ts.tv_nsec = (long)fmod(ns, 1e9);
             pthread_cond_timedwait(&w->cv, &w->m, &ts);
-            continue;
+        } else {
+            shown = w->passed;
+            uint64_t done = (sample_at((unsigned)shown, w->nx, w->launches) + 1) * w->kper;
+            pthread_mutex_unlock(&w->m);
+            progress.fn(progress.arg, done, w->steps);
+            pthread_mutex_lock(&w->m);
+            w->next = bcl_now_ms() + progress.every_ms;
         }
-        shown = w->passed;
-        uint64_t done = (sample_at((unsigned)shown, w->nx, w->launches) + 1) * w->kper;
-        pthread_mutex_unlock(&w->m);
-        progress.fn(progress.arg, done, w->steps);
-        pthread_mutex_lock(&w->m);
-        w->next = bcl_now_ms() + progress.every_ms;
     }
     pthread_mutex_unlock(&w->m);
     return NULL;
 }
 
 /* Starts the watch (*out NULL where the thread could not start: no lines). */
-static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch *init,
+static int watch_start(bcl_sim *s, const cl_event *xl, unsigned got, progress_watch *init,
                        progress_watch **out, bcl_error *e)
 {
     *out = NULL;
@@ -580,7 +501,7 @@ static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch
         w->arg[j] = (struct watch_arg){w, (int)j};
         w->refs++;
         pthread_mutex_unlock(&w->m); /* a callback may run at once */
-        st = BCL_CL(clSetEventCallback, x[j].l, CL_COMPLETE, sample_ended, &w->arg[j]);
+        st = BCL_CL(clSetEventCallback, xl[j], CL_COMPLETE, sample_ended, &w->arg[j]);
         pthread_mutex_lock(&w->m);
         if (st != CL_SUCCESS)
             w->refs--;
@@ -591,9 +512,7 @@ static int watch_start(bcl_sim *s, const sample *x, unsigned got, progress_watch
         return BCL_OK;
     }
     watch_release(w);
-    return st == CL_SUCCESS
-               ? BCL_OK
-               : bcl_cl_fail(e, st, "clSetEventCallback", bcl_context_device(s->c)->name);
+    return sim_cl(s, st, "clSetEventCallback", e);
 }
 
 static void watch_stop(progress_watch *w)
@@ -618,26 +537,22 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc || steps == 0)
         return rc;
     uint64_t launches = (steps + kper - 1) / kper;
-    /* The sampled launches; a run timed by the host needs only the first and
-     * the last for the span, a bare one none. */
-    sample x[LAUNCH_SAMPLES];
+    /* The samples' first and last chunk's events. A run timed by the host
+     * samples its first and last launch, a bare one none. */
+    cl_event xf[LAUNCH_SAMPLES], xl[LAUNCH_SAMPLES];
     unsigned want = p->bare ? 0 : p->untimed_launches ? 2 : LAUNCH_SAMPLES;
     unsigned nx = launches < want ? (unsigned)launches : want, got = 0;
-    /* A bounded queue: each queued launch costs the driver host memory
-     * (about 670 bytes on PoCL), so S = 2^40 would queue gigabytes. Every
-     * `window` launches the last one gets an event, and the host waits for
-     * the one marked a window earlier: at most two windows are queued,
-     * host memory stays flat whatever S is, and the device never runs dry. */
+    /* A bounded queue: each queued launch costs the driver host memory (about
+     * 670 bytes on PoCL). Every `window` launches the last gets an event and
+     * the host waits for the one marked a window earlier: at most two windows
+     * are queued, host memory stays flat whatever S is, the device never runs dry. */
     uint64_t window = BCL_QUEUE_WINDOW / s->nchunks ? BCL_QUEUE_WINDOW / s->nchunks : 1;
     cl_event mark = NULL;
     arg_state as = {SIZE_MAX, 0};
     double w0 = bcl_now_ms();
-    /* Progress: reported at the windows' waits when due, then at the
-     * sampled launches (tell_progress); a calibration's runs report none.
-     * With none asked for, nothing here changes. */
+    /* Progress (none in calibrations): at the windows' waits, then from progress_watch. */
     bool watch = progress.fn && p->sync == BCL_SYNC_END && !p->bare && !p->untimed_launches;
     double next = w0 + progress.every_ms;
-    uint64_t mark_done = 0;
     for (uint64_t i = 0; i < launches && rc == BCL_OK; i++) {
         uint64_t done = i * kper;
         cl_uint ksteps = (cl_uint)(steps - done < kper ? steps - done : kper);
@@ -650,33 +565,27 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         if (rc != BCL_OK) {
             if (f)
                 clReleaseEvent(f);
-            if (l)
-                clReleaseEvent(l);
             break;
         }
         if (marked) {
             if (mark) {
-                cl_int st = BCL_CL(clWaitForEvents, 1, &mark);
-                if (st != CL_SUCCESS)
-                    rc = bcl_cl_fail(e, st, "clWaitForEvents", d->name);
+                rc = sim_cl(s, BCL_CL(clWaitForEvents, 1, &mark), "clWaitForEvents", e);
                 clReleaseEvent(mark);
-            }
-            if (watch && rc == BCL_OK && mark && bcl_now_ms() >= next) {
-                progress.fn(progress.arg, mark_done, steps);
-                next = bcl_now_ms() + progress.every_ms;
+                if (watch && rc == BCL_OK)
+                    tell_progress(&next, (i + 1 - window) * kper, steps); /* mark's steps */
             }
             mark = l;
-            mark_done = done + ksteps;
             if (sampled)
                 clRetainEvent(l);
         }
-        if (sampled)
-            x[got++] = (sample){f, l};
-        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY)
+        if (sampled) {
+            xf[got] = f;
+            xl[got++] = l;
+        }
+        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY) {
             rc = bcl_sim_finish(s, e);
-        if (rc == BCL_OK && p->sync == BCL_SYNC_EVERY && progress.fn && bcl_now_ms() >= next) {
-            progress.fn(progress.arg, done + ksteps, steps);
-            next = bcl_now_ms() + progress.every_ms;
+            if (rc == BCL_OK && progress.fn)
+                tell_progress(&next, done + ksteps, steps);
         }
     }
     if (mark)
@@ -685,11 +594,9 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
     if (rc == BCL_OK && watch && got > 0) {
         progress_watch init = {
             .next = next, .nx = nx, .kper = kper, .launches = launches, .steps = steps};
-        rc = watch_start(s, x, got, &init, &lines, e);
+        rc = watch_start(s, xl, got, &init, &lines, e);
     }
-    /* Queued behind the last launch, so that one wait covers all: a round
-     * trip to the device fewer per frame. */
-    if (rc == BCL_OK && flag)
+    if (rc == BCL_OK && flag) /* behind the last launch: one wait for all */
         rc = bcl_sim_check_finite(s, flag, e);
     if (rc == BCL_OK && read_to)
         rc = transfer(s, NULL, read_to, CL_FALSE, e);
@@ -701,50 +608,44 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         progress.fn(progress.arg, steps, steps);
     t->wall_ms = bcl_now_ms() - w0;
     t->launches = launches;
-    /* After an error the events are released unread. */
-    if (rc != BCL_OK || got == 0) {
-        release_samples(x, got);
-        if (rc == BCL_OK) { /* bare: the host's clock is the figure */
-            t->device_ms = t->wall_ms;
-            t->host_clock = true;
-        }
-        return rc;
-    }
     /* Some drivers let clFinish succeed after a launch that died (a lost
      * device, a faulting kernel) and report it only in the event. */
-    cl_event ends[2] = {x[0].f, x[got - 1].l};
-    for (int i = 0; i < 2 && rc == BCL_OK; i++) {
+    for (int i = 0; i < 2 && got > 0 && rc == BCL_OK; i++) {
         cl_int exec = CL_COMPLETE;
-        cl_int st = BCL_CL(clGetEventInfo, ends[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
-                           &exec, NULL);
-        if (st != CL_SUCCESS)
-            rc = bcl_cl_fail(e, st, "clGetEventInfo", d->name);
-        else if (exec < 0)
-            rc = bcl_cl_fail(e, exec, "a kernel launch (event status)", d->name);
+        cl_int st = BCL_CL(clGetEventInfo, i ? xl[got - 1] : xf[0],
+                           CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL);
+        rc = sim_cl(s, st, "clGetEventInfo", e);
+        if (rc == BCL_OK && exec < 0)
+            rc = sim_cl(s, exec, "a kernel launch (event status)", e);
     }
     /* Each sample's span; the first's start and the last's end are the run's
      * (all a run timed by the host reads). */
     cl_ulong start = 0, stop = 0;
     for (unsigned i = 0; i < got && rc == BCL_OK; i++) {
         bool timed = !p->untimed_launches;
-        cl_int st1 = CL_SUCCESS, st2 = CL_SUCCESS;
-        cl_ulong a = timed || i == 0 ? event_ns(x[i].f, CL_PROFILING_COMMAND_START, &st1) : 0;
-        cl_ulong b = timed || i + 1 == got ? event_ns(x[i].l, CL_PROFILING_COMMAND_END, &st2) : 0;
-        if (st1 != CL_SUCCESS || st2 != CL_SUCCESS) {
-            rc = bcl_cl_fail(e, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", d->name);
-            break;
-        }
+        cl_ulong a = 0, b = 0;
+        cl_int st1 = timed || i == 0 ? BCL_CL(clGetEventProfilingInfo, xf[i],
+                                              CL_PROFILING_COMMAND_START, sizeof a, &a, NULL)
+                                     : CL_SUCCESS;
+        cl_int st2 = timed || i + 1 == got ? BCL_CL(clGetEventProfilingInfo, xl[i],
+                                                    CL_PROFILING_COMMAND_END, sizeof b, &b, NULL)
+                                           : CL_SUCCESS;
+        rc = sim_cl(s, st1 != CL_SUCCESS ? st1 : st2, "clGetEventProfilingInfo", e);
         if (i == 0)
             start = a;
         stop = b;
         if (timed && b > a && (double)(b - a) / 1e6 > t->max_launch_ms)
             t->max_launch_ms = (double)(b - a) / 1e6;
     }
-    release_samples(x, got);
+    for (unsigned i = 0; i < got; i++) { /* after an error, unread */
+        clReleaseEvent(xf[i]);
+        clReleaseEvent(xl[i]);
+    }
     if (rc != BCL_OK)
         return rc;
     /* Believed only after the check (src/ocl/clock_check.c): every launch
-     * reads and writes each ball of its chunk once. */
+     * reads and writes each ball of its chunk once. A bare run (no samples)
+     * has the host's clock alone. */
     bcl_span_check span = {
         .start_ns = start,
         .end_ns = stop,
@@ -755,25 +656,24 @@ static int run(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *read_to, ui
         .compute_units = d->compute_units,
         .clock_mhz = d->clock_mhz,
         .cpu_vector_width = (d->type & BCL_DEVICE_CPU) ? d->native_vector_width_float : 0};
-    if (bcl_profiling_check(d->device, &span)) {
-        t->device_ms = (double)(stop - start) / 1e6;
-    } else {
-        t->device_ms = t->wall_ms;
-        t->host_clock = true;
-    }
+    t->host_clock = got == 0 || !bcl_profiling_check(d->device, &span);
+    t->device_ms = t->host_clock ? t->wall_ms : (double)(stop - start) / 1e6;
     return BCL_OK;
 }
 
-int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e)
+int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e)
 {
-    if (ev)
-        *ev = NULL;
-    cl_kernel k;
-    int rc = bcl_context_kernel(s->c, p->kernel, &k, e);
-    arg_state as = {SIZE_MAX, 0};
-    if (rc == BCL_OK) {
-        /* The event of the last chunk's launch. */
-        rc = launch_chunks(s, p, k, p->steps_per_launch, false, &as, NULL, ev, e);
+    return run(s, p, steps, NULL, NULL, t, e);
+}
+
+int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
+                           uint32_t *flag, bcl_sim_timing *t, bcl_error *e)
+{
+    if (steps == 0) {
+        memset(t, 0, sizeof *t);
+        /* The blocking read-back waits for the check queued before it. */
+        int rc = flag ? bcl_sim_check_finite(s, flag, e) : BCL_OK;
+        return rc ? rc : bcl_sim_read(s, state, e);
     }
-    return rc;
+    return run(s, p, steps, state, flag, t, e);
 }
