@@ -597,12 +597,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
         rc = bcl_measure_roundtrip(sim, &so, o->latency_repeats, &st, &e);
         set_median(s, BCL_FIG_ROUNDTRIP, rc, &st, &e);
     } else {
+        char path[FIGURE];
         if (!planned)
             e = plan_e;
-        bcl_error copy = e;
-        copy.detail = NULL;
-        fig_failed(s, BCL_FIG_LATENCY, &e);
-        fig_failed(s, BCL_FIG_ROUNDTRIP, &copy);
+        failed_too(s, fig_path(BCL_FIG_LATENCY, path), &e);
+        fig_failed(s, BCL_FIG_ROUNDTRIP, &e);
     }
     bcl_sim_destroy(sim);
 
@@ -623,8 +622,10 @@ static void measure_device(surveyor *s, const bcl_model *m)
     bcl_context_destroy(ctx);
 }
 
-int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
-                      bcl_error *e)
+/* Surveys one device into a new device object (*out), *status the worst
+ * outcome of its figures. Non-zero only when out of memory. */
+static int survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out,
+                         int *status, bcl_error *e)
 {
     *out = NULL;
     *status = BCL_OK;
@@ -721,7 +722,7 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
     for (size_t i = 0; i < n && rc == BCL_OK; i++) {
         json_t *dev;
         int st;
-        if ((rc = bcl_survey_device(&devs[i], o, &dev, &st, e)))
+        if ((rc = survey_device(&devs[i], o, &dev, &st, e)))
             break;
         json_array_append_new(devices, dev);
         if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && *status == BCL_OK))

@@ -46,10 +46,6 @@ json_t *bcl_survey_clinfo_value(const bcl_device_info *d, const char *name);
 /* Every OpenCL platform, with clGetDeviceIDs' status and a hint for drivers
  * known to need a setting, as a new JSON array. */
 int bcl_survey_platforms(json_t **out, bcl_error *e);
-/* Surveys one device into a new device object (*out), *status the worst
- * outcome of its figures. Non-zero only when out of memory. */
-int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
-                      bcl_error *e);
 /* Adds to dev's "flags" every figure above a plausible peak
  * (docs/SURVEY.md); returns their number. */
 size_t bcl_survey_flag(json_t *dev);
