@@ -81,6 +81,10 @@ bool bcl_why(char *why, size_t size, const char *fmt, ...) __attribute__((format
  * printable UTF-8 kept, never half a character. bcl_fail does it to every
  * message. Returns the length written. */
 size_t bcl_escape(const char *in, char *out, size_t size);
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF; p NUL-terminated),
+ * or 0 when the byte at p does not start one. */
+size_t bcl_utf8_length(const unsigned char *p);
 
 /* Parses a whole decimal number in [min, max] for the option `what`:
  * BCL_OK, or BCL_EXIT_INPUT with a message naming `what`. */
