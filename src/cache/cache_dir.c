@@ -83,9 +83,7 @@ int bcl_make_folders(char *path, bcl_error *e)
 int bcl_cache_dir_create(char *out, size_t size, bcl_error *e)
 {
     int rc = bcl_cache_dir(out, size, e);
-    if (rc)
-        return rc;
-    return bcl_make_folders(out, e);
+    return rc ? rc : bcl_make_folders(out, e);
 }
 
 /* "program-<64 lower-case hex>.bin", the len bytes at name: the only names
