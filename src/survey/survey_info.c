@@ -4,7 +4,6 @@
  * and the plausibility rules that flag a figure above a possible peak.
  * docs/SURVEY.md documents every key written here.
  */
-#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <stdio.h>
