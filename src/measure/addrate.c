@@ -92,12 +92,11 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     char defines[32];
     snprintf(defines, sizeof defines, "-DBCL_W=%u", ct->w);
     int rc = bcl_chain_timer_start(ct, "addrate.cl", defines, start, mo, e);
-    if (rc) {
+    if (rc)
         bcl_add_timer_free(t);
-        return rc;
-    }
-    *out = t;
-    return BCL_OK;
+    else
+        *out = t;
+    return rc;
 }
 
 int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e)
