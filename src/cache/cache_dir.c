@@ -83,9 +83,7 @@ int bcl_make_folders(char *path, bcl_error *e)
 int bcl_cache_dir_create(char *out, size_t size, bcl_error *e)
 {
     int rc = bcl_cache_dir(out, size, e);
-    if (rc)
-        return rc;
-    return bcl_make_folders(out, e);
+    return rc ? rc : bcl_make_folders(out, e);
 }
 
 /* "program-<64 lower-case hex>.bin", the len bytes at name: the only names
@@ -180,40 +178,38 @@ int bcl_cache_clear(const char *dir, size_t *entries, uint64_t *bytes, size_t *t
     size_t ne = 0, nt = 0;
     uint64_t nb = 0;
     DIR *d = opendir(dir);
-    if (!d) {
-        if (errno != ENOENT)
-            return bcl_fail(e, BCL_EXIT_INPUT, "cannot read cache folder '%s': %s", dir,
-                            strerror(errno));
-    } else {
-        time_t now = time(NULL);
-        struct dirent *de;
-        int rc = BCL_OK;
-        while (rc == BCL_OK && (de = readdir(d)) != NULL) {
-            bool entry = entry_name(de->d_name, strlen(de->d_name), NULL);
-            if (!entry && !temp_name(de->d_name))
-                continue;
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-            struct stat st;
-            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-                continue;
-            if (!entry && now - st.st_mtime < STALE_TEMP_SECONDS)
-                continue;
-            if (unlink(path) != 0 && errno != ENOENT) {
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "cannot remove '%s': %s", path, strerror(errno));
-                break;
-            }
-            if (entry) {
-                ne++;
-                nb += (uint64_t)st.st_size;
-            } else {
-                nt++;
-            }
+    if (!d && errno != ENOENT)
+        return bcl_fail(e, BCL_EXIT_INPUT, "cannot read cache folder '%s': %s", dir,
+                        strerror(errno));
+    time_t now = time(NULL);
+    struct dirent *de;
+    int rc = BCL_OK;
+    while (d && rc == BCL_OK && (de = readdir(d)) != NULL) {
+        bool entry = entry_name(de->d_name, strlen(de->d_name), NULL);
+        if (!entry && !temp_name(de->d_name))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (!entry && now - st.st_mtime < STALE_TEMP_SECONDS)
+            continue;
+        if (unlink(path) != 0 && errno != ENOENT) {
+            rc = bcl_fail(e, BCL_EXIT_INPUT, "cannot remove '%s': %s", path, strerror(errno));
+            break;
         }
-        closedir(d);
-        if (rc)
-            return rc;
+        if (entry) {
+            ne++;
+            nb += (uint64_t)st.st_size;
+        } else {
+            nt++;
+        }
     }
+    if (d)
+        closedir(d);
+    if (rc)
+        return rc;
     if (entries)
         *entries = ne;
     if (bytes)

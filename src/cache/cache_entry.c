@@ -8,7 +8,6 @@
 #include "cache/cache.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

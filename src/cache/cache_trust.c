@@ -6,7 +6,6 @@
 #include "cache/cache.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -7,10 +7,9 @@
 /* Reads an (N, 4) '<f4' C-order .npy 1.0 file into a malloc'ed *state;
  * every defect and non-finite value is an input error naming the file. */
 int bcl_npy_read(const char *path, float **state, size_t *n, bcl_error *e);
-/* For a state read and written in slices (MPI ranks): path's header checked
- * as bcl_npy_read does, giving N and the data's offset (ball i at offset +
- * 16 i); bcl_npy_read's finite check of balls [first, first + n); and the
- * header of n balls, into out when size allows, its length returned. */
+/* For a state in slices (MPI ranks): path's header checked as bcl_npy_read
+ * does (ball i at data_offset + 16 i); its finite check of balls [first,
+ * first + n); the header of n balls into out (if it fits), its length. */
 int bcl_npy_read_header(const char *path, size_t *n, uint64_t *data_offset, bcl_error *e);
 int bcl_npy_check_finite(const char *path, const float *state, size_t n, size_t first,
                          bcl_error *e);
@@ -42,8 +41,7 @@ int bcl_outputs_write(bcl_outputs *s, size_t i, const void *data, size_t len, bc
 int bcl_outputs_commit(bcl_outputs *s, bcl_error *e);
 /* Removes every temporary; the destinations are untouched. Idempotent. */
 void bcl_outputs_discard(bcl_outputs *s);
-/* The end of a set whose writes returned rc: the commit when rc is BCL_OK,
- * else the discard and rc. */
+/* The end of a set whose writes returned rc: the commit, or the discard and rc. */
 int bcl_outputs_end(bcl_outputs *s, int rc, bcl_error *e);
 /* Writes n balls as a .npy file into output i of s. */
 int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);

@@ -1,17 +1,15 @@
 /*
- * The add-rate bound (docs/PERFORMANCE.md): float32 additions per second the
- * device retires (cl/addrate.cl). A ball-step costs at least its float
- * operations, so N * steps * ops / rate is the least time any kernel can
- * take; bench and survey report fused rates against it.
+ * The add-rate bound (docs/PERFORMANCE.md): float32 adds per second the
+ * device retires (cl/addrate.cl), so N * steps * ops / rate is the least
+ * time any kernel can take; bench and survey report fused rates against it.
  *
- * Chains of the native float width (bcl_chain_timer); the count with the
- * best median counts: the units' throughput, not their latency. A repeat is
- * ten launches back to back, as a simulation's are: on a busy CPU the
- * runtime's threads that wait between short launches get scheduled sooner
- * (the fair-share scheduler rewards sleepers), so a bound timed by one long
- * launch could fall below a kernel of many short ones. Every chain is
- * compared bit for bit with the host's adds: a compiler that folded or
- * dropped adds is caught rather than believed.
+ * Chains of the native float width (bcl_chain_timer), the count with the
+ * best median kept: the units' throughput, not their latency. A repeat is
+ * ten launches back to back, as a simulation's are: a busy CPU's fair-share
+ * scheduler favours the runtime's threads that sleep between short
+ * launches, so one long launch could time a bound below a kernel of many
+ * short ones. Every chain is compared bit for bit with the host's adds: a
+ * compiler that folded or dropped adds is caught rather than believed.
  */
 #include "measure/timing.h"
 
@@ -94,12 +92,11 @@ int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_tim
     char defines[32];
     snprintf(defines, sizeof defines, "-DBCL_W=%u", ct->w);
     int rc = bcl_chain_timer_start(ct, "addrate.cl", defines, start, mo, e);
-    if (rc) {
+    if (rc)
         bcl_add_timer_free(t);
-        return rc;
-    }
-    *out = t;
-    return BCL_OK;
+    else
+        *out = t;
+    return rc;
 }
 
 int bcl_add_timer_repeat(bcl_add_timer *t, bcl_error *e)

@@ -1,9 +1,7 @@
 /* Measurement and tuning for tools/ (bench, tune, survey), not installed:
  * timing a plan or the host loops, the add-rate bound, the tuner and its
- * stored record, the sweep of the defaults; every figure from a
- * configuration validated bit for bit first (docs/BENCHMARK.md). The
- * internal side is measure/timing.h. A bcl_timer is freed before the
- * simulation (or host state) it times. */
+ * record, the sweep of the defaults; every figure validated bit for bit
+ * first (docs/BENCHMARK.md). Internal side: measure/timing.h. */
 #ifndef BALLCL_MEASURE_MEASURE_H
 #define BALLCL_MEASURE_MEASURE_H
 
@@ -30,7 +28,8 @@ typedef struct bcl_measurement {
 /* A configuration timed one repeat at a time, so that a caller can
  * interleave several (a noisy moment then hits every row alike). Creating
  * one warms up and calibrates; each bcl_timer_repeat adds a timed repeat
- * (mo->repeats at most). The state evolves, unvalidated (bcl_check_sim). */
+ * (mo->repeats at most). The state evolves, unvalidated (bcl_check_sim). A
+ * bcl_timer is freed before the simulation (or host state) it times. */
 typedef struct bcl_timer bcl_timer;
 int bcl_timer_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, bcl_timer **out,
                   bcl_error *e);
@@ -49,9 +48,8 @@ void bcl_host_steps(const bcl_model *m, const float *p, float *state, size_t n, 
 unsigned bcl_host_threads(void);
 
 /* Read+write bandwidth of a copy between two device buffers of `bytes`
- * bytes (capped at the device's allocation limit), the source filled with
- * pseudo-random bytes: one warm-up copy, then `repeats` copies timed by
- * profiling events; GB/s = 2 * bytes / time. */
+ * (within one allocation), the source pseudo-random: one warm-up copy, then
+ * `repeats` timed; GB/s = 2 * bytes / time. */
 int bcl_measure_copy(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                      bcl_error *e);
 
@@ -67,10 +65,9 @@ typedef struct bcl_add_rate {
     uint64_t compared;        /* chain values checked against the host */
 } bcl_add_rate;
 
-/* The measurement one repeat at a time, to interleave with other figures
- * as bcl_timer. Creating one builds, sizes and checks every chain count;
- * each repeat times every count once; the result checks the last launches'
- * chains and gives the count with the best median. */
+/* The same one repeat at a time, interleaved as bcl_timer: create builds,
+ * sizes and checks every chain count, a repeat times each once, the result
+ * checks the last chains and gives the count with the best median. */
 typedef struct bcl_add_timer bcl_add_timer;
 int bcl_add_timer_create(bcl_context *c, const bcl_measure_opts *mo, bcl_add_timer **out,
                          bcl_error *e);
@@ -160,15 +157,13 @@ typedef struct bcl_tune_result {
 } bcl_tune_result;
 
 /* The three sweeps of tune.c, every candidate validated bit for bit
- * before it is timed; the k-step entry is never slower than the untuned
- * default plan timed beside it (default_kept). r->cand is malloc'ed
+ * before it is timed (default_kept above). r->cand is malloc'ed
  * (bcl_tune_result_free). Stores nothing. */
 int bcl_tune(bcl_context *c, const bcl_tune_opts *o, bcl_tune_result *r, bcl_error *e);
 void bcl_tune_result_free(bcl_tune_result *r);
-/* Before a sweep, so that nothing stops its result from being stored:
- * creates the tuned file's folders (0700), checks that they are the user's
- * (docs/cache.md) and adds the file to the output set o, its temporary
- * made. The path goes to path_out, which must outlive o. */
+/* Before a sweep, so that nothing stops its result from being stored: the
+ * tuned file's folders made (0700) and checked to be the user's
+ * (docs/cache.md), the file added to o; path_out must outlive o. */
 int bcl_tuned_open(const bcl_device_info *d, const bcl_model *m, bcl_outputs *o, char *path_out,
                    size_t path_size, bcl_error *e);
 /* Stores r (best, identity, date, every candidate) as the tuned file of

@@ -13,7 +13,6 @@
 #include "ocl/program.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e)

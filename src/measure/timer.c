@@ -114,12 +114,11 @@ static int timer_new(run_fn run, uint64_t granule, const void *arg, size_t arg_s
     int rc = run == run_sim ? bcl_sim_warmup(t->arg.sim.s, &t->arg.sim.o, NULL, e) : BCL_OK;
     if (rc == BCL_OK)
         rc = calibrate(t, mo, e);
-    if (rc) {
+    if (rc)
         bcl_timer_free(t);
-        return rc;
-    }
-    *out = t;
-    return BCL_OK;
+    else
+        *out = t;
+    return rc;
 }
 
 int bcl_timer_repeat(bcl_timer *t, bcl_error *e)

@@ -22,8 +22,8 @@ int bcl_measure_sim(bcl_sim *s, const bcl_plan *p, const bcl_measure_opts *mo, b
 int bcl_measure_host(const bcl_model *m, const float *p, float *state, size_t n, bool openmp,
                      const bcl_measure_opts *mo, bcl_measurement *out, bcl_error *e);
 
-/* Latency of a tiny launch of p's kernel on s, in microseconds
- * (latency.c); measured apart so that one can fail alone. */
+/* Latency of a tiny launch of p's kernel on s, in us (latency.c); two
+ * functions so that one can fail alone. */
 int bcl_measure_dispatch(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
                          bcl_error *e);
 int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_stats *us,
@@ -35,10 +35,9 @@ int bcl_measure_roundtrip(bcl_sim *s, const bcl_plan *p, unsigned repeats, bcl_s
 const bcl_device_info *bcl_bandwidth_begin(bcl_context *c, size_t *bytes, unsigned *repeats,
                                            bcl_stats *gb, bcl_stats *gb2);
 
-/* Host <-> device transfer bandwidth one way (transfer.c says how each
- * moves the bytes), GB/s to the device into *write_gb and back into
- * *read_gb: one untimed move each way, then `repeats` of each, alternating.
- * The mapped way checks the bytes (a difference is BCL_EXIT_MISMATCH). */
+/* Host <-> device transfer bandwidth one way (transfer.c), GB/s to the
+ * device and back: one untimed move each way, then `repeats` of each,
+ * alternating. The mapped way checks the bytes (else BCL_EXIT_MISMATCH). */
 typedef enum { BCL_TRANSFER_PINNED, BCL_TRANSFER_PAGEABLE, BCL_TRANSFER_MAPPED } bcl_transfer_way;
 int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_transfer_way way,
                          bcl_stats *write_gb, bcl_stats *read_gb, bcl_error *e);
@@ -47,10 +46,9 @@ int bcl_measure_transfer(bcl_context *c, size_t bytes, unsigned repeats, bcl_tra
  * times 1, 2, 4, ... up to limit, and no larger than the work-items rounded
  * up to pm (at least one size). Returns the count written (cap at most). */
 size_t bcl_tune_local_sizes(size_t pm, size_t limit, size_t items, size_t *out, size_t cap);
-/* The local sizes the tuner tries for plan p's kernel over `balls` balls
- * (at most cap >= 2): bcl_tune_local_sizes within the kernel's limits, and
- * the automatic choice; not the driver's. *pm_out (optional) gets the
- * kernel's preferred multiple. */
+/* The local sizes the tuner tries for p's kernel over `balls` balls (at
+ * most cap >= 2): bcl_tune_local_sizes within the kernel's limits and the
+ * automatic choice, not the driver's; *pm_out (optional) its multiple. */
 int bcl_tune_locals(bcl_context *c, const bcl_plan *p, size_t balls, size_t *out, size_t cap,
                     size_t *count, size_t *pm_out, bcl_error *e);
 
@@ -67,8 +65,7 @@ typedef enum bcl_peak_kind {
 } bcl_peak_kind;
 int bcl_measure_peak_rate(bcl_context *c, bcl_peak_kind kind, const bcl_measure_opts *mo,
                           bcl_stats *rate, bcl_error *e);
-/* Read-only global bandwidth over `bytes` (readonly.c); GB/s = bytes read
- * / time. */
+/* Read-only global bandwidth over `bytes` (readonly.c). */
 int bcl_measure_read_only(bcl_context *c, size_t bytes, unsigned repeats, bcl_stats *gb_per_s,
                           bcl_error *e);
 
@@ -81,8 +78,7 @@ int bcl_launch_span(const bcl_device_info *d, cl_command_queue q, cl_kernel k, s
                     bcl_error *e);
 
 /* Waits for ev, one command enqueued at t0 (bcl_now_ms), and releases it;
- * fills span like bcl_launch_span (the caller sets bytes) and *believed:
- * whether bcl_profiling_check believes the span. */
+ * span as bcl_launch_span's, *believed whether bcl_profiling_check is. */
 int bcl_event_span(const bcl_device_info *d, cl_event ev, double t0, bcl_span_check *span,
                    bool *believed, bcl_error *e);
 /* Repeats asked for, 0 counting as 1, at most 1000. */

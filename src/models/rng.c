@@ -5,7 +5,6 @@
  * floats built from it are assembled from bits, never from libm.
  */
 #include "models/rng.h"
-#include "util/util.h"
 
 #include <string.h>
 

@@ -11,7 +11,6 @@
  */
 #include "ocl/program.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define RUSTICL_HEADER  12

@@ -46,10 +46,9 @@ typedef struct bcl_selector {
 /* The OpenCL version ballcl may use with d, 10 * major + minor (src/ocl/version.c). */
 int bcl_opencl_version(const bcl_device_info *d);
 
-/* The devices of an MPI node (docs/SCALING.md): bcl_device_select_list's
- * parser, where a type word or "all" names every device it matches (in a
- * list too), a device named twice is taken once, and NULL or "" is every
- * GPU, else every accelerator, else every CPU. */
+/* The devices of an MPI node (docs/SCALING.md): as bcl_device_select_list,
+ * but a type word or "all" names every device it matches, one named twice
+ * is taken once, and NULL or "" is every GPU, else accelerator, else CPU. */
 int bcl_device_select_every(const bcl_device_list *list, const char *text, size_t *index,
                             size_t cap, size_t *count, bcl_error *e);
 /* Parses SEL; NULL or "" means default. "a:b" must be two decimal indices. */
@@ -72,12 +71,10 @@ const bcl_model *bcl_context_model(const bcl_context *c);
 cl_context bcl_context_cl(const bcl_context *c);
 cl_command_queue bcl_context_queue(const bcl_context *c);
 cl_program bcl_context_program(const bcl_context *c);
-/* The launch costs of the context's device and model, kept for its life
- * (src/run/launch_costs.c fills them), and the cache folder it was opened
- * with (NULL: bcl_cache_dir's). */
+/* The launch costs of c's device and model, kept for its life (filled by
+ * src/run/launch_costs.c); the cache folder (NULL: bcl_cache_dir's). */
 bcl_launch_costs *bcl_context_costs(bcl_context *c);
-/* What 'ballcl tune' stored for the context's device and model, kept for
- * its life (filled by src/run/tuned_read.c). */
+/* What 'ballcl tune' stored for c, kept for its life (src/run/tuned_read.c). */
 typedef struct bcl_tuned_memo {
     bool read;
     bcl_tuned tuned;

@@ -8,7 +8,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* "OpenCL M.m ..." as CL_PLATFORM_VERSION and CL_DEVICE_VERSION give it;
  * 10 * M + m, or 12 (the oldest ballcl supports) when it does not parse. */

@@ -16,7 +16,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* The kernels take K as a uint; --steps-per-launch stops at 2^24 too. */
 #define K_MAX (1u << 24)

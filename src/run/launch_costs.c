@@ -9,7 +9,6 @@
  */
 #include "files/files.h"
 #include "cache/cache.h"
-#include "ocl/program.h"
 #include "run/run.h"
 
 #include <errno.h>

@@ -34,9 +34,8 @@ typedef struct bcl_variant {
 unsigned bcl_variant_balls(const char *variant);
 /* The kernel suffix for bcl_context_kernel: "step", "steps", "steps_x16". */
 void bcl_kernel_suffix(bool fused, const char *variant, char *out, size_t size);
-/* The variants of the one-step (fused false) or k-step kernel of the
- * context's model, by name in the built program: the base kernel first,
- * then the others in the program's order. */
+/* The variants of the context's one-step (fused false) or k-step kernel in
+ * the built program: the base kernel first, then the program's order. */
 int bcl_variants_list(bcl_context *c, bool fused, bcl_variant *out, size_t cap, size_t *count,
                       bcl_error *e);
 /* The documented default variant (docs/BENCHMARK.md): for the k-step kernel
@@ -58,25 +57,21 @@ const char *bcl_variant_widest(unsigned limit, const bcl_variant *list, size_t c
  * the k-step kernel's default variant on every device is the widest up to
  * it, in place of bcl_variant_default. */
 int bcl_variant_forced(unsigned *balls, bcl_error *e);
-/* K where a fixed K is wanted (the tuner's variant sweep, the survey's
- * fused figure): BCL_DEFAULT_K, or BCL_DEFAULT_K_CPU on a CPU, whose
- * work-item loads, steps and stores in turn where a GPU overlaps them
- * (docs/BENCHMARK.md). A plain run's K is the budget rule's (k_rule.c). */
+/* A fixed K (the tuner's variant sweep, the survey's fused figure):
+ * BCL_DEFAULT_K_CPU on a CPU, whose work-item loads, steps and stores in
+ * turn where a GPU overlaps them (docs/BENCHMARK.md), else BCL_DEFAULT_K. */
 unsigned bcl_default_k(uint64_t type);
 
 /* ---- the launch plan (plan.c) and its K rule (k_rule.c) ---- */
 
-/* Resolves r on context c into *p: K, variant, kernel and local size. An
- * unknown variant, or a local size beyond the kernel's limit, is an input
- * error. The tuned file is read once per context, at the first plan that
- * consults it. */
+/* Resolves r on c into *p: K, variant, kernel and local size. An unknown
+ * variant, or a local size beyond the kernel's limit, is an input error. */
 int bcl_plan_resolve(bcl_context *c, const bcl_plan_request *r, bcl_plan *p, bcl_error *e);
 /* The tuned rule of every run (docs/PERFORMANCE.md): the record 'ballcl
  * tune' stored is taken whole when r chooses none of K, variant and local
  * size. bcl_group_open applies it; nothing else restates it. */
 bool bcl_plan_tuned_rule(const bcl_plan_request *r);
-/* Whether the tuned record was used for plan p of request r on c, and why
- * not, in one line for the report ("" when nothing is stored). */
+/* Whether plan p of r used the tuned record, and why not ("": none). */
 void bcl_plan_tuned_note(bcl_context *c, const bcl_plan_request *r, const bcl_plan *p, char *out,
                          size_t size);
 /* Steps of the validation that precedes a timing, for K steps per launch:
@@ -99,23 +94,20 @@ int bcl_launch_budget_parse(const char *text, const char *what, double *ms, bcl_
 /* ---- the launch costs the K rule needs (kept: launch_costs.c; measured:
  * plan.c, which resolves the plans the measurement runs) ---- */
 
-/* The launch costs of the context's device and model: kept in the context
- * once known, else read from <cache>/launch/<model>-<device key>.json,
- * else measured (about 50 ms at most, with the model's default variant and
- * local size, params its parameters) and kept there; out->source says
- * which, out->note why they were not kept. An OpenCL failure while
- * measuring is an error. */
+/* The launch costs of c's device and model: kept in c, else read from
+ * <cache>/launch/<model>-<device key>.json, else measured (50 ms at most,
+ * default variant and local size) and kept there; out->source says which,
+ * out->note why not kept. An OpenCL failure measuring is an error. */
 int bcl_launch_costs_get(bcl_context *c, const float *params, bcl_launch_costs *out, bcl_error *e);
 /* The kept file's figures into k (zeroed first; known, source "stored")
  * when they can be used; else false with k->note saying why (empty: no
  * file) and k->warn when a file is there but unusable. *keep: a measurement
  * may be kept in that file. */
 bool bcl_launch_costs_read(bcl_context *c, bcl_launch_costs *k, bool *keep);
-/* Writes the launch costs this context measured beside the binary cache
- * (docs/PERFORMANCE.md), once; a no-op when they were read from there, or
- * the cache is off. Call it after the run's own files, to warn when it
- * fails (harmless: the next process measures again). bcl_context_destroy
- * runs bcl_launch_costs_keep, the same silently, if it was never called. */
+/* Writes the launch costs c measured beside the binary cache, once (no-op
+ * when read from there or the cache is off); called after the run's own
+ * files, to warn on failure (harmless: the next process measures again).
+ * bcl_context_destroy runs bcl_launch_costs_keep, the same silently. */
 int bcl_context_keep_launch_costs(bcl_context *c, bcl_error *e);
 void bcl_launch_costs_keep(bcl_context *c);
 /* What a launch over `balls` balls costs by k: its fixed part (the launch,
@@ -126,10 +118,9 @@ void bcl_launch_costs_estimate(const bcl_launch_costs *k, size_t balls, double *
 
 /* ---- the tuned file, read for a plan (tuned_read.c) ---- */
 
-/* <cache_dir>/<folder>/<model>-<device key>.json, the file of (d, m) that
- * 'ballcl tune' (folder "tuned") or the launch costs ("launch") keep;
- * cache_dir NULL: bcl_cache_dir's. `what` names it in the error of a path
- * too long. bcl_tuned_path is the tuned file's. */
+/* <cache_dir>/<folder>/<model>-<device key>.json, kept by 'ballcl tune'
+ * ("tuned") or the launch costs ("launch"); cache_dir NULL: bcl_cache_dir's;
+ * `what` names it when too long. bcl_tuned_path is the tuned file's. */
 int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *what,
                         const bcl_device_info *d, const bcl_model *m, char *out, size_t size,
                         bcl_error *e);
@@ -139,19 +130,17 @@ int bcl_tuned_path(const bcl_device_info *d, const bcl_model *m, char *out, size
 /* A tuned file lists a few hundred candidates at most: a larger one is an
  * input error, never read. */
 #define BCL_MAX_TUNED_BYTES ((uint64_t)16 << 20)
-/* Loads the tuned file of (d, m). No file: BCL_OK with both entries not
- * found. A file that does not parse, is of another format version or names
- * another device or model is an input error naming the file. */
+/* Loads the tuned file of (d, m); none: BCL_OK, both entries not found. One
+ * that does not parse, or of another version, device or model, is an input
+ * error naming the file. */
 int bcl_tuned_load(const bcl_device_info *d, const bcl_model *m, bcl_tuned *t, bcl_error *e);
 /* Reads one entry of a tuned file (what, the entry's name, and path for
  * messages); a missing or null entry is "not found". */
 struct json_t;
 int bcl_tuned_entry_parse(struct json_t *j, const char *what, const char *path, bool fused,
                           bcl_tuned_entry *t, bcl_error *e);
-/* The tuned record of the context's device and model, read at the first
- * call and kept as long as the context: all entries not found when nothing
- * is stored. A file that cannot be used counts as nothing tuned; *problem
- * (optional) then says why, else it is NULL. */
+/* c's tuned record, read at the first call and kept with c; an unusable
+ * file counts as nothing tuned, *problem (optional) saying why, else NULL. */
 const bcl_tuned *bcl_context_tuned(bcl_context *c, const char **problem);
 
 /* ---- host memory for reading back (host_buffer.c) ---- */
@@ -188,37 +177,30 @@ int bcl_sim_enqueue(bcl_sim *s, const bcl_plan *p, cl_event *ev, bcl_error *e);
 bcl_context *bcl_sim_context(const bcl_sim *s);
 size_t bcl_sim_balls(const bcl_sim *s);
 
-/* Progress of long runs (`ballcl run`, ballcl.run(progress=)): while fn is
- * set, bcl_sim_run calls fn(arg, done, steps) with the steps of the run the
- * device has done, at most every every_ms, from the events the run takes
- * anyway (a queue window's wait; once all is queued, one wait for a sampled
- * launch per report, at most LAUNCH_SAMPLES), and once at the end; not in a
- * calibration's runs. Process-wide; called from each device's thread of a
- * group. NULL: none, and the run's OpenCL calls are those without it. */
+/* Progress of long runs (`ballcl run`, ballcl.run(progress=)): bcl_sim_run
+ * calls fn(arg, done, steps) at most every every_ms, from the events the run
+ * waits on anyway (a queue window's; once all is queued, a sampled launch's,
+ * at most LAUNCH_SAMPLES), and at the end; not in calibrations.
+ * Process-wide, from each device's thread. NULL: none, no added calls. */
 typedef void (*bcl_steps_fn)(void *arg, uint64_t done, uint64_t steps);
 void bcl_sim_progress(bcl_steps_fn fn, void *arg, double every_ms);
-/* The same for bcl_validate's C reference: fn(arg, done, steps) with the
- * steps the reference has done over all balls, at most every every_ms, the
- * first after every_ms, and once at the end (done == steps); no device is
- * asked. NULL: none. */
+/* The same for bcl_validate's C reference (steps done over all balls, the
+ * first report after every_ms, the last with done == steps). NULL: none. */
 void bcl_validate_progress(bcl_steps_fn fn, void *arg, double every_ms);
 
 /* Launches queued at most between two waits of bcl_sim_run (host memory
  * stays flat whatever the step count). */
 #define BCL_QUEUE_WINDOW 1024
 
-/* The one check that n balls fit, done before anything is allocated for
- * them: n >= 1, the state fits the device's memory, and host_copies copies
- * of the state on the host (the state, a reference copy, a scratch copy...)
- * plus the device's own copy when the device is a CPU (its buffers live in
- * host memory) fit the memory this process may use. BCL_EXIT_INPUT naming
- * `what` and both sizes when they do not. */
+/* The one check that n balls fit, before anything is allocated: n >= 1,
+ * the state fits the device, and host_copies copies of it (plus a CPU
+ * device's own, in host memory) fit what this process may use; else
+ * BCL_EXIT_INPUT naming `what` and both sizes. */
 int bcl_memory_fit(const bcl_device_info *dev, size_t n, unsigned host_copies, const char *what,
                    bcl_error *e);
-/* Allocates device buffers for n balls (split into several when one
- * allocation is too small) and uploads state (4 floats a ball, copied). n
- * is checked once, by bcl_memory_fit, before the caller allocates anything
- * for it; here a count the device cannot hold fails as the allocation does. */
+/* Allocates device buffers for n balls (several when one allocation is too
+ * small) and uploads state (4 floats a ball). n was checked by
+ * bcl_memory_fit; a count the device cannot hold fails as allocation does. */
 int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, bcl_error *e);
 /* One launch of p's kernel over no balls, so that work a driver defers to
  * the first launch (PoCL compiles per local size) is not timed as a step.
@@ -226,37 +208,26 @@ int bcl_sim_create(bcl_context *c, const float *state, size_t n, bcl_sim **out, 
 int bcl_sim_warmup(bcl_sim *s, const bcl_plan *p, double *ms, bcl_error *e);
 /* Applies `steps` steps as plan p says; the state stays on the device. */
 int bcl_sim_run(bcl_sim *s, const bcl_plan *p, uint64_t steps, bcl_sim_timing *t, bcl_error *e);
-/* The state check on the device (src/ocl/state_check.c): queues, behind what
- * is queued, a scan of the state the simulation holds for NaN and infinity
- * and the non-blocking read-back of its verdict into *flag (1: some float
- * is not finite; 0: all are). *flag holds the verdict once a call that
- * waits for the device (bcl_sim_run, bcl_sim_read, bcl_sim_finish)
- * returns, and must stay valid until then. It says whether, not where: a
- * caller that needs the ball scans the state on the host. */
+/* Queues a scan of the state for NaN and infinity (src/ocl/state_check.c)
+ * and the read-back of its verdict into *flag (1: some float is not
+ * finite), valid once a call that waits (bcl_sim_run, _read, _finish)
+ * returns. Whether, not where: the host scans for the ball. */
 int bcl_sim_check_finite(bcl_sim *s, uint32_t *flag, bcl_error *e);
-/* bcl_sim_run, then the state read back into state (n balls), queued
- * behind the last launch so that the host waits once for both: one round
- * trip to the device fewer. t->wall_ms then includes the read-back;
- * device_ms, from the launches' events, does not. With
- * bcl_sim_check_finite (when flag is not NULL)
- * queued between the last launch and the read-back: the host still waits
- * once, for the steps, the verdict and the state. */
+/* bcl_sim_run, then the read-back into state queued behind it, so the host
+ * waits once (one round trip fewer); with flag, bcl_sim_check_finite queued
+ * between. t->wall_ms includes the read-back; device_ms does not. */
 int bcl_sim_run_read_check(bcl_sim *s, const bcl_plan *p, uint64_t steps, float *state,
                            uint32_t *flag, bcl_sim_timing *t, bcl_error *e);
 /* Reads the state back into state (n balls). */
 int bcl_sim_read(bcl_sim *s, float *state, bcl_error *e);
 /* Uploads state again (to repeat a run from the same start). */
 int bcl_sim_write(bcl_sim *s, const float *state, bcl_error *e);
-/* Puts a state of n balls (any n >= 1) on the simulation and uploads it:
- * the buffers are kept when they hold n balls, else replaced by buffers for
- * n (the old ones freed first). The buffers are thus sized to the largest
- * state loaded; runs and reads cover the n balls. After
- * a failure the simulation holds no balls until a load succeeds. */
+/* Uploads a state of n >= 1 balls, keeping the buffers when they hold n,
+ * else replacing them (old ones freed first). After a failure the
+ * simulation holds no balls until a load succeeds. */
 int bcl_sim_load(bcl_sim *s, const float *state, size_t n, bcl_error *e);
-/* bcl_sim_load with the upload queued, not waited for: the host may work
- * meanwhile (the Python module checks the state for NaN then). state must
- * stay allocated and unchanged until a call that waits for the device
- * (bcl_sim_run, bcl_sim_read, bcl_sim_finish) returns. */
+/* bcl_sim_load, the upload not waited for (the Python module checks for
+ * NaN meanwhile): state stays unchanged until a call that waits returns. */
 int bcl_sim_load_async(bcl_sim *s, const float *state, size_t n, bcl_error *e);
 /* Waits until everything queued for the simulation is done. */
 int bcl_sim_finish(bcl_sim *s, bcl_error *e);

@@ -195,20 +195,14 @@ int bcl_survey_platforms(json_t **out, bcl_error *e)
         *out = arr;
         return BCL_OK;
     }
-    if (st != CL_SUCCESS) {
-        json_decref(arr);
-        return bcl_cl_fail(e, st, "clGetPlatformIDs", NULL);
-    }
-    cl_platform_id *plats = calloc(np, sizeof *plats);
-    if (!plats) {
-        json_decref(arr);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
-    st = BCL_CL(clGetPlatformIDs, np, plats, NULL);
-    if (st != CL_SUCCESS) {
+    cl_platform_id *plats = st == CL_SUCCESS ? calloc(np, sizeof *plats) : NULL;
+    if (plats)
+        st = BCL_CL(clGetPlatformIDs, np, plats, NULL);
+    if (!plats || st != CL_SUCCESS) {
         free(plats);
         json_decref(arr);
-        return bcl_cl_fail(e, st, "clGetPlatformIDs", NULL);
+        return st != CL_SUCCESS ? bcl_cl_fail(e, st, "clGetPlatformIDs", NULL)
+                                : bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
     }
     for (cl_uint i = 0; i < np; i++) {
         char name[256], vendor[256], version[256];

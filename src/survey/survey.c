@@ -156,11 +156,9 @@ static int prime_cache(surveyor *s, const bcl_model *m, const char *dir, bcl_err
     return rc;
 }
 
-/* Cold: from source, the binary cache bypassed, the drivers' caches off
- * (bcl_survey_driver_caches_off). Cached: from an entry of a fresh folder
- * of its own, so the figure does not depend on what the user's cache holds
- * (an entry that many runs added launch shapes to is larger and slower to
- * load); the folder is removed afterwards. */
+/* Cold: from source, the drivers' caches off too. Cached: from an entry of
+ * a fresh folder, removed afterwards, so the figure does not depend on the
+ * user's cache (an entry many runs added launch shapes to loads slower). */
 static void measure_builds(surveyor *s, const bcl_model *m)
 {
     bcl_error e = {0};
@@ -280,10 +278,8 @@ static void ball_step(model_run *r, const char *key, size_t n)
         json_object_set_new(fig, "gb_per_s", number(32.0 * (double)n / (us * 1e3)));
 }
 
-/* Records why the figures computed from the sweep (the best local size and
- * the penalty of local = 1) are null. The outcome is that of the figures they come
- * from, already counted: a sweep that failed validation everywhere stays a
- * mismatch. */
+/* Why the sweep's derived figures (best local size, local = 1 penalty) are
+ * null; not counted again: a sweep that failed validation stays a mismatch. */
 static void derived_failed(model_run *r, const char *why)
 {
     for (bcl_fig f = BCL_FIG_BEST_LOCAL; f <= BCL_FIG_LOCAL1_PENALTY; f++) {
@@ -597,12 +593,11 @@ static void measure_device(surveyor *s, const bcl_model *m)
         rc = bcl_measure_roundtrip(sim, &so, o->latency_repeats, &st, &e);
         set_median(s, BCL_FIG_ROUNDTRIP, rc, &st, &e);
     } else {
+        char path[FIGURE];
         if (!planned)
             e = plan_e;
-        bcl_error copy = e;
-        copy.detail = NULL;
-        fig_failed(s, BCL_FIG_LATENCY, &e);
-        fig_failed(s, BCL_FIG_ROUNDTRIP, &copy);
+        failed_too(s, fig_path(BCL_FIG_LATENCY, path), &e);
+        fig_failed(s, BCL_FIG_ROUNDTRIP, &e);
     }
     bcl_sim_destroy(sim);
 
@@ -623,8 +618,10 @@ static void measure_device(surveyor *s, const bcl_model *m)
     bcl_context_destroy(ctx);
 }
 
-int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
-                      bcl_error *e)
+/* Surveys one device into a new device object (*out), *status the worst
+ * outcome of its figures. Non-zero only when out of memory. */
+static int survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out,
+                         int *status, bcl_error *e)
 {
     *out = NULL;
     *status = BCL_OK;
@@ -672,11 +669,10 @@ int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t
         json_object_set_new(models, bcl_models[i]->name, mo);
         survey_model(&s, bcl_models[i], mo, path);
     }
-    /* Whether the device's profiling passed every check (docs/SURVEY.md):
-     * when not, every time figure above came from the host clock. */
+    /* When the profiling failed a check (docs/SURVEY.md) every time figure
+     * came from the host clock; the queued-to-start latency has none, so it
+     * is not believed even if measured before the check failed. */
     const char *clock_note = bcl_profiling_unusable(d);
-    /* The queued-to-start latency has no host-clock equivalent: measured
-     * before a later figure failed the check, it is not believed either. */
     if (clock_note)
         set_fig(&s, BCL_FIG_LATENCY, json_null());
     json_object_set_new(s.dev, "profiling_usable", json_boolean(clock_note == NULL));
@@ -694,10 +690,8 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
 {
     *json = NULL;
     *status = BCL_OK;
-    /* Every N of the survey fits each device and the host (the initial
-     * state and a scratch copy, and a CPU device's own buffer), or nothing
-     * runs: --large is the user's to choose, and a figure that cannot fit
-     * is no figure. */
+    /* Every N fits each device and the host (state, scratch, a CPU device's
+     * buffer), or nothing runs: a figure that cannot fit is no figure. */
     for (size_t i = 0; i < n; i++) {
         int rc = bcl_memory_fit(&devs[i], largest_n(&devs[i], o), 2,
                                 o->large_n ? "--large" : "survey", e);
@@ -707,8 +701,7 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
     json_t *doc = bcl_survey_document(o);
     if (!doc)
         return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    /* Every platform, those without devices among them, before the
-     * devices: a platform that lists none says why here. */
+    /* Every platform before the devices: one that lists none says why. */
     json_t *platforms, *devices = json_array();
     bcl_error pe = {0};
     if (bcl_survey_platforms(&platforms, &pe) != BCL_OK)
@@ -721,7 +714,7 @@ int bcl_survey_run(const bcl_device_info *devs, size_t n, const bcl_survey_opts 
     for (size_t i = 0; i < n && rc == BCL_OK; i++) {
         json_t *dev;
         int st;
-        if ((rc = bcl_survey_device(&devs[i], o, &dev, &st, e)))
+        if ((rc = survey_device(&devs[i], o, &dev, &st, e)))
             break;
         json_array_append_new(devices, dev);
         if (st == BCL_EXIT_RUNTIME || (st == BCL_EXIT_MISMATCH && *status == BCL_OK))

@@ -11,21 +11,18 @@
  * (json_string refuses such text). NULL only when out of memory. */
 json_t *bcl_survey_text(const char *s);
 
-/* The "large" N for d: 16M balls, 4M on a CPU, 64K with quick;
- * within one allocation and a quarter of the device's memory, at least
- * small_n. */
+/* The "large" N for d: 16M balls, 4M on a CPU, 64K with quick; within one
+ * allocation and a quarter of the device's memory, at least small_n. */
 size_t bcl_survey_large_n(const bcl_device_info *d, const bcl_survey_opts *o);
 /* The N of the fused figure: 65536 per compute unit, at least sweep_n, at
  * most the large N (a k-step launch costs K one-step ones: large would take
- * minutes on a CPU for a rate that no longer changes once the device is
- * full). */
+ * minutes on a CPU for a rate that stops changing once the device is full). */
 size_t bcl_survey_fused_n(const bcl_device_info *d, const bcl_survey_opts *o);
 
 /* The document's head and settings, "devices" empty. NULL: out of memory. */
 json_t *bcl_survey_document(const bcl_survey_opts *o);
-/* A new device object with d's "identity" and "limits" (no device calls:
- * extensions is CL_DEVICE_EXTENSIONS or NULL, pm the preferred multiple or
- * 0). NULL when out of memory. */
+/* A new device object (NULL: no memory) with d's "identity" and "limits", no calls
+ * (extensions CL_DEVICE_EXTENSIONS or NULL, pm the preferred multiple or 0). */
 json_t *bcl_survey_device_info(const bcl_device_info *d, const char *extensions, size_t pm);
 /* Whether word is one of the space-separated names of list. */
 bool bcl_survey_listed(const char *list, const char *word);
@@ -33,12 +30,10 @@ bool bcl_survey_listed(const char *list, const char *word);
  * nodes, and identical GPUs of one node, apart. */
 void bcl_survey_device_place(json_t *dev, const bcl_device_info *d, const char *extensions,
                              const char *host);
-/* The device's "capabilities" (device_facts.c), a failed query null. NULL
- * only when out of memory. */
+/* d's "capabilities" (device_facts.c), a failed query null; NULL: no memory. */
 json_t *bcl_survey_capabilities(const bcl_device_info *d);
 /* Every device key clinfo --raw prints, under its CL_... name
- * (clinfo_keys.c), a query the driver refuses left out. NULL only when out
- * of memory. */
+ * (clinfo_keys.c), a refused query left out; NULL: no memory. */
 json_t *bcl_survey_clinfo(const bcl_device_info *d, const char *extensions);
 /* One of those keys by name: null when the driver refuses it, or it is of
  * OpenCL 2.0 or later and the device older (1.x ones are always asked). */
@@ -46,17 +41,12 @@ json_t *bcl_survey_clinfo_value(const bcl_device_info *d, const char *name);
 /* Every OpenCL platform, with clGetDeviceIDs' status and a hint for drivers
  * known to need a setting, as a new JSON array. */
 int bcl_survey_platforms(json_t **out, bcl_error *e);
-/* Surveys one device into a new device object (*out), *status the worst
- * outcome of its figures. Non-zero only when out of memory. */
-int bcl_survey_device(const bcl_device_info *d, const bcl_survey_opts *o, json_t **out, int *status,
-                      bcl_error *e);
 /* Adds to dev's "flags" every figure above a plausible peak
  * (docs/SURVEY.md); returns their number. */
 size_t bcl_survey_flag(json_t *dev);
 
-/* Parses and checks the survey in buf (len bytes; survey_read.c), name
- * labelling the messages: BCL_EXIT_INPUT on any defect, else *out is the
- * document (the caller decrefs it). */
+/* Parses and checks the survey in buf (survey_read.c), name labelling the
+ * messages: BCL_EXIT_INPUT on any defect, else *out (the caller decrefs). */
 int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out, bcl_error *e);
 
 /* ---- the figures (src/survey/figures.c) ---------------------------------- */

@@ -4,7 +4,6 @@
  * and the plausibility rules that flag a figure above a possible peak.
  * docs/SURVEY.md documents every key written here.
  */
-#include "measure/timing.h"
 #include "survey/survey.h"
 
 #include <stdio.h>
@@ -100,36 +99,6 @@ json_t *bcl_survey_document(const bcl_survey_opts *o)
 
 /* ---- strings that are always valid JSON ------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned min;
-    unsigned cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, cp = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3, cp = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 /* Whether word stands in the space-separated list (an extension list). */
 bool bcl_survey_listed(const char *list, const char *word)
 {
@@ -148,7 +117,7 @@ json_t *bcl_survey_text(const char *s)
         return NULL;
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t len = utf8_len(u + i, n - i);
+        size_t len = bcl_utf8_length(u + i);
         if (len == 0) {
             copy[i++] = '?';
             continue;

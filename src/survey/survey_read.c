@@ -379,13 +379,10 @@ static int check_fields(checker *c, const json_t *obj, const field *f, const cha
 {
     for (; f->key || f->sub; f++) {
         int rc;
-        if (f->types & T_FIGS) {
-            if ((rc = check_figures(c, obj, f->key, f->elem, path)))
-                return rc;
-            continue;
-        }
-        if (!f->key) {
-            if ((rc = check_fields(c, obj, f->sub, path)))
+        if ((f->types & T_FIGS) || !f->key) {
+            rc = f->types & T_FIGS ? check_figures(c, obj, f->key, f->elem, path)
+                                   : check_fields(c, obj, f->sub, path);
+            if (rc)
                 return rc;
             continue;
         }
@@ -433,12 +430,11 @@ int bcl_survey_read(const char *buf, size_t len, const char *name, json_t **out,
     if (rc == BCL_OK && (rc = check_fields(&c, doc, document_fields, "")) == BCL_OK &&
         json_array_size(json_object_get(doc, "devices")) == 0)
         rc = bcl_fail(e, BCL_EXIT_INPUT, "'%s': devices: expected at least one device", name);
-    if (rc) {
+    if (rc)
         json_decref(doc);
-        return rc;
-    }
-    *out = doc;
-    return BCL_OK;
+    else
+        *out = doc;
+    return rc;
 }
 
 int bcl_survey_load(const char *path, char **json, bcl_error *e)
@@ -457,10 +453,9 @@ int bcl_survey_load(const char *path, char **json, bcl_error *e)
     json_t *doc = NULL;
     int rc = bcl_survey_read(buf, len, path, &doc, e);
     json_decref(doc);
-    if (rc) {
+    if (rc)
         free(buf);
-        return rc;
-    }
-    *json = buf;
-    return BCL_OK;
+    else
+        *json = buf;
+    return rc;
 }

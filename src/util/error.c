@@ -10,10 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
- * overlong forms, no surrogates, nothing above U+10FFFF), or 0 when the
- * byte at p does not start one. */
-static size_t utf8_length(const unsigned char *p)
+size_t bcl_utf8_length(const unsigned char *p)
 {
     unsigned char c = p[0];
     if (c < 0x80)
@@ -49,7 +46,7 @@ size_t bcl_escape(const char *in, char *out, size_t size)
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < size;) {
-        size_t len = utf8_length(p);
+        size_t len = bcl_utf8_length(p);
         /* As \xNN: C0 and DEL; C1 (U+0080 to U+009F: 0xC2 0x9B is CSI to some
          * terminals), bytes that are no UTF-8 (a lone 0x9B too), and the
          * bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E,

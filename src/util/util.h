@@ -38,10 +38,9 @@ void bcl_fault_device(int index);
  * (a test passing without its fault), so it aborts, as a bad value does. */
 void bcl_fault_devices(size_t count);
 
-/* The smallest memory limit of the cgroups in proc_cgroup (a
- * /proc/<pid>/cgroup file) and their ancestors under the cgroup file system
- * fs: memory.max (v2, also under fs/unified), memory.limit_in_bytes (v1);
- * 0 when none. */
+/* The smallest memory.max (v2, also under fs/unified) or
+ * memory.limit_in_bytes (v1) of the cgroups in proc_cgroup (a
+ * /proc/<pid>/cgroup) and their ancestors under fs; 0 when none. */
 uint64_t bcl_cgroup_memory_limit(const char *proc_cgroup, const char *fs);
 
 /* The one host-memory check: whether copies states of n balls fit in
@@ -81,12 +80,14 @@ bool bcl_why(char *why, size_t size, const char *fmt, ...) __attribute__((format
  * printable UTF-8 kept, never half a character. bcl_fail does it to every
  * message. Returns the length written. */
 size_t bcl_escape(const char *in, char *out, size_t size);
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF; p NUL-terminated),
+ * or 0 when the byte at p does not start one. */
+size_t bcl_utf8_length(const unsigned char *p);
 
 /* Parses a whole decimal number in [min, max] for the option `what`:
  * BCL_OK, or BCL_EXIT_INPUT with a message naming `what`. */
 int bcl_parse_u64(const char *text, const char *what, uint64_t min, uint64_t max, uint64_t *out,
                   bcl_error *e);
-
-/* bcl_host_memory_bytes is public (ballcl/ballcl.h). */
 
 #endif
