@@ -46,6 +46,7 @@ int bcl_outputs_end(bcl_outputs *s, int rc, bcl_error *e);
 /* Writes n balls as a .npy file into output i of s. */
 int bcl_npy_write_to(bcl_outputs *s, size_t i, const float *state, size_t n, bcl_error *e);
 
+#define BCL_SNAPSHOT_MIN_SIDE 16
 #define BCL_SNAPSHOT_MAX_SIDE 4096
 
 typedef struct bcl_snapshot_opts {

@@ -15,7 +15,6 @@
 
 #define MARGIN            4   /* pixels around the outline */
 #define DEFAULT_LONG_SIDE 800 /* when no size is asked for */
-#define MIN_SIDE          16
 
 typedef struct frame {
     double x0, y0, x1, y1; /* world rectangle */
@@ -30,27 +29,6 @@ static const rgb BOX_LINE = {60, 60, 60};      /* the model's walls */
 static const rgb FRAME_LINE = {180, 180, 180}; /* only the balls' extent */
 static const rgb FEW = {158, 202, 225};        /* one ball in a crowded picture */
 static const rgb MANY = {8, 48, 107};          /* the most crowded pixel */
-
-int bcl_snapshot_size_parse(const char *text, const char *what, unsigned *w, unsigned *h,
-                            bcl_error *e)
-{
-    char buf[64];
-    const char *x = text ? strchr(text, 'x') : NULL;
-    if (!x || strlen(text) >= sizeof buf || strchr(x + 1, 'x'))
-        return bcl_fail(e, BCL_EXIT_INPUT, "%s: '%s' is not a size: expected WxH, e.g. 800x600",
-                        what, text ? text : "");
-    memcpy(buf, text, (size_t)(x - text));
-    buf[x - text] = '\0';
-    uint64_t a, b;
-    int rc = bcl_parse_u64(buf, what, MIN_SIDE, BCL_SNAPSHOT_MAX_SIDE, &a, e);
-    if (rc == BCL_OK)
-        rc = bcl_parse_u64(x + 1, what, MIN_SIDE, BCL_SNAPSHOT_MAX_SIDE, &b, e);
-    if (rc)
-        return rc;
-    *w = (unsigned)a;
-    *h = (unsigned)b;
-    return BCL_OK;
-}
 
 /* A rectangle of zero width (balls on one line) still needs some extent. */
 static void widen(double *lo, double *hi)
@@ -90,8 +68,8 @@ static int world_frame(const float *s, size_t n, const bcl_snapshot_opts *o, fra
 
 static unsigned clamp_side(double v)
 {
-    if (!(v >= MIN_SIDE))
-        return MIN_SIDE;
+    if (!(v >= BCL_SNAPSHOT_MIN_SIDE))
+        return BCL_SNAPSHOT_MIN_SIDE;
     if (v > BCL_SNAPSHOT_MAX_SIDE)
         return BCL_SNAPSHOT_MAX_SIDE;
     return (unsigned)lround(v);
@@ -176,10 +154,10 @@ int bcl_snapshot_encode(const float *state, size_t n, const bcl_snapshot_opts *o
         width = fw >= fh ? DEFAULT_LONG_SIDE : clamp_side(DEFAULT_LONG_SIDE * fw / fh);
         height = fw >= fh ? clamp_side(DEFAULT_LONG_SIDE * fh / fw) : DEFAULT_LONG_SIDE;
     }
-    if (width < MIN_SIDE || height < MIN_SIDE || width > BCL_SNAPSHOT_MAX_SIDE ||
-        height > BCL_SNAPSHOT_MAX_SIDE)
+    if (width < BCL_SNAPSHOT_MIN_SIDE || height < BCL_SNAPSHOT_MIN_SIDE ||
+        width > BCL_SNAPSHOT_MAX_SIDE || height > BCL_SNAPSHOT_MAX_SIDE)
         return bcl_fail(e, BCL_EXIT_INPUT, "snapshot: %ux%u pixels: expected each side %d to %d",
-                        width, height, MIN_SIDE, BCL_SNAPSHOT_MAX_SIDE);
+                        width, height, BCL_SNAPSHOT_MIN_SIDE, BCL_SNAPSHOT_MAX_SIDE);
 
     /* The ball area keeps the world's aspect inside the margins. */
     long aw = (long)width - 2 * MARGIN, ah = (long)height - 2 * MARGIN, bw, bh;
