@@ -9,8 +9,10 @@ import subprocess
 import sys
 
 # The issue's bound on the installed API (docs/DESIGN.md, "Public and
-# internal"): what an embedding program needs, not the program's toolbox.
-MAX_FUNCTIONS = 36
+# internal"): what an embedding program needs, not the program's toolbox;
+# 35 at the declare-once step, and model files added bcl_model_load and
+# bcl_model_free.
+MAX_FUNCTIONS = 37
 
 lib, headers = sys.argv[1], sys.argv[2:]
 declared = {"bcl_models", "bcl_model_count"}

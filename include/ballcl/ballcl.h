@@ -108,7 +108,8 @@ typedef struct bcl_device_info {
     size_t preferred_multiple;          /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
                                            (OpenCL 3.0); 0 when the driver lacks it */
     uint32_t native_vector_width_float; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
-    unsigned char reserved[256];        /* zero (the top of this header says why) */
+    uint64_t single_fp_config;          /* CL_DEVICE_SINGLE_FP_CONFIG (CL_FP_* bits) */
+    unsigned char reserved[248];        /* zero (the top of this header says why) */
 } bcl_device_info;
 
 typedef struct bcl_device_list {
@@ -179,9 +180,13 @@ typedef struct bcl_param {
 typedef struct bcl_model {
     const char *name;
     const char *summary;
-    const char *kernel_file; /* file name under cl/ */
-    /* kernels "<name>_step" (one step) and "<name>_steps" (k steps) take
+    /* The update's file: a name under cl/ for a built-in model, the path
+     * given for a model file (bcl_model_file_load). It holds
+     * `float4 update(float4 b, float p0, ...)`, the step of one ball; the
+     * kernels are generated around it (cl/kernels.cl, docs/MODELS.md):
+     * "<name>_step" (one step) and "<name>_steps" (k steps) take
      * (global float4 *s, uint n, uint k, float p0, float p1, ...). */
+    const char *kernel_file;
     const bcl_param *params;
     unsigned nparams;
     /* float32 adds/muls etc. per ball-step, for rate figures */
@@ -207,7 +212,15 @@ typedef struct bcl_model {
     /* The rectangle (x0, y0, x1, y1) the model keeps every ball in, for
      * pictures; NULL when balls are free (the picture then frames them). */
     void (*box)(const float *p, float box[4]);
-    unsigned char reserved[64]; /* zero (the top of this header says why) */
+    /* A model file's: its source text (kernel_file is then the path it
+     * was read from), the hex SHA-256 of that text (what tuned records,
+     * launch costs and surveys of the model are keyed by) and its C
+     * reference when one was given; NULL for
+     * a built-in model. */
+    const char *source;
+    const char *digest;
+    struct bcl_model_file *file;
+    unsigned char reserved[40]; /* zero (the top of this header says why) */
 } bcl_model;
 
 extern const bcl_model *const bcl_models[];
@@ -224,6 +237,32 @@ void bcl_model_fill(const bcl_model *m, float *state, size_t first, size_t n, bc
 void bcl_model_param_defaults(const bcl_model *m, float *p);
 /* Parses text for parameter i into p (at the parameter's float offset). */
 int bcl_model_param_parse(const bcl_model *m, unsigned i, const char *text, float *p, bcl_error *e);
+
+/* A model file (docs/MODELS.md): OpenCL C whose `#pragma ballcl param
+ * NAME DEFAULT` lines declare the parameters and whose
+ * `float4 update(float4 b, float NAME, ...)` is the step of one ball; its
+ * balls start as the bounce model's (--init seed) or the seed model's
+ * (--init random). With a reference, the same update in C, compiled by the
+ * system's C compiler (cached like a kernel) and run in a child process
+ * with a time limit when a run is validated. */
+typedef struct bcl_model_spec {
+    const char *path;           /* the model file; with text, only its name in messages */
+    const char *text;           /* the source itself (len bytes), or NULL: read from path */
+    size_t len;
+    const char *reference;      /* the C reference's file, or NULL: none ("not validated") */
+    const char *cache_dir;      /* where the compiled reference is kept; NULL: the user's
+                                   cache folder */
+    bool use_cache;             /* keep and reuse the compiled reference */
+    double reference_limit_s;   /* the reference's time limit; 0: the default */
+    unsigned char reserved[64]; /* zero (the top of this header says why) */
+} bcl_model_spec;
+/* The model of spec, malloc'ed (bcl_model_free). A file that cannot be
+ * read, a bad pragma, an unsuffixed floating literal, an update of another
+ * shape, or a reference that does not compile is BCL_EXIT_INPUT naming the
+ * file and line. */
+int bcl_model_load(const bcl_model_spec *spec, bcl_model **out, bcl_error *e);
+/* Frees a model from bcl_model_load (NULL and built-in models: nothing). */
+void bcl_model_free(bcl_model *m);
 
 /* ---- the device context ------------------------------------------------- */
 
@@ -699,7 +738,10 @@ typedef struct bcl_exec {
      * ranks' verdict). */
     int (*ran)(void *arg, int rc, bcl_error *e);
     void *arg;
-    unsigned char reserved[64]; /* zero (the top of this header says why) */
+    /* validate is false for want of a reference (a model file given none):
+     * the result says "not validated: no reference". */
+    bool no_reference;
+    unsigned char reserved[63]; /* zero (the top of this header says why) */
 } bcl_exec;
 
 /* bcl_group_exec's return when between() stopped it. */
@@ -744,6 +786,7 @@ BCL_SIZE(bcl_device_info, 2176);
 BCL_SIZE(bcl_device_list, 1104);
 BCL_SIZE(bcl_param, 64);
 BCL_SIZE(bcl_model, 144);
+BCL_SIZE(bcl_model_spec, 120);
 BCL_SIZE(bcl_context_opts, 64);
 BCL_SIZE(bcl_build_report, 864);
 BCL_SIZE(bcl_launch_costs, 336);

@@ -42,6 +42,15 @@ static json_t *params_json(const bcl_model *m, const float *values)
     return params;
 }
 
+/* A model file's path and the SHA-256 of its source; null for a built-in
+ * model. */
+static json_t *model_file_json(const bcl_model *m)
+{
+    return m->digest ? json_pack("{s:o, s:s}", "path", bcl_survey_text(m->kernel_file), "sha256",
+                                 m->digest)
+                     : json_null();
+}
+
 static json_t *validation_json(const bcl_exec *x, const bcl_validation *v)
 {
     json_t *mism = json_array();
@@ -53,9 +62,15 @@ static json_t *validation_json(const bcl_exec *x, const bcl_validation *v)
                                               mm->got[0], mm->got[1], mm->got[2], mm->got[3]));
     }
     bool done = x->validate;
-    return json_pack("{s:b, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", done, "passed",
-                     done && v->mismatches == 0, "compared", (json_int_t)(done ? v->compared : 0),
-                     "mismatches", (json_int_t)(done ? v->mismatches : 0), "max_ulp",
+    /* Why not, when not: the user's choice, or a model file without a
+     * reference (docs/MODELS.md). */
+    const char *note = done              ? NULL
+                       : x->no_reference ? "not validated: no reference"
+                                         : "not validated: --no-validate";
+    return json_pack("{s:b, s:o, s:b, s:I, s:I, s:o, s:I, s:o}", "performed", done, "note",
+                     note ? json_string(note) : json_null(), "passed", done && v->mismatches == 0,
+                     "compared", (json_int_t)(done ? v->compared : 0), "mismatches",
+                     (json_int_t)(done ? v->mismatches : 0), "max_ulp",
                      !done || v->max_ulp == UINT64_MAX ? json_null()
                                                        : json_integer((json_int_t)v->max_ulp),
                      "tolerance_ulp", (json_int_t)x->tol_ulp, "first_mismatches", mism);
@@ -179,11 +194,12 @@ json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_resul
     const bcl_device_info *d = l->dev;
     const bcl_plan *p = &l->plan;
     json_t *root = json_pack(
-        "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:I, s:I, s:I, s:o, s:{s:b, s:b, s:o}}", "device",
+        "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:o, s:I, s:I, s:I, s:o, s:{s:b, s:b, s:o}}", "device",
         "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name), "selector",
         l->selector, "type", bcl_device_type_name(d->type), "driver", bcl_survey_text(d->driver),
-        "model", g->o.model->name, "params", params_json(g->o.model, g->params), "balls",
-        (json_int_t)balls, "steps", (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
+        "model", g->o.model->name, "model_file", model_file_json(g->o.model), "params",
+        params_json(g->o.model, g->params), "balls", (json_int_t)balls, "steps",
+        (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
         launch_json(p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
                                  g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end")),
         "tuned", "stored", l->tuned_note[0] != '\0', "used", p->tuned_used, "note",

@@ -129,7 +129,7 @@ int bcl_chain_build(bcl_context *c, const char *file, const char *defines, cl_pr
     if (rc)
         return rc;
     char opts[320];
-    snprintf(opts, sizeof opts, "%s %s", bcl_build_options(), defines);
+    snprintf(opts, sizeof opts, "%s %s", bcl_build_options(NULL), defines);
     rc = bcl_program_from_source(bcl_context_cl(c), bcl_context_device(c), src, len, opts, prog, e);
     free(src);
     return rc;

@@ -9,6 +9,7 @@
  */
 #include "files/files.h"
 #include "measure/timing.h"
+#include "models/models.h"
 #include "cache/cache.h"
 
 #include <errno.h>
@@ -100,7 +101,7 @@ int bcl_tuned_save(const bcl_device_info *d, const bcl_model *m, const bcl_tune_
     json_t *root = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}, s:s, s:I, s:o, s:o, s:f, s:o,"
         " s:s, s:s?, s:o}",
-        "format", BCL_TUNED_FORMAT, "model", m->name, "device", "key", key, "type",
+        "format", BCL_TUNED_FORMAT, "model", bcl_model_key(m), "device", "key", key, "type",
         bcl_device_type_name(d->type), "platform", d->platform_name, "platform_version",
         d->platform_version, "name", d->name, "vendor", d->vendor, "version", d->version, "driver",
         d->driver, "address_bits", (int)d->address_bits, "date", r->best.date, "balls",

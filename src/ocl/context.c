@@ -50,26 +50,6 @@ static cl_command_queue create_queue(bcl_context *c, cl_int *st, const char **ca
 #pragma GCC diagnostic pop
 }
 
-/* The model's kernels followed by the state check (state_check.c), one
- * program: the check is built and cached with the model. */
-static int model_source(const bcl_model *m, char **src, size_t *len, bcl_error *e)
-{
-    char *model;
-    size_t mlen, clen = strlen(bcl_state_check_source);
-    int rc = bcl_kernel_source(m->kernel_file, &model, &mlen, e);
-    if (rc)
-        return rc;
-    char *both = realloc(model, mlen + clen + 1);
-    if (!both) {
-        free(model);
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
-    }
-    memcpy(both + mlen, bcl_state_check_source, clen + 1);
-    *src = both;
-    *len = mlen + clen;
-    return BCL_OK;
-}
-
 int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl_context_opts *opts,
                        bcl_context **out, bcl_build_report *rep, bcl_error *e)
 {
@@ -88,7 +68,7 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory");
         goto fail;
     }
-    rc = model_source(m, &src, &len, e);
+    rc = bcl_model_program_source(m, true, &src, &len, e);
     if (rc)
         goto fail;
     cl_int st;
@@ -106,8 +86,8 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
         goto fail;
     }
     bcl_build_report scratch;
-    rc = bcl_program_get(c->ctx, dev, m->kernel_file, src, len, c->use_cache, c->cache_dir,
-                         &c->program, rep ? rep : &scratch, &c->cache, e);
+    rc = bcl_program_get(c->ctx, dev, m, src, len, c->use_cache, c->cache_dir, &c->program,
+                         rep ? rep : &scratch, &c->cache, e);
     if (rc)
         goto fail;
     free(src);

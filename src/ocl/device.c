@@ -61,6 +61,7 @@ static void fill_info(bcl_device_info *di)
     cl_device_fp_config fp = 0;
     get_value(d, CL_DEVICE_DOUBLE_FP_CONFIG, &fp, sizeof fp);
     di->fp64 = fp != 0;
+    get_value(d, CL_DEVICE_SINGLE_FP_CONFIG, &di->single_fp_config, sizeof di->single_fp_config);
     char ext[8192];
     get_string(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
     di->fp16 = strstr(ext, "cl_khr_fp16") != NULL;

@@ -118,7 +118,12 @@ int bcl_context_create(const bcl_device_info *dev, const bcl_model *m, const bcl
  * rep (may be NULL). bcl_context_destroy stores if this never ran. */
 void bcl_context_cache_store(bcl_context *c, bcl_build_report *rep);
 void bcl_context_destroy(bcl_context *c);
-/* The options every kernel is built with. */
-const char *bcl_build_options(void);
+/* The options every kernel is built for device d with (d NULL: those of
+ * any device). */
+const char *bcl_build_options(const bcl_device_info *d);
+/* Model m's program (docs/MODELS.md): its update, once more on vectors of
+ * balls when wide (the CPU variants), the kernels of cl/kernels.cl around
+ * it and the state check; malloc'ed, NUL-terminated. */
+int bcl_model_program_source(const bcl_model *m, bool wide, char **src, size_t *len, bcl_error *e);
 
 #endif

@@ -5,6 +5,7 @@
  * is a miss that builds from source and later replaces it, and trouble with
  * the folder is a warning.
  */
+#define _GNU_SOURCE /* memmem */
 #include "files/files.h"
 #include "ocl/program.h"
 #include "cache/cache.h"
@@ -220,7 +221,7 @@ static bool program_from_entry(cl_context ctx, const bcl_device_info *dev, const
         return bcl_why(why, why_size, "the driver refused the binary (%s)", bcl_cl_status_name(st));
     }
     /* Options matter for a binary too: they are what the key promised. */
-    st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, bcl_build_options(), NULL,
+    st = BCL_CL(clBuildProgram, prog, 1, &(cl_device_id){dev->device}, bcl_build_options(dev), NULL,
                 NULL);
     marker_drop(&m);
     if (st != CL_SUCCESS) {
@@ -281,10 +282,57 @@ static int cache_folder(const char *given, char *dir, size_t size, bcl_error *e)
 /* Said once per process, not once per program (bench, survey). */
 static bool warned_folder, warned_entry;
 
-int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
-                    const char *src, size_t len, bool use_cache, const char *cache_dir,
-                    cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e)
+/* A model file's program that failed to build: without the wide
+ * variants, when the update alone builds; else the user's error, from the
+ * build log's first lines (they name the model's file and line). */
+static int build_narrow(cl_context ctx, const bcl_device_info *dev, const bcl_model *m,
+                        cl_program *out, bcl_build_report *rep, bcl_error *e)
 {
+    char *src;
+    size_t len;
+    bcl_error wide = *e; /* owns the wide build's log now */
+    memset(e, 0, sizeof *e);
+    int rc = bcl_model_program_source(m, false, &src, &len, e);
+    if (rc == BCL_OK) {
+        rc = bcl_program_from_source(ctx, dev, src, len, bcl_build_options(dev), out, e);
+        free(src);
+    }
+    bool built = rc == BCL_OK;
+    const char *log = (built ? wide.detail : e->detail) ? (built ? wide.detail : e->detail) : "";
+    /* Up to four lines that say "error", else the log's first lines. */
+    char first[768] = "";
+    size_t used = 0;
+    unsigned lines = 0;
+    for (int pass = 0; pass < 2 && lines == 0; pass++) {
+        for (const char *p = log; *p && lines < 4;) {
+            size_t l = strcspn(p, "\n");
+            if (l && (pass || memmem(p, l, "error", 5)) && used + l + 4 < sizeof first) {
+                used += (size_t)snprintf(first + used, sizeof first - used, "%s%.*s",
+                                         lines ? " | " : "", (int)l, p);
+                lines++;
+            }
+            p += l + (p[l] == '\n');
+        }
+    }
+    bcl_error_clear(&wide);
+    if (built) {
+        text(rep->note, sizeof rep->note,
+             "no wide variants: the update does not compile on vectors of balls (%.160s)", first);
+        return BCL_OK;
+    }
+    if (!e->detail) /* not a build failure: out of memory, a lost device */
+        return rc;
+    e->code = BCL_EXIT_INPUT;
+    text(e->msg, sizeof e->msg, "model '%s' does not compile on '%s': %s", m->kernel_file,
+         dev->name, lines ? first : "the driver gave no build log");
+    return BCL_EXIT_INPUT;
+}
+
+int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const bcl_model *m, const char *src,
+                    size_t len, bool use_cache, const char *cache_dir, cl_program *out,
+                    bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e)
+{
+    const char *source_name = m->kernel_file;
     memset(rep, 0, sizeof *rep);
     memset(slot, 0, sizeof *slot);
     double t0 = bcl_now_ms();
@@ -302,7 +350,7 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
         warned_folder = true;
         text(rep->note, sizeof rep->note, "built from source, no usable cache folder");
     } else if (bcl_device_identity(dev, id, &ce) ||
-               bcl_cache_key_make(id, src, len, bcl_build_options(), &slot->key, &ce) ||
+               bcl_cache_key_make(id, src, len, bcl_build_options(dev), &slot->key, &ce) ||
                bcl_cache_entry_path(dir, &slot->key, slot->path, sizeof slot->path, &ce)) {
         text(rep->warning, sizeof rep->warning, "%s; running without the binary cache", ce.msg);
         text(rep->note, sizeof rep->note, "built from source, cache not usable");
@@ -342,7 +390,9 @@ int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *sour
             text(slot->labels.source, sizeof slot->labels.source, "%s", source_name);
         }
     }
-    int rc = bcl_program_from_source(ctx, dev, src, len, bcl_build_options(), out, e);
+    int rc = bcl_program_from_source(ctx, dev, src, len, bcl_build_options(dev), out, e);
+    if (rc && m->file && strcmp(e->cl_call, "clBuildProgram") == 0)
+        rc = build_narrow(ctx, dev, m, out, rep, e);
     rep->program_ms = bcl_now_ms() - t0;
     if (rc)
         slot->pending = false;

@@ -10,12 +10,16 @@
 int bcl_program_from_source(cl_context ctx, const bcl_device_info *dev, const char *src, size_t len,
                             const char *options, cl_program *out, bcl_error *e);
 
-/* Contract: a built program for source, through the binary cache (in
- * cache_dir, or bcl_cache_dir's when NULL) when use_cache; rep says how (a
- * cache trouble is a warning, no error). A miss in a writable folder sets
- * slot->pending for bcl_program_cache_store. Fails only as the build from
- * source fails. source_name labels the entry ("seed.cl"). */
-int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const char *source_name,
+/* Contract: model m's built program for src (bcl_model_program_source,
+ * wide), through the binary cache (in cache_dir, or bcl_cache_dir's when
+ * NULL) when use_cache; rep says how (a cache trouble is a warning, no
+ * error). When src does not build and m is a model file, the program
+ * without the wide variants is built in its stead (its update does not
+ * compile on vectors: rep->note says so) and cached under src's key, so
+ * the next run finds it. A miss in a writable folder sets slot->pending
+ * for bcl_program_cache_store. Fails only as the build from source fails:
+ * a model file's as BCL_EXIT_INPUT, with the compiler's messages. */
+int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const bcl_model *m,
                     const char *src, size_t len, bool use_cache, const char *cache_dir,
                     cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e);
 

@@ -7,6 +7,7 @@
  */
 #include "files/files.h"
 #include "cache/cache.h"
+#include "models/models.h"
 #include "run/run.h"
 
 #include <errno.h>
@@ -32,7 +33,7 @@ int bcl_cache_file_path(const char *cache_dir, const char *folder, const char *w
         rc = bcl_device_key(d, key, e);
     if (rc)
         return rc;
-    int w = snprintf(out, size, "%s/%s/%s-%s.json", dir, folder, m->name, key);
+    int w = snprintf(out, size, "%s/%s/%s-%s.json", dir, folder, bcl_model_key(m), key);
     if (w < 0 || (size_t)w >= size)
         return bcl_fail(e, BCL_EXIT_INPUT, "%s path is too long", what);
     return BCL_OK;
@@ -196,10 +197,10 @@ static int tuned_load_in(const char *cache_dir, const bcl_device_info *d, const 
     else if (strcmp(format, BCL_TUNED_FORMAT) != 0)
         rc = bcl_fail(e, BCL_EXIT_INPUT, "tuned file '%s': format '%s', expected '%s'", path,
                       format, BCL_TUNED_FORMAT);
-    else if (strcmp(model, m->name) != 0 || strcmp(dkey, key) != 0)
+    else if (strcmp(model, bcl_model_key(m)) != 0 || strcmp(dkey, key) != 0)
         rc = bcl_fail(e, BCL_EXIT_INPUT,
                       "tuned file '%s' belongs to model '%s' on device key %s, expected '%s' on %s",
-                      path, model, dkey, m->name, key);
+                      path, model, dkey, bcl_model_key(m), key);
     if (rc == BCL_OK)
         rc = bcl_tuned_entry_parse(single, "single", path, false, &t->single, e);
     if (rc == BCL_OK)

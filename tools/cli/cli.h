@@ -56,9 +56,13 @@ int cli_pick_devices(const char *sel_text, bcl_device_list *list, size_t *index,
 #define CLI_MAX_PARAM_OPTS 16
 typedef struct cli_model_args {
     const char *model_name;
+    const char *file;      /* --model-file */
+    const char *reference; /* --reference */
+    double reference_limit_s;
     struct {
         const char *opt;
         const char *text;
+        char name[32]; /* --param's NAME (opt points here) */
     } given[CLI_MAX_PARAM_OPTS];
     unsigned ngiven;
     const bcl_model *model;

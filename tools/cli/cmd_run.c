@@ -4,6 +4,7 @@
  */
 #include "ranks.h"
 #include "run.h"
+#include "models/models.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ static int parse_args(int argc, char **argv, run_args *a, bcl_error *e)
     int rc = cli_options_only(&a->o, "run", help, TAKES | CLI_RUN, argc, argv, e);
     if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
         return rc;
+    /* A model file without --reference runs unvalidated, and says so. */
+    if (!bcl_model_has_reference(a->o.model.model))
+        a->validate = false;
     if (a->input && (a->o.balls_given || a->o.init_given))
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--input gives the balls: it cannot be combined with --balls or --init");
@@ -158,7 +162,7 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
         for (size_t i = 0; i < ndev; i++)
             fprintf(stderr, "ballcl: device %u:%u '%s', build options '%s'\n",
                     devs[i]->platform_index, devs[i]->device_index, cli_shown(devs[i]->name),
-                    bcl_build_options());
+                    bcl_build_options(devs[i]));
     bcl_group_opts o = run_group_opts(a, n);
     if ((rc = bcl_group_open(devs, ndev, &o, &g, e)))
         goto out;
@@ -183,6 +187,7 @@ static int run_group(run_args *a, const bcl_device_info *const *devs, size_t nde
         .init = init,
         .validate = a->validate,
         .tol_ulp = a->tol_ulp,
+        .no_reference = !bcl_model_has_reference(a->o.model.model),
         .check_overflow = true,
         .overflow_note = files ? "; output not written" : "",
     };

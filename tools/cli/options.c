@@ -24,6 +24,10 @@ enum {
     OPT_TOL,
     OPT_SYNC,
     OPT_VARIANT,
+    OPT_MODEL_FILE,
+    OPT_PARAM,
+    OPT_REFERENCE,
+    OPT_REFERENCE_LIMIT,
 };
 
 #define MORE    "\n                         "
@@ -51,6 +55,20 @@ static const cli_option_decl shared[] = {
      (uint64_t)1 << 40, "-s, --steps S", "number of steps (default 1000)", CLI_AGREE | PY_BOTH},
     {CLI_MODEL, NULL, {"model", required_argument, NULL, OPT_MODEL}, "", "model", "model", 0, 0,
      NULL, NULL, CLI_PY_RUN},
+    {CLI_MODEL, NULL, {"model-file", required_argument, NULL, OPT_MODEL_FILE}, "", NULL,
+     NULL, 0, 0, "--model-file FILE.cl",
+     "your own update of one ball, in OpenCL C, instead of" MORE
+     "--model (docs/MODELS.md)", CLI_AGREE},
+    {CLI_MODEL, NULL, {"param", required_argument, NULL, OPT_PARAM}, "", NULL, NULL, 0, 0,
+     "--param NAME=VALUE", "set a model parameter (repeatable)"},
+    {CLI_MODEL, NULL, {"reference", required_argument, NULL, OPT_REFERENCE}, "", NULL, NULL, 0, 0,
+     "--reference FILE.c",
+     "the model file's update in C, to validate against" MORE
+     "(without: not validated)", CLI_AGREE},
+    {CLI_MODEL, NULL, {"reference-limit", required_argument, NULL, OPT_REFERENCE_LIMIT}, "", NULL,
+     NULL, 1, 86400, "--reference-limit S",
+     "time limit of the reference's run, in seconds" MORE
+     "(default: 60 + 1 per 10^8 ball-steps)"},
     {CLI_INIT, NULL, {"init", required_argument, NULL, OPT_INIT}, "", NULL, "init", 0, 0,
      "--init seed|random", "initial state (default seed: the seed's data)",
      CLI_AGREE | CLI_FROM_INPUT},
@@ -162,6 +180,8 @@ void cli_options_agree(const cli_options *o, ranks_job *j)
                                v == OPT_INPUT    ? r->input
                                : v == OPT_OUTPUT ? r->output
                                                  : r->snapshot);
+        else if (v == OPT_MODEL_FILE || v == OPT_REFERENCE) /* contents: run_agree.c */
+            ranks_job_add_path(j, name, v == OPT_MODEL_FILE ? o->model.file : o->model.reference);
         else if (v == OPT_SNAPSHOT_SIZE)
             ranks_job_add(j, name, "%ux%u", r->snap_w, r->snap_h);
         else if (v == OPT_SYNC)
@@ -221,33 +241,79 @@ static void add_param_options(struct option *opts, size_t used, size_t cap)
     opts[used] = (struct option){0};
 }
 
+/* Records parameter `name` given `text` (the last one wins, as usual). */
+static int param_given(cli_model_args *a, const char *name, size_t len, const char *text,
+                       bcl_error *e)
+{
+    unsigned g = 0;
+    while (g < a->ngiven &&
+           !(strlen(a->given[g].opt) == len && !strncmp(a->given[g].opt, name, len)))
+        g++;
+    if (g == CLI_MAX_PARAM_OPTS)
+        return bcl_fail(e, BCL_EXIT_INPUT, "too many model options");
+    if (len >= sizeof a->given[g].name)
+        return bcl_fail(e, BCL_EXIT_INPUT, "--param '%s': parameter name too long", name);
+    memcpy(a->given[g].name, name, len);
+    a->given[g].name[len] = '\0';
+    a->given[g].opt = a->given[g].name;
+    a->given[g].text = text;
+    a->ngiven += g == a->ngiven;
+    return BCL_OK;
+}
+
 /* Records a parameter option seen by getopt_long. */
 static int model_param_seen(cli_model_args *a, const struct option *opts, int id, const char *text,
                             bcl_error *e)
 {
-    for (size_t j = 0; opts[j].name; j++) {
-        if (opts[j].val == id) {
-            for (unsigned g = 0; g < a->ngiven; g++) {
-                if (strcmp(a->given[g].opt, opts[j].name) == 0) {
-                    a->given[g].text = text; /* the last one wins, as usual */
-                    return BCL_OK;
-                }
-            }
-            if (a->ngiven == CLI_MAX_PARAM_OPTS)
-                return bcl_fail(e, BCL_EXIT_INPUT, "too many model options");
-            a->given[a->ngiven].opt = opts[j].name;
-            a->given[a->ngiven++].text = text;
-            return BCL_OK;
-        }
-    }
+    for (size_t j = 0; opts[j].name; j++)
+        if (opts[j].val == id)
+            return param_given(a, opts[j].name, strlen(opts[j].name), text, e);
     return bcl_fail(e, BCL_EXIT_INPUT, "unknown option");
 }
 
+/* --param NAME=VALUE. */
+static int param_option(cli_model_args *a, const char *arg, bcl_error *e)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1])
+        return bcl_fail(e, BCL_EXIT_INPUT, "--param '%s': expected NAME=VALUE", arg);
+    return param_given(a, arg, (size_t)(eq - arg), eq + 1, e);
+}
+
+/* The model file of this process (one a process): reachable, so a leak
+ * checker sees no leak; it lives as long as the options do. */
+static bcl_model *model_file;
+
+/* --model-file with its --reference. */
+static int load_model_file(cli_model_args *a, bool use_cache, bcl_error *e)
+{
+    if (a->model_name)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--model and --model-file: give one (a built-in model, or your own)");
+    bcl_model_free(model_file);
+    bcl_model_spec spec = {.path = a->file,
+                           .reference = a->reference,
+                           .use_cache = use_cache,
+                           .reference_limit_s = a->reference_limit_s};
+    int rc = bcl_model_load(&spec, &model_file, e);
+    a->model = model_file;
+    return rc;
+}
+
 /* Resolves the model and parses and checks its parameters. */
-static int model_resolve(cli_model_args *a, bcl_error *e)
+static int model_resolve(cli_model_args *a, bool use_cache, bcl_error *e)
 {
     const char *name = a->model_name ? a->model_name : "seed";
-    a->model = bcl_model_find(name);
+    if (a->reference && !a->file)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "--reference: only with --model-file (a built-in model has its own)");
+    if (a->file) {
+        int rc = load_model_file(a, use_cache, e);
+        if (rc)
+            return rc;
+    } else {
+        a->model = bcl_model_find(name);
+    }
     if (!a->model) {
         char names[256] = "";
         for (size_t m = 0; m < bcl_model_count; m++) {
@@ -264,9 +330,15 @@ static int model_resolve(cli_model_args *a, bcl_error *e)
         for (i = 0; i < a->model->nparams; i++)
             if (strcmp(a->model->params[i].opt, a->given[g].opt) == 0)
                 break;
-        if (i == a->model->nparams)
-            return bcl_fail(e, BCL_EXIT_INPUT, "--%s does not apply to model '%s'", a->given[g].opt,
-                            a->model->name);
+        if (i == a->model->nparams) {
+            char names[BCL_MAX_PARAMS * 34] = "";
+            for (unsigned k = 0; k < a->model->nparams; k++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+                         a->model->params[k].opt);
+            return bcl_fail(e, BCL_EXIT_INPUT, "parameter '%s' does not apply to model '%s': %s%s",
+                            a->given[g].opt, a->model->name,
+                            a->model->nparams ? "expected one of " : "it takes none", names);
+        }
         int rc = bcl_model_param_parse(a->model, i, a->given[g].text, a->params, e);
         if (rc)
             return rc;
@@ -374,6 +446,19 @@ static bool shared_option(cli_options *o, int c, const char *arg, int *rc, bcl_e
         return true;
     case OPT_MODEL:
         o->model.model_name = arg;
+        return true;
+    case OPT_MODEL_FILE:
+        o->model.file = arg;
+        return true;
+    case OPT_REFERENCE:
+        o->model.reference = arg;
+        return true;
+    case OPT_PARAM:
+        *rc = param_option(&o->model, arg, e);
+        return true;
+    case OPT_REFERENCE_LIMIT:
+        *rc = number("reference-limit", arg, &v, e);
+        o->model.reference_limit_s = (double)v;
         return true;
     case OPT_INIT:
         o->init_given = true;
@@ -533,5 +618,5 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
     if (optind < argc)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");
-    return (o->takes & CLI_MODEL) ? model_resolve(&o->model, e) : BCL_OK;
+    return (o->takes & CLI_MODEL) ? model_resolve(&o->model, o->use_cache, e) : BCL_OK;
 }

@@ -17,6 +17,8 @@ bcl_group_opts run_group_opts(const run_args *a, size_t n);
 void run_print_model(const run_args *a);
 /* The report's validation lines; scope follows "the C reference (max N
  * ULP)" (", every rank" under MPI, or ""). */
+/* What the validation line says of a run not validated. */
+const char *run_not_validated(const run_args *a);
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope);
 
 /* The report of a run of group g (run_report.c): one device's block, or

@@ -5,6 +5,7 @@
  * --steps-per-launch, the cache (folder, --no-cache) and -v.
  */
 #include "ranks.h"
+#include "models/models.h"
 #include "run.h"
 
 #include "ocl/ocl.h"
@@ -38,7 +39,7 @@ int run_agree(const run_args *a, int rc, const bcl_error *e)
     ranks_job j;
     ranks_job_init(&j, "run");
     const bcl_model *m = a->o.model.model;
-    ranks_job_add(&j, "--model", "%s", m->name);
+    ranks_job_add(&j, "--model", "%s", bcl_model_key(m));
     /* Each parameter as the model reads it (defaults included), so that
      * "--gravity 9.8" and nothing at all agree when they mean the same. */
     unsigned at = 0;
@@ -67,6 +68,10 @@ int run_agree(const run_args *a, int rc, const bcl_error *e)
     /* The same path may name node-local files of different content. */
     if (rc == BCL_OK && a->input)
         rc = ranks_agree_content("--input", a->input);
+    if (rc == BCL_OK && a->o.model.file)
+        rc = ranks_agree_content("--model-file", a->o.model.file);
+    if (rc == BCL_OK && a->o.model.reference)
+        rc = ranks_agree_content("--reference", a->o.model.reference);
     bcl_error_clear(&fe);
     return rc;
 }

@@ -4,6 +4,7 @@
  * (run_ranks_report.c) reuses its pieces.
  */
 #include "run.h"
+#include "models/models.h"
 
 #include <string.h>
 
@@ -61,14 +62,23 @@ static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
 
 void run_print_model(const run_args *a)
 {
-    printf("model       %s, %s\n", a->o.model.model->name,
+    const bcl_model *m = a->o.model.model;
+    printf("model       %s%s%s%s, %s\n", m->name, m->digest ? " (file " : "",
+           m->digest ? cli_shown(m->kernel_file) : "", m->digest ? ")" : "",
            a->input ? a->input : (a->o.init == BCL_INIT_SEED ? "init seed" : "init random"));
+}
+
+const char *run_not_validated(const run_args *a)
+{
+    return bcl_model_has_reference(a->o.model.model)
+               ? "skipped (--no-validate)"
+               : "not validated: no reference (--reference FILE.c gives one)";
 }
 
 void run_print_validation(const run_args *a, const bcl_validation *v, const char *scope)
 {
     if (!a->validate) {
-        printf("validation  skipped (--no-validate)\n");
+        printf("validation  %s\n", run_not_validated(a));
         return;
     }
     if (v->mismatches == 0) {
@@ -119,7 +129,7 @@ static void print_member(const run_args *a, const bcl_group_member *m)
         printf("  clock     host: the device's profiling failed its check: %s\n",
                bcl_profiling_unusable(d));
     if (!a->validate)
-        printf("  validation skipped\n");
+        printf("  validation %s\n", run_not_validated(a));
     else if (m->v.mismatches == 0)
         printf("  validation passed: %llu floats %s\n", (unsigned long long)m->v.compared,
                a->tol_ulp ? "within tolerance" : "bit-identical");
@@ -165,7 +175,10 @@ void run_print_report(const run_args *a, bcl_group *g, size_t n, const bcl_exec_
 
 json_t *run_group_json(const run_args *a, bcl_group *g, size_t n, const bcl_exec_result *r)
 {
-    bcl_exec x = {.steps = a->o.steps, .validate = a->validate, .tol_ulp = a->tol_ulp};
+    bcl_exec x = {.steps = a->o.steps,
+                  .validate = a->validate,
+                  .tol_ulp = a->tol_ulp,
+                  .no_reference = !bcl_model_has_reference(a->o.model.model)};
     json_t *j = bcl_run_json(g, &x, r, n);
     /* Where the state came from: the CLI's own keys (docs/DESIGN.md,
      * "Report and JSON"). */

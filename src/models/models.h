@@ -1,0 +1,43 @@
+/* Model files' parts (docs/MODELS.md): the checks of their source, the C
+ * reference compiled at run time, and the one way to run a reference. */
+#ifndef BALLCL_MODELS_H
+#define BALLCL_MODELS_H
+
+#include "ballcl/ballcl.h"
+
+/* ---- source checks (src/models/source_scan.c) ---- */
+/* Refuses an unsuffixed floating literal (0.5 rather than 0.5f) in text:
+ * BCL_EXIT_INPUT, "PATH:LINE:COL: ...". */
+int bcl_source_check_literals(const char *text, size_t len, const char *path, bcl_error *e);
+/* Finds the one definition of update and checks its signature: float4
+ * update(float4 b, float p1, ... float pn) with n = nparams. *line: its line. */
+int bcl_source_check_update(const char *text, size_t len, const char *path, unsigned nparams,
+                            const char *const *param_names, unsigned *line, bcl_error *e);
+
+/* ---- the C reference of a model file (src/models/cref.c) ---- */
+typedef struct bcl_cref bcl_cref;
+int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_names,
+                  const char *cache_dir, bool use_cache, bcl_cref **out, bcl_error *e);
+int bcl_cref_run(bcl_cref *r, float *state, size_t n, uint64_t steps, const float *params,
+                 double limit_s, bool flush_denormals, bcl_error *e);
+void bcl_cref_close(bcl_cref *r);
+
+/* ---- running a model's reference (src/models/model_file.c) ---- */
+/* steps steps of model m's reference on n balls of state, in place: a
+ * built-in's C function, or a model file's C reference in its child
+ * (flush_denormals: as a device that flushes float denormals does). */
+int bcl_model_reference(const bcl_model *m, float *state, size_t n, uint64_t steps, const float *p,
+                        bool flush_denormals, bcl_error *e);
+
+/* True when m has a reference to validate against (every built-in model;
+ * a model file given one). */
+bool bcl_model_has_reference(const bcl_model *m);
+/* What names the model in files and records: its name for a built-in
+ * model, "<name>-<first 16 hex digits of its digest>" for a model file. */
+const char *bcl_model_key(const bcl_model *m);
+/* Gives model file m the C reference at path (bcl_model_spec says how);
+ * for the Python module, whose NumPy reference is its own, never called. */
+int bcl_model_file_reference(bcl_model *m, const char *path, const char *cache_dir, bool use_cache,
+                             double limit_s, bcl_error *e);
+
+#endif
