@@ -63,6 +63,9 @@ static void print_single(const run_args *a, const bcl_device_info *d, size_t n,
     if (a->validate && !(d->single_fp_config & CL_FP_DENORM))
         printf("denormals   the device flushes float denormals to zero and the C reference does "
                "not: a result with denormals differs\n");
+    if (a->validate && !(d->single_fp_config & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT))
+        printf("division    the device cannot round float division and square root correctly, "
+               "as C does: an update that uses them may differ\n");
 }
 
 void run_print_model(const run_args *a)
