@@ -5,12 +5,26 @@
 
 #include "ballcl/ballcl.h"
 
-/* ---- source checks (src/models/source_scan.c) ---- */
-/* Refuses an unsuffixed floating literal (0.5 rather than 0.5f) in text:
- * BCL_EXIT_INPUT, "PATH:LINE:COL: ...". */
+/* ---- source scanning (OpenCL C or C) ------------------------------------ */
+
+/* Refuses an unsuffixed floating literal (1.0, .5, 1e3, 0x1p3, decimal or
+ * hex, without f/F; an l/L suffix too) in text: BCL_EXIT_INPUT,
+ * "PATH:LINE:COL: '0.5' is a double literal: write 0.5f (a model computes in
+ * float32 on every side)". Integers are fine (1, 0x10, 10u), and so are
+ * 1.0f, 2.f, 1e3f; comments, string and character literals and the
+ * #pragma, #include and #line lines are skipped; a backslash-newline joins
+ * lines, as the preprocessor does, and positions are those of the file. */
 int bcl_source_check_literals(const char *text, size_t len, const char *path, bcl_error *e);
-/* Finds the one definition of update and checks its signature: float4
- * update(float4 b, float p1, ... float pn) with n = nparams. *line: its line. */
+
+/* Finds the one definition of `update` (a `float4 update(...)` followed by
+ * `{` outside any braces; prototypes are passed over) and checks its
+ * signature: returns float4, takes float4 NAME, then exactly nparams
+ * parameters "float NAME" (names free; `const` allowed). BCL_EXIT_INPUT,
+ * "PATH:LINE: ..." for a wider or narrower state (the limit: 4 floats), a
+ * count that differs from the pragmas' (param_names, nparams of them, are
+ * listed), a parameter not a float, two definitions; "PATH: no 'float4
+ * update(float4 b, ...)' function" when there is none. *line (optional):
+ * update's line, 1-based. */
 int bcl_source_check_update(const char *text, size_t len, const char *path, unsigned nparams,
                             const char *const *param_names, unsigned *line, bcl_error *e);
 

@@ -1,25 +1,5 @@
 #include "models/models.h"
 #include "util/util.h"
-int bcl_source_check_literals(const char *t, size_t l, const char *p, bcl_error *e)
-{
-    (void)t;
-    (void)l;
-    (void)p;
-    (void)e;
-    return 0;
-}
-int bcl_source_check_update(const char *t, size_t l, const char *p, unsigned n,
-                            const char *const *nm, unsigned *line, bcl_error *e)
-{
-    (void)t;
-    (void)l;
-    (void)p;
-    (void)n;
-    (void)nm;
-    *line = 1;
-    (void)e;
-    return 0;
-}
 int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_names,
                   const char *cache_dir, bool use_cache, bcl_cref **out, bcl_error *e)
 {
