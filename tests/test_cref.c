@@ -250,6 +250,27 @@ static void test_exit_and_time_limit(void **state)
     assert_true(took >= 0.9 && took < 5);
 }
 
+static void test_child_that_stops_reading(void **state)
+{
+    (void)state;
+    /* It exits before main, so the parent's writes of a large state meet a
+     * closed pipe: an error naming the status, and no SIGPIPE here. */
+    bcl_cref *r = open_ok("early.c",
+                          "#include <unistd.h>\n"
+                          "__attribute__((constructor)) static void quit(void) { _exit(3); }\n"
+                          "float4 update(float4 b) { return b; }\n",
+                          0, NULL);
+    size_t n = (size_t)1 << 20;
+    float *s = calloc(4 * n, sizeof *s);
+    assert_non_null(s);
+    bcl_error e = {0};
+    assert_int_equal(bcl_cref_run(r, s, n, 1, NULL, 0, false, &e), BCL_EXIT_INPUT);
+    if (!strstr(e.msg, "early.c' exited with status 3"))
+        fail_msg("got: %s", e.msg);
+    free(s);
+    bcl_cref_close(r);
+}
+
 /* The one file in folder, its path into out: false when not exactly one. */
 static bool only_file(const char *folder, char *out, size_t size)
 {
@@ -331,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_syntax_error_names_the_line),
         cmocka_unit_test(test_segfault_names_the_signal),
         cmocka_unit_test(test_exit_and_time_limit),
+        cmocka_unit_test(test_child_that_stops_reading),
         cmocka_unit_test(test_cache_reuses_the_executable),
         cmocka_unit_test(test_million_balls_stream),
     };

@@ -292,37 +292,46 @@ static char *program_text(const char *path, const char *text, size_t len, unsign
     return out;
 }
 
-/* "reference 'FILE.c' does not compile: " and the compiler's first lines
- * from its first error on, joined by " | "; the whole log as detail. */
+/* Whether a compiler's line says what failed (gcc's and clang's "error:",
+ * "fatal error:", the linker's "undefined reference"), rather than quoting
+ * the source or giving context. */
+static bool error_line(const char *line, size_t len)
+{
+    static const char *const marks[] = {"error:", "undefined reference"};
+    for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++)
+        if (memmem(line, len, marks[m], strlen(marks[m])))
+            return true;
+    return false;
+}
+
+/* "reference 'FILE.c' does not compile: " and the compiler's first three
+ * error lines (its first three lines when none says error), joined by
+ * " | "; the whole log as detail. */
 static int compile_failed(const char *path, const char *log, int status, bcl_error *e)
 {
     if (!WIFEXITED(status))
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "reference '%s' does not compile: the compiler was killed by signal %d",
                         path, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    const char *from = log ? strstr(log, "error") : NULL;
-    while (from && from > log && from[-1] != '\n')
-        from--;
-    from = from ? from : log ? log : "";
+    log = log ? log : "";
     char shown[640] = "";
     size_t used = 0;
-    for (int lines = 0; *from && lines < 3 && used + 4 < sizeof shown;) {
-        size_t len = strcspn(from, "\n");
-        const char *line = from;
-        while (len && (*line == ' ' || *line == '\t')) {
-            line++;
-            len--;
+    for (int pass = 0, lines = 0; pass < 2 && lines == 0; pass++)
+        for (const char *from = log; *from && lines < 3 && used + 4 < sizeof shown;) {
+            size_t len = strcspn(from, "\n");
+            const char *line = from;
+            from += len + (from[len] == '\n');
+            while (len && (*line == ' ' || *line == '\t')) {
+                line++;
+                len--;
+            }
+            if (len && (pass == 1 || error_line(line, len)))
+                used += (size_t)snprintf(shown + used, sizeof shown - used, "%s%.*s",
+                                         lines++ ? " | " : "", (int)len, line);
         }
-        if (len) {
-            used += (size_t)snprintf(shown + used, sizeof shown - used, "%s%.*s",
-                                     lines ? " | " : "", (int)len, line);
-            lines++;
-        }
-        from = line + len + (line[len] == '\n');
-    }
     bcl_fail(e, BCL_EXIT_INPUT, "reference '%s' does not compile: %s", path,
              *shown ? shown : "the compiler failed and said nothing");
-    if (log && *log)
+    if (*log)
         bcl_error_set_detail(e, log);
     return BCL_EXIT_INPUT;
 }
