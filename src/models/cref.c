@@ -574,7 +574,9 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-static int child_start(const char *exe, child *c)
+/* Starts exe with pipes on its stdin, stdout and stderr, and mask (the
+ * caller's, not this thread's with SIGPIPE blocked) as its signal mask. */
+static int child_start(const char *exe, const sigset_t *mask, child *c)
 {
     int in[2], out[2], err[2];
     c->in = c->out = c->err = -1;
@@ -599,8 +601,13 @@ static int child_start(const char *exe, child *c)
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setsigmask(&at, mask);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
     char *argv[] = {(char *)exe, NULL};
-    int x = posix_spawn(&c->pid, exe, &fa, NULL, argv, environ);
+    int x = posix_spawn(&c->pid, exe, &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(in[0]);
     close(out[1]);
@@ -743,11 +750,14 @@ int bcl_cref_run(bcl_cref *r, float *state, size_t n, uint64_t steps, const floa
     bool was_pending = sigismember(&pending, SIGPIPE);
 
     child c;
-    int x = child_start(r->exe, &c);
+    int x = child_start(r->exe, &old, &c);
     int rc = BCL_OK;
     if (x != 0)
-        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot start reference '%s' ('%s'): %s", r->path,
-                      r->exe, strerror(x));
+        rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot start reference '%s' ('%s'): %s%s", r->path,
+                      r->exe, strerror(x),
+                      x == EACCES ? " (a folder mounted noexec? set $TMPDIR or the cache folder "
+                                    "to another)"
+                                  : "");
     if (rc == BCL_OK) {
         double deadline = now_s() + limit_s;
         size_t got = 0;
