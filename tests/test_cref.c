@@ -158,6 +158,33 @@ static void test_drag_params_in_order(void **state)
     bcl_cref_close(r);
 }
 
+static void test_eight_params_in_order(void **state)
+{
+    (void)state;
+    /* Base-16 digits, exact in float: each parameter's place is seen. */
+    static const char *const names[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    bcl_cref *r = open_ok("eight.c",
+                          "float4 update(float4 s, float a, float b, float c, float d, float e,\n"
+                          "              float f, float g, float h)\n"
+                          "{\n"
+                          "    s.x = ((a * 16.0f + b) * 16.0f + c) * 16.0f + d;\n"
+                          "    s.y = ((e * 16.0f + f) * 16.0f + g) * 16.0f + h;\n"
+                          "    return s;\n"
+                          "}\n",
+                          BCL_MAX_PARAMS, names);
+    const float p[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    float s[4] = {0, 0, 9, 10};
+    bcl_error e = {0};
+    assert_int_equal(bcl_cref_run(r, s, 1, 1, p, 0, false, &e), BCL_OK);
+    assert_true(s[0] == (float)0x1234 && s[1] == (float)0x5678 && s[2] == 9 && s[3] == 10);
+    bcl_cref_close(r);
+    /* One more than the driver can call is refused. */
+    bcl_cref *more = NULL;
+    assert_int_equal(bcl_cref_open("eight.c", BCL_MAX_PARAMS + 1, names, NULL, false, &more, &e),
+                     BCL_EXIT_INPUT);
+    assert_null(more);
+}
+
 static void test_flush_denormals(void **state)
 {
     (void)state;
@@ -348,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_matches),
         cmocka_unit_test(test_drag_params_in_order),
+        cmocka_unit_test(test_eight_params_in_order),
         cmocka_unit_test(test_flush_denormals),
         cmocka_unit_test(test_syntax_error_names_the_line),
         cmocka_unit_test(test_segfault_names_the_signal),
