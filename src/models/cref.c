@@ -380,10 +380,12 @@ static int make_private(char *out, size_t size, bcl_error *e)
 {
     const char *base = getenv("TMPDIR");
     snprintf(out, size, "%s/ballcl-cref.XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(out))
-        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a folder for the reference in '%s': %s",
-                        base && *base ? base : "/tmp", strerror(errno));
-    return BCL_OK;
+    if (mkdtemp(out))
+        return BCL_OK;
+    int err = errno;
+    out[0] = '\0'; /* none to remove at close */
+    return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a folder for the reference in '%s': %s",
+                    base && *base ? base : "/tmp", strerror(err));
 }
 
 /* Removes the private folder's files (ours alone: reference.c, the
@@ -453,6 +455,50 @@ static int build_cached(const char *cc, const char *program, const char *exe, co
     return rc;
 }
 
+/* r's executable from the cache folder: the entry of this program, flags
+ * and compiler when there is one of the user's, else built into it. */
+static int open_cached(bcl_cref *r, const char *cc, const char *program, const char *cache_dir,
+                       bcl_error *e)
+{
+    char identity[512], folder[PATH_MAX], hex[65];
+    compiler_identity(cc, identity, sizeof identity);
+    /* The recipe names the optional flags' rule; the identity decides
+     * which of them the compiler takes. */
+    char flags[256] = CREF_RECIPE;
+    for (size_t i = 0; i < BASE_FLAGS; i++)
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " %s", base_flags[i]);
+    const void *parts[] = {flags, program, identity};
+    size_t lens[] = {strlen(flags) + 1, strlen(program) + 1, strlen(identity)};
+    unsigned char key[32];
+    int rc = bcl_sha256_parts(parts, lens, 3, key, e);
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < 32; i++) {
+        hex[2 * i] = digits[key[i] >> 4];
+        hex[2 * i + 1] = digits[key[i] & 15];
+    }
+    hex[64] = '\0';
+    if (rc == BCL_OK)
+        rc = reference_folder(cache_dir, folder, sizeof folder, e);
+    if (rc == BCL_OK && snprintf(r->exe, sizeof r->exe, "%s/%s", folder, hex) >= (int)sizeof r->exe)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%s': path too long", cache_dir);
+    struct stat st;
+    bool cached = rc == BCL_OK && lstat(r->exe, &st) == 0 && S_ISREG(st.st_mode) &&
+                  (st.st_mode & S_IXUSR) && ours(&st);
+    if (rc == BCL_OK && !cached)
+        rc = build_cached(cc, program, r->exe, r->path, e);
+    return rc;
+}
+
+/* r's executable built in a private folder, removed at close. */
+static int open_private(bcl_cref *r, const char *cc, const char *program, bcl_error *e)
+{
+    int rc = make_private(r->private, sizeof r->private, e);
+    if (rc == BCL_OK &&
+        snprintf(r->exe, sizeof r->exe, "%s/reference", r->private) >= (int)sizeof r->exe)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "reference folder '%s': path too long", r->private);
+    return rc ? rc : compile(cc, r->private, program, r->exe, r->path, e);
+}
+
 int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_names,
                   const char *cache_dir, bool use_cache, bcl_cref **out, bcl_error *e)
 {
@@ -481,43 +527,8 @@ int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_n
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory opening reference '%s'", path);
     if (rc == BCL_OK) {
         r->nparams = nparams;
-        if (use_cache && cache_dir) {
-            char identity[512], folder[PATH_MAX], hex[65];
-            compiler_identity(cc, identity, sizeof identity);
-            /* The recipe names the optional flags' rule; the identity
-             * decides which of them the compiler takes. */
-            char flags[256] = CREF_RECIPE;
-            for (size_t i = 0; i < BASE_FLAGS; i++)
-                snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " %s", base_flags[i]);
-            const void *parts[] = {flags, program, identity};
-            size_t lens[] = {strlen(flags) + 1, strlen(program) + 1, strlen(identity)};
-            unsigned char key[32];
-            rc = bcl_sha256_parts(parts, lens, 3, key, e);
-            static const char digits[] = "0123456789abcdef";
-            for (size_t i = 0; i < 32; i++) {
-                hex[2 * i] = digits[key[i] >> 4];
-                hex[2 * i + 1] = digits[key[i] & 15];
-            }
-            hex[64] = '\0';
-            if (rc == BCL_OK)
-                rc = reference_folder(cache_dir, folder, sizeof folder, e);
-            if (rc == BCL_OK &&
-                snprintf(r->exe, sizeof r->exe, "%s/%s", folder, hex) >= (int)sizeof r->exe)
-                rc = bcl_fail(e, BCL_EXIT_INPUT, "cache folder '%s': path too long", cache_dir);
-            struct stat st;
-            bool cached =
-                rc == BCL_OK && lstat(r->exe, &st) == 0 && S_ISREG(st.st_mode) && ours(&st);
-            if (rc == BCL_OK && !cached)
-                rc = build_cached(cc, program, r->exe, path, e);
-        } else {
-            rc = make_private(r->private, sizeof r->private, e);
-            if (rc == BCL_OK &&
-                snprintf(r->exe, sizeof r->exe, "%s/reference", r->private) >= (int)sizeof r->exe)
-                rc =
-                    bcl_fail(e, BCL_EXIT_INPUT, "reference folder '%s': path too long", r->private);
-            if (rc == BCL_OK)
-                rc = compile(cc, r->private, program, r->exe, path, e);
-        }
+        rc = use_cache && cache_dir ? open_cached(r, cc, program, cache_dir, e)
+                                    : open_private(r, cc, program, e);
     }
     free(program);
     if (rc == BCL_OK)
