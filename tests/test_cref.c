@@ -343,8 +343,22 @@ static void test_cache_reuses_the_executable(void **state)
     assert_int_equal(bcl_cref_open(path, 0, NULL, cache, true, &r, &e), BCL_OK);
     bcl_cref_close(r);
     assert_false(only_file(folder, exe, sizeof exe));
-    /* Without the cache, the private folder goes at close. */
+    /* Without the cache, the private folder is gone once open returns,
+     * and the executable still runs. */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    assert_int_equal(mkdir(tmp, 0700), 0);
+    char *saved = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", tmp, 1);
     assert_int_equal(bcl_cref_open(path, 0, NULL, cache, false, &r, &e), BCL_OK);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    assert_false(only_file(tmp, exe, sizeof exe));
+    assert_int_equal(rmdir(tmp), 0); /* empty */
+    assert_int_equal(bcl_cref_run(r, s, 2, 3, NULL, 0, false, &e), BCL_OK);
     bcl_cref_close(r);
 }
 

@@ -134,10 +134,14 @@ static const char driver_fmt[] =
     "    return 0;\n"
     "}\n";
 
+/* The executable is held open, and run through /proc/self/fd: a private
+ * build's folder is gone as soon as the executable is open, so no caller
+ * that forgets to close, and no signal, can leave it behind, and a cache
+ * entry replaced meanwhile changes nothing. */
 struct bcl_cref {
-    char *path;             /* FILE.c as given, for messages */
-    char exe[PATH_MAX];     /* the executable */
-    char private[PATH_MAX]; /* the private folder removed at close, or "" */
+    char *path;         /* FILE.c as given, for messages */
+    char exe[PATH_MAX]; /* where the executable was built or found, for messages */
+    int fd;             /* the executable, open; -1 before */
     unsigned nparams;
 };
 
@@ -455,6 +459,16 @@ static int build_cached(const char *cc, const char *program, const char *exe, co
     return rc;
 }
 
+/* Opens r's executable (r->exe) to run it from then on. */
+static int hold(bcl_cref *r, bcl_error *e)
+{
+    r->fd = open(r->exe, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot open the reference's executable '%s': %s",
+                        r->exe, strerror(errno));
+    return BCL_OK;
+}
+
 /* r's executable from the cache folder: the entry of this program, flags
  * and compiler when there is one of the user's, else built into it. */
 static int open_cached(bcl_cref *r, const char *cc, const char *program, const char *cache_dir,
@@ -486,17 +500,24 @@ static int open_cached(bcl_cref *r, const char *cc, const char *program, const c
                   (st.st_mode & S_IXUSR) && ours(&st);
     if (rc == BCL_OK && !cached)
         rc = build_cached(cc, program, r->exe, r->path, e);
-    return rc;
+    return rc ? rc : hold(r, e);
 }
 
-/* r's executable built in a private folder, removed at close. */
+/* r's executable built in a private folder, removed once it is open. */
 static int open_private(bcl_cref *r, const char *cc, const char *program, bcl_error *e)
 {
-    int rc = make_private(r->private, sizeof r->private, e);
-    if (rc == BCL_OK &&
-        snprintf(r->exe, sizeof r->exe, "%s/reference", r->private) >= (int)sizeof r->exe)
-        rc = bcl_fail(e, BCL_EXIT_INPUT, "reference folder '%s': path too long", r->private);
-    return rc ? rc : compile(cc, r->private, program, r->exe, r->path, e);
+    char dir[PATH_MAX];
+    int rc = make_private(dir, sizeof dir, e);
+    if (rc)
+        return rc;
+    if (snprintf(r->exe, sizeof r->exe, "%s/reference", dir) >= (int)sizeof r->exe)
+        rc = bcl_fail(e, BCL_EXIT_INPUT, "reference folder '%s': path too long", dir);
+    if (rc == BCL_OK)
+        rc = compile(cc, dir, program, r->exe, r->path, e);
+    if (rc == BCL_OK)
+        rc = hold(r, e);
+    remove_private(dir);
+    return rc;
 }
 
 int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_names,
@@ -523,6 +544,8 @@ int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_n
     if (rc == BCL_OK && !program)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory reading reference '%s'", path);
     bcl_cref *r = rc == BCL_OK ? calloc(1, sizeof *r) : NULL;
+    if (r)
+        r->fd = -1; /* before anything can fail: close looks at it */
     if (rc == BCL_OK && (!r || !(r->path = strdup(path))))
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "out of memory opening reference '%s'", path);
     if (rc == BCL_OK) {
@@ -542,8 +565,8 @@ void bcl_cref_close(bcl_cref *r)
 {
     if (!r)
         return;
-    if (r->private[0])
-        remove_private(r->private);
+    if (r->fd >= 0)
+        close(r->fd);
     free(r->path);
     free(r);
 }
@@ -761,7 +784,12 @@ int bcl_cref_run(bcl_cref *r, float *state, size_t n, uint64_t steps, const floa
     bool was_pending = sigismember(&pending, SIGPIPE);
 
     child c;
-    int x = child_start(r->exe, &old, &c);
+    /* The child's copy of fd (close-on-exec) is still open while the
+     * kernel opens this path: the executable held, whatever became of
+     * its file. */
+    char exe[64];
+    snprintf(exe, sizeof exe, "/proc/self/fd/%d", r->fd);
+    int x = child_start(exe, &old, &c);
     int rc = BCL_OK;
     if (x != 0)
         rc = bcl_fail(e, BCL_EXIT_RUNTIME, "cannot start reference '%s' ('%s'): %s%s", r->path,

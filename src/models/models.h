@@ -48,7 +48,9 @@ typedef struct bcl_cref bcl_cref;
  * is kept as
  * <cache_dir>/reference/<SHA-256 of the program, the flags and the
  * compiler's identity> and a later open reuses it without compiling; else it
- * is built in a private temporary folder removed by bcl_cref_close. A
+ * is built in a private temporary folder ($TMPDIR, else /tmp), removed as
+ * soon as the executable is open: r holds it open until bcl_cref_close and
+ * runs it through /proc/self/fd, so nothing is left behind. A
  * reference folder another user may write is refused (they could plant an
  * executable).
  * BCL_EXIT_INPUT: an unreadable file, a refused literal or signature, no
@@ -69,7 +71,7 @@ int bcl_cref_open(const char *path, unsigned nparams, const char *const *param_n
 int bcl_cref_run(bcl_cref *r, float *state, size_t n, uint64_t steps, const float *params,
                  double limit_s, bool flush_denormals, bcl_error *e);
 
-/* Frees r and removes its private folder, if any; NULL is fine. */
+/* Closes r's executable and frees r; NULL is fine. */
 void bcl_cref_close(bcl_cref *r);
 
 /* ---- running a model's reference (src/models/model_file.c) ---- */
