@@ -384,12 +384,10 @@ static int make_private(char *out, size_t size, bcl_error *e)
 {
     const char *base = getenv("TMPDIR");
     snprintf(out, size, "%s/ballcl-cref.XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(out))
-        return BCL_OK;
-    int err = errno;
-    out[0] = '\0'; /* none to remove at close */
-    return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a folder for the reference in '%s': %s",
-                    base && *base ? base : "/tmp", strerror(err));
+    if (!mkdtemp(out))
+        return bcl_fail(e, BCL_EXIT_RUNTIME, "cannot create a folder for the reference in '%s': %s",
+                        base && *base ? base : "/tmp", strerror(errno));
+    return BCL_OK;
 }
 
 /* Removes the private folder's files (ours alone: reference.c, the
