@@ -54,7 +54,7 @@ def schema_errors(doc):
 def models_of_program():
     """Model names from 'ballcl run --help' (the table, not a copy of it)."""
     r = testlib.run(["run", "--help"])
-    line = next(l for l in r.out.splitlines() if l.strip().startswith("--model"))
+    line = next(l for l in r.out.splitlines() if l.strip().startswith("--model M"))
     return [w for w in line.split("model:", 1)[1].split() if w != "(default)"]
 
 
