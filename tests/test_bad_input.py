@@ -228,7 +228,7 @@ def input_cases(work):
             if other != model and not any(m == other and o == opt for m, o, _ in params):
                 cases.append(Case(f"--{opt}: given for another model",
                                   ["run", "--model", other, f"--{opt}", "1" + ",1" * (count - 1)],
-                                  2, [f"--{opt} does not apply to model '{other}'"]))
+                                  2, [f"parameter '{opt}' does not apply to model '{other}'"]))
     for opt in VALUED:
         cases.append(Case("option without its value", ["run", opt], 2,
                           [f"option '{opt}' needs a value"]))
