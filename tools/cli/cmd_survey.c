@@ -63,6 +63,11 @@ static void help(void)
            "  -r, --repeats R        timed repeats per figure (default 7)\n"
            "  --repeat-ms MS         target length of one repeat (default 100)\n"
            "  --seed S               PRNG seed of the random initial states (default 1)\n"
+           "  --model-file FILE.cl   also survey your own model, at its defaults, into\n"
+           "                         each device's \"model_file\" (keyed by its digest),\n"
+           "                         apart from the built-in models: the database and\n"
+           "                         its pages leave it out; needs --reference FILE.c\n"
+           "  --reference FILE.c     the model file's C reference\n"
            "  -h, --help             this help\n\n"
            "'compare' reads survey files (any number of devices each) and prints one\n"
            "Markdown table, one column per device. Files of another schema version, or\n"
@@ -108,13 +113,15 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
      * another option); the second reports what is wrong. */
     cli_options opt;
     int c, rc = BCL_OK;
-    cli_options_init(&opt, "survey", NULL, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
+    cli_options_init(&opt, "survey", NULL, CLI_DEVICE | CLI_SEED | CLI_MEASURE | CLI_MODEL, own,
+                     "");
     while ((c = cli_options_next(&opt, argc, argv, &rc, e)) != -1)
         a->quick = a->quick || c == OPT_QUICK;
     bcl_error_clear(e);
     rc = BCL_OK;
     bcl_survey_opts_default(&a->o, a->quick);
-    cli_options_init(&opt, "survey", help, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
+    cli_options_init(&opt, "survey", help, CLI_DEVICE | CLI_SEED | CLI_MEASURE | CLI_MODEL, own,
+                     "");
     /* The document records the seed as a JSON integer. */
     opt.seed_max = INT64_MAX;
     opt.seed = a->o.seed;
@@ -146,6 +153,18 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
     }
     if (rc || (rc = cli_options_finish(&opt, argc, argv, e)))
         return rc;
+    /* Every built-in model is surveyed at its defaults, and a model file
+     * at its own (#pragma ballcl param): what a survey holds is comparable
+     * between devices. */
+    if (opt.model.model_name || opt.model.ngiven)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "survey: --%s: the survey measures every model at its defaults (a model "
+                        "file at its #pragma ballcl param values); --model-file FILE.cl adds "
+                        "your own",
+                        opt.model.model_name ? "model" : opt.model.given[0].opt);
+    if (opt.model.file && (rc = cli_model_needs_reference(&opt, "every figure", e)))
+        return rc;
+    a->o.model_file = opt.model.file ? opt.model.model : NULL;
     if (a->db && a->no_db)
         return bcl_fail(e, BCL_EXIT_INPUT, "survey: --db and --no-db exclude each other");
     /* A quick survey's figures are not worth keeping: recorded only when
