@@ -180,6 +180,8 @@ def survey_keeps_the_model_file_apart(dev, tmp):
           and (mf.get("fused") or {}).get("validated") is True
           and (mf.get("fused_ball_steps_per_s") or 0) > 0,
           "survey: the model file's figures measured and validated", mf)
+    check(f"model file {SEED_CL} ({key})" in r.out and "never in the database" in r.out,
+          "survey: a line under the table gives the model file's rates", r.out[-800:])
     measured = dev_doc["measured"]
     check(measured["model"] == "seed" and list(measured["models"]) == ["bounce"],
           "survey: the built-in models' figures as without --model-file",

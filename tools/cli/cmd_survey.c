@@ -221,6 +221,39 @@ static void report_device(const json_t *dev)
                  nflags == 1 ? "" : "s", name);
 }
 
+/* A figure of a model file's object as text: "n/a" when null. */
+static const char *rate_text(const json_t *v, char *out, size_t size)
+{
+    if (json_is_number(v))
+        snprintf(out, size, "%.3g", json_number_value(v));
+    else
+        snprintf(out, size, "n/a");
+    return out;
+}
+
+/* Under the table (which holds the built-in models only): each device's
+ * figures of a model file, said to be kept apart. */
+static void print_model_file(const json_t *devices)
+{
+    size_t i;
+    const json_t *dev;
+    json_array_foreach(devices, i, dev)
+    {
+        const json_t *mf = json_object_get(dev, "model_file");
+        if (!json_is_object(mf))
+            continue;
+        char sm[24], lg[24], fu[24];
+        printf("\nmodel file %s (%s) on '%s', ball-steps/s: small %s, large %s, fused %s; in the "
+               "survey's JSON under model_file, never in the database\n",
+               cli_shown(json_string_value(json_object_get(mf, "path"))),
+               json_string_value(json_object_get(mf, "key")),
+               cli_shown(json_string_value(survey_at(dev, "identity.name"))),
+               rate_text(survey_at(mf, "small.ball_steps_per_s"), sm, sizeof sm),
+               rate_text(survey_at(mf, "large.ball_steps_per_s"), lg, sizeof lg),
+               rate_text(json_object_get(mf, "fused_ball_steps_per_s"), fu, sizeof fu));
+    }
+}
+
 /* A document the library produced or checked: parsing fails only when
  * out of memory. */
 static json_t *parse_json(const char *text, const char *what, bcl_error *e)
@@ -390,6 +423,7 @@ static int cmd_survey_devices(int argc, char **argv)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
             goto out;
         }
+        print_model_file(devices);
     }
     if ((rc = save(&outs, &a, records, doc, &e)))
         goto out;
