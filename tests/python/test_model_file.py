@@ -5,13 +5,14 @@ InputErrors; a Context over a Model."""
 import gc
 import hashlib
 import os
+import textwrap
 import time
 
 import numpy as np
 import pytest
 
 import ballcl
-from conftest import bits, mixed_state
+from conftest import bits, mixed_state, python_c
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRAG = os.path.join(ROOT, "examples", "drag.cl")
@@ -132,8 +133,7 @@ def test_wrong_step_fails_validation(dev):
 
 
 @pytest.mark.parametrize("step,words", [
-    (lambda s, *p: s / 0 if False else s[10**9], ["raised at step 1 of 4", "IndexError",
-                                                   "test_model_file.py:"]),
+    (lambda s, *p: s[10**9], ["raised at step 1 of 4", "IndexError", "test_model_file.py:"]),
     (lambda s, *p: (_ for _ in ()).throw(RuntimeError("bad\nthing")),
      ["raised at step 1 of 4", "RuntimeError: bad thing"]),
     (lambda s, *p: os.abort(), ["crashed (SIGABRT)"]),
@@ -220,3 +220,70 @@ def test_argument_errors():
         ballcl.Model(DRAG, reference_limit_s=0)
     with pytest.raises(TypeError, match="ballcl.Model"):
         ballcl.run(box_state(4), 1, model=3)
+
+
+TWO_DEVICES = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import ballcl
+    sys.path.insert(0, sys.argv[1])
+    from test_model_file import DRAG, box_state, drag_step
+    sels = [d["selector"] for d in ballcl.devices() if d["platform"].startswith("Portable")]
+    if len(sels) < 2:
+        print("skip: fewer than two PoCL devices")
+        sys.exit(0)
+    s = box_state(20000)
+    new, r = ballcl.run(s, 20, device="all", model=ballcl.Model(DRAG, reference=drag_step))
+    used = [d for d in r.devices if d["balls"]]
+    assert len(used) >= 2 and all(d["validation"]["passed"] for d in used), r.devices
+    assert r.validation["passed"] and r.validation["compared"] == 4 * len(s)
+    last = used[-1]["first_ball"]
+
+    def wrong(st, *p):  # the last device's shard only
+        st = drag_step(st, *p)
+        st[last:, 0] += np.float32(1)
+        return st
+
+    try:
+        ballcl.run(s, 2, device="all", model=ballcl.Model(DRAG, reference=wrong))
+    except ballcl.MismatchError as e:
+        v = [d["validation"] for d in e.result.devices if d["balls"]]
+        assert all(x["passed"] for x in v[:-1]) and not v[-1]["passed"], v
+        assert v[-1]["first_mismatches"][0]["ball"] == last, v
+        assert e.result.validation["mismatches"] == v[-1]["mismatches"] == len(s) - last
+    else:
+        raise AssertionError("no MismatchError")
+    print("ok")
+""")
+
+
+def test_two_devices_each_shard_validated():
+    env = dict(os.environ, POCL_DEVICES="pthread pthread")
+    env.pop("BALLCL_TEST_DEVICE", None)
+    p = python_c(TWO_DEVICES, os.path.dirname(os.path.abspath(__file__)), env=env, timeout=600)
+    if p.stdout.startswith("skip:"):
+        pytest.skip(p.stdout.strip())
+    assert p.returncode == 0 and p.stdout.splitlines()[-1] == "ok", p.stdout + p.stderr
+
+
+INTERRUPT = textwrap.dedent("""
+    import multiprocessing, os, signal, sys, time
+    import ballcl
+    sys.path.insert(0, sys.argv[1])
+    from test_model_file import DRAG, box_state
+
+    def slow(s, *p):  # Ctrl-C reaches the caller while the reference runs
+        os.kill(os.getppid(), signal.SIGINT)
+        time.sleep(600)
+
+    t = time.monotonic()
+    try:
+        ballcl.run(box_state(16), 2, model=ballcl.Model(DRAG, reference=slow), device=sys.argv[2])
+    except KeyboardInterrupt:
+        print("interrupted", len(multiprocessing.active_children()), time.monotonic() - t < 60)
+""")
+
+
+def test_interrupt_during_reference(dev):
+    p = python_c(INTERRUPT, os.path.dirname(os.path.abspath(__file__)), dev)
+    assert p.stdout.split() == ["interrupted", "0", "True"], p.stdout + p.stderr
