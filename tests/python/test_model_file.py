@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ballcl
-from conftest import bits, mixed_state, python_c
+from conftest import bits, mixed_state, python_c, two_pocl_devices
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRAG = os.path.join(ROOT, "examples", "drag.cl")
@@ -222,16 +222,8 @@ def test_argument_errors():
         ballcl.run(box_state(4), 1, model=3)
 
 
-TWO_DEVICES = textwrap.dedent("""
-    import sys
-    import numpy as np
-    import ballcl
-    sys.path.insert(0, sys.argv[1])
+TWO_DEVICES = """
     from test_model_file import DRAG, box_state, drag_step
-    sels = [d["selector"] for d in ballcl.devices() if d["platform"].startswith("Portable")]
-    if len(sels) < 2:
-        print("skip: fewer than two PoCL devices")
-        sys.exit(0)
     s = box_state(20000)
     new, r = ballcl.run(s, 20, device="all", model=ballcl.Model(DRAG, reference=drag_step))
     used = [d for d in r.devices if d["balls"]]
@@ -254,16 +246,11 @@ TWO_DEVICES = textwrap.dedent("""
     else:
         raise AssertionError("no MismatchError")
     print("ok")
-""")
+"""
 
 
 def test_two_devices_each_shard_validated():
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
-    env.pop("BALLCL_TEST_DEVICE", None)
-    p = python_c(TWO_DEVICES, os.path.dirname(os.path.abspath(__file__)), env=env, timeout=600)
-    if p.stdout.startswith("skip:"):
-        pytest.skip(p.stdout.strip())
-    assert p.returncode == 0 and p.stdout.splitlines()[-1] == "ok", p.stdout + p.stderr
+    two_pocl_devices(TWO_DEVICES)
 
 
 INTERRUPT = textwrap.dedent("""
