@@ -13,6 +13,8 @@ import mmap
 import multiprocessing
 import os
 import signal
+import threading
+import time
 import traceback
 import warnings
 from typing import Any, Callable, Optional, Tuple
@@ -27,6 +29,10 @@ State = npt.NDArray[np.float32]
 # The default time limit: generous for NumPy's pace on one core.
 LIMIT_BASE_S = 60.0
 LIMIT_BALL_STEPS_PER_S = 1e7
+
+# catch_warnings changes the process's filters: one thread at a time, or
+# two validations at once could leave the "ignore" behind.
+_start_lock = threading.Lock()
 
 
 def _error(text: str) -> InputError:
@@ -89,6 +95,19 @@ def _ended(p: Any) -> str:
     return f"the NumPy reference's process exited with status {code} without a result"
 
 
+def _wait(conn: Any, limit_s: float) -> bool:
+    """Whether conn has something (or its end closed) within limit_s. In
+    short slices: a signal taken by one of OpenCL's threads sets Python's
+    flag but interrupts no wait of this one, so Ctrl-C is seen between them."""
+    end = time.monotonic() + limit_s
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return False
+        if conn.poll(min(left, 0.1)):
+            return True
+
+
 def run(fn: Callable[..., Any], state: State, steps: int, params: Tuple[float, ...],
         limit_s: Optional[float], name: str) -> State:
     """fn applied steps times to state (an (N, 4) float32 array, left unchanged),
@@ -110,7 +129,7 @@ def run(fn: Callable[..., Any], state: State, steps: int, params: Tuple[float, .
     p = ctx.Process(target=_child, args=(fn, state, steps, f32, out, send), daemon=True,
                     name=f"ballcl reference of {name}")
     try:
-        with warnings.catch_warnings():
+        with _start_lock, warnings.catch_warnings():
             # Python 3.12 warns of fork in a process with threads (OpenCL's):
             # the child touches no lock of theirs, and the limit bounds a hang.
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -118,7 +137,7 @@ def run(fn: Callable[..., Any], state: State, steps: int, params: Tuple[float, .
         send.close()
         msg: Optional[str] = None
         said = False
-        if recv.poll(limit_s):
+        if _wait(recv, limit_s):
             try:
                 msg = recv.recv()
                 said = True
@@ -126,8 +145,8 @@ def run(fn: Callable[..., Any], state: State, steps: int, params: Tuple[float, .
                 pass
         else:
             raise _error(f"model '{name}': the NumPy reference ran past its time limit of "
-                             f"{limit_s:g} s ({steps} steps of {n} balls): make it faster, or "
-                             f"give ballcl.Model(reference_limit_s=...)")
+                         f"{limit_s:g} s ({steps} steps of {n} balls): make it faster, or "
+                         f"give ballcl.Model(reference_limit_s=...)")
         p.join()
         if not said:
             msg = _ended(p)

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -57,6 +58,25 @@ def two_pocl_devices(script):
     if p.stdout.startswith("skip:"):
         pytest.skip(p.stdout.strip())
     assert p.returncode == 0 and p.stdout.splitlines()[-1] == "ok", p.stdout + p.stderr
+
+
+def in_threads(work, count):
+    """work(i) for i in range(count), each in a thread of its own, all at
+    once; returns the exceptions they raised."""
+    errors = []
+
+    def one(i):
+        try:
+            work(i)
+        except Exception as e:  # noqa: BLE001 - returned
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
 
 
 def mixed_state(rng, n):
