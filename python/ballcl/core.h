@@ -165,6 +165,9 @@ const bcl_model *bpy_model_of(PyObject *o);
 bool bpy_model_path_known(PyObject *o);
 /* Whether the Model o (or NULL) has a NumPy reference. */
 bool bpy_model_has_numpy_reference(PyObject *o);
+/* Copies of the state a validation by o's NumPy reference holds on the
+ * host (0 for none), for the memory checks before a run. */
+unsigned bpy_model_host_copies(PyObject *o);
 /* Validates x's run (done, x->out read back) against its Model's NumPy
  * reference in a child process, with the GIL: x->r.v and x->mv filled;
  * -1 with an exception set (InputError: the reference raised, crashed,

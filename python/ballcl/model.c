@@ -281,6 +281,13 @@ bool bpy_model_has_numpy_reference(PyObject *o)
     return o && ((bpy_model *)o)->reference != Py_None;
 }
 
+unsigned bpy_model_host_copies(PyObject *o)
+{
+    /* The start handed to the reference, the result it shares, and the
+     * child's state (its step's temporaries are the user's). */
+    return bpy_model_has_numpy_reference(o) ? 3 : 0;
+}
+
 /* The reference's states after x's steps from x->init, from
  * ballcl._reference.run: a new float32 (N, 4) array; NULL with an
  * exception set (InputError naming what went wrong). */

@@ -201,7 +201,10 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         c->synced = false;
         if (n > c->fit_balls) {
             const bcl_device_info *devs[1] = {c->dev};
-            if (bcl_group_memory_fit(devs, 1, n, 2, "state", &e))
+            /* A NumPy reference's copies whether or not this call validates:
+             * the check is made once per size. */
+            if (bcl_group_memory_fit(devs, 1, n, 2 + bpy_model_host_copies(c->base.model_obj),
+                                     "state", &e))
                 goto fail;
             c->fit_balls = n;
         }
