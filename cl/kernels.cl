@@ -21,11 +21,14 @@
  * that are < n. The host finds variants by name, validates each bit for bit
  * and picks one by measurement (ballcl tune) or by the documented rule.
  */
-#define BCL_CAT_(a, b) a##_##b
+/* The suffix is pasted to its '_' before any expansion: a driver's headers
+ * may define a builtin's name as a macro (PoCL: #define step _cl_step),
+ * which would otherwise rename <name>_step. */
+#define BCL_CAT_(a, b) a##b
 #define BCL_CAT(a, b)  BCL_CAT_(a, b)
 #define BCL_KERNEL(suffix)                                                                         \
-    __kernel void BCL_CAT(BCL_NAME, suffix)(__global float4 *restrict s, uint n,                   \
-                                            uint k BCL_PARAMS)
+    __kernel void BCL_CAT(BCL_NAME, _##suffix)(__global float4 *restrict s, uint n,                \
+                                               uint k BCL_PARAMS)
 
 BCL_KERNEL(step)
 {

@@ -102,8 +102,9 @@ NPY_FILES = {
     "nan.npy": npy_bytes(np.array([[0, 0, 0, 0], [1, 2, np.nan, 4]], "<f4")),
     "inf.npy": npy_bytes(np.array([[np.inf, 0, 0, 0]], "<f4")),
 }
-BAD_KERNEL = "#pragma OPENCL FP_CONTRACT OFF\n__kernel void seed_step(__global float4 *s, " \
-             "uint n, uint k)\n{\n    s[0] = oops;\n}\n"
+# The seed's update that does not compile (kernels.cl around it is the real one).
+BAD_UPDATE = "float4 update(float4 b)\n{\n    return oops;\n}\n"
+# A kernels.cl that makes the one-step kernel alone (the seed's update before it is the real one).
 STEP_ONLY_KERNEL = "__kernel void seed_step(__global float4 *s, uint n, uint k)\n{\n}\n"
 
 
@@ -115,10 +116,15 @@ def make_fixtures(work):
     os.mkdir(os.path.join(work, "adir.npy"))
     with open(os.path.join(work, "afile"), "w") as f:
         f.write("not a folder\n")
-    kernels = {"k-syntax": BAD_KERNEL, "k-empty": "", "k-steponly": STEP_ONLY_KERNEL}
-    for d, text in kernels.items():
+    # A model's program is its update (seed.cl, read first) and cl/kernels.cl
+    # around it: each folder holds both, one of them made wrong.
+    kernels = {"k-syntax": ("seed.cl", BAD_UPDATE), "k-empty": ("seed.cl", ""),
+               "k-steponly": ("kernels.cl", STEP_ONLY_KERNEL)}
+    for d, (name, text) in kernels.items():
         os.mkdir(os.path.join(work, d))
-        with open(os.path.join(work, d, "seed.cl"), "w") as f:
+        for k in ("seed.cl", "kernels.cl"):
+            shutil.copy(os.path.join(KERNEL_DIR, k), os.path.join(work, d, k))
+        with open(os.path.join(work, d, name), "w") as f:
             f.write(text)
     os.mkdir(os.path.join(work, "k-none"))
     os.makedirs(os.path.join(work, "k-dir", "seed.cl"))
@@ -222,7 +228,7 @@ def input_cases(work):
             if other != model and not any(m == other and o == opt for m, o, _ in params):
                 cases.append(Case(f"--{opt}: given for another model",
                                   ["run", "--model", other, f"--{opt}", "1" + ",1" * (count - 1)],
-                                  2, [f"--{opt} does not apply to model '{other}'"]))
+                                  2, [f"parameter '{opt}' does not apply to model '{other}'"]))
     for opt in VALUED:
         cases.append(Case("option without its value", ["run", opt], 2,
                           [f"option '{opt}' needs a value"]))

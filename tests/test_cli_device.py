@@ -32,10 +32,10 @@ def kernel_dir(name, seed_cl=None):
 
 
 def replaced(text, old, new):
-    """text with old replaced by new; old must occur (if cl/seed.cl changes
-    shape, this test must be updated, not silently pass)."""
+    """text with old replaced by new; old must occur (if cl/seed.cl or
+    cl/kernels.cl changes shape, this test must be updated, not silently pass)."""
     if old not in text:
-        check(False, f"cl/seed.cl contains {old!r}")
+        check(False, f"the kernel file (cl/seed.cl or cl/kernels.cl) contains {old!r}")
         return text
     return text.replace(old, new)
 
@@ -101,8 +101,13 @@ check(len(log) == 2 and "error" in log[1].lower() and len(log[1].splitlines()) >
       r.describe())
 check("validation" not in r.out, "a syntax error: no report", r.describe())
 
-# A kernel that builds but lacks the entry point.
-renamed = kernel_dir("renamed", replaced(SEED_CL, "void seed_step(", "void seed_stop("))
+# A kernel that builds but lacks the entry point: kernels.cl, which makes
+# every model's kernels around its update, names the one-step one otherwise.
+renamed = kernel_dir("renamed", SEED_CL)
+with open(os.path.join(renamed, "kernels.cl")) as f:
+    KERNELS_CL = f.read()
+with open(os.path.join(renamed, "kernels.cl"), "w") as f:
+    f.write(replaced(KERNELS_CL, "\nBCL_KERNEL(step)\n", "\nBCL_KERNEL(stop)\n"))
 expect_error(["run", "-d", dev, "--no-cache", "--steps-per-launch", "1"] + SMALL, 3,
              "clCreateKernel failed on '",
              "CL_INVALID_KERNEL_NAME", env={"BALLCL_KERNEL_DIR": renamed},
@@ -164,8 +169,6 @@ for call in ("clGetDeviceIDs", "clCreateContext", "clCreateProgramWithSource", "
 # x takes the new z: the classic slip that --init random exists to catch.
 swapped_cl = replaced(SEED_CL, "    b.x = b.x + b.z;\n    b.y = b.y + b.w;\n    b.z = b.z + b.w;\n",
                       "    b.z = b.z + b.w;\n    b.x = b.x + b.z;\n    b.y = b.y + b.w;\n")
-swapped_cl = replaced(swapped_cl, "#define SEED_STEP(x, y, z, w) (x = x + z, y = y + w, z = z + w)",
-                      "#define SEED_STEP(x, y, z, w) (z = z + w, x = x + z, y = y + w)")
 swapped = kernel_dir("swapped", swapped_cl)
 env = {"BALLCL_KERNEL_DIR": swapped}
 out = os.path.join(tmp, "mismatch.npy")

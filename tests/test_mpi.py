@@ -218,12 +218,13 @@ check(rcs == {0: 2, 1: 2} and len(ballcl_lines(r)) == 1 and "--snapshot is not a
 # ---- a kernel giving other bits: exit 1 everywhere, first balls of the whole state --------
 with open(os.path.join(testlib.KERNEL_DIR, "seed.cl")) as f:
     seed_cl = f.read()
-old = "#define SEED_STEP(x, y, z, w) (x = x + z, y = y + w, z = z + w)"
-check(old in seed_cl, "cl/seed.cl has the SEED_STEP macro this test alters")
+# x takes the new z: the update's z line moved first.
+old = "    b.x = b.x + b.z;\n    b.y = b.y + b.w;\n    b.z = b.z + b.w;\n"
+check(old in seed_cl, "cl/seed.cl has the update lines this test reorders")
 bad = os.path.join(tmp, "badcl")
 shutil.copytree(testlib.KERNEL_DIR, bad)
 with open(os.path.join(bad, "seed.cl"), "w") as f:
-    f.write(seed_cl.replace(old, "#define SEED_STEP(x, y, z, w) (z = z + w, x = x + z, y = y + w)"))
+    f.write(seed_cl.replace(old, "    b.z = b.z + b.w;\n    b.x = b.x + b.z;\n    b.y = b.y + b.w;\n"))
 out = os.path.join(tmp, "bad.npy")
 r, rcs = mpirun(2, ["run", "-d", dev, "--no-cache", "-n", "4096", "-s", "10", "--init", "random",
                     "--output", out, "--json"], env={"BALLCL_KERNEL_DIR": bad}, each_rc=True)

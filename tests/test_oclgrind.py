@@ -2,10 +2,13 @@
 """Every kernel under Oclgrind, the OpenCL device simulator that checks each
 memory access (Debian package oclgrind).
 
-Every model kernel in the kernel folder runs (the measuring kernels of
-cl/addrate.cl and cl/peak.cl are checked value by value against the host
-where they are used): for each model listed by
-`ballcl run --help`, <model>_step[_<variant>] with --steps-per-launch 1 and
+Every model kernel runs (the measuring kernels of cl/addrate.cl and
+cl/peak.cl are checked value by value against the host where they are
+used): the kernels of a model are generated from cl/kernels.cl around the
+update in its file (<model>.cl), so for each model listed by
+`ballcl run --help` whose file is in the kernel folder, and each kernel
+cl/kernels.cl declares (BCL_KERNEL(<suffix>): <model>_<suffix>),
+<model>_step[_<variant>] with --steps-per-launch 1 and
 <model>_steps[_<variant>] with K = 3 over 5 steps (so the last launch does
 fewer), chosen with --variant where the program has that option, at N = 37,
 which no work-group size used here divides (local 8 and 16: global 40 and 48;
@@ -15,7 +18,7 @@ and must validate bit for bit against the C reference, run on the Oclgrind
 platform (not silently on another driver), and leave the log empty: any
 report (out-of-bounds access, data race, uninitialised value, API misuse)
 fails the test. Models and variants added later are picked up from the help
-text and the kernel files; a kernel that none of these runs can launch fails
+text and cl/kernels.cl; a kernel that none of these runs can launch fails
 the test.
 
 Where Oclgrind itself dies with a signal and reports nothing, the run is
@@ -31,7 +34,8 @@ only of that pattern are accepted, as a NOTE, when the run validates bit for
 bit (see undef_vector_stores).
 
 Before that, three deliberately broken kernels (an access past N, a
-write-write race, an uninitialised value) must each produce a report, so the
+write-write race, an uninitialised value), each put in place of
+cl/kernels.cl around the seed's update, must each produce a report, so the
 test cannot pass with checks that do not work.
 
 Exit 77 (skipped) when oclgrind is not installed.
@@ -102,7 +106,7 @@ def undef_vector_stores(report):
     check flagging a literal `store <N x float> undef` to global memory, else 0.
 
     Oclgrind 21.10 compiles `s[i] = (float4)(x, y, vx, vy)` from values that
-    went through memory (a helper taking pointers, as bounce_one does) into a
+    went through memory (a helper taking pointers) into a
     whole-vector store of undef followed by one store per element to the same
     address (seen with --dump-spir); its plugin flags the first. No lane of it
     survives: the test only accepts this when the run then validates every
@@ -128,9 +132,12 @@ def main():
     try:
         # The checker works: each broken kernel is reported.
         for what, (mark, src) in BROKEN.items():
+            # The seed's own update, the broken kernel in place of the
+            # generated ones (the host puts kernels.cl after the update).
             kdir = os.path.join(work, what.replace(" ", "-"))
             os.mkdir(kdir)
-            with open(os.path.join(kdir, "seed.cl"), "w") as f:
+            shutil.copy(os.path.join(os.environ["BALLCL_KERNEL_DIR"], "seed.cl"), kdir)
+            with open(os.path.join(kdir, "kernels.cl"), "w") as f:
                 f.write(src)
             env = dict(os.environ, BALLCL_KERNEL_DIR=kdir)
             log = os.path.join(work, "control.log")
@@ -143,24 +150,29 @@ def main():
             else:
                 print(f"control '{what}': reported ({report.count(mark)} reports)")
 
-        # Every kernel of the kernel folder, by model and variant:
-        # <model>_step[_<variant>] and <model>_steps[_<variant>].
+        # Every kernel of every model, by model and variant:
+        # <model>_step[_<variant>] and <model>_steps[_<variant>], the
+        # suffixes those cl/kernels.cl declares with BCL_KERNEL. (cl/addrate.cl
+        # and cl/peak.cl belong to no model: their kernels are the add-rate
+        # bound's (bench, survey) and the survey's other peaks (FMA, int32,
+        # fp64, half, read-only bandwidth), whose every value is checked
+        # against the host's arithmetic there (tests/test_bench.py,
+        # tests/test_survey.py).)
         help_text = run_help()
         has_variant = "--variant" in help_text
         kdir = os.environ.get("BALLCL_KERNEL_DIR", "")
+        suffixes = []
+        if os.path.isfile(os.path.join(kdir, "kernels.cl")):
+            with open(os.path.join(kdir, "kernels.cl")) as f:
+                suffixes = re.findall(r"^BCL_KERNEL\((\w+)\)", f.read(), re.M)
         found = set()
         for path in glob.glob(os.path.join(kdir, "*.cl")):
-            # cl/addrate.cl and cl/peak.cl belong to no model: their kernels
-            # are the add-rate bound's (bench, survey) and the survey's other
-            # peaks (FMA, int32, fp64, half, read-only bandwidth), whose every
-            # value is checked against the host's arithmetic there
-            # (tests/test_bench.py, tests/test_survey.py).
-            if os.path.basename(path) in ("addrate.cl", "peak.cl"):
-                continue
             with open(path) as f:
-                found |= set(re.findall(r"__kernel\s+void\s+(\w+)", f.read()))
+                if re.search(r"^float4\s+update\s*\(", f.read(), re.M):
+                    model = os.path.basename(path)[:-len(".cl")]
+                    found |= {f"{model}_{suffix}" for suffix in suffixes}
         if not found:
-            problems.append(f"no kernels found in BALLCL_KERNEL_DIR '{kdir}'")
+            problems.append(f"no model kernels found in BALLCL_KERNEL_DIR '{kdir}'")
         plan = []  # (kernel, model, variant, K, steps)
         for model in models(help_text):
             for name in sorted(found):
@@ -170,6 +182,10 @@ def main():
                 variant = m.group(2) or "base"
                 k, steps = ("1", "3") if m.group(1) == "step" else ("3", "5")
                 plan.append((name, model, variant, k, steps))
+        for model in models(help_text):
+            if not any(p[1] == model for p in plan):
+                problems.append(f"model {model} has no kernels here: no {model}.cl with an "
+                                f"update in '{kdir}'")
         covered = {p[0] for p in plan if p[2] == "base" or has_variant}
         for name in sorted(found - covered):
             problems.append(f"kernel {name} is not run here: it belongs to no model of "

@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory(prefix="ballcl-package-") as tmp:
     want = ["ballcl/__init__.py", "ballcl/__main__.py", "ballcl/_reference.py", "ballcl/_core.pyi",
             "ballcl/py.typed",
             "ballcl/build-python.txt", "ballcl/cl/seed.cl",
-            "ballcl/cl/bounce.cl"]
+            "ballcl/cl/bounce.cl", "ballcl/cl/kernels.cl"]
     missing = [w for w in want if w not in package]
     if missing or not any(n.startswith("ballcl/_core.") and n.endswith(".so") for n in package):
         fail(f"the wheel lacks {missing or 'the extension'}: it holds {package}")

@@ -44,6 +44,10 @@ case $loaded in
 *) fail "examples/embed.c loads libballcl from '${loaded:-nowhere}', not the installed copy in $libdir" ;;
 esac
 kernels=$(find "$dest" -name seed.cl | head -n 1)
+# A model's kernels are generated from cl/kernels.cl around its update: the
+# install must carry both.
+[ -n "$kernels" ] && [ -f "$(dirname "$kernels")/kernels.cl" ] ||
+    fail "the installed kernel folder lacks seed.cl or kernels.cl: '${kernels:-no seed.cl}'"
 rc=0
 BALLCL_KERNEL_DIR="$(dirname "$kernels")" BALLCL_CACHE_DIR="$dest/cache" "$dest/embed" || rc=$?
 case $rc in

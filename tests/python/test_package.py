@@ -34,7 +34,9 @@ def test_import_leaves_the_environment_alone():
 def test_kernels_found_beside_the_module(dev):
     """No BALLCL_KERNEL_DIR: the kernels in ballcl/cl beside the extension."""
     here = os.path.dirname(os.path.abspath(ballcl._core.__file__))
-    assert os.path.isfile(os.path.join(here, "cl", "seed.cl"))
+    # The models' updates and the kernels generated around them.
+    for f in ("seed.cl", "bounce.cl", "kernels.cl"):
+        assert os.path.isfile(os.path.join(here, "cl", f)), f
     env = {k: v for k, v in os.environ.items() if k != "BALLCL_KERNEL_DIR"}
     code = ("import sys, numpy as np, ballcl; "
             "print(ballcl.run(np.ones((64, 4), np.float32), 3, device=sys.argv[1])[1]"

@@ -1,36 +1,53 @@
 /*
  * ballcl-floor: the floor of a run of single-step launches, measured by a
  * minimal OpenCL program that shares no code with the ballcl library. It
- * builds one kernel of a model's file (cl/<model>.cl, with ballcl's build
- * options) and times repeats of S launches over N balls with the given local
- * size, enqueued bare: no events, no checks, one clFinish at the end of each
- * repeat, host clock. `ballcl bench`'s row `floor` does the same through the
- * library; the two agree when the library adds nothing (docs/PERFORMANCE.md,
- * "The host's cost per launch").
+ * builds one kernel of a model's program as ballcl makes it (the prelude
+ * `#pragma OPENCL FP_CONTRACT OFF`, the -D defines, then the -f files in
+ * order: the model's update, cl/<model>.cl, and the kernels generated around
+ * it, cl/kernels.cl; ballcl's build options) and times repeats of S launches
+ * over N balls with the given local size, enqueued bare: no events, no
+ * checks, one clFinish at the end of each repeat, host clock. `ballcl bench`'s row `floor` does the
+ * same through the library; the two agree when the library adds nothing (docs/PERFORMANCE.md, "The
+ * host's cost per launch").
  *
- * usage: ballcl-floor -f FILE -k KERNEL -n N -s S -l LOCAL [-b B] [-r R] [-d P:D]
- *                     [-p PARAM]...   (--help says more)
+ * usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL [-D NAME[=VALUE]]...
+ *                     [-b B] [-r R] [-d P:D] [-p PARAM]...   (--help says more)
+ * e.g. the seed's one-step kernel:
+ *   ballcl-floor -f cl/seed.cl -f cl/kernels.cl -D BCL_NAME=seed -D BCL_PARAMS= -D BCL_ARGS=
+ *                -k seed_step -n 100000 -s 1000 -l 0
+ * (BCL_WIDE left undefined: the wide CPU variants are not built.)
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define PROBE_NAME "floor"
 #include "probe.h"
 
+/* The most -f files and the most -D defines. */
+#define MAX_PARTS 16
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ballcl-floor -f FILE -k KERNEL -n N -s S -l LOCAL [-b B] [-r R] [-d P:D] "
-               "[-p PARAM]...\n\n"
-               "Times R repeats (default 9, after one untimed) of S launches of KERNEL from\n"
-               "FILE over N balls, B per work-item (default 1), local size LOCAL (0: the\n"
-               "driver's), enqueued with no events and one clFinish per repeat; the kernel\n"
-               "takes (state, n, 1, PARAM...). Device P:D (default 0:0). Prints 'name value'\n"
-               "lines: global size, and us/step median, min and max of the host clock.\n"
-               "Exit status: 0 done, 2 usage error, 3 an OpenCL call failed (named).\n");
+    fprintf(f,
+            "usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL [-D NAME[=VALUE]]...\n"
+            "                    [-b B] [-r R] [-d P:D] [-p PARAM]...\n\n"
+            "Builds one program as ballcl does: '#pragma OPENCL FP_CONTRACT OFF', a #define\n"
+            "for each -D (NAME alone: 1), then each -f FILE in order (at most %d of each),\n"
+            "with ballcl's build options. Times R repeats (default 9, after one untimed) of\n"
+            "S launches of KERNEL over N balls, B per work-item (default 1), local size\n"
+            "LOCAL (0: the driver's), enqueued with no events and one clFinish per repeat;\n"
+            "the kernel takes (state, n, 1, PARAM...). Device P:D (default 0:0). Prints\n"
+            "'name value' lines: global size, and us/step median, min and max of the host\n"
+            "clock. A model's kernels: -f cl/seed.cl -f cl/kernels.cl -D BCL_NAME=seed\n"
+            "-D BCL_PARAMS= -D BCL_ARGS= (bounce: -D 'BCL_PARAMS=, float p0, ...' and\n"
+            "-D 'BCL_ARGS=, p0, ...', one per parameter).\n"
+            "Exit status: 0 done, 2 usage error, 3 an OpenCL call failed (named).\n",
+            MAX_PARTS);
 }
 
 static unsigned long long number(const char *s, const char *what, unsigned long long max)
@@ -74,9 +91,69 @@ static char *read_text(const char *path)
     return buf;
 }
 
+/* Appends the n bytes of s to *buf (of length *len). */
+static void append(char **buf, size_t *len, const char *s, size_t n)
+{
+    char *more = realloc(*buf, *len + n + 1);
+    if (!more) {
+        fprintf(stderr, "floor: out of memory for the program text\n");
+        exit(3);
+    }
+    memcpy(more + *len, s, n);
+    *len += n;
+    more[*len] = 0;
+    *buf = more;
+}
+
+/* The program as ballcl makes one (src/ocl/kernel_source.c): contraction
+ * off, the defines, then each file under #line so that a compiler's message
+ * names it. A define "NAME=VALUE" is "#define NAME VALUE", "NAME" alone
+ * "#define NAME 1" (as a C compiler's -D). */
+static char *program_text(const char *const *files, unsigned nfiles, const char *const *defs,
+                          unsigned ndefs)
+{
+    char *src = NULL;
+    size_t len = 0;
+    const char *prelude = "#pragma OPENCL FP_CONTRACT OFF\n";
+    append(&src, &len, prelude, strlen(prelude));
+    for (unsigned i = 0; i < ndefs; i++) {
+        const char *eq = strchr(defs[i], '=');
+        size_t name = eq ? (size_t)(eq - defs[i]) : strlen(defs[i]);
+        append(&src, &len, "#define ", 8);
+        append(&src, &len, defs[i], name);
+        append(&src, &len, " ", 1);
+        append(&src, &len, eq ? eq + 1 : "1", strlen(eq ? eq + 1 : "1"));
+        append(&src, &len, "\n", 1);
+    }
+    for (unsigned i = 0; i < nfiles; i++) {
+        char line[64 + 4096];
+        int n = snprintf(line, sizeof line, "#line 1 \"%.4096s\"\n", files[i]);
+        append(&src, &len, line, (size_t)n);
+        char *text = read_text(files[i]);
+        append(&src, &len, text, strlen(text));
+        append(&src, &len, "\n", 1);
+        free(text);
+    }
+    return src;
+}
+
+/* A define's name: a C identifier, before any '='. */
+static bool define_ok(const char *d)
+{
+    size_t name = strcspn(d, "=");
+    if (!name || (d[0] >= '0' && d[0] <= '9'))
+        return false;
+    for (size_t i = 0; i < name; i++)
+        if (!(d[i] == '_' || (d[i] >= 'a' && d[i] <= 'z') || (d[i] >= 'A' && d[i] <= 'Z') ||
+              (d[i] >= '0' && d[i] <= '9')))
+            return false;
+    return !strchr(d, '\n');
+}
+
 int main(int argc, char **argv)
 {
-    const char *file = NULL, *kname = NULL;
+    const char *files[MAX_PARTS], *defs[MAX_PARTS], *kname = NULL;
+    unsigned nfiles = 0, ndefs = 0;
     unsigned long long n = 0, steps = 0, local = 0, bpi = 1, repeats = 9, plat = 0, devi = 0;
     float params[8];
     unsigned nparams = 0;
@@ -94,7 +171,19 @@ int main(int argc, char **argv)
         const char *v = argv[++i];
         switch (a[1]) {
         case 'f':
-            file = v;
+            if (nfiles == MAX_PARTS) {
+                fprintf(stderr, "floor: -f '%s': at most %d files\n", v, MAX_PARTS);
+                return 2;
+            }
+            files[nfiles++] = v;
+            break;
+        case 'D':
+            if (ndefs == MAX_PARTS || !define_ok(v)) {
+                fprintf(stderr, "floor: -D '%s': expected NAME or NAME=VALUE (at most %d)\n", v,
+                        MAX_PARTS);
+                return 2;
+            }
+            defs[ndefs++] = v;
             break;
         case 'k':
             kname = v;
@@ -142,7 +231,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!file || !kname || !n || !steps || !bpi || !repeats) {
+    if (!nfiles || !kname || !n || !steps || !bpi || !repeats) {
         fprintf(stderr, "floor: -f, -k, -n and -s are needed (-n, -s, -b, -r above 0)\n");
         usage(stderr);
         return 2;
@@ -171,12 +260,18 @@ int main(int argc, char **argv)
      * the queue is the same kind. */
     cl_command_queue q = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &st);
     CHECK(st);
-    char *src = read_text(file);
+    char *src = program_text(files, nfiles, defs, ndefs);
     cl_program prog = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &st);
     CHECK(st);
     free(src);
-    /* ballcl's build options (src/ocl/kernel_source.c). */
-    st = clBuildProgram(prog, 1, &dev, "-cl-std=CL1.2", NULL, NULL);
+    /* ballcl's build options (src/ocl/kernel_source.c, bcl_build_options):
+     * division and square root correctly rounded where the device can. */
+    cl_device_fp_config fp = 0;
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL));
+    const char *options = fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
+                              ? "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt"
+                              : "-cl-std=CL1.2";
+    st = clBuildProgram(prog, 1, &dev, options, NULL, NULL);
     if (st != CL_SUCCESS) {
         char log[4096] = "";
         clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
