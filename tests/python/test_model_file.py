@@ -202,6 +202,10 @@ def test_context_frame_mismatch(dev):
      ballcl.InputError, ["model.cl:1", "parameter name '1x'"]),
     ("#pragma ballcl frobs 3\nfloat4 update(float4 b) { return b; }\n", ballcl.InputError,
      ["model.cl:1", "frobs"]),
+    ("#pragma ballcl param a 1\nfloat4 update(float4 b, float a)\n{\n    b.x = b.x * 0.5;\n"
+     "    return b;\n}\n", ballcl.InputError, ["model.cl:4:17", "'0.5'", "0.5f"]),
+    ("#pragma ballcl param a 1\nfloat4 update(float4 b)\n{\n    return b;\n}\n",
+     ballcl.InputError, ["model.cl:2", "update takes 0 parameters"]),
     (3, TypeError, ["source", "int"]),
 ])
 def test_load_errors(source, exc, words):
@@ -209,6 +213,13 @@ def test_load_errors(source, exc, words):
         ballcl.Model(source)
     for w in words:
         assert w in str(ei.value), (w, str(ei.value))
+
+
+def test_update_that_does_not_compile(dev):
+    m = ballcl.Model("float4 update(float4 b)\n{\n    return b +;\n}\n", name="broken")
+    with pytest.raises(ballcl.InputError, match="'broken.cl' does not compile") as ei:
+        ballcl.Context(device=dev, model=m)
+    assert "broken.cl:3" in str(ei.value) + (ei.value.detail or "")
 
 
 def test_argument_errors():
