@@ -4,6 +4,7 @@ reference's failures (raising, crashing, looping, a wrong array) as one-line
 InputErrors; a Context over a Model."""
 import gc
 import hashlib
+import importlib.util
 import os
 import textwrap
 import time
@@ -80,6 +81,16 @@ def test_drag_validates_bit_for_bit(dev):
     # The same bits as the step run here, in this process.
     assert np.array_equal(bits(new), bits(numpy_steps(drag_step, state, 200, *m.params.values())))
     assert np.array_equal(state, box_state(3000))  # the input is left alone
+
+
+def test_examples_drag_py_as_reference(dev):
+    spec = importlib.util.spec_from_file_location("drag_example",
+                                                  os.path.join(ROOT, "examples", "drag.py"))
+    drag_py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drag_py)
+    m = ballcl.Model(DRAG, reference=drag_py.step)
+    _, r = ballcl.run(box_state(1000), 100, model=m, device=dev, params={"drag": 0.25})
+    assert r.validation["passed"] and r.validation["compared"] == 4000
 
 
 def test_params_by_name(dev):
