@@ -114,6 +114,7 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
     }
     const char *sel;
     size_t di;
+    Py_CLEAR(c->base.model_obj); /* an __init__ that failed before */
     int bad = bpy_model_arg(model_o, params_o, &c->base);
     /* A Model is the context's until it goes (its program runs m's update). */
     Py_XINCREF(c->base.model_obj);
