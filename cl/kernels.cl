@@ -2,7 +2,7 @@
  * The kernels of every model (docs/MODELS.md), generated around the model's
  * update, `float4 update(float4 b, float p0, ...)`: the step of one ball.
  * The host puts before this file the model's source and
- *   BCL_NAME    the model's name: the kernels are <name>_step, <name>_steps,
+ *   BCL_NAME(suffix)  <name>##suffix: the kernels are <name>_step, <name>_steps,
  *               <name>_steps_x8, ...
  *   BCL_PARAMS  the parameters as kernel arguments: ", float p0, float p1"
  *   BCL_ARGS    the same as update's arguments: ", p0, p1"
@@ -21,14 +21,13 @@
  * that are < n. The host finds variants by name, validates each bit for bit
  * and picks one by measurement (ballcl tune) or by the documented rule.
  */
-/* The suffix is pasted to its '_' before any expansion: a driver's headers
- * may define a builtin's name as a macro (PoCL: #define step _cl_step),
- * which would otherwise rename <name>_step. */
-#define BCL_CAT_(a, b) a##b
-#define BCL_CAT(a, b)  BCL_CAT_(a, b)
+/* The host defines BCL_NAME(suffix) as <name>##suffix, the model's name
+ * written out, and the suffix is pasted to its '_' here: nothing is expanded
+ * before the pasting, so a driver's headers that define a builtin's name as
+ * a macro (PoCL: #define step _cl_step, and sin, nan...) rename neither a
+ * model called sin nor its kernels. */
 #define BCL_KERNEL(suffix)                                                                         \
-    __kernel void BCL_CAT(BCL_NAME, _##suffix)(__global float4 *restrict s, uint n,                \
-                                               uint k BCL_PARAMS)
+    __kernel void BCL_NAME(_##suffix)(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 
 BCL_KERNEL(step)
 {

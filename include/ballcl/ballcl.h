@@ -250,8 +250,8 @@ typedef struct bcl_model_spec {
     const char *text;           /* the source itself (len bytes), or NULL: read from path */
     size_t len;
     const char *reference;      /* the C reference's file, or NULL: none ("not validated") */
-    const char *cache_dir;      /* where the compiled reference is kept; NULL: the user's
-                                   cache folder */
+    const char *cache_dir;      /* the cache folder (bcl_cache_dir) the compiled reference is
+                                   kept in, under reference/; NULL: not kept */
     bool use_cache;             /* keep and reuse the compiled reference */
     double reference_limit_s;   /* the reference's time limit; 0: the default */
     unsigned char reserved[64]; /* zero (the top of this header says why) */

@@ -200,7 +200,9 @@ int bcl_model_program_source(const bcl_model *m, bool wide, char **src, size_t *
     const char *file = m->kernel_file;
     grow b = {0};
     putf(&b, "/* %s's kernels: its update and cl/kernels.cl around it. */\n", m->name);
-    putf(&b, "#pragma OPENCL FP_CONTRACT OFF\n#define BCL_NAME %s\n#define BCL_PARAMS", m->name);
+    putf(&b,
+         "#pragma OPENCL FP_CONTRACT OFF\n#define BCL_NAME(suffix) %s##suffix\n#define BCL_PARAMS",
+         m->name);
     unsigned np = bcl_model_param_floats(m);
     for (unsigned i = 0; i < np; i++)
         putf(&b, " , float p%u", i);

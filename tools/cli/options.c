@@ -291,9 +291,16 @@ static int load_model_file(cli_model_args *a, bool use_cache, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT,
                         "--model and --model-file: give one (a built-in model, or your own)");
     bcl_model_free(model_file);
+    /* The compiled reference is kept beside the binary cache; without a
+     * usable folder it is compiled again each run (no error). */
+    char dir[4096];
+    bcl_error ignore = {0};
+    bool keep = use_cache && a->reference && bcl_cache_dir(dir, sizeof dir, &ignore) == BCL_OK;
+    bcl_error_clear(&ignore);
     bcl_model_spec spec = {.path = a->file,
                            .reference = a->reference,
-                           .use_cache = use_cache,
+                           .cache_dir = keep ? dir : NULL,
+                           .use_cache = keep,
                            .reference_limit_s = a->reference_limit_s};
     int rc = bcl_model_load(&spec, &model_file, e);
     a->model = model_file;

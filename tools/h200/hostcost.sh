@@ -55,7 +55,7 @@ print(0 if c["local"] == "driver" else c["local"])
 EOF
         )
         step "minimal${n}_$r.txt" "$floor" -d "$sel" -f cl/seed.cl -f cl/kernels.cl \
-            -D BCL_NAME=seed -D BCL_PARAMS= -D BCL_ARGS= -k seed_step -n $n \
+            -D 'BCL_NAME(s)=seed##s' -D BCL_PARAMS= -D BCL_ARGS= -k seed_step -n $n \
             -s $((n == 100000 ? 20000 : 4000)) -l "$local" -r 9
     done
 done

@@ -13,9 +13,9 @@
  * usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL [-D NAME[=VALUE]]...
  *                     [-b B] [-r R] [-d P:D] [-p PARAM]...   (--help says more)
  * e.g. the seed's one-step kernel:
- *   ballcl-floor -f cl/seed.cl -f cl/kernels.cl -D BCL_NAME=seed -D BCL_PARAMS= -D BCL_ARGS=
- *                -k seed_step -n 100000 -s 1000 -l 0
- * (BCL_WIDE left undefined: the wide CPU variants are not built.)
+ *   ballcl-floor -f cl/seed.cl -f cl/kernels.cl -D 'BCL_NAME(s)=seed##s' -D BCL_PARAMS= -D
+ * BCL_ARGS= -k seed_step -n 100000 -s 1000 -l 0 (BCL_WIDE left undefined: the wide CPU variants are
+ * not built.)
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "LOCAL (0: the driver's), enqueued with no events and one clFinish per repeat;\n"
             "the kernel takes (state, n, 1, PARAM...). Device P:D (default 0:0). Prints\n"
             "'name value' lines: global size, and us/step median, min and max of the host\n"
-            "clock. A model's kernels: -f cl/seed.cl -f cl/kernels.cl -D BCL_NAME=seed\n"
+            "clock. A model's kernels: -f cl/seed.cl -f cl/kernels.cl -D 'BCL_NAME(s)=seed##s'\n"
             "-D BCL_PARAMS= -D BCL_ARGS= (bounce: -D 'BCL_PARAMS=, float p0, ...' and\n"
             "-D 'BCL_ARGS=, p0, ...', one per parameter).\n"
             "Exit status: 0 done, 2 usage error, 3 an OpenCL call failed (named).\n",
@@ -137,16 +137,20 @@ static char *program_text(const char *const *files, unsigned nfiles, const char 
     return src;
 }
 
-/* A define's name: a C identifier, before any '='. */
+/* A define's name: a C identifier, with a parameter list for a
+ * function-like macro ("BCL_NAME(s)=seed##s"), before any '='. */
 static bool define_ok(const char *d)
 {
-    size_t name = strcspn(d, "=");
+    size_t name = strcspn(d, "=(");
     if (!name || (d[0] >= '0' && d[0] <= '9'))
         return false;
     for (size_t i = 0; i < name; i++)
         if (!(d[i] == '_' || (d[i] >= 'a' && d[i] <= 'z') || (d[i] >= 'A' && d[i] <= 'Z') ||
               (d[i] >= '0' && d[i] <= '9')))
             return false;
+    const char *close = strchr(d, ')');
+    if (d[name] == '(' && (!close || close > d + strcspn(d, "=")))
+        return false;
     return !strchr(d, '\n');
 }
 
