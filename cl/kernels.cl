@@ -106,8 +106,12 @@ static float8 bcl_join2(float2 x, float2 y, float2 z, float2 w)
     return (float8)(x.s0, y.s0, z.s0, w.s0, x.s1, y.s1, z.s1, w.s1);
 }
 
-/* Eight balls (p: their 32 floats) as one bcl_soa8, and back. */
-static bcl_soa8 bcl_load8(__global const float *p)
+/* Eight balls (p: their 32 floats) as one bcl_soa8, and back. The loads
+ * write through a pointer rather than return the struct: a returned struct
+ * is a noalias pointer in LLVM, and inlining it leaves an
+ * llvm.experimental.noalias.scope.decl that Oclgrind 21.10 cannot run
+ * (its kernels then fail at clCreateKernel; tests/test_oclgrind.py). */
+static void bcl_load8(__global const float *p, bcl_soa8 *out)
 {
     float8 a0 = vload8(0, p), a1 = vload8(1, p), a2 = vload8(2, p), a3 = vload8(3, p);
     bcl_soa8 b;
@@ -115,7 +119,7 @@ static bcl_soa8 bcl_load8(__global const float *p)
     b.y = (float8)(a0.s15, a1.s15, a2.s15, a3.s15);
     b.z = (float8)(a0.s26, a1.s26, a2.s26, a3.s26);
     b.w = (float8)(a0.s37, a1.s37, a2.s37, a3.s37);
-    return b;
+    *out = b;
 }
 
 static void bcl_store8(bcl_soa8 b, __global float *p)
@@ -127,7 +131,7 @@ static void bcl_store8(bcl_soa8 b, __global float *p)
 }
 
 /* Sixteen balls (p: their 64 floats) as one bcl_soa16, and back. */
-static bcl_soa16 bcl_load16(__global const float *p)
+static void bcl_load16(__global const float *p, bcl_soa16 *out)
 {
     float8 a0 = vload8(0, p), a1 = vload8(1, p), a2 = vload8(2, p), a3 = vload8(3, p);
     float8 a4 = vload8(4, p), a5 = vload8(5, p), a6 = vload8(6, p), a7 = vload8(7, p);
@@ -136,7 +140,7 @@ static bcl_soa16 bcl_load16(__global const float *p)
     b.y = (float16)(a0.s15, a1.s15, a2.s15, a3.s15, a4.s15, a5.s15, a6.s15, a7.s15);
     b.z = (float16)(a0.s26, a1.s26, a2.s26, a3.s26, a4.s26, a5.s26, a6.s26, a7.s26);
     b.w = (float16)(a0.s37, a1.s37, a2.s37, a3.s37, a4.s37, a5.s37, a6.s37, a7.s37);
-    return b;
+    *out = b;
 }
 
 static void bcl_store16(bcl_soa16 b, __global float *p)
@@ -166,7 +170,8 @@ static void bcl_store16(bcl_soa16 b, __global float *p)
 static void bcl_run_x8(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 {
     BCL_WIDE_PROLOGUE(8);
-    bcl_soa8 b = bcl_load8(p);
+    bcl_soa8 b;
+    bcl_load8(p, &b);
     for (uint j = 0; j < k; j++)
         b = bcl_update8(b BCL_ARGS);
     bcl_store8(b, p);
@@ -175,7 +180,8 @@ static void bcl_run_x8(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 static void bcl_run_x16(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 {
     BCL_WIDE_PROLOGUE(16);
-    bcl_soa16 b = bcl_load16(p);
+    bcl_soa16 b;
+    bcl_load16(p, &b);
     for (uint j = 0; j < k; j++)
         b = bcl_update16(b BCL_ARGS);
     bcl_store16(b, p);
@@ -185,7 +191,9 @@ static void bcl_run_x16(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 static void bcl_run_x32(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 {
     BCL_WIDE_PROLOGUE(32);
-    bcl_soa16 b0 = bcl_load16(p), b1 = bcl_load16(p + 64);
+    bcl_soa16 b0, b1;
+    bcl_load16(p, &b0);
+    bcl_load16(p + 64, &b1);
     for (uint j = 0; j < k; j++) {
         b0 = bcl_update16(b0 BCL_ARGS);
         b1 = bcl_update16(b1 BCL_ARGS);
@@ -197,8 +205,12 @@ static void bcl_run_x32(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 static void bcl_run_x64(__global float4 *restrict s, uint n, uint k BCL_PARAMS)
 {
     BCL_WIDE_PROLOGUE(64);
-    bcl_soa16 b0 = bcl_load16(p), b1 = bcl_load16(p + 64);
-    bcl_soa16 b2 = bcl_load16(p + 128), b3 = bcl_load16(p + 192);
+    bcl_soa16 b0, b1;
+    bcl_load16(p, &b0);
+    bcl_load16(p + 64, &b1);
+    bcl_soa16 b2, b3;
+    bcl_load16(p + 128, &b2);
+    bcl_load16(p + 192, &b3);
     for (uint j = 0; j < k; j++) {
         b0 = bcl_update16(b0 BCL_ARGS);
         b1 = bcl_update16(b1 BCL_ARGS);

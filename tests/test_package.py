@@ -94,7 +94,8 @@ with tempfile.TemporaryDirectory(prefix="ballcl-package-") as tmp:
         fail(f"python3 -m build made {os.listdir(dist)}: expected one sdist and one wheel")
     names = zipfile.ZipFile(wheels[0]).namelist()
     package = [n for n in names if not n.startswith(f"ballcl-{VERSION}.dist-info/")]
-    want = ["ballcl/__init__.py", "ballcl/__main__.py", "ballcl/_core.pyi", "ballcl/py.typed",
+    want = ["ballcl/__init__.py", "ballcl/__main__.py", "ballcl/_reference.py", "ballcl/_core.pyi",
+            "ballcl/py.typed",
             "ballcl/build-python.txt", "ballcl/cl/seed.cl",
             "ballcl/cl/bounce.cl", "ballcl/cl/kernels.cl"]
     missing = [w for w in want if w not in package]

@@ -42,9 +42,9 @@ def check(path):
     if not m:
         fail(f"{name}: not a manylinux wheel of ballcl {VERSION}")
     names = zipfile.ZipFile(path).namelist()
-    for want in ("ballcl/__init__.py", "ballcl/__main__.py", "ballcl/_core.pyi", "ballcl/py.typed",
-                 "ballcl/cl/seed.cl", "ballcl/cl/bounce.cl", "ballcl/cl/kernels.cl",
-                 "ballcl/build-python.txt"):
+    for want in ("ballcl/__init__.py", "ballcl/__main__.py", "ballcl/_reference.py",
+                 "ballcl/_core.pyi", "ballcl/py.typed", "ballcl/cl/seed.cl", "ballcl/cl/bounce.cl",
+                 "ballcl/cl/kernels.cl", "ballcl/build-python.txt"):
         if want not in names:
             fail(f"{name} lacks {want}")
     libs = [n for n in names if n.startswith("ballcl.libs/") and not n.endswith("/")]

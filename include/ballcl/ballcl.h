@@ -570,7 +570,13 @@ typedef struct bcl_survey_opts {
     bcl_progress_fn progress;
     void *progress_arg;
     const char *host; /* identity.host of every device; NULL or "": none */
-    unsigned char reserved[64 - sizeof(const char *)]; /* zero (the top of this header says why) */
+    /* A model file surveyed besides the built-in models, at its defaults,
+     * into each device's "model_file" (keyed by bcl_model_key, never among
+     * "measured.models": docs/SURVEY.md); NULL: none. It needs its C
+     * reference (every figure is validated). */
+    const bcl_model *model_file;
+    /* zero (the top of this header says why) */
+    unsigned char reserved[64 - 2 * sizeof(const char *)];
 } bcl_survey_opts;
 
 /* The documented defaults (docs/SURVEY.md), or the --quick ones. */

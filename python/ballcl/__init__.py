@@ -46,10 +46,10 @@ try:
     from . import _core
 except ImportError as _e:
     raise _import_error(_e) from _e
-from ._core import (Context, DeviceError, Error, InputError, MismatchError, __version__,
+from ._core import (Context, DeviceError, Error, InputError, MismatchError, Model, __version__,
                     cached, close, devices, run, survey, version)
 
-__all__ = ["Context", "DeviceError", "Error", "InputError", "MismatchError", "Result",
+__all__ = ["Context", "DeviceError", "Error", "InputError", "MismatchError", "Model", "Result",
            "__version__", "cached", "close", "devices", "run", "survey", "version"]
 
 
@@ -148,7 +148,9 @@ class Result:
 
     # The fields every Result has, typed (docs/PYTHON.md lists their keys).
     device = _Field[_Dict[str, _Any]]("The device: name, platform, selector, type, driver.")
-    model = _Field[str]("The model's name: 'seed' or 'bounce'.")
+    model = _Field[str]("The model's name: 'seed', 'bounce' or a ballcl.Model's name.")
+    model_file = _Field[_Optional[_Dict[str, _Any]]](
+        "A ballcl.Model's path (None for text) and sha256; None for a built-in model.")
     params = _Field[_Dict[str, _Any]]("The model's parameters by name ({} for the seed).")
     balls = _Field[int]("The number of balls, N.")
     steps = _Field[int]("The steps applied.")

@@ -1,7 +1,9 @@
 # Type stubs of the extension ballcl._core, which ballcl/__init__.py
 # re-exports; the 'mypy' test checks them with examples/*.py.
+import os
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union,
+                    final)
 
 import numpy as np
 import numpy.typing as npt
@@ -34,10 +36,36 @@ class MismatchError(Error):
     result: Result
     state: npt.NDArray[np.float32]
 
+# A Model's NumPy reference: step(state, *params) -> new state.
+_Step = Callable[..., npt.NDArray[np.float32]]
+
+@final
+class Model:
+    """A model file: OpenCL C text or a .cl file, with an optional NumPy reference."""
+    def __init__(self, source: Union[str, "os.PathLike[str]"], reference: Optional[_Step] = ...,
+                 *, name: Optional[str] = ...,
+                 reference_limit_s: Optional[float] = ...) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def params(self) -> Dict[str, float]: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    @property
+    def reference(self) -> Optional[_Step]: ...
+    @property
+    def reference_limit_s(self) -> Optional[float]: ...
+
+_ModelArg = Union[str, Model, None]
+
 def devices() -> List[Dict[str, Any]]: ...
 
 def run(state: npt.NDArray[np.float32], steps: int, *, device: Optional[str] = ...,
-        model: Optional[str] = ..., params: Optional[Mapping[str, _ParamValue]] = ...,
+        model: _ModelArg = ..., params: Optional[Mapping[str, _ParamValue]] = ...,
         steps_per_launch: Optional[int] = ..., local: _Local = ...,
         validate: bool = ..., out: Optional[npt.NDArray[np.float32]] = ...,
         cache: bool = ...,
@@ -59,7 +87,7 @@ def _result_fields(tree: object, /) -> Dict[str, Any]: ...
 def _cli(argv: List[str], /) -> int: ...
 
 class Context:
-    def __init__(self, device: Optional[str] = ..., model: Optional[str] = ...,
+    def __init__(self, device: Optional[str] = ..., model: _ModelArg = ...,
                  params: Optional[Mapping[str, _ParamValue]] = ...) -> None: ...
     def run(self, steps: int, *, state: Optional[npt.NDArray[np.float32]] = ...,
             steps_per_launch: Optional[int] = ..., local: _Local = ...,

@@ -186,14 +186,18 @@ int bpy_model_arg(PyObject *model, PyObject *params, bpy_args *a)
 {
     char names[256];
     const char *name = "seed";
-    if (model && model != Py_None) {
+    const bcl_model *m = model ? bpy_model_of(model) : NULL;
+    a->model_obj = m ? model : NULL;
+    if (!m && PyErr_Occurred())
+        return -1;
+    if (!m && model && model != Py_None) {
         if (!PyUnicode_Check(model))
-            return bpy_type_error(model, "model: expected a str");
+            return bpy_type_error(model, "model: expected a str (a built-in model's name) or a "
+                                         "ballcl.Model");
         if (!(name = PyUnicode_AsUTF8(model)))
             return -1;
     }
-    const bcl_model *m = bcl_model_find(name);
-    if (!m) {
+    if (!m && !(m = bcl_model_find(name))) {
         names_of(NULL, names, sizeof names);
         bpy_input_error("model: unknown model '%.60s': expected one of %s", name, names);
         return -1;

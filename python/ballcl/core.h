@@ -74,6 +74,7 @@ bool bpy_is_device_list(const char *sel);
 
 typedef struct bpy_args {
     const bcl_model *model;
+    PyObject *model_obj; /* the ballcl.Model of a model file (borrowed), or NULL */
     float params[BCL_MAX_PARAMS];
     uint64_t steps;
     unsigned steps_per_launch; /* 0: the plan chooses */
@@ -136,6 +137,10 @@ typedef struct bpy_exec {
     bcl_exec_result r;
     const bcl_group_member *lead; /* the first member with balls (NULL until a run) */
     PyThreadState **ts;
+    bool validated;       /* a validation was performed (the library's or the module's) */
+    bool no_reference;    /* not validated for want of a reference (a Model without one) */
+    bool numpy_validated; /* by a Model's NumPy reference (model.c): each member's in mv */
+    bcl_validation mv[BCL_MAX_DEVICES];
 } bpy_exec;
 
 /* Runs x with the GIL released (*ts: the saved thread state). BCL_OK, a
@@ -146,6 +151,28 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts);
  * `balls` balls (0: set by the first load); called without the GIL. */
 int bpy_group_open(const bpy_args *a, const bcl_device_info *const *devs, size_t count,
                    size_t balls, bcl_group **g, bcl_error *e);
+
+/* ---- model.c: ballcl.Model, a model file with a NumPy reference ------- */
+
+/* The class ballcl.Model (borrowed), made and added to module by
+ * bpy_model_type_init (-1 with an exception set). */
+extern PyObject *bpy_model_type;
+int bpy_model_type_init(PyObject *module);
+/* The model of a ballcl.Model, or NULL: o is none (no exception), or one
+ * not initialised (InputError set). */
+const bcl_model *bpy_model_of(PyObject *o);
+/* Whether the Model o was read from a file (its path is the result's). */
+bool bpy_model_path_known(PyObject *o);
+/* Whether the Model o (or NULL) has a NumPy reference. */
+bool bpy_model_has_numpy_reference(PyObject *o);
+/* Copies of the state a validation by o's NumPy reference holds on the
+ * host (0 for none), for the memory checks before a run. */
+unsigned bpy_model_host_copies(PyObject *o);
+/* Validates x's run (done, x->out read back) against its Model's NumPy
+ * reference in a child process, with the GIL: x->r.v and x->mv filled;
+ * -1 with an exception set (InputError: the reference raised, crashed,
+ * ran past its limit or returned another shape or dtype). */
+int bpy_model_validate(bpy_exec *x);
 
 /* ---- result.c: the result object ---------------------------------------- */
 

@@ -51,6 +51,12 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
     /* What the call chose; what it left open the plan chooses, the tuned
      * record whole or not at all (the library's one tuned rule). */
     bcl_plan_request req = bpy_request(a, 0);
+    /* A Model has no reference the library knows: a NumPy one is run here
+     * after the steps (model.c); without one the run says so. */
+    bool numpy_ref = bpy_model_has_numpy_reference(a->model_obj);
+    x->no_reference = a->model_obj && !numpy_ref;
+    x->validated = a->validate && x->init && !x->no_reference;
+    x->numpy_validated = false;
     bcl_exec ex = {
         .steps = a->steps,
         .req = &req,
@@ -60,7 +66,8 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
         .load_check = x->load_check,
         .out = x->out,
         .init = x->init,
-        .validate = a->validate && x->init,
+        .validate = x->validated && !numpy_ref,
+        .no_reference = x->no_reference,
         .check_overflow = true,
         .chunk_ms = CHUNK_MS,
         .between = signalled,
@@ -71,6 +78,14 @@ int bpy_exec_run(bpy_exec *x, bcl_error *e, PyThreadState **ts)
     int rc = bcl_group_exec(x->g, &ex, &x->r, e);
     if (rc == BCL_EXEC_STOPPED)
         return BPY_PENDING;
+    /* The reference runs in a child process while this thread waits with
+     * the GIL (Ctrl-C reaches the wait); an input the devices refused
+     * was not run. */
+    if (rc == BCL_OK && numpy_ref && x->validated && !x->r.input_bad) {
+        PyEval_RestoreThread(*ts);
+        rc = bpy_model_validate(x) ? BPY_PENDING : BCL_OK;
+        *ts = PyEval_SaveThread();
+    }
     /* The first member with balls leads, as `ballcl run` reports a group. */
     for (size_t i = 0; rc == BCL_OK && i < bcl_group_size(x->g); i++) {
         const bcl_group_member *m = bcl_group_member_at(x->g, i);

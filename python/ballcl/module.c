@@ -38,13 +38,15 @@ static PyMethodDef methods[] = {
      "    device: str or None: a selector as for `ballcl run -d` ('cpu', 'gpu', '0:1',\n"
      "        part of a name), 'all' or a comma-separated list for several devices;\n"
      "        None: $BALLCL_DEVICE, else the first GPU, accelerator, CPU.\n"
-     "    model: str: 'seed' (the default) or 'bounce'.\n"
+     "    model: str or ballcl.Model: 'seed' (the default), 'bounce', or a model\n"
+     "        file (ballcl.Model; its context is kept with it, as for a name).\n"
      "    params: dict or None: the model's parameters by name (numbers, pairs as\n"
      "        sequences), e.g. {'gravity': 9.8, 'box': (800, 600)}.\n"
      "    steps_per_launch: int or None: steps per kernel launch (K); None lets the\n"
      "        launch plan choose.\n"
      "    local: 'auto', 'driver', 'tuned', an int work-group size, or None.\n"
-     "    validate: bool: compare the result with the C reference, bit for bit.\n"
+     "    validate: bool: compare the result with the model's reference (C, or a\n"
+     "        Model's NumPy step in a child process), bit for bit.\n"
      "    out: numpy.ndarray or None: a writable C-contiguous float32 (N, 4) array to\n"
      "        read the new state into (it may be state itself); one device only.\n"
      "    cache: bool: keep the context of (device, model) for the process (True) or\n"
@@ -65,7 +67,9 @@ static PyMethodDef methods[] = {
      "        in the state, a state that leaves float32, steps out of range, an\n"
      "        unknown device, model or parameter, out of the wrong shape.\n"
      "    DeviceError: OpenCL or the runtime failed (.call and .status say where).\n"
-     "    MismatchError: the device's state differs from the C reference (.result,\n"
+     "    InputError also: a Model's NumPy reference raised, crashed, ran past its\n"
+     "        time limit or returned no (N, 4) float32 array.\n"
+     "    MismatchError: the device's state differs from the reference (.result,\n"
      "        .state).\n"
      "    KeyboardInterrupt: Ctrl-C during the run.\n"},
     {"survey", (PyCFunction)(void (*)(void))bpy_survey_py, METH_VARARGS | METH_KEYWORDS,
@@ -126,7 +130,7 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!m)
         return NULL;
     if (bpy_errors_init(m) < 0 || bpy_fork_init() < 0 || PyType_Ready(&bpy_ContextType) < 0 ||
-        bpy_readback_init() < 0 ||
+        bpy_model_type_init(m) < 0 || bpy_readback_init() < 0 ||
         PyModule_AddObjectRef(m, "Context", (PyObject *)&bpy_ContextType) < 0 ||
         PyModule_AddStringConstant(m, "__version__", BALLCL_VERSION) < 0 ||
         PyModule_AddStringConstant(m, "version", BALLCL_VERSION) < 0) {

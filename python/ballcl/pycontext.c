@@ -114,7 +114,11 @@ static int ctx_init(PyObject *self, PyObject *args, PyObject *kw)
     }
     const char *sel;
     size_t di;
-    if (bpy_model_arg(model_o, params_o, &c->base) || bpy_device_arg(device_o, &sel))
+    Py_CLEAR(c->base.model_obj); /* an __init__ that failed before */
+    int bad = bpy_model_arg(model_o, params_o, &c->base);
+    /* A Model is the context's until it goes (its program runs m's update). */
+    Py_XINCREF(c->base.model_obj);
+    if (bad || bpy_device_arg(device_o, &sel))
         return -1;
     if (bpy_is_device_list(cli_selector(sel))) {
         bpy_input_error("Context: device '%s' names several devices: a Context holds one "
@@ -151,6 +155,7 @@ static void ctx_dealloc(PyObject *self)
     bpy_context *c = (bpy_context *)self;
     /* Nobody else holds a reference, so nobody holds the lock. */
     close_locked(c);
+    Py_CLEAR(c->base.model_obj);
     Py_CLEAR(c->state);
     Py_CLEAR(c->pool);
     if (c->lock)
@@ -197,7 +202,10 @@ static PyObject *frame_locked(bpy_context *c, const bpy_args *a, PyObject *state
         c->synced = false;
         if (n > c->fit_balls) {
             const bcl_device_info *devs[1] = {c->dev};
-            if (bcl_group_memory_fit(devs, 1, n, 2, "state", &e))
+            /* A NumPy reference's copies whether or not this call validates:
+             * the check is made once per size. */
+            if (bcl_group_memory_fit(devs, 1, n, 2 + bpy_model_host_copies(c->base.model_obj),
+                                     "state", &e))
                 goto fail;
             c->fit_balls = n;
         }
@@ -363,7 +371,8 @@ static PyMethodDef ctx_methods[] = {
      "    steps_per_launch: int or None: steps per kernel launch (K); None lets\n"
      "        the launch plan choose.\n"
      "    local: 'auto', 'driver', 'tuned', an int work-group size, or None.\n"
-     "    validate: bool: compare the result with the C reference, bit for bit.\n"
+     "    validate: bool: compare the result with the model's reference (C, or a\n"
+     "        Model's NumPy step), bit for bit.\n"
      "    out: numpy.ndarray or None: a writable C-contiguous float32 (N, 4)\n"
      "        array the state is read into.\n\n"
      "Returns:\n"
@@ -374,7 +383,7 @@ static PyMethodDef ctx_methods[] = {
      "    InputError: a bad value (no state yet, a bad shape, NaN or infinity, a\n"
      "        closed context, steps out of range).\n"
      "    DeviceError: OpenCL or the runtime failed.\n"
-     "    MismatchError: the result differs from the C reference.\n"
+     "    MismatchError: the result differs from the reference.\n"
      "    KeyboardInterrupt: Ctrl-C during the run.\n"},
     {"close", ctx_close, METH_NOARGS,
      "close($self)\n--\n\n"
@@ -423,11 +432,13 @@ PyTypeObject bpy_ContextType = {
               "    device: str or None: one selector, as for ballcl.run ('all' or a list\n"
               "        is refused: use ballcl.run); None: $BALLCL_DEVICE, else the first\n"
               "        GPU, accelerator, CPU.\n"
-              "    model: str: 'seed' (the default) or 'bounce'.\n"
+              "    model: str or ballcl.Model: 'seed' (the default), 'bounce', or a model\n"
+              "        file (the context keeps the Model).\n"
               "    params: dict or None: the model's parameters by name.\n\n"
               "Raises:\n"
               "    TypeError: an argument of the wrong type.\n"
-              "    InputError: an unknown device, model or parameter, or several devices.\n"
+              "    InputError: an unknown device, model or parameter, several devices, or a\n"
+              "        model file whose update does not compile.\n"
               "    DeviceError: OpenCL failed, or the program did not build.\n",
     .tp_new = ctx_new,
     .tp_init = ctx_init,
@@ -443,6 +454,7 @@ PyObject *bpy_context_open(size_t di, const bpy_args *a)
     if (!c)
         return NULL;
     c->base = *a;
+    Py_XINCREF(c->base.model_obj);
     if (open_group(c, di)) {
         Py_DECREF(c);
         return NULL;

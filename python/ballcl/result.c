@@ -59,6 +59,30 @@ PyObject *bpy_result_fields(PyObject *self, PyObject *capsule)
     return dict;
 }
 
+/* What the module knows and the library's tree does not (docs/PYTHON.md,
+ * "Model"): a Model's NumPy validation in each device's entry (the whole
+ * run's is r's already), and no path for a Model made from text. Each
+ * entry is the library's, of the member with its validation (the one-member
+ * tree of bcl_run_json_again). Non-zero: out of memory. */
+static int python_fields(json_t *root, const bpy_exec *x, const bcl_exec *ex)
+{
+    json_t *devices = json_object_get(root, "devices");
+    for (size_t i = 0; x->numpy_validated && i < json_array_size(devices); i++) {
+        bcl_group_member m = *bcl_group_member_at(x->g, i);
+        m.v = x->mv[i];
+        json_t *one = bcl_run_json_again(root, &m, ex, &x->r, x->balls);
+        json_t *entry = json_array_get(json_object_get(one, "devices"), 0);
+        int rc = entry ? json_array_set(devices, i, entry) : -1;
+        json_decref(one);
+        if (rc)
+            return -1;
+    }
+    json_t *file = json_object_get(root, "model_file");
+    if (x->args->model_obj && !bpy_model_path_known(x->args->model_obj) && json_is_object(file))
+        json_object_set_new(file, "path", json_null());
+    return 0;
+}
+
 /* A Result of x, with "context" from cr (None for ballcl.run); its tree
  * becomes dicts when first asked (bpy_result_fields). */
 static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
@@ -66,12 +90,13 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
     snap *s = malloc(sizeof *s);
     if (!s)
         return PyErr_NoMemory();
-    *s = (snap){.x = {.steps = x->args->steps, .validate = x->args->validate && x->init},
-                .r = x->r,
-                .balls = x->balls,
-                .has_cr = cr != NULL,
-                .cr = cr ? *cr : (bpy_ctx_report){0},
-                .readback = x->readback ? x->readback : "pageable"};
+    *s = (snap){
+        .x = {.steps = x->args->steps, .validate = x->validated, .no_reference = x->no_reference},
+        .r = x->r,
+        .balls = x->balls,
+        .has_cr = cr != NULL,
+        .cr = cr ? *cr : (bpy_ctx_report){0},
+        .readback = x->readback ? x->readback : "pageable"};
     /* A Context's call of its last plan (plan_reused): the whole tree was
      * most of a frame's host instructions. */
     json_t **last = x->tree;
@@ -79,9 +104,18 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
     if (s->again) {
         s->tree = json_incref(*last);
         s->m = *x->lead;
-    } else if ((s->tree = bcl_run_json(x->g, &s->x, &x->r, x->balls)) && last) {
-        json_decref(*last);
-        *last = json_incref(s->tree);
+        if (x->numpy_validated) /* a Context: one member */
+            s->m.v = x->mv[0];
+    } else {
+        s->tree = bcl_run_json(x->g, &s->x, &x->r, x->balls);
+        if (s->tree && python_fields(s->tree, x, &s->x)) {
+            json_decref(s->tree);
+            s->tree = NULL;
+        }
+        if (s->tree && last) {
+            json_decref(*last);
+            *last = json_incref(s->tree);
+        }
     }
     PyObject *capsule = s->tree ? PyCapsule_New(s, "ballcl.snap", snap_free) : PyErr_NoMemory();
     if (!capsule) {
@@ -98,9 +132,9 @@ static PyObject *result_of(const bpy_exec *x, const bpy_ctx_report *cr)
 static PyObject *raise_mismatch(PyObject *result, PyObject *state, const bpy_exec *x)
 {
     bcl_error e = {.code = BCL_EXIT_MISMATCH};
-    snprintf(e.msg, sizeof e.msg,
-             "validation failed: %llu of %llu floats differ from the C reference",
-             (unsigned long long)x->r.v.mismatches, (unsigned long long)x->r.v.compared);
+    snprintf(e.msg, sizeof e.msg, "validation failed: %llu of %llu floats differ from the %s",
+             (unsigned long long)x->r.v.mismatches, (unsigned long long)x->r.v.compared,
+             x->numpy_validated ? "NumPy reference" : "C reference");
     PyObject *exc = bpy_exception(&e);
     if (exc && PyObject_SetAttrString(exc, "result", result) == 0 &&
         PyObject_SetAttrString(exc, "state", state) == 0)
@@ -112,7 +146,7 @@ static PyObject *raise_mismatch(PyObject *result, PyObject *state, const bpy_exe
 PyObject *bpy_result_pair(const bpy_exec *x, const bpy_ctx_report *cr, PyObject *state)
 {
     PyObject *result = result_of(x, cr), *ret = NULL;
-    if (result && x->args->validate && x->r.v.mismatches)
+    if (result && x->validated && x->r.v.mismatches)
         raise_mismatch(result, state, x);
     else if (result)
         ret = PyTuple_Pack(2, state, result);

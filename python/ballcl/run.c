@@ -64,8 +64,10 @@ static PyObject *run_group(PyArrayObject *in, const bpy_args *a, const size_t *i
     PyObject *out = NULL, *ret = NULL;
     Py_INCREF(in);
     bcl_error e = {0};
-    /* The output array is the one host copy this call adds. */
-    if (bcl_group_memory_fit(devs, count, n, 1, "state", &e)) {
+    /* The output array is the one host copy this call adds, but for a
+     * validation by a Model's NumPy reference. */
+    unsigned copies = 1 + (a->validate ? bpy_model_host_copies(a->model_obj) : 0);
+    if (bcl_group_memory_fit(devs, count, n, copies, "state", &e)) {
         bpy_raise(&e);
         goto done;
     }

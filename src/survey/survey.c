@@ -11,6 +11,7 @@
  * never takes the other figures, or the other devices, down with it.
  */
 #include "measure/timing.h"
+#include "models/models.h"
 #include "survey/survey.h"
 
 #include <errno.h>
@@ -222,7 +223,7 @@ static int validate(const model_run *r, bcl_sim *sim, const bcl_plan *so, bool *
                         "validation failed: %llu of %llu floats differ from the C reference of "
                         "model '%s' (largest distance %llu ULP): not timed",
                         (unsigned long long)v.mismatches, (unsigned long long)v.compared,
-                        r->m->name, (unsigned long long)v.max_ulp);
+                        bcl_model_key(r->m), (unsigned long long)v.max_ulp);
     return BCL_OK;
 }
 
@@ -236,9 +237,10 @@ static void ball_step(model_run *r, const char *key, size_t n)
     const char *fig_key = fused ? bcl_survey_key(BCL_FIG_FUSED) : key;
     char what[FIGURE], figure[FIGURE];
     if (fused)
-        snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", r->m->name, o->fused_k, n);
+        snprintf(what, sizeof what, "model %s, fused K = %u, N = %zu", bcl_model_key(r->m),
+                 o->fused_k, n);
     else
-        snprintf(what, sizeof what, "model %s, %s N = %zu", r->m->name, key, n);
+        snprintf(what, sizeof what, "model %s, %s N = %zu", bcl_model_key(r->m), key, n);
     progress(r->s, what);
     snprintf(figure, sizeof figure, "%s.%s", r->path, fig_key);
     json_t *fig = json_object_get(r->obj, key);
@@ -327,7 +329,7 @@ static void local_sweep(model_run *r, size_t n)
 {
     surveyor *s = r->s;
     char what[FIGURE], figure[FIGURE];
-    snprintf(what, sizeof what, "model %s, local size sweep, N = %zu", r->m->name, n);
+    snprintf(what, sizeof what, "model %s, local size sweep, N = %zu", bcl_model_key(r->m), n);
     progress(s, what);
     json_t *points = json_object_get(json_object_get(r->obj, "local_sweep"), "points");
     bcl_error e = {0};
@@ -627,7 +629,7 @@ static int survey_device(const bcl_device_info *d, const bcl_survey_opts *o, jso
     *status = BCL_OK;
     bcl_error qe = {0};
     char *ext = bcl_device_extensions(d, &qe);
-    surveyor s = {.d = d, .o = o, .total = 10 + 4 * (unsigned)bcl_model_count};
+    surveyor s = {.d = d, .o = o, .total = 10 + 4 * (unsigned)(bcl_model_count + !!o->model_file)};
     s.dev = bcl_survey_device_info(d, ext, 0);
     if (s.dev) {
         bcl_survey_device_place(s.dev, d, ext, o->host);
@@ -668,6 +670,22 @@ static int survey_device(const bcl_device_info *d, const bcl_survey_opts *o, jso
         json_t *mo = json_object();
         json_object_set_new(models, bcl_models[i]->name, mo);
         survey_model(&s, bcl_models[i], mo, path);
+    }
+    /* The user's model apart from the built-ins (never a key of "models",
+     * which the survey database and pages take for the fleet's models):
+     * named by its key, which holds its text's digest, with the operations
+     * count the plausibility rule needs (bcl_survey_flag cannot look a
+     * model file up by name). */
+    const bcl_model *mf = o->model_file;
+    if (mf) {
+        json_t *obj =
+            json_pack("{s:s, s:s, s:s, s:s, s:i}", "key", bcl_model_key(mf), "name", mf->name,
+                      "path", mf->kernel_file, "sha256", mf->digest ? mf->digest : "",
+                      "flops_per_step", (int)mf->flops_per_step);
+        if (obj) {
+            json_object_set_new(s.dev, "model_file", obj);
+            survey_model(&s, mf, obj, "model_file");
+        }
     }
     /* When the profiling failed a check (docs/SURVEY.md) every time figure
      * came from the host clock; the queued-to-start latency has none, so it

@@ -222,12 +222,19 @@ static const char *const rate_rule =
     "ball-steps/s above compute_units x clock x 256 float32 operations per clock / the model's "
     "operations per ball-step";
 
-/* The rules for one model's figures in obj (at path). */
-static void flag_model(json_t *flags, json_t *obj, const char *path, const char *model,
+/* A built-in model's float operations per ball-step (0: no such model). */
+static unsigned built_in_flops(const char *name)
+{
+    const bcl_model *m = name ? bcl_model_find(name) : NULL;
+    return m ? m->flops_per_step : 0;
+}
+
+/* The rules for one model's figures in obj (at path), from the model's
+ * float operations per ball-step (0: unknown, no rate rule). */
+static void flag_model(json_t *flags, json_t *obj, const char *path, unsigned flops_per_step,
                        double flops_per_s)
 {
-    const bcl_model *m = model ? bcl_model_find(model) : NULL;
-    double max_rate = m && m->flops_per_step ? flops_per_s / m->flops_per_step : 0;
+    double max_rate = flops_per_step ? flops_per_s / flops_per_step : 0;
     char sub[128];
     for (int i = 0; i < 2; i++) {
         const char *size = i ? "large" : "small";
@@ -278,14 +285,22 @@ size_t bcl_survey_flag(json_t *dev)
     }
     /* The default model's figures at the top of "measured", then every
      * model's under "models". */
-    flag_model(flags, m, "measured", json_string_value(json_object_get(m, "model")), flops_per_s);
+    flag_model(flags, m, "measured", built_in_flops(json_string_value(json_object_get(m, "model"))),
+               flops_per_s);
     const char *key;
     json_t *mm;
     json_object_foreach(json_object_get(m, "models"), key, mm)
     {
         char path[96];
         snprintf(path, sizeof path, "measured.models.%s", key);
-        flag_model(flags, mm, path, key, flops_per_s);
+        flag_model(flags, mm, path, built_in_flops(key), flops_per_s);
     }
+    /* A model file's figures, by the count it was surveyed with (its
+     * name may be any built-in's: it is never looked up). */
+    json_t *mf = json_object_get(dev, "model_file");
+    if (json_is_object(mf))
+        flag_model(flags, mf, "model_file",
+                   (unsigned)json_integer_value(json_object_get(mf, "flops_per_step")),
+                   flops_per_s);
     return json_array_size(flags);
 }

@@ -3,6 +3,8 @@ references of the models."""
 import os
 import subprocess
 import sys
+import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -31,6 +33,50 @@ def python_c(code, *args, env=None, timeout=120, cwd=None):
     process, the environment at import)."""
     return subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
+
+
+# The start of a two_pocl_devices script: sels, the PoCL devices' selectors.
+TWO_PREFIX = """
+import sys
+import numpy as np
+import ballcl
+sys.path.insert(0, sys.argv[1])
+sels = [d["selector"] for d in ballcl.devices() if d["platform"].startswith("Portable")]
+if len(sels) < 2:
+    print("skip: fewer than two PoCL devices")
+    sys.exit(0)
+"""
+
+
+def two_pocl_devices(script):
+    """Runs TWO_PREFIX + script (dedented) in a new process with two PoCL
+    devices (POCL_DEVICES="pthread pthread" is read when PoCL starts); skips
+    with fewer; its last line must be "ok"."""
+    env = dict(os.environ, POCL_DEVICES="pthread pthread")
+    env.pop("BALLCL_TEST_DEVICE", None)
+    p = python_c(TWO_PREFIX + textwrap.dedent(script), HERE, env=env, timeout=600)
+    if p.stdout.startswith("skip:"):
+        pytest.skip(p.stdout.strip())
+    assert p.returncode == 0 and p.stdout.splitlines()[-1] == "ok", p.stdout + p.stderr
+
+
+def in_threads(work, count):
+    """work(i) for i in range(count), each in a thread of its own, all at
+    once; returns the exceptions they raised."""
+    errors = []
+
+    def one(i):
+        try:
+            work(i)
+        except Exception as e:  # noqa: BLE001 - returned
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
 
 
 def mixed_state(rng, n):

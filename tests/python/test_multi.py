@@ -2,25 +2,10 @@
 devices in a subprocess (POCL_DEVICES="pthread pthread" is read when PoCL
 starts), each shard on its own device, the whole state bit for bit against
 NumPy, every shard validated."""
-import os
-import subprocess
-import sys
-import textwrap
+from conftest import two_pocl_devices
 
-import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-SCRIPT = textwrap.dedent("""
-    import sys
-    import numpy as np
-    import ballcl
-    sys.path.insert(0, sys.argv[1])
+SCRIPT = """
     from conftest import bits, mixed_state, seed_reference
-    sels = [d["selector"] for d in ballcl.devices() if d["platform"].startswith("Portable")]
-    if len(sels) < 2:
-        print("skip: fewer than two PoCL devices")
-        sys.exit(0)
     s = mixed_state(np.random.default_rng(3), 100003)
     for device, spl in (("all", None), (",".join(sels[:2]), 1)):
         new, r = ballcl.run(s, 40, device=device, steps_per_launch=spl)
@@ -47,14 +32,8 @@ SCRIPT = textwrap.dedent("""
     else:
         raise AssertionError("Context(device='all')")
     print("ok")
-""")
+"""
 
 
 def test_two_devices():
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
-    env.pop("BALLCL_TEST_DEVICE", None)
-    p = subprocess.run([sys.executable, "-c", SCRIPT, HERE], env=env, capture_output=True,
-                       text=True, timeout=600)
-    if p.stdout.startswith("skip:"):
-        pytest.skip(p.stdout.strip())
-    assert p.returncode == 0 and p.stdout.splitlines()[-1] == "ok", p.stdout + p.stderr
+    two_pocl_devices(SCRIPT)

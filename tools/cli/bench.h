@@ -50,6 +50,7 @@ typedef struct bench_row {
     unsigned threads;     /* host rows */
     bool validated;       /* same bits as the C reference */
     bool tuned_missing;   /* local=tuned fell back to auto */
+    const char *na;       /* why the row was left out (NULL: it ran) */
     bcl_validation v;
     bcl_measurement m;
 } bench_row;
@@ -59,7 +60,8 @@ typedef struct bench_result {
     bcl_stats copy_rate;
     size_t copy_bytes;
     bcl_add_rate add;      /* the add-rate bound, timed between the rows' repeats */
-    unsigned ops_per_step; /* the model's float operations per ball-step (bcl_model) */
+    unsigned ops_per_step; /* the model's float operations per ball-step (bcl_model); 0:
+                              unknown (a model file without #pragma ballcl ops) */
     bench_row rows[ROW_COUNT];
     /* Why the device's profiling failed its check (the copy and the device
      * rows are then timed by the host clock); NULL when it passed. */

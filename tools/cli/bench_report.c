@@ -39,24 +39,29 @@ static double gb_per_s(const bench_result *res, const bench_row *r)
 
 /* A row's ball-step rate as a fraction of the add-rate bound of the same
  * run (the model's float operations per ball-step at the measured add
- * rate); 0 when either is unknown. */
+ * rate); NAN when either is unknown (a model file need not count its
+ * operations). */
 static double bound_fraction(const bench_result *res, const bench_row *r)
 {
     double bound = res->add.gflop_per_s.median * 1e9;
-    return r->validated && bound > 0 ? rate(res, r) * res->ops_per_step / bound : 0;
+    return r->validated && bound > 0 && res->ops_per_step ? rate(res, r) * res->ops_per_step / bound
+                                                          : NAN;
 }
 
-/* The ball-step rate the add-rate bound allows. */
+/* The ball-step rate the add-rate bound allows; NAN when the model's
+ * operations per ball-step are unknown. */
 static double bound_rate(const bench_result *res)
 {
-    return res->ops_per_step ? res->add.gflop_per_s.median * 1e9 / res->ops_per_step : 0;
+    return res->ops_per_step ? res->add.gflop_per_s.median * 1e9 / res->ops_per_step : NAN;
 }
 
+/* The row against the reference row; NAN when either did not run (a
+ * model file has no reference row). */
 static double speedup(const bench_result *res, const bench_row *r)
 {
     const bench_row *ref = &res->rows[ROW_REFERENCE];
     double a = row_us(ref)->median, b = row_us(r)->median;
-    return ref->validated && r->validated && b > 0 ? a / b : 0;
+    return ref->validated && r->validated && b > 0 ? a / b : NAN;
 }
 
 static void config_text(const bench_row *r, char *out, size_t size)
@@ -221,11 +226,16 @@ static void print_footer(const bench_result *res)
                se, ba);
     print_own_cost(res);
     if (!isnan(fu)) {
-        printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s (%.1f%% of the add-rate "
-               "bound, %.3g), %.1fx the C reference",
-               res->rows[ROW_FUSED].plan.steps_per_launch, rate(res, &res->rows[ROW_FUSED]),
-               100 * bound_fraction(res, &res->rows[ROW_FUSED]), bound_rate(res),
-               speedup(res, &res->rows[ROW_FUSED]));
+        const bench_row *f = &res->rows[ROW_FUSED];
+        printf("Best: fused, K=%u steps per launch: %.3g ball-steps/s", f->plan.steps_per_launch,
+               rate(res, f));
+        if (isfinite(bound_fraction(res, f)))
+            printf(" (%.1f%% of the add-rate bound, %.3g)", 100 * bound_fraction(res, f),
+                   bound_rate(res));
+        else
+            printf(" (add-rate bound n/a)");
+        if (isfinite(speedup(res, f)))
+            printf(", %.1fx the C reference", speedup(res, f));
         cmp_kind fb = compare(res, ROW_FUSED, ROW_BATCHED);
         if (fb == CMP_DIFFERENT)
             printf(", %.1fx batched single steps.\n", ba / fu);
@@ -268,22 +278,31 @@ void bench_print_table(const bench_info *info, const bench_result *res)
 {
     const bcl_device_info *d = info->dev;
     const cli_options *o = &info->a->o;
-    printf("bench: model %s, N = %zu balls, device '%s' (%s, %u:%u)\n", o->model.model->name,
-           res->balls, cli_shown(d->name), cli_shown(d->platform_name), d->platform_index,
-           d->device_index);
+    const bcl_model *m = o->model.model;
+    printf("bench: model %s%s%s%s, N = %zu balls, device '%s' (%s, %u:%u)\n", m->name,
+           m->digest ? " (file " : "", m->digest ? cli_shown(m->kernel_file) : "",
+           m->digest ? ")" : "", res->balls, cli_shown(d->name), cli_shown(d->platform_name),
+           d->platform_index, d->device_index);
     printf("%s, %u repeats per row, median (min..max); copy bandwidth %.1f GB/s "
            "(clEnqueueCopyBuffer of %.1f MB%s)\n",
            info->date, o->measure.repeats, res->copy_rate.median, (double)res->copy_bytes / 1e6,
            res->copy_host_clock ? ", host clock" : "");
     printf("add-rate bound %.1f GFLOP/s (%.1f..%.1f; %u chains of %u-wide float adds per "
-           "work-item, %zu work-items), %u float operations per ball-step: at most %.3g "
-           "ball-steps/s\n\n",
+           "work-item, %zu work-items), ",
            res->add.gflop_per_s.median, res->add.gflop_per_s.min, res->add.gflop_per_s.max,
-           res->add.chains, res->add.width, res->add.global, res->ops_per_step, bound_rate(res));
+           res->add.chains, res->add.width, res->add.global);
+    if (res->ops_per_step)
+        printf("%u float operations per ball-step: at most %.3g ball-steps/s\n\n",
+               res->ops_per_step, bound_rate(res));
+    else
+        printf("float operations per ball-step unknown (no #pragma ballcl ops in the model "
+               "file): bound n/a\n\n");
     printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", "row", "config", "clock",
            "us/step median (min..max)", "ball-steps/s", "GB/s", "vs ref", "validated");
     for (int i = 0; i < ROW_COUNT; i++) {
         const bench_row *r = &res->rows[i];
+        if (r->na)
+            continue;
         const bcl_stats *us = row_us(r);
         char cfg[96], t[64] = "not timed", bs[24] = "-", gb[24] = "-", vs[24] = "-", ok[64];
         config_text(r, cfg, sizeof cfg);
@@ -293,12 +312,15 @@ void bench_print_table(const bench_info *info, const bench_result *res)
             snprintf(t, sizeof t, "%.2f (%.2f..%.2f)", us->median, us->min, us->max);
             snprintf(bs, sizeof bs, "%.3g", rate(res, r));
             snprintf(gb, sizeof gb, "%.2f", gb_per_s(res, r));
-            snprintf(vs, sizeof vs, "%.2fx", speedup(res, r));
+            if (isfinite(speedup(res, r)))
+                snprintf(vs, sizeof vs, "%.2fx", speedup(res, r));
             snprintf(ok, sizeof ok, "yes");
         }
         printf("%-16s %-32s %-6s %-30s %12s %8s %8s  %s\n", r->name, cfg,
                r->host_clock ? "host" : "device", t, bs, gb, vs, ok);
     }
+    if (res->rows[ROW_REFERENCE].na)
+        printf("host rows (reference, openmp): %s; vs ref: n/a\n", res->rows[ROW_REFERENCE].na);
     print_footer(res);
     if (res->clock_note)
         printf("Clock: this device's profiling failed its check (%s); its figures from then on "
@@ -360,22 +382,25 @@ json_t *bench_result_json(const bench_result *res)
 {
     json_t *rows = json_array();
     for (int i = 0; i < ROW_COUNT; i++)
-        json_array_append_new(rows, row_json(res, &res->rows[i]));
+        if (!res->rows[i].na)
+            json_array_append_new(rows, row_json(res, &res->rows[i]));
     const bcl_add_rate *a = &res->add;
     /* The copy bandwidth and the add rate are the survey's figures too:
      * their keys are the figure table's. */
     return json_pack(
-        "{s:I, s:f, s:{s:I, s:o, s:s}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:i, "
-        "s:f}, s:o, s:o, s:s?, s:o}",
+        "{s:I, s:f, s:{s:I, s:o, s:s}, s:f, s:{s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:o, "
+        "s:o}, s:o, s:o, s:s?, s:o, s:s?}",
         "balls", (json_int_t)res->balls, bcl_survey_key(BCL_FIG_COPY), res->copy_rate.median,
         "copy", "bytes", (json_int_t)res->copy_bytes, "gb_per_s", stats_json(&res->copy_rate),
         "clock", res->copy_host_clock ? "host" : "device", bcl_survey_key(BCL_FIG_ADD),
         a->gflop_per_s.median, "add_rate", "gflop_per_s", stats_json(&a->gflop_per_s), "width",
         (int)a->width, "chains", (int)a->chains, "global", (json_int_t)a->global, "local",
         (json_int_t)a->local, "adds_per_repeat", (json_int_t)a->adds_per_repeat, "compared",
-        (json_int_t)a->compared, "ops_per_ball_step", (int)res->ops_per_step,
-        "ball_steps_per_s_bound", bound_rate(res), "rows", rows, "conclusions",
-        conclusions_json(res), "clock_note", res->clock_note, "own_cost", own_cost_json(res));
+        (json_int_t)a->compared, "ops_per_ball_step",
+        res->ops_per_step ? json_integer(res->ops_per_step) : json_null(), "ball_steps_per_s_bound",
+        number_or_null(true, bound_rate(res)), "rows", rows, "conclusions", conclusions_json(res),
+        "clock_note", res->clock_note, "own_cost", own_cost_json(res), "host_rows_na",
+        res->rows[ROW_REFERENCE].na);
 }
 
 json_t *bench_info_json(const bench_info *info)
@@ -387,13 +412,20 @@ json_t *bench_info_json(const bench_info *info)
     const cli_options *o = &info->a->o;
     for (unsigned i = 0; i < bcl_model_param_floats(o->model.model); i++)
         json_array_append_new(params, json_real(o->model.params[i]));
+    /* A model file: where it was read from and the digest its tuned
+     * records are keyed by (as 'ballcl run --json' gives them). */
+    const bcl_model *m = o->model.model;
+    json_t *model_file = m->digest
+                             ? json_pack("{s:s, s:s}", "path", m->kernel_file, "sha256", m->digest)
+                             : json_null();
     return json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}, s:s, s:o, s:s, s:I, s:i, s:i}",
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}, s:s, s:o, s:o, s:s, s:I, s:i, "
+        "s:i}",
         "schema", "ballcl-bench/1", "date", info->date, "device", "name", d->name, "platform",
         d->platform_name, "selector", sel, "type", bcl_device_type_name(d->type), "version",
         d->version, "driver", d->driver, "compute_units", (int)d->compute_units, "clock_mhz",
         (int)d->clock_mhz, "native_vector_width_float", (int)d->native_vector_width_float, "model",
-        o->model.model->name, "params", params, "init",
+        o->model.model->name, "model_file", model_file, "params", params, "init",
         o->init == BCL_INIT_SEED ? "seed" : "random", "seed", (json_int_t)o->seed, "repeats",
         (int)o->measure.repeats, "host_threads", (int)bcl_host_threads());
 }
@@ -429,13 +461,19 @@ int bench_csv_append(char **buf, size_t *len, const bench_result *res, bool head
                     bcl_survey_key(BCL_FIG_COPY));
     for (int i = 0; i < ROW_COUNT && rc == BCL_OK; i++) {
         const bench_row *r = &res->rows[i];
+        if (r->na)
+            continue;
         const bcl_stats *us = row_us(r);
         char local[24] = "", figures[160] = ",,,,,"; /* six empty fields when not timed */
         if (!r->host)
             cli_local_text(r->plan.launch.local, local, sizeof local);
+        /* speedup_vs_reference: empty without a reference row */
+        char vs[24] = "";
+        if (isfinite(speedup(res, r)))
+            snprintf(vs, sizeof vs, "%.6g", speedup(res, r));
         if (r->validated)
-            snprintf(figures, sizeof figures, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", us->median, us->min,
-                     us->max, rate(res, r), gb_per_s(res, r), speedup(res, r));
+            snprintf(figures, sizeof figures, "%.6g,%.6g,%.6g,%.6g,%.6g,%s", us->median, us->min,
+                     us->max, rate(res, r), gb_per_s(res, r), vs);
         rc = append(buf, len, e, "%zu,%s,%s,%s,%s,%s,%s,%u,%.6g\n", res->balls, r->name, figures,
                     r->validated ? "yes" : "no", r->host_clock ? "host" : "device",
                     r->host ? "" : r->plan.variant, local, r->host ? 1 : r->plan.steps_per_launch,

@@ -19,7 +19,9 @@ static void help(void)
            "launches enqueued bare: no events, no checks), fused (K steps per launch).\n"
            "Every row is validated bit for bit before it is timed. Times: median (min,\n"
            "max) of repeats, warm-up excluded; device rows from profiling events, host\n"
-           "rows, sync-every-step, batched and floor from the host clock.\n\n"
+           "rows, sync-every-step, batched and floor from the host clock. A model file\n"
+           "(--model-file) needs --reference FILE.c, and has no host rows: its C reference\n"
+           "runs in a child process.\n\n"
            "  -d, --device SEL       device (as for 'ballcl run')\n"
            "  -n, --balls N[,N...]   balls, one table per N (default 100000)\n");
     cli_print_model_help(stdout);
@@ -88,7 +90,8 @@ static int parse_args(int argc, char **argv, bench_args *a, bcl_error *e)
             break;
         }
     }
-    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
+    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)) ||
+        (rc = cli_model_needs_reference(&a->o, "every row", e)))
         return rc;
     if (!a->sweep && (a->nsweep_ks || a->nsweep_locals))
         return bcl_fail(e, BCL_EXIT_INPUT, "--sweep-k and --sweep-local need --sweep");
@@ -132,11 +135,19 @@ static const bench_row rows[ROW_COUNT] = {
     [ROW_FUSED] = {.name = "fused", .req = {.fused = true, .launch.mode = BCL_LOCAL_TUNED}},
 };
 
+/* The host rows run the model's C function in this process; a model
+ * file's C reference runs in a child process (src/models/cref.c), all
+ * steps at once, so there is no host loop of it to time. */
+static const char host_rows_na[] =
+    "n/a for a model file: its C reference runs in a child process, not in this one";
+
 static void setup_rows(const bench_args *a, size_t n, bench_result *res)
 {
     for (int i = 0; i < ROW_COUNT; i++) {
         bench_row *r = &res->rows[i];
         *r = rows[i];
+        if (r->host && !a->o.model.model->reference)
+            r->na = host_rows_na;
         r->req.params = a->o.model.params;
         r->req.balls = n;
         r->req.variant = r->req.launch.mode == BCL_LOCAL_TUNED ? NULL : "";
@@ -247,6 +258,8 @@ static int bench_one(bcl_context *ctx, const bcl_device_info *d, const bench_arg
         bench_row *r = &res->rows[i];
         snprintf(line, sizeof line, "N=%zu validating %s", n, r->name);
         cli_progress("bench", (unsigned)i, ROW_COUNT, line);
+        if (r->na)
+            continue;
         rc = r->host ? host_row(r, a, init, host, n, &timers[i], e)
                      : device_row(r, ctx, sim, a, init, scratch, &timers[i], e);
     }
@@ -337,7 +350,7 @@ int cmd_bench(int argc, char **argv)
         if ((rc = bench_one(ctx, d, &a, (size_t)a.o.balls[i], &res[i], &e)))
             goto out;
         for (int r = 0; r < ROW_COUNT; r++)
-            failed += !res[i].rows[r].validated;
+            failed += !res[i].rows[r].validated && !res[i].rows[r].na;
         if (!a.o.json) {
             if (i)
                 printf("\n");

@@ -63,6 +63,11 @@ static void help(void)
            "  -r, --repeats R        timed repeats per figure (default 7)\n"
            "  --repeat-ms MS         target length of one repeat (default 100)\n"
            "  --seed S               PRNG seed of the random initial states (default 1)\n"
+           "  --model-file FILE.cl   also survey your own model, at its defaults, into\n"
+           "                         each device's \"model_file\" (keyed by its digest),\n"
+           "                         apart from the built-in models: the database and\n"
+           "                         its pages leave it out; needs --reference FILE.c\n"
+           "  --reference FILE.c     the model file's C reference\n"
            "  -h, --help             this help\n\n"
            "'compare' reads survey files (any number of devices each) and prints one\n"
            "Markdown table, one column per device. Files of another schema version, or\n"
@@ -108,13 +113,15 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
      * another option); the second reports what is wrong. */
     cli_options opt;
     int c, rc = BCL_OK;
-    cli_options_init(&opt, "survey", NULL, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
+    cli_options_init(&opt, "survey", NULL, CLI_DEVICE | CLI_SEED | CLI_MEASURE | CLI_MODEL, own,
+                     "");
     while ((c = cli_options_next(&opt, argc, argv, &rc, e)) != -1)
         a->quick = a->quick || c == OPT_QUICK;
     bcl_error_clear(e);
     rc = BCL_OK;
     bcl_survey_opts_default(&a->o, a->quick);
-    cli_options_init(&opt, "survey", help, CLI_DEVICE | CLI_SEED | CLI_MEASURE, own, "");
+    cli_options_init(&opt, "survey", help, CLI_DEVICE | CLI_SEED | CLI_MEASURE | CLI_MODEL, own,
+                     "");
     /* The document records the seed as a JSON integer. */
     opt.seed_max = INT64_MAX;
     opt.seed = a->o.seed;
@@ -146,6 +153,18 @@ static int parse_args(int argc, char **argv, survey_args *a, bcl_error *e)
     }
     if (rc || (rc = cli_options_finish(&opt, argc, argv, e)))
         return rc;
+    /* Every built-in model is surveyed at its defaults, and a model file
+     * at its own (#pragma ballcl param): what a survey holds is comparable
+     * between devices. */
+    if (opt.model.model_name || opt.model.ngiven)
+        return bcl_fail(e, BCL_EXIT_INPUT,
+                        "survey: --%s: the survey measures every model at its defaults (a model "
+                        "file at its #pragma ballcl param values); --model-file FILE.cl adds "
+                        "your own",
+                        opt.model.model_name ? "model" : opt.model.given[0].opt);
+    if (opt.model.file && (rc = cli_model_needs_reference(&opt, "every figure", e)))
+        return rc;
+    a->o.model_file = opt.model.file ? opt.model.model : NULL;
     if (a->db && a->no_db)
         return bcl_fail(e, BCL_EXIT_INPUT, "survey: --db and --no-db exclude each other");
     /* A quick survey's figures are not worth keeping: recorded only when
@@ -200,6 +219,39 @@ static void report_device(const json_t *dev)
     if (nflags)
         cli_warn("%zu figure%s of '%s' above a plausible peak (flagged in the survey)", nflags,
                  nflags == 1 ? "" : "s", name);
+}
+
+/* A figure of a model file's object as text: "n/a" when null. */
+static const char *rate_text(const json_t *v, char *out, size_t size)
+{
+    if (json_is_number(v))
+        snprintf(out, size, "%.3g", json_number_value(v));
+    else
+        snprintf(out, size, "n/a");
+    return out;
+}
+
+/* Under the table (which holds the built-in models only): each device's
+ * figures of a model file, said to be kept apart. */
+static void print_model_file(const json_t *devices)
+{
+    size_t i;
+    const json_t *dev;
+    json_array_foreach(devices, i, dev)
+    {
+        const json_t *mf = json_object_get(dev, "model_file");
+        if (!json_is_object(mf))
+            continue;
+        char sm[24], lg[24], fu[24];
+        printf("\nmodel file %s (%s) on '%s', ball-steps/s: small %s, large %s, fused %s; in the "
+               "survey's JSON under model_file, never in the database\n",
+               cli_shown(json_string_value(json_object_get(mf, "path"))),
+               json_string_value(json_object_get(mf, "key")),
+               cli_shown(json_string_value(survey_at(dev, "identity.name"))),
+               rate_text(survey_at(mf, "small.ball_steps_per_s"), sm, sizeof sm),
+               rate_text(survey_at(mf, "large.ball_steps_per_s"), lg, sizeof lg),
+               rate_text(json_object_get(mf, "fused_ball_steps_per_s"), fu, sizeof fu));
+    }
 }
 
 /* A document the library produced or checked: parsing fails only when
@@ -371,6 +423,7 @@ static int cmd_survey_devices(int argc, char **argv)
             rc = bcl_fail(&e, BCL_EXIT_RUNTIME, "out of memory");
             goto out;
         }
+        print_model_file(devices);
     }
     if ((rc = save(&outs, &a, records, doc, &e)))
         goto out;

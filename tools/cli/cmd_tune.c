@@ -4,6 +4,7 @@
  * default steps per launch and bench's local=tuned and fused rows.
  */
 #include "options.h"
+#include "models/models.h"
 
 #include <string.h>
 
@@ -20,7 +21,7 @@ typedef struct tune_args {
 static void help(void)
 {
     printf("usage: ballcl tune [options]\n"
-           "       ballcl tune --show [-d SEL] [--model M] [--json]\n\n"
+           "       ballcl tune --show [-d SEL] [--model M | --model-file F.cl] [--json]\n\n"
            "Measures launch configurations of the model's kernels on one device and stores\n"
            "the fastest per device and model in the cache folder, where 'run --local tuned',\n"
            "'run' (steps per launch) and 'bench' find it. Sweeps, each candidate validated\n"
@@ -32,7 +33,9 @@ static void help(void)
            "  3. K for the best of 2, every K timed side by side with the untuned default\n"
            "     plan of a plain run (K from the launch budget): the smallest K within 3%%\n"
            "     of the fastest wins, unless the default is no slower: then the default's\n"
-           "     configuration is stored, and the report says how close it was\n\n"
+           "     configuration is stored, and the report says how close it was\n"
+           "A model file (--model-file) needs --reference FILE.c; its record is keyed by\n"
+           "its text's digest, so that an edited file is not run with the old one's.\n\n"
            "  -d, --device SEL       device (as for 'ballcl run'); a list or all tunes each\n"
            "                         device in turn, alone\n"
            "  -n, --balls N          balls to tune with (default 100000)\n",
@@ -84,11 +87,13 @@ static int parse_args(int argc, char **argv, tune_args *a, bcl_error *e)
             break;
         }
     }
-    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)))
+    if (rc || (rc = cli_options_finish(&a->o, argc, argv, e)) ||
+        (!a->show && (rc = cli_model_needs_reference(&a->o, "every candidate", e))))
         return rc;
     a->o.measure.steps = a->o.steps;
     /* Options that only a sweep uses, named for --show's message. */
-    static const char *const not_sweep[] = {"device", "model", "json", "show"};
+    static const char *const not_sweep[] = {"device",    "model",           "model-file", "param",
+                                            "reference", "reference-limit", "json",       "show"};
     for (size_t i = 0; i < a->o.nseen && !a->sweep_given; i++) {
         bool other = false;
         for (size_t j = 0; j < sizeof not_sweep / sizeof not_sweep[0]; j++)
@@ -127,7 +132,7 @@ static void print_entry(int width, const char *what, const bcl_tuned_entry *t, c
 static void print_table(const tune_args *a, const bcl_device_info *d, const bcl_tune_result *r,
                         const char *path)
 {
-    printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", a->o.model.model->name,
+    printf("tune: model %s, N = %llu, device '%s' (%s, %u:%u)\n", bcl_model_key(a->o.model.model),
            (unsigned long long)a->o.balls[0], d->name, d->platform_name, d->platform_index,
            d->device_index);
     const char *clock_note = bcl_profiling_unusable(d);
@@ -205,14 +210,23 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
         rc = bcl_tuned_load(d, a->o.model.model, &t, e);
     if (rc)
         return rc;
+    const cli_model_args *ma = &a->o.model;
+    /* A model file's record is its text's (bcl_model_key): an edited
+     * file has none until tuned again. */
     if (!t.single.found && !t.fused.found)
         return bcl_fail(
             e, BCL_EXIT_INPUT,
-            "nothing is tuned for model '%s' on '%s' (%u:%u): 'ballcl tune -d %u:%u%s%s' "
+            "nothing is tuned for model '%s' on '%s' (%u:%u): 'ballcl tune -d %u:%u%s%s%s' "
             "measures and stores it",
-            a->o.model.model->name, d->name, d->platform_index, d->device_index, d->platform_index,
-            d->device_index, a->o.model.model_name ? " --model " : "",
-            a->o.model.model_name ? a->o.model.model_name : "");
+            bcl_model_key(ma->model), d->name, d->platform_index, d->device_index,
+            d->platform_index, d->device_index,
+            ma->file         ? " --model-file "
+            : ma->model_name ? " --model "
+                             : "",
+            ma->file         ? ma->file
+            : ma->model_name ? ma->model_name
+                             : "",
+            ma->file ? " --reference FILE.c" : "");
     if (a->o.json) {
         json_t *j = record_json(path, false, e);
         if (j)
@@ -220,7 +234,7 @@ static int show(const tune_args *a, const bcl_device_info *d, bcl_error *e)
         json_decref(j);
         return j ? BCL_OK : e->code;
     }
-    printf("tuned: model %s, device '%s' (%s, %u:%u)\n", a->o.model.model->name, d->name,
+    printf("tuned: model %s, device '%s' (%s, %u:%u)\n", bcl_model_key(a->o.model.model), d->name,
            d->platform_name, d->platform_index, d->device_index);
     printf("%-12s %s\n", "file", path);
     printf("%-12s %s, N = %llu\n", "tuned", t.date, (unsigned long long)t.balls);

@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "ranks.h"
+#include "models/models.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -626,4 +627,13 @@ int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e)
         return bcl_fail(e, BCL_EXIT_INPUT, "unexpected argument '%s' (see 'ballcl %s --help'%s)",
                         argv[optind], o->cmd, o->stray_hint ? o->stray_hint : "");
     return (o->takes & CLI_MODEL) ? model_resolve(&o->model, o->use_cache, e) : BCL_OK;
+}
+
+int cli_model_needs_reference(const cli_options *o, const char *what, bcl_error *e)
+{
+    if (!o->model.model || bcl_model_has_reference(o->model.model))
+        return BCL_OK;
+    return bcl_fail(e, BCL_EXIT_INPUT,
+                    "%s --model-file needs --reference FILE.c: %s is validated before it is timed",
+                    o->cmd, what);
 }

@@ -149,6 +149,11 @@ int cli_options_only(cli_options *o, const char *cmd, void (*help)(void), unsign
  * with status 0), else refuses a stray argument and resolves the model and
  * its parameters. */
 int cli_options_finish(cli_options *o, int argc, char **argv, bcl_error *e);
+/* bench, tune and survey validate all they time against the model's
+ * reference: a model file given no --reference has none, so they refuse
+ * it (exit 2) rather than time bits nothing has checked. what: "every
+ * row", "every candidate"... */
+int cli_model_needs_reference(const cli_options *o, const char *what, bcl_error *e);
 /* Adds to j (ranks.h) each option of o's command that the ranks must
  * agree on, with its value ("from --input" where the run reads one and
  * the option says so). */

@@ -498,6 +498,13 @@ static bool is_model_key(const char *k)
     return false;
 }
 
+/* A figure of a device's "model_file" (its errors and flags are named
+ * "model_file.<figure>"). */
+static bool is_model_file(const char *figure)
+{
+    return strncmp(figure, "model_file.", strlen("model_file.")) == 0;
+}
+
 /* Every value of obj under its dotted path: with model NULL a fact (arrays
  * as JSON text; extensions have their table), else a scalar figure of
  * model, the sweep's points as local_sweep.us_per_step.<local>. which: 0
@@ -614,9 +621,14 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
         if ((rc = add_values(im, v, name, "", 2)))
             return rc;
     }
-    /* What the survey could not measure, and what it found implausible. */
+    /* What the survey could not measure, and what it found implausible;
+     * not a model file's (a device's "model_file", docs/SURVEY.md): the
+     * database holds the fleet's figures, and those of one user's model
+     * stay in its survey file. */
     json_object_foreach(json_object_get(dev, "errors"), name, v)
     {
+        if (is_model_file(name))
+            continue;
         if ((rc = put(im, Q_ERROR, NULL, "iss", im->run, name,
                       json_is_string(v) ? json_string_value(v) : "")))
             return rc;
@@ -624,6 +636,8 @@ static int add_device(importer *im, long long survey, size_t pos, const json_t *
     size_t i;
     json_array_foreach(json_object_get(dev, "flags"), i, v)
     {
+        if (is_model_file(str_or(v, "figure", "")))
+            continue;
         if ((rc = put(im, Q_FLAG, NULL, "isjjs", im->run, str_or(v, "figure", ""),
                       json_object_get(v, "value"), json_object_get(v, "limit"),
                       str_or(v, "rule", ""))))

@@ -6,16 +6,21 @@
  * order: the model's update, cl/<model>.cl, and the kernels generated around
  * it, cl/kernels.cl; ballcl's build options) and times repeats of S launches
  * over N balls with the given local size, enqueued bare: no events, no
- * checks, one clFinish at the end of each repeat, host clock. `ballcl bench`'s row `floor` does the
- * same through the library; the two agree when the library adds nothing (docs/PERFORMANCE.md, "The
- * host's cost per launch").
+ * checks, one clFinish at the end of each repeat, host clock. `ballcl
+ * bench`'s row `floor` does the same through the library; the two agree when
+ * the library adds nothing (docs/PERFORMANCE.md, "The host's cost per
+ * launch").
  *
- * usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL [-D NAME[=VALUE]]...
- *                     [-b B] [-r R] [-d P:D] [-p PARAM]...   (--help says more)
- * e.g. the seed's one-step kernel:
- *   ballcl-floor -f cl/seed.cl -f cl/kernels.cl -D 'BCL_NAME(s)=seed##s' -D BCL_PARAMS= -D
- * BCL_ARGS= -k seed_step -n 100000 -s 1000 -l 0 (BCL_WIDE left undefined: the wide CPU variants are
- * not built.)
+ * usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL
+ *                     [-D NAME[(ARGS)][=VALUE]]... [-b B] [-r R] [-d P:D]
+ *                     [-p PARAM]...   (--help says more)
+ *
+ * The seed's one-step kernel, BCL_WIDE left undefined (the wide CPU variants
+ * are not built):
+ *
+ *     ballcl-floor -f cl/seed.cl -f cl/kernels.cl -D 'BCL_NAME(s)=seed##s'
+ *                  -D BCL_PARAMS= -D BCL_ARGS= -k seed_step -n 100000
+ *                  -s 1000 -l 0
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
@@ -34,16 +39,18 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL [-D NAME[=VALUE]]...\n"
-            "                    [-b B] [-r R] [-d P:D] [-p PARAM]...\n\n"
+            "usage: ballcl-floor -f FILE... -k KERNEL -n N -s S -l LOCAL\n"
+            "                    [-D NAME[(ARGS)][=VALUE]]... [-b B] [-r R] [-d P:D]\n"
+            "                    [-p PARAM]...\n\n"
             "Builds one program as ballcl does: '#pragma OPENCL FP_CONTRACT OFF', a #define\n"
-            "for each -D (NAME alone: 1), then each -f FILE in order (at most %d of each),\n"
-            "with ballcl's build options. Times R repeats (default 9, after one untimed) of\n"
-            "S launches of KERNEL over N balls, B per work-item (default 1), local size\n"
-            "LOCAL (0: the driver's), enqueued with no events and one clFinish per repeat;\n"
-            "the kernel takes (state, n, 1, PARAM...). Device P:D (default 0:0). Prints\n"
-            "'name value' lines: global size, and us/step median, min and max of the host\n"
-            "clock. A model's kernels: -f cl/seed.cl -f cl/kernels.cl -D 'BCL_NAME(s)=seed##s'\n"
+            "for each -D (NAME alone: 1; NAME(ARGS)=VALUE: a function-like macro), then\n"
+            "each -f FILE in order (at most %d of each), with ballcl's build options.\n"
+            "Times R repeats (default 9, after one untimed) of S launches of KERNEL over\n"
+            "N balls, B per work-item (default 1), local size LOCAL (0: the driver's),\n"
+            "enqueued with no events and one clFinish per repeat; the kernel takes\n"
+            "(state, n, 1, PARAM...). Device P:D (default 0:0). Prints 'name value'\n"
+            "lines: global size, and us/step median, min and max of the host clock.\n"
+            "A model's kernels: -f cl/seed.cl -f cl/kernels.cl -D 'BCL_NAME(s)=seed##s'\n"
             "-D BCL_PARAMS= -D BCL_ARGS= (bounce: -D 'BCL_PARAMS=, float p0, ...' and\n"
             "-D 'BCL_ARGS=, p0, ...', one per parameter).\n"
             "Exit status: 0 done, 2 usage error, 3 an OpenCL call failed (named).\n",
