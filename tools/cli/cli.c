@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_report(const bcl_error *e)
+int cli_report(bcl_error *e)
 {
     fprintf(stderr, "ballcl: %s\n", e->msg[0] ? e->msg : "unknown error");
     if (e->detail && *e->detail) {
@@ -15,6 +15,9 @@ int cli_report(const bcl_error *e)
             fputc('\n', stderr);
         fprintf(stderr, "-------------------\n");
     }
+    /* Said: the log goes, so that a command may return at once. */
+    free(e->detail);
+    e->detail = NULL;
     return e->code ? e->code : BCL_EXIT_RUNTIME;
 }
 

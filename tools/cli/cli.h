@@ -28,8 +28,9 @@ typedef struct cli_command {
     const char *summary;
 } cli_command;
 
-/* Prints "ballcl: <message>" (and any detail) on stderr; returns e->code. */
-int cli_report(const bcl_error *e);
+/* Prints "ballcl: <message>" (and any detail, then freed) on stderr;
+ * returns e->code. */
+int cli_report(bcl_error *e);
 /* Usage error for a subcommand: one line, and a pointer to --help. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
