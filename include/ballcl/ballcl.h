@@ -246,8 +246,8 @@ int bcl_model_param_parse(const bcl_model *m, unsigned i, const char *text, floa
  * system's C compiler (cached like a kernel) and run in a child process
  * with a time limit when a run is validated. */
 typedef struct bcl_model_spec {
-    const char *path;           /* the model file; with text, only its name in messages */
-    const char *text;           /* the source itself (len bytes), or NULL: read from path */
+    const char *path; /* the model file; with text, only its name in messages */
+    const char *text; /* the source itself (len bytes), or NULL: read from path */
     size_t len;
     const char *reference;      /* the C reference's file, or NULL: none ("not validated") */
     const char *cache_dir;      /* the cache folder (bcl_cache_dir) the compiled reference is

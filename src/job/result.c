@@ -194,12 +194,12 @@ json_t *bcl_run_json(const bcl_group *g, const bcl_exec *x, const bcl_exec_resul
     const bcl_device_info *d = l->dev;
     const bcl_plan *p = &l->plan;
     json_t *root = json_pack(
-        "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:o, s:I, s:I, s:I, s:o, s:{s:b, s:b, s:o}}", "device",
-        "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name), "selector",
-        l->selector, "type", bcl_device_type_name(d->type), "driver", bcl_survey_text(d->driver),
-        "model", g->o.model->name, "model_file", model_file_json(g->o.model), "params",
-        params_json(g->o.model, g->params), "balls", (json_int_t)balls, "steps",
-        (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
+        "{s:{s:o, s:o, s:s, s:s, s:o}, s:s, s:o, s:o, s:I, s:I, s:I, s:o, s:{s:b, s:b, s:o}}",
+        "device", "name", bcl_survey_text(d->name), "platform", bcl_survey_text(d->platform_name),
+        "selector", l->selector, "type", bcl_device_type_name(d->type), "driver",
+        bcl_survey_text(d->driver), "model", g->o.model->name, "model_file",
+        model_file_json(g->o.model), "params", params_json(g->o.model, g->params), "balls",
+        (json_int_t)balls, "steps", (json_int_t)x->steps, "buffers", (json_int_t)buffers, "launch",
         launch_json(p, json_pack("{s:s, s:s}", "why", str(p->launch.why), "sync",
                                  g->o.req.sync == BCL_SYNC_EVERY ? "every" : "end")),
         "tuned", "stored", l->tuned_note[0] != '\0', "used", p->tuned_used, "note",

@@ -19,9 +19,9 @@ int bcl_program_from_source(cl_context ctx, const bcl_device_info *dev, const ch
  * the next run finds it. A miss in a writable folder sets slot->pending
  * for bcl_program_cache_store. Fails only as the build from source fails:
  * a model file's as BCL_EXIT_INPUT, with the compiler's messages. */
-int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const bcl_model *m,
-                    const char *src, size_t len, bool use_cache, const char *cache_dir,
-                    cl_program *out, bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e);
+int bcl_program_get(cl_context ctx, const bcl_device_info *dev, const bcl_model *m, const char *src,
+                    size_t len, bool use_cache, const char *cache_dir, cl_program *out,
+                    bcl_build_report *rep, bcl_cache_slot *slot, bcl_error *e);
 
 /* Contract: writes prog's binary as slot's entry if slot->pending (then
  * cleared). Never fails: trouble is rep->warning (rep may be NULL). */
